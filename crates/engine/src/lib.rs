@@ -1,0 +1,2 @@
+//! placeholder, see below
+pub mod queue;
