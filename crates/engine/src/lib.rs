@@ -1,2 +1,36 @@
-//! placeholder, see below
+//! The deterministic discrete-event engine under every rdmalab simulation.
+//!
+//! Map of the crate:
+//! - [`queue`]: [`EventQueue`], pending events in exact (time, insertion sequence) order.
+//! - [`sched`]: [`Scheduler`], which owns the queue and the clock, and [`run`], the event loop
+//!   that drives a [`Model`] under a [`Budget`].
+//! - [`budget`]: limits on simulated time, event count and wall time; hitting one is an error
+//!   that names it ([`BudgetExceeded`]), never a partial result.
+//! - [`rng`]: [`RngStreams`], one independent seeded stream per component, all derived from the
+//!   scenario's single seed.
+//! - [`arena`]: [`Arena`], a slab with `Copy` handles, so packets travel as 4-byte handles and
+//!   their slots are reused (no allocation per packet in steady state).
+//! - [`trace`]: typed [`TraceRecord`]s, the [`Observer`] trait and a [`Tracer`] that costs a
+//!   single untaken branch when nobody observes; [`TraceHasher`] folds a run into one hash.
+//!
+//! Determinism rules, enforced by construction: time is integer picoseconds; ties break by
+//! insertion order; randomness comes only from [`RngStreams`]; nothing iterates a `HashMap`.
+//! The engine reads the wall clock only to enforce the wall-time budget, and a run that hits
+//! it fails as a whole.
+
+pub mod arena;
+pub mod budget;
 pub mod queue;
+pub mod rng;
+pub mod sched;
+pub mod trace;
+
+pub use arena::{Arena, Handle};
+pub use budget::{Budget, BudgetExceeded};
+pub use queue::EventQueue;
+pub use rng::{Rng, RngStreams, StreamId};
+pub use sched::{Model, RunStats, Scheduler, Step, run};
+pub use trace::{
+    DropReason, Observer, PacketClass, PacketRef, PacketStage, TraceHasher, TraceRecord, Tracer,
+    VecObserver,
+};

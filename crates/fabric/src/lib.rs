@@ -1,1 +1,33 @@
-//! placeholder
+//! The simulated Ethernet fabric: links, queues, shared-buffer switches with ECN and PFC, ECMP,
+//! loss and the topologies the lab uses.
+//!
+//! Map of the crate:
+//! - [`config`]: every knob, with units in names and validation that names the field.
+//! - [`topology`]: nodes and cables; builders for back-to-back, star (pair, incast), dumbbell,
+//!   leaf-spine and k-ary fat-tree.
+//! - [`packet`]: the packet metadata the fabric carries (no bytes), the 5-tuple hash.
+//! - [`fabric`]: [`Fabric`], the event-driven model of ports, links, switches and NICs.
+//! - [`pfc`]: pause-quanta arithmetic and the headroom formula.
+//! - [`loss`]: corruption, Gilbert–Elliott bursts and "drop the Nth frame" rules.
+//! - `routing`: BFS shortest paths and the ECMP hash.
+//!
+//! Model sources: IEEE 802.3 (framing overhead), IEEE 802.1Qbb (PFC), RFC 3168 (ECN), Floyd &
+//! Jacobson 1993 (RED marking curve), Al-Fares et al. 2008 (fat tree); figures from
+//! research/figures.md. Each module lists its simplifications.
+
+pub mod config;
+pub mod fabric;
+pub mod loss;
+pub mod packet;
+pub mod pfc;
+mod routing;
+pub mod topology;
+
+pub use config::{
+    ConfigError, EcnConfig, FabricConfig, Forwarding, HostConfig, LinkConfig, PfcConfig,
+    Scheduling, SwitchConfig,
+};
+pub use fabric::{Counters, Fabric, FabricEvent, FlowResult, MAX_FRAME_BYTES, PortStats, RawFlow};
+pub use loss::{DropRule, GilbertElliott, LossConfig};
+pub use packet::{Ecn, FiveTuple, Packet, PacketHandle, PacketSpec, Payload};
+pub use topology::{LinkSpec, NodeKind, NodeSpec, Topology};

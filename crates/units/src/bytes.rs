@@ -60,11 +60,15 @@ impl fmt::Display for ByteLen {
         ];
         for (unit, div) in UNITS {
             if self.0 >= div {
-                if self.0 % div == 0 {
+                if self.0.is_multiple_of(div) {
                     return write!(f, "{} {unit}", self.0 / div);
                 }
                 let s = format!("{:.2}", self.0 as f64 / div as f64);
-                return write!(f, "{} {unit}", s.trim_end_matches('0').trim_end_matches('.'));
+                return write!(
+                    f,
+                    "{} {unit}",
+                    s.trim_end_matches('0').trim_end_matches('.')
+                );
             }
         }
         write!(f, "{} B", self.0)

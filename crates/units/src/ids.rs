@@ -52,7 +52,11 @@ impl Priority {
     pub const COUNT: usize = 8;
     /// Priority `p`, which must be 0–7.
     pub const fn new(p: u8) -> Result<Self, BadPriority> {
-        if p < 8 { Ok(Priority(p)) } else { Err(BadPriority(p)) }
+        if p < 8 {
+            Ok(Priority(p))
+        } else {
+            Err(BadPriority(p))
+        }
     }
     /// For constants: panics when `p > 7`.
     pub const fn of(p: u8) -> Self {

@@ -20,16 +20,26 @@ pub struct ZeroBandwidth;
 impl Bandwidth {
     /// A rate of `bps` bits per second; zero is refused because nothing could ever be sent.
     pub const fn from_bps(bps: u64) -> Result<Self, ZeroBandwidth> {
-        if bps == 0 { Err(ZeroBandwidth) } else { Ok(Bandwidth(bps)) }
+        if bps == 0 {
+            Err(ZeroBandwidth)
+        } else {
+            Ok(Bandwidth(bps))
+        }
     }
     /// `gbps` × 10^9 bits per second. For constants: panics on zero or overflow.
     pub const fn gbps(gbps: u64) -> Self {
-        assert!(gbps > 0 && gbps <= u64::MAX / 1_000_000_000, "Bandwidth::gbps out of range");
+        assert!(
+            gbps > 0 && gbps <= u64::MAX / 1_000_000_000,
+            "Bandwidth::gbps out of range"
+        );
         Bandwidth(gbps * 1_000_000_000)
     }
     /// `mbps` × 10^6 bits per second. For constants: panics on zero or overflow.
     pub const fn mbps(mbps: u64) -> Self {
-        assert!(mbps > 0 && mbps <= u64::MAX / 1_000_000, "Bandwidth::mbps out of range");
+        assert!(
+            mbps > 0 && mbps <= u64::MAX / 1_000_000,
+            "Bandwidth::mbps out of range"
+        );
         Bandwidth(mbps * 1_000_000)
     }
     /// Bits per second.
@@ -69,12 +79,16 @@ impl fmt::Display for Bandwidth {
             b if b >= 1_000 => ("kb/s", 1_000),
             _ => return write!(f, "{} b/s", self.0),
         };
-        if self.0 % div == 0 {
+        if self.0.is_multiple_of(div) {
             write!(f, "{} {unit}", self.0 / div)
         } else {
             let v = self.0 as f64 / div as f64;
             let s = format!("{v:.3}");
-            write!(f, "{} {unit}", s.trim_end_matches('0').trim_end_matches('.'))
+            write!(
+                f,
+                "{} {unit}",
+                s.trim_end_matches('0').trim_end_matches('.')
+            )
         }
     }
 }
@@ -106,7 +120,10 @@ mod tests {
     #[test]
     fn overflow_is_an_error() {
         let slow = Bandwidth::from_bps(1).unwrap();
-        assert!(slow.checked_serialization_time(ByteLen::new(u64::MAX)).is_err());
+        assert!(
+            slow.checked_serialization_time(ByteLen::new(u64::MAX))
+                .is_err()
+        );
     }
 
     #[test]

@@ -71,19 +71,31 @@ impl SimDuration {
     }
     /// A span of `ns` nanoseconds (panics on overflow, checked at compile time in consts).
     pub const fn from_ns(ns: u64) -> Self {
-        SimDuration(ns.checked_mul(PS_PER_NS).expect("SimDuration::from_ns overflow"))
+        SimDuration(
+            ns.checked_mul(PS_PER_NS)
+                .expect("SimDuration::from_ns overflow"),
+        )
     }
     /// A span of `us` microseconds.
     pub const fn from_us(us: u64) -> Self {
-        SimDuration(us.checked_mul(PS_PER_US).expect("SimDuration::from_us overflow"))
+        SimDuration(
+            us.checked_mul(PS_PER_US)
+                .expect("SimDuration::from_us overflow"),
+        )
     }
     /// A span of `ms` milliseconds.
     pub const fn from_ms(ms: u64) -> Self {
-        SimDuration(ms.checked_mul(PS_PER_MS).expect("SimDuration::from_ms overflow"))
+        SimDuration(
+            ms.checked_mul(PS_PER_MS)
+                .expect("SimDuration::from_ms overflow"),
+        )
     }
     /// A span of `s` seconds.
     pub const fn from_secs(s: u64) -> Self {
-        SimDuration(s.checked_mul(PS_PER_S).expect("SimDuration::from_secs overflow"))
+        SimDuration(
+            s.checked_mul(PS_PER_S)
+                .expect("SimDuration::from_secs overflow"),
+        )
     }
     /// A span from a value in nanoseconds that may not fit (user input).
     pub const fn checked_from_ns(ns: u64) -> Option<Self> {
@@ -143,7 +155,8 @@ impl Add<SimDuration> for SimTime {
     type Output = SimTime;
     fn add(self, d: SimDuration) -> SimTime {
         // Budgets bound simulated time far below u64::MAX ps (213 days): overflow is a bug.
-        self.checked_add(d).expect("simulated time overflowed u64 picoseconds")
+        self.checked_add(d)
+            .expect("simulated time overflowed u64 picoseconds")
     }
 }
 impl AddAssign<SimDuration> for SimTime {

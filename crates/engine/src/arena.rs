@@ -1,0 +1,197 @@
+//! A slab of values addressed by small `Copy` handles.
+//!
+//! Packets in flight live here and travel through queues and events as a 4-byte [`Handle`].
+//! Freed slots go on a free list and are reused first, so once a run has reached its peak
+//! number of packets in flight, inserting and removing allocates nothing.
+//!
+//! Handles are not generation-checked in release builds: the fabric owns each packet in exactly
+//! one place at a time (a queue, a link in flight or an event), and a debug build checks that a
+//! handle points at a live slot.
+
+use core::fmt;
+use core::marker::PhantomData;
+
+/// A handle to a value in an [`Arena<T>`].
+pub struct Handle<T> {
+    index: u32,
+    _marker: PhantomData<fn() -> T>,
+}
+
+impl<T> Handle<T> {
+    /// The slot index, e.g. for a trace record.
+    pub const fn index(self) -> u32 {
+        self.index
+    }
+}
+impl<T> Clone for Handle<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Handle<T> {}
+impl<T> PartialEq for Handle<T> {
+    fn eq(&self, o: &Self) -> bool {
+        self.index == o.index
+    }
+}
+impl<T> Eq for Handle<T> {}
+impl<T> fmt::Debug for Handle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.index)
+    }
+}
+
+enum Slot<T> {
+    Live(T),
+    Free { next: u32 },
+}
+
+const NONE: u32 = u32::MAX;
+
+/// A growable slab with a free list.
+pub struct Arena<T> {
+    slots: Vec<Slot<T>>,
+    free_head: u32,
+    live: usize,
+    peak: usize,
+}
+
+impl<T> Default for Arena<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Arena<T> {
+    /// An empty arena.
+    pub fn new() -> Self {
+        Arena {
+            slots: Vec::new(),
+            free_head: NONE,
+            live: 0,
+            peak: 0,
+        }
+    }
+    /// An empty arena with room for `n` values before it grows.
+    pub fn with_capacity(n: usize) -> Self {
+        Arena {
+            slots: Vec::with_capacity(n),
+            free_head: NONE,
+            live: 0,
+            peak: 0,
+        }
+    }
+    /// Stores `value` and returns its handle, reusing a freed slot when there is one.
+    pub fn insert(&mut self, value: T) -> Handle<T> {
+        self.live += 1;
+        self.peak = self.peak.max(self.live);
+        let index = if self.free_head != NONE {
+            let index = self.free_head;
+            let slot = &mut self.slots[index as usize];
+            let Slot::Free { next } = *slot else {
+                unreachable!("free list points at a live slot");
+            };
+            self.free_head = next;
+            *slot = Slot::Live(value);
+            index
+        } else {
+            let index = u32::try_from(self.slots.len())
+                .ok()
+                .filter(|&i| i != NONE)
+                .expect("more than 4 billion packets in flight");
+            self.slots.push(Slot::Live(value));
+            index
+        };
+        Handle {
+            index,
+            _marker: PhantomData,
+        }
+    }
+    /// Removes and returns the value; its slot is reused by a later insert.
+    pub fn remove(&mut self, h: Handle<T>) -> T {
+        let slot = core::mem::replace(
+            &mut self.slots[h.index as usize],
+            Slot::Free {
+                next: self.free_head,
+            },
+        );
+        let Slot::Live(v) = slot else {
+            panic!("arena handle {h:?} removed twice");
+        };
+        self.free_head = h.index;
+        self.live -= 1;
+        v
+    }
+    /// The value behind `h`.
+    pub fn get(&self, h: Handle<T>) -> &T {
+        match &self.slots[h.index as usize] {
+            Slot::Live(v) => v,
+            Slot::Free { .. } => panic!("arena handle {h:?} used after removal"),
+        }
+    }
+    /// The value behind `h`, mutably.
+    pub fn get_mut(&mut self, h: Handle<T>) -> &mut T {
+        match &mut self.slots[h.index as usize] {
+            Slot::Live(v) => v,
+            Slot::Free { .. } => panic!("arena handle {h:?} used after removal"),
+        }
+    }
+    /// Values currently stored.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+    /// True when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+    /// The most values ever stored at once.
+    pub fn peak(&self) -> usize {
+        self.peak
+    }
+    /// Slots allocated (live or free): growth stops once the peak is reached.
+    pub fn capacity_slots(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reuses_freed_slots() {
+        let mut a = Arena::new();
+        let x = a.insert(1u64);
+        let y = a.insert(2u64);
+        assert_eq!(*a.get(y), 2);
+        assert_eq!(a.remove(x), 1);
+        let z = a.insert(3u64);
+        assert_eq!(z.index(), x.index(), "freed slot reused");
+        assert_eq!(a.len(), 2);
+        assert_eq!(a.capacity_slots(), 2);
+        assert_eq!(a.peak(), 2);
+        *a.get_mut(z) += 10;
+        assert_eq!(*a.get(z), 13);
+    }
+
+    #[test]
+    fn steady_state_does_not_grow() {
+        let mut a = Arena::new();
+        let mut hs: Vec<_> = (0..100u32).map(|i| a.insert(i)).collect();
+        for round in 0..1000u32 {
+            let h = hs.remove((round % 100) as usize);
+            a.remove(h);
+            hs.push(a.insert(round));
+        }
+        assert_eq!(a.capacity_slots(), 100);
+    }
+
+    #[test]
+    #[should_panic(expected = "removed twice")]
+    fn double_remove_panics() {
+        let mut a = Arena::new();
+        let x = a.insert(1u8);
+        a.remove(x);
+        a.remove(x);
+    }
+}

@@ -1,0 +1,277 @@
+//! The scheduler and the event loop.
+//!
+//! A [`Model`] is the whole simulated world (a fabric, hosts, transports) behind one `handle`
+//! method. The [`Scheduler`] owns the clock and the [`EventQueue`]; models schedule new events
+//! through it and never see the queue itself. [`run`] pops events in (time, insertion) order
+//! until the queue empties or the model says [`Step::Stop`], enforcing a [`Budget`].
+//!
+//! There are no globals: two simulations in one process (a sweep on rayon, a web server
+//! running requests in parallel) share nothing.
+
+use crate::{Budget, BudgetExceeded, EventQueue};
+use std::time::{Duration, Instant};
+use units::{SimDuration, SimTime};
+
+/// Whether the run goes on after an event.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum Step {
+    /// Keep processing events.
+    Continue,
+    /// The model has what it wanted (e.g. every flow finished); end the run now.
+    Stop,
+}
+
+/// A simulated world driven by events.
+pub trait Model {
+    /// The events this world schedules for itself.
+    type Event;
+    /// Processes one event at `sched.now()`.
+    fn handle(&mut self, ev: Self::Event, sched: &mut Scheduler<Self::Event>) -> Step;
+}
+
+/// The clock and the pending events of one simulation.
+pub struct Scheduler<E> {
+    queue: EventQueue<E>,
+    now: SimTime,
+    processed: u64,
+}
+
+impl<E> Default for Scheduler<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E> Scheduler<E> {
+    /// A scheduler at time zero with nothing pending.
+    pub fn new() -> Self {
+        Scheduler {
+            queue: EventQueue::new(),
+            now: SimTime::ZERO,
+            processed: 0,
+        }
+    }
+    /// The current simulated time: the time of the event being handled.
+    #[inline]
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+    /// Schedules `ev` at `at`, which must not be in the past (a bug in the caller otherwise).
+    #[inline]
+    pub fn schedule_at(&mut self, at: SimTime, ev: E) {
+        assert!(
+            at >= self.now,
+            "event scheduled in the past: {at} < {}",
+            self.now
+        );
+        self.queue.push(at, ev);
+    }
+    /// Schedules `ev` after `delay`.
+    #[inline]
+    pub fn schedule_in(&mut self, delay: SimDuration, ev: E) {
+        self.queue.push(self.now + delay, ev);
+    }
+    /// Events waiting.
+    pub fn pending(&self) -> usize {
+        self.queue.len()
+    }
+    /// Events processed since the scheduler was created.
+    pub fn events_processed(&self) -> u64 {
+        self.processed
+    }
+}
+
+/// What a finished run did.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct RunStats {
+    /// Events processed by this call to [`run`].
+    pub events: u64,
+    /// Simulated time when the run ended.
+    pub end_time: SimTime,
+    /// True when the model stopped the run; false when the queue ran dry.
+    pub stopped_by_model: bool,
+    /// Wall-clock time the run took (machine-dependent: report it, never compare it).
+    pub wall: Duration,
+}
+
+impl RunStats {
+    /// Events per wall-clock second.
+    pub fn events_per_sec(&self) -> f64 {
+        self.events as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+/// How many events pass between two reads of the wall clock.
+const WALL_CHECK_EVERY: u64 = 1 << 14;
+
+/// Runs `model` until its queue is empty or it returns [`Step::Stop`].
+///
+/// Fails, discarding the run, when the next event lies beyond `budget.sim_time` (measured from
+/// time zero), when more than `budget.events` events would be processed, or when the run takes
+/// longer than `budget.wall` on this machine.
+pub fn run<M: Model>(
+    model: &mut M,
+    sched: &mut Scheduler<M::Event>,
+    budget: &Budget,
+) -> Result<RunStats, BudgetExceeded> {
+    let started = Instant::now();
+    let limit_time = SimTime::ZERO
+        .checked_add(budget.sim_time)
+        .unwrap_or(SimTime::MAX);
+    let mut events = 0u64;
+    let mut stopped_by_model = false;
+    while let Some((at, ev)) = sched.queue.pop() {
+        if at > limit_time {
+            return Err(BudgetExceeded::SimTime {
+                limit: budget.sim_time,
+            });
+        }
+        if events == budget.events {
+            return Err(BudgetExceeded::Events {
+                limit: budget.events,
+            });
+        }
+        events += 1;
+        if events & (WALL_CHECK_EVERY - 1) == 0 && started.elapsed() > budget.wall {
+            return Err(BudgetExceeded::Wall {
+                limit: budget.wall,
+                events,
+            });
+        }
+        sched.now = at;
+        sched.processed += 1;
+        if model.handle(ev, sched) == Step::Stop {
+            stopped_by_model = true;
+            break;
+        }
+    }
+    Ok(RunStats {
+        events,
+        end_time: sched.now,
+        stopped_by_model,
+        wall: started.elapsed(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ping-pong: each event schedules the next `gap` later until `left` runs out.
+    struct Chain {
+        gap: SimDuration,
+        left: u64,
+        seen: Vec<(SimTime, u32)>,
+    }
+
+    impl Model for Chain {
+        type Event = u32;
+        fn handle(&mut self, ev: u32, s: &mut Scheduler<u32>) -> Step {
+            self.seen.push((s.now(), ev));
+            if self.left == 0 {
+                return Step::Continue;
+            }
+            self.left -= 1;
+            s.schedule_in(self.gap, ev + 1);
+            Step::Continue
+        }
+    }
+
+    fn chain(left: u64) -> (Chain, Scheduler<u32>) {
+        let mut s = Scheduler::new();
+        s.schedule_at(SimTime::ZERO, 0);
+        (
+            Chain {
+                gap: SimDuration::from_ns(1),
+                left,
+                seen: vec![],
+            },
+            s,
+        )
+    }
+
+    #[test]
+    fn runs_to_empty_queue() {
+        let (mut m, mut s) = chain(9);
+        let st = run(&mut m, &mut s, &Budget::UNLIMITED).unwrap();
+        assert_eq!(st.events, 10);
+        assert_eq!(st.end_time, SimTime::ZERO + SimDuration::from_ns(9));
+        assert!(!st.stopped_by_model);
+        assert_eq!(m.seen.last(), Some(&(SimTime::from_ps(9_000), 9)));
+    }
+
+    #[test]
+    fn sim_time_budget_names_itself() {
+        let (mut m, mut s) = chain(1_000);
+        let b = Budget {
+            sim_time: SimDuration::from_ns(100),
+            ..Budget::UNLIMITED
+        };
+        let e = run(&mut m, &mut s, &b).unwrap_err();
+        assert_eq!(
+            e,
+            BudgetExceeded::SimTime {
+                limit: SimDuration::from_ns(100)
+            }
+        );
+        assert!(
+            e.to_string().contains("simulated-time budget of 100 ns"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn event_budget_names_itself() {
+        let (mut m, mut s) = chain(1_000);
+        let b = Budget {
+            events: 50,
+            ..Budget::UNLIMITED
+        };
+        let e = run(&mut m, &mut s, &b).unwrap_err();
+        assert_eq!(e, BudgetExceeded::Events { limit: 50 });
+        assert!(e.to_string().contains("50 events"));
+        // Exactly at the budget is fine.
+        let (mut m, mut s) = chain(49);
+        assert_eq!(run(&mut m, &mut s, &b).unwrap().events, 50);
+    }
+
+    #[test]
+    fn wall_budget_names_itself() {
+        let (mut m, mut s) = chain(10_000_000);
+        let b = Budget {
+            wall: Duration::ZERO,
+            ..Budget::UNLIMITED
+        };
+        let e = run(&mut m, &mut s, &b).unwrap_err();
+        assert!(matches!(e, BudgetExceeded::Wall { .. }), "{e:?}");
+        assert!(e.to_string().contains("wall-time budget"));
+    }
+
+    #[test]
+    fn model_can_stop() {
+        struct StopAt3;
+        impl Model for StopAt3 {
+            type Event = u8;
+            fn handle(&mut self, ev: u8, s: &mut Scheduler<u8>) -> Step {
+                s.schedule_in(SimDuration::from_ns(1), ev + 1);
+                if ev == 3 { Step::Stop } else { Step::Continue }
+            }
+        }
+        let mut s = Scheduler::new();
+        s.schedule_at(SimTime::ZERO, 0u8);
+        let st = run(&mut StopAt3, &mut s, &Budget::UNLIMITED).unwrap();
+        assert!(st.stopped_by_model);
+        assert_eq!(st.events, 4);
+        assert_eq!(s.pending(), 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "in the past")]
+    fn past_events_are_a_bug() {
+        let mut s: Scheduler<u8> = Scheduler::new();
+        s.schedule_at(SimTime::from_ps(10), 0);
+        let _ = s.queue.pop();
+        s.now = SimTime::from_ps(10);
+        s.schedule_at(SimTime::from_ps(9), 1);
+    }
+}

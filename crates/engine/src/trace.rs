@@ -1,0 +1,323 @@
+//! Typed trace records and the observers that receive them.
+//!
+//! Every model reports what happens through a [`Tracer`]: packets entering and leaving queues,
+//! drops with their reason, ECN marks, PFC pauses sent and received, CPU stages starting and
+//! ending. A later UI draws the ladder diagram and the lit boxes from exactly these records, and
+//! [`TraceHasher`] folds them into one number so that tests can prove two runs identical.
+//!
+//! Cost when nobody observes: [`Tracer::emit`] takes a closure that builds the record, and
+//! calls it only when an observer is attached, so a disabled trace point is one predictable
+//! branch and no record is ever built.
+
+use core::any::Any;
+use core::hash::{Hash, Hasher};
+use units::{FlowId, NodeId, PortId, Priority, SimTime};
+
+/// What kind of frame a packet is, for drawing and counting.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+pub enum PacketClass {
+    /// An ACK or NAK of a RoCE reliable connection.
+    RoceAck,
+    /// A RoCE congestion notification packet.
+    RoceCnp,
+    /// A RoCE request or response carrying payload (or a READ request).
+    RoceData,
+    /// A PFC PAUSE frame (also a resume: a pause with zero quanta).
+    Pause,
+    /// Raw frames with no transport, used by fabric-only experiments.
+    Raw,
+    /// A TCP segment.
+    Tcp,
+}
+
+/// The identity of a packet in a trace record.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+pub struct PacketRef {
+    /// Unique per run, in creation order.
+    pub uid: u64,
+    /// The flow the packet belongs to.
+    pub flow: FlowId,
+    /// What kind of frame it is.
+    pub class: PacketClass,
+    /// Frame length in bytes (Ethernet header to end of payload; no preamble, IFG or FCS).
+    pub bytes: u32,
+    /// The 802.1p priority it travels in.
+    pub priority: Priority,
+}
+
+/// Where a packet is in its journey through one port.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+pub enum PacketStage {
+    /// Accepted into an egress queue.
+    Enqueued,
+    /// Left the queue: its first bit goes onto the wire.
+    Dequeued,
+    /// Its last bit arrived at the far end of the link.
+    Arrived,
+    /// Handed to the host's network stack (the end of the fabric's job).
+    Delivered,
+}
+
+/// Why the fabric dropped a packet.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+pub enum DropReason {
+    /// The switch's shared buffer (or the port's share of it) was full, and PFC was off for
+    /// this priority.
+    BufferFull,
+    /// The lesson-⑤ "congestion drop" draw hit with lossless off.
+    CongestionDraw,
+    /// Random bit corruption on a link (iid loss); PFC cannot prevent it.
+    Corruption,
+    /// The Gilbert–Elliott burst model was in its bad state.
+    Burst,
+    /// A deterministic teaching rule ("drop the Nth frame of flow F").
+    Rule,
+    /// The switch had no route to the destination.
+    NoRoute,
+}
+
+/// One thing that happened, as the UI and tests see it.
+#[derive(Clone, Debug, Eq, Hash, PartialEq)]
+pub enum TraceRecord {
+    /// A packet reached a stage at a port.
+    Packet {
+        /// What happened to it.
+        stage: PacketStage,
+        /// The node it happened at.
+        node: NodeId,
+        /// The node's port.
+        port: PortId,
+        /// The packet.
+        pkt: PacketRef,
+        /// Bytes queued at that port and priority after the event.
+        queue_bytes: u64,
+    },
+    /// A packet was dropped.
+    Dropped {
+        /// Where.
+        node: NodeId,
+        /// Which port (the ingress port for buffer drops).
+        port: PortId,
+        /// The packet.
+        pkt: PacketRef,
+        /// Why.
+        reason: DropReason,
+    },
+    /// A packet was marked Congestion Experienced.
+    EcnMarked {
+        /// Where.
+        node: NodeId,
+        /// The egress port whose queue marked it.
+        port: PortId,
+        /// The packet.
+        pkt: PacketRef,
+        /// The queue depth that decided the mark.
+        queue_bytes: u64,
+    },
+    /// A node decided to send a PFC frame out of a port (quanta 0 means resume). The frame goes
+    /// on the wire ahead of any queued data, once the frame in progress has left; its
+    /// `Packet { stage: Dequeued }` record shows when.
+    PauseSent {
+        /// The sender.
+        node: NodeId,
+        /// The port it leaves by.
+        port: PortId,
+        /// Priorities the frame applies to, bit i for priority i.
+        class_enable: u8,
+        /// The pause time for the enabled priorities, in 512-bit-time quanta.
+        quanta: u16,
+    },
+    /// A node received a PFC frame and paused (or resumed) its egress.
+    PauseReceived {
+        /// The receiver.
+        node: NodeId,
+        /// The port it arrived on (whose egress stops).
+        port: PortId,
+        /// Priorities it applies to.
+        class_enable: u8,
+        /// Pause time in quanta (0 = resume).
+        quanta: u16,
+    },
+    /// A CPU or NIC stage began on a host.
+    StageStarted {
+        /// The host.
+        host: NodeId,
+        /// The core (or NIC engine) it runs on.
+        core: u16,
+        /// The stage's name, e.g. "syscall write" or "copy user→kernel".
+        stage: &'static str,
+        /// True for setup work (registration, QP creation), false for the data path.
+        setup: bool,
+    },
+    /// A CPU or NIC stage finished.
+    StageEnded {
+        /// The host.
+        host: NodeId,
+        /// The core it ran on.
+        core: u16,
+        /// The stage's name.
+        stage: &'static str,
+        /// True for setup work.
+        setup: bool,
+    },
+}
+
+/// Receives trace records. Implement it to draw, count or store what a run does.
+pub trait Observer: Any {
+    /// Called once per record, in simulation order.
+    fn record(&mut self, at: SimTime, rec: &TraceRecord);
+}
+
+/// The trace point every model writes to. Disabled unless an observer is attached.
+#[derive(Default)]
+pub struct Tracer {
+    sink: Option<Box<dyn Observer>>,
+}
+
+impl Tracer {
+    /// A tracer that records nothing.
+    pub fn disabled() -> Self {
+        Tracer { sink: None }
+    }
+    /// A tracer that hands every record to `obs`.
+    pub fn new(obs: impl Observer) -> Self {
+        Tracer {
+            sink: Some(Box::new(obs)),
+        }
+    }
+    /// True when an observer is attached.
+    #[inline(always)]
+    pub fn enabled(&self) -> bool {
+        self.sink.is_some()
+    }
+    /// Records what `make` builds, building it only when someone observes.
+    #[inline(always)]
+    pub fn emit(&mut self, at: SimTime, make: impl FnOnce() -> TraceRecord) {
+        if let Some(sink) = self.sink.as_mut() {
+            sink.record(at, &make());
+        }
+    }
+    /// Detaches the observer and returns it as its concrete type (None if absent or another
+    /// type).
+    pub fn take<T: Observer>(&mut self) -> Option<Box<T>> {
+        let sink: Box<dyn Any> = self.sink.take()?;
+        sink.downcast::<T>().ok()
+    }
+}
+
+/// Keeps every record, for tests and for drawing a run.
+#[derive(Debug, Default)]
+pub struct VecObserver {
+    /// The records, in order, with their times.
+    pub records: Vec<(SimTime, TraceRecord)>,
+}
+
+impl Observer for VecObserver {
+    fn record(&mut self, at: SimTime, rec: &TraceRecord) {
+        self.records.push((at, rec.clone()));
+    }
+}
+
+/// Folds a run's records into one 64-bit FNV-1a hash: equal hashes mean (overwhelmingly likely)
+/// identical runs. Stable across runs and machines for one build.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceHasher {
+    state: u64,
+    records: u64,
+}
+
+impl Default for TraceHasher {
+    fn default() -> Self {
+        TraceHasher {
+            state: 0xcbf2_9ce4_8422_2325,
+            records: 0,
+        }
+    }
+}
+
+impl TraceHasher {
+    /// The hash of everything recorded so far.
+    pub fn hash(&self) -> u64 {
+        self.state
+    }
+    /// Records folded in.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+}
+
+impl Hasher for TraceHasher {
+    fn finish(&self) -> u64 {
+        self.state
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.state ^= b as u64;
+            self.state = self.state.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+impl Observer for TraceHasher {
+    fn record(&mut self, at: SimTime, rec: &TraceRecord) {
+        at.as_ps().hash(self);
+        rec.hash(self);
+        self.records += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(uid: u64) -> TraceRecord {
+        TraceRecord::Dropped {
+            node: NodeId(1),
+            port: PortId(2),
+            pkt: PacketRef {
+                uid,
+                flow: FlowId(0),
+                class: PacketClass::Raw,
+                bytes: 64,
+                priority: Priority::of(3),
+            },
+            reason: DropReason::BufferFull,
+        }
+    }
+
+    #[test]
+    fn disabled_tracer_never_builds_records() {
+        let mut t = Tracer::disabled();
+        let mut built = false;
+        t.emit(SimTime::ZERO, || {
+            built = true;
+            rec(0)
+        });
+        assert!(!built);
+        assert!(!t.enabled());
+    }
+
+    #[test]
+    fn take_returns_the_concrete_observer() {
+        let mut t = Tracer::new(VecObserver::default());
+        t.emit(SimTime::from_ps(5), || rec(1));
+        let v = t.take::<VecObserver>().expect("a VecObserver");
+        assert_eq!(v.records, vec![(SimTime::from_ps(5), rec(1))]);
+        assert!(!t.enabled());
+    }
+
+    #[test]
+    fn hash_depends_on_content_time_and_order() {
+        let h = |recs: &[(u64, u64)]| {
+            let mut o = TraceHasher::default();
+            for &(t, uid) in recs {
+                o.record(SimTime::from_ps(t), &rec(uid));
+            }
+            o.hash()
+        };
+        assert_eq!(h(&[(1, 1), (2, 2)]), h(&[(1, 1), (2, 2)]));
+        assert_ne!(h(&[(1, 1), (2, 2)]), h(&[(2, 2), (1, 1)]));
+        assert_ne!(h(&[(1, 1)]), h(&[(1, 2)]));
+        assert_ne!(h(&[(1, 1)]), h(&[(3, 1)]));
+    }
+}

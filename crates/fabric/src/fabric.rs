@@ -1,0 +1,1360 @@
+//! The fabric as one event-driven model: ports, links, switches and host NICs.
+//!
+//! # What happens to a frame
+//! A sender's frame waits in its port's egress queue for its priority. When the port is free,
+//! not paused for that priority and the scheduler picks it, the frame is *dequeued*: the port
+//! is busy for the frame's serialization time (frame + 20 B preamble/IFG at the link rate) and
+//! the frame's last bit *arrives* at the far port one propagation delay after it left. A frame
+//! lost on the link (corruption, burst, rule) is dropped on arrival, as a failed FCS would be.
+//!
+//! At a switch, an arriving frame is routed (ECMP over equal-cost ports), admitted to the shared
+//! buffer or dropped, counted against its ingress port and priority for PFC, possibly ECN-marked
+//! by its egress queue, and queued. It may leave after the switch latency: counted from its first
+//! bit with cut-through (if the egress port is idle), from its last bit with store-and-forward.
+//! Its buffer is released when it is dequeued.
+//!
+//! # PFC
+//! When a lossless priority's ingress count at a port reaches XOFF, the switch sends a PAUSE
+//! with `pause_quanta` out of that port ahead of any data; while the count stays above XON it
+//! refreshes the pause every half pause time; when the count falls to XON it sends a RESUME
+//! (zero quanta). A port that receives a PAUSE stops starting frames of those priorities after
+//! its response time, until the pause expires or a RESUME arrives; the frame on the wire always
+//! finishes. PAUSE frames are real 64-byte frames on the link and take their serialization time.
+//!
+//! # Lesson ⑤'s congestion draw
+//! With probability `congestion_drop` an arriving frame "would overflow the buffer". On a lossy
+//! priority it is dropped. On a lossless priority the frame is admitted, and the draw stands for a
+//! burst of cross traffic just large enough to push its ingress count one frame past XOFF: those
+//! phantom bytes drain at the link rate, so the ordinary PFC code sends a real PAUSE upstream
+//! and a RESUME once the count falls to XON.
+//!
+//! # Simplifications and what they cost
+//! - Admission: lossless frames may use the whole buffer; lossy frames the buffer minus the PFC
+//!   headroom reserved for every lossless ingress (port, priority), and at most
+//!   `queue_cap_bytes` per egress queue. No dynamic (alpha) thresholds: an oversubscribed
+//!   buffer can drop lossless frames, counted as `lossless_overflow` drops.
+//! - XOFF/XON are static per (port, priority); there is no shared-pool-triggered pause.
+//! - ECN marks at enqueue from the instantaneous egress queue depth (RED without averaging),
+//!   as DCQCN-era switches do.
+//! - Hosts accept everything they receive: host receive buffers and PFC from hosts belong to
+//!   the host model.
+
+use crate::config::{
+    ConfigError, FabricConfig, Forwarding, LinkConfig, PREAMBLE_IFG_BYTES, Scheduling,
+};
+use crate::loss::LossState;
+use crate::packet::{
+    Ecn, FiveTuple, MIN_FRAME_BYTES, Packet, PacketHandle, PacketSpec, Payload, RAW_FRAME_OVERHEAD,
+    host_ip,
+};
+use crate::pfc::{headroom_bytes, pause_duration};
+use crate::routing::{Routes, ecmp_pick};
+use crate::topology::{NodeKind, Topology};
+use engine::{
+    Arena, DropReason, Model, PacketStage, Rng, RngStreams, Scheduler, Step, StreamId, TraceRecord,
+    Tracer,
+};
+use std::collections::VecDeque;
+use units::{
+    Bandwidth, ByteLen, FlowId, LinkId, NodeId, PortId, Priority, Probability, SimDuration, SimTime,
+};
+
+/// The events the fabric schedules for itself.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum FabricEvent {
+    /// A frame's last bit reached `port` (a global port index).
+    Arrive {
+        /// Receiving port.
+        port: u32,
+        /// The frame.
+        pkt: PacketHandle,
+    },
+    /// A raw flow starts sending.
+    FlowStart {
+        /// Index into the fabric's flows.
+        flow: u32,
+    },
+    /// Phantom bytes from a congestion draw have drained from an ingress count.
+    PhantomDrain {
+        /// The ingress port.
+        port: u32,
+        /// The priority.
+        prio: u8,
+        /// How many phantom bytes drained.
+        bytes: u32,
+    },
+    /// Time to re-send a PAUSE that is still needed.
+    PfcRefresh {
+        /// The ingress port that is pausing its upstream.
+        port: u32,
+        /// The priority.
+        prio: u8,
+        /// Pause epoch; stale refreshes are ignored.
+        generation: u32,
+    },
+    /// `port` finished serializing a frame.
+    TxDone {
+        /// The port.
+        port: u32,
+    },
+    /// Something blocked at `port` (a pause or a not-yet-ready frame) may now be sendable.
+    Wake {
+        /// The port.
+        port: u32,
+    },
+}
+
+/// Counters of one port.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub struct PortStats {
+    /// Frames sent (data and control).
+    pub tx_frames: u64,
+    /// Frame bytes sent (no preamble/IFG).
+    pub tx_bytes: u64,
+    /// Frames received (before loss).
+    pub rx_frames: u64,
+    /// PAUSE frames with non-zero quanta sent.
+    pub pauses_sent: u64,
+    /// RESUME frames (zero quanta) sent.
+    pub resumes_sent: u64,
+    /// PFC frames received.
+    pub pfc_received: u64,
+    /// Highest ingress count above XOFF seen per priority (bytes; 0 if never above).
+    pub peak_over_xoff: [u64; 8],
+    /// Highest egress queue depth per priority (bytes).
+    pub peak_queue: [u64; 8],
+}
+
+/// Fabric-wide counters.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub struct Counters {
+    /// Frames handed to hosts.
+    pub delivered_frames: u64,
+    /// Frame bytes handed to hosts.
+    pub delivered_bytes: u64,
+    /// Drops because the buffer or queue was full on a lossy priority.
+    pub drops_buffer: u64,
+    /// Drops of lossless frames because the whole buffer was full (a misconfigured buffer).
+    pub drops_lossless_overflow: u64,
+    /// Drops from the congestion-drop draw (lossless off).
+    pub drops_congestion: u64,
+    /// Drops from corruption on links.
+    pub drops_corruption: u64,
+    /// Drops from burst loss on links.
+    pub drops_burst: u64,
+    /// Drops from deterministic rules.
+    pub drops_rule: u64,
+    /// Drops for lack of a route.
+    pub drops_no_route: u64,
+    /// Frames marked CE.
+    pub ecn_marks: u64,
+    /// Congestion draws turned into PFC pressure (lossless on).
+    pub congestion_draws_paused: u64,
+    /// PAUSE frames sent (non-zero quanta).
+    pub pauses_sent: u64,
+    /// RESUME frames sent.
+    pub resumes_sent: u64,
+    /// Highest shared-buffer use of any switch.
+    pub peak_buffer_bytes: u64,
+}
+
+impl Counters {
+    /// Every drop, whatever the reason.
+    pub fn drops(&self) -> u64 {
+        self.drops_buffer
+            + self.drops_lossless_overflow
+            + self.drops_congestion
+            + self.drops_corruption
+            + self.drops_burst
+            + self.drops_rule
+            + self.drops_no_route
+    }
+}
+
+/// A fabric-only flow: `bytes` of payload from `src` to `dst` in frames of at most
+/// `payload_mtu` bytes, sent by the NIC at line rate (subject to PFC) from `start`.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct RawFlow {
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+    /// Payload bytes to deliver.
+    pub bytes: u64,
+    /// Largest payload per frame.
+    pub payload_mtu: u32,
+    /// Priority it travels in.
+    pub priority: Priority,
+    /// When it starts.
+    pub start: SimTime,
+    /// Whether frames are sent ECT(0).
+    pub ecn_capable: bool,
+}
+
+/// How a raw flow ended.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct FlowResult {
+    /// The flow.
+    pub flow: FlowId,
+    /// When it started.
+    pub start: SimTime,
+    /// When its last byte arrived, if every byte did.
+    pub finish: Option<SimTime>,
+    /// Payload bytes delivered.
+    pub delivered: u64,
+    /// Frames sent.
+    pub frames_sent: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct QEntry {
+    pkt: PacketHandle,
+    ready_at: SimTime,
+}
+
+struct Port {
+    node: NodeId,
+    local: PortId,
+    peer: u32,
+    link: LinkId,
+    bw: Bandwidth,
+    prop: SimDuration,
+    // egress
+    queues: [VecDeque<QEntry>; 8],
+    qbytes: [u64; 8],
+    control: VecDeque<PacketHandle>,
+    busy: bool,
+    free_at: SimTime,
+    pause_from: [SimTime; 8],
+    paused_until: [SimTime; 8],
+    deficit: [u64; 8],
+    rr: u8,
+    wake_at: SimTime,
+    // ingress
+    ingress: [u64; 8],
+    phantom: [u64; 8],
+    pausing: [bool; 8],
+    pfc_gen: [u32; 8],
+    headroom: u64,
+    loss: Option<LossState>,
+    stats: PortStats,
+}
+
+impl Port {
+    #[inline]
+    fn paused(&self, prio: usize, now: SimTime) -> bool {
+        self.pause_from[prio] <= now && now < self.paused_until[prio]
+    }
+}
+
+struct SwitchState {
+    node: NodeId,
+    ordinal: usize,
+    salt: u32,
+    buffer_used: u64,
+    shared_limit: u64,
+    ecn_rng: Rng,
+    draw_rng: Rng,
+}
+
+struct HostState {
+    port: u32,
+    /// Raw flows with frames left to send, served round-robin.
+    active: VecDeque<u32>,
+}
+
+enum Role {
+    Host(u32),
+    Switch(u32),
+}
+
+struct NodeState {
+    role: Role,
+    first_port: u32,
+}
+
+struct FlowState {
+    spec: RawFlow,
+    id: FlowId,
+    sent: u64,
+    frames_sent: u64,
+    delivered: u64,
+    finish: Option<SimTime>,
+    tuple_hash: u32,
+}
+
+/// The simulated network.
+pub struct Fabric {
+    config: FabricConfig,
+    links: Vec<LinkConfig>,
+    nodes: Vec<NodeState>,
+    ports: Vec<Port>,
+    switches: Vec<SwitchState>,
+    hosts: Vec<HostState>,
+    routes: Routes,
+    packets: Arena<Packet>,
+    next_uid: u64,
+    flows: Vec<FlowState>,
+    flows_done: usize,
+    inbox: VecDeque<(NodeId, Packet)>,
+    counters: Counters,
+    tracer: Tracer,
+    max_frame_bytes: u64,
+}
+
+/// The longest frame the fabric expects: a 4 KiB RoCEv2 payload with RETH and a VLAN tag:
+/// 14 + 4 + 20 + 8 + 12 + 16 + 4096 + 4 (ICRC) + 4 (FCS) bytes.
+/// source: research/verbs-spec.md §6 layout; research/figures.md §3 "4 KB RoCE frame".
+pub const MAX_FRAME_BYTES: u64 = 4_178;
+
+impl Fabric {
+    /// Builds the fabric, checking every configuration value.
+    pub fn new(topology: &Topology, config: FabricConfig) -> Result<Fabric, ConfigError> {
+        config.validate()?;
+        for l in &topology.links {
+            l.config.validate()?;
+            for end in [l.a, l.b] {
+                if end.index() >= topology.nodes.len() {
+                    return Err(ConfigError::new(
+                        "topology.links",
+                        end,
+                        format!("node ids below {}", topology.nodes.len()),
+                    ));
+                }
+            }
+            if l.a == l.b {
+                return Err(ConfigError::new(
+                    "topology.links",
+                    l.a,
+                    "two different nodes",
+                ));
+            }
+        }
+        let streams = RngStreams::new(config.seed);
+        let n = topology.nodes.len();
+        // Assign ports per node in link order.
+        let mut node_ports: Vec<Vec<(LinkId, u32 /*peer node*/, bool /*is a side*/)>> =
+            vec![Vec::new(); n];
+        for (i, l) in topology.links.iter().enumerate() {
+            node_ports[l.a.index()].push((LinkId(i as u32), l.b.0, true));
+            node_ports[l.b.index()].push((LinkId(i as u32), l.a.0, false));
+        }
+        let mut first_port = Vec::with_capacity(n);
+        let mut total = 0u32;
+        for ps in &node_ports {
+            first_port.push(total);
+            total += ps.len() as u32;
+        }
+        if let Some(bad) =
+            (0..n).find(|&i| topology.nodes[i].kind == NodeKind::Host && node_ports[i].is_empty())
+        {
+            return Err(ConfigError::new(
+                "topology.nodes",
+                &topology.nodes[bad].name,
+                "every host cabled to something",
+            ));
+        }
+        if let Some(bad) = (0..n).find(|&i| node_ports[i].len() > u16::MAX as usize) {
+            return Err(ConfigError::new(
+                "topology.nodes",
+                &topology.nodes[bad].name,
+                "at most 65535 ports",
+            ));
+        }
+        let response = config
+            .switch
+            .pfc
+            .map(|p| p.response_time)
+            .unwrap_or_default();
+        let mut ports = Vec::with_capacity(total as usize);
+        for (ni, ps) in node_ports.iter().enumerate() {
+            for (pi, &(link, peer_node, is_a)) in ps.iter().enumerate() {
+                // The peer's port index: position of this link in the peer's list.
+                let peer_local = node_ports[peer_node as usize]
+                    .iter()
+                    .position(|&(l, _, a)| l == link && a != is_a)
+                    .expect("each link appears once at each end");
+                let lc = &topology.links[link.index()].config;
+                let loss = (!lc.loss.is_lossless()).then(|| {
+                    LossState::new(
+                        streams.stream(StreamId::new(
+                            "link-loss",
+                            (link.0 as u64) << 1 | is_a as u64,
+                        )),
+                        &lc.loss,
+                    )
+                });
+                ports.push(Port {
+                    node: NodeId(ni as u32),
+                    local: PortId(pi as u16),
+                    peer: first_port[peer_node as usize] + peer_local as u32,
+                    link,
+                    bw: lc.bandwidth,
+                    prop: lc.propagation(),
+                    queues: Default::default(),
+                    qbytes: [0; 8],
+                    control: VecDeque::new(),
+                    busy: false,
+                    free_at: SimTime::ZERO,
+                    pause_from: [SimTime::ZERO; 8],
+                    paused_until: [SimTime::ZERO; 8],
+                    deficit: [0; 8],
+                    rr: 0,
+                    wake_at: SimTime::MAX,
+                    ingress: [0; 8],
+                    phantom: [0; 8],
+                    pausing: [false; 8],
+                    pfc_gen: [0; 8],
+                    headroom: headroom_bytes(lc, MAX_FRAME_BYTES, response),
+                    loss,
+                    stats: PortStats::default(),
+                });
+            }
+        }
+        let mut nodes = Vec::with_capacity(n);
+        let mut switches = Vec::new();
+        let mut hosts = Vec::new();
+        let mut host_nodes = Vec::new();
+        let mut switch_nodes = Vec::new();
+        let lossless_prios = config
+            .switch
+            .pfc
+            .map(|p| p.priorities.count_ones() as u64)
+            .unwrap_or(0);
+        for (ni, spec) in topology.nodes.iter().enumerate() {
+            let fp = first_port[ni];
+            let role = match spec.kind {
+                NodeKind::Host => {
+                    let ordinal = hosts.len() as u32;
+                    hosts.push(HostState {
+                        port: fp,
+                        active: VecDeque::new(),
+                    });
+                    host_nodes.push(ni as u32);
+                    Role::Host(ordinal)
+                }
+                NodeKind::Switch => {
+                    let ordinal = switches.len();
+                    let reserved: u64 = (0..node_ports[ni].len())
+                        .map(|p| ports[(fp as usize) + p].headroom * lossless_prios)
+                        .sum();
+                    let buffer = config.switch.buffer_bytes;
+                    if reserved + MAX_FRAME_BYTES > buffer {
+                        return Err(ConfigError::new(
+                            "switch.buffer_bytes",
+                            buffer,
+                            format!(
+                                "at least {} (PFC headroom of {} bytes for {} ports and {} lossless priorities, plus one frame)",
+                                reserved + MAX_FRAME_BYTES,
+                                reserved,
+                                node_ports[ni].len(),
+                                lossless_prios
+                            ),
+                        ));
+                    }
+                    switches.push(SwitchState {
+                        node: NodeId(ni as u32),
+                        ordinal,
+                        salt: rng_salt(streams, ordinal as u64),
+                        buffer_used: 0,
+                        shared_limit: buffer - reserved,
+                        ecn_rng: streams.stream(StreamId::new("switch-ecn", ordinal as u64)),
+                        draw_rng: streams
+                            .stream(StreamId::new("switch-congestion-draw", ordinal as u64)),
+                    });
+                    switch_nodes.push(ni as u32);
+                    Role::Switch(ordinal as u32)
+                }
+            };
+            nodes.push(NodeState {
+                role,
+                first_port: fp,
+            });
+        }
+        let adj: Vec<Vec<(u16, u32)>> = node_ports
+            .iter()
+            .map(|ps| {
+                ps.iter()
+                    .enumerate()
+                    .map(|(i, &(_, peer, _))| (i as u16, peer))
+                    .collect()
+            })
+            .collect();
+        let is_host: Vec<bool> = topology
+            .nodes
+            .iter()
+            .map(|s| s.kind == NodeKind::Host)
+            .collect();
+        let routes = Routes::build(&adj, &is_host, &host_nodes, &switch_nodes);
+        Ok(Fabric {
+            config,
+            links: topology.links.iter().map(|l| l.config.clone()).collect(),
+            nodes,
+            ports,
+            switches,
+            hosts,
+            routes,
+            packets: Arena::with_capacity(1024),
+            next_uid: 0,
+            flows: Vec::new(),
+            flows_done: 0,
+            inbox: VecDeque::new(),
+            counters: Counters::default(),
+            tracer: Tracer::disabled(),
+            max_frame_bytes: MAX_FRAME_BYTES,
+        })
+    }
+
+    /// Attaches a tracer (replacing any previous one).
+    pub fn set_tracer(&mut self, tracer: Tracer) {
+        self.tracer = tracer;
+    }
+    /// The tracer, e.g. to take its observer back after a run.
+    pub fn tracer_mut(&mut self) -> &mut Tracer {
+        &mut self.tracer
+    }
+    /// Fabric-wide counters.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+    /// The counters of `node`'s port `port`.
+    pub fn port_stats(&self, node: NodeId, port: PortId) -> Option<&PortStats> {
+        let ns = self.nodes.get(node.index())?;
+        let gp = ns.first_port as usize + port.index();
+        self.ports
+            .get(gp)
+            .filter(|p| p.node == node)
+            .map(|p| &p.stats)
+    }
+    /// Every port as (node, port, link, stats).
+    pub fn ports(&self) -> impl Iterator<Item = (NodeId, PortId, LinkId, &PortStats)> {
+        self.ports
+            .iter()
+            .map(|p| (p.node, p.local, p.link, &p.stats))
+    }
+    /// The PFC headroom (bytes) reserved for each lossless priority of `node`'s `port`.
+    pub fn headroom(&self, node: NodeId, port: PortId) -> Option<u64> {
+        let ns = self.nodes.get(node.index())?;
+        self.ports
+            .get(ns.first_port as usize + port.index())
+            .map(|p| p.headroom)
+    }
+    /// Hosts in ordinal order.
+    pub fn hosts(&self) -> Vec<NodeId> {
+        self.hosts
+            .iter()
+            .map(|h| self.ports[h.port as usize].node)
+            .collect()
+    }
+    /// The host ordinal of `node`, if it is a host.
+    pub fn host_ordinal(&self, node: NodeId) -> Option<u32> {
+        match self.nodes.get(node.index())?.role {
+            Role::Host(o) => Some(o),
+            Role::Switch(_) => None,
+        }
+    }
+    /// Packets alive in the fabric right now, and the most ever alive at once.
+    pub fn packets_in_flight(&self) -> (usize, usize) {
+        (self.packets.len(), self.packets.peak())
+    }
+    /// Link configurations by [`LinkId`].
+    pub fn link(&self, id: LinkId) -> Option<&LinkConfig> {
+        self.links.get(id.index())
+    }
+    /// The configuration the fabric was built with.
+    pub fn config(&self) -> &FabricConfig {
+        &self.config
+    }
+
+    /// Adds a raw flow; it starts at `flow.start` once events for it are scheduled by
+    /// [`Fabric::schedule_flows`].
+    pub fn add_flow(&mut self, flow: RawFlow) -> Result<FlowId, ConfigError> {
+        let src = self
+            .host_ordinal(flow.src)
+            .ok_or_else(|| ConfigError::new("flow.src", flow.src, "a host"))?;
+        let dst = self
+            .host_ordinal(flow.dst)
+            .ok_or_else(|| ConfigError::new("flow.dst", flow.dst, "a host"))?;
+        if src == dst {
+            return Err(ConfigError::new(
+                "flow.dst",
+                flow.dst,
+                "a host other than flow.src",
+            ));
+        }
+        let max_payload = self.max_frame_bytes - RAW_FRAME_OVERHEAD as u64;
+        crate::config::check_range("flow.payload_mtu", flow.payload_mtu as u64, 1, max_payload)?;
+        crate::config::check_range("flow.bytes", flow.bytes, 1, 1 << 40)?;
+        let id = FlowId(self.flows.len() as u32);
+        let tuple = FiveTuple {
+            src_ip: host_ip(src),
+            dst_ip: host_ip(dst),
+            protocol: 17,
+            // RoCEv2 entropy: a source port in the dynamic range, per flow (rxe uses 0xC000 +
+            // a hash of the QPN; research/verbs-spec.md §6).
+            src_port: 0xc000 | (id.0 as u16 & 0x3fff),
+            dst_port: 4791,
+        };
+        self.flows.push(FlowState {
+            spec: flow,
+            id,
+            sent: 0,
+            frames_sent: 0,
+            delivered: 0,
+            finish: None,
+            tuple_hash: tuple.hash(),
+        });
+        Ok(id)
+    }
+
+    /// Schedules the start of every raw flow added so far.
+    pub fn schedule_flows<E: From<FabricEvent>>(&self, sched: &mut Scheduler<E>) {
+        for (i, f) in self.flows.iter().enumerate() {
+            sched.schedule_at(
+                f.spec.start.max(sched.now()),
+                FabricEvent::FlowStart { flow: i as u32 }.into(),
+            );
+        }
+    }
+
+    /// The outcome of every raw flow.
+    pub fn flow_results(&self) -> Vec<FlowResult> {
+        self.flows
+            .iter()
+            .map(|f| FlowResult {
+                flow: f.id,
+                start: f.spec.start,
+                finish: f.finish,
+                delivered: f.delivered,
+                frames_sent: f.frames_sent,
+            })
+            .collect()
+    }
+
+    /// True when every raw flow has delivered all its bytes.
+    pub fn all_flows_done(&self) -> bool {
+        self.flows_done == self.flows.len()
+    }
+
+    /// Puts a frame on `host`'s NIC egress queue (for transports built on the fabric).
+    pub fn send<E: From<FabricEvent>>(
+        &mut self,
+        host: NodeId,
+        spec: PacketSpec,
+        sched: &mut Scheduler<E>,
+    ) -> Result<(), ConfigError> {
+        let Some(Role::Host(h)) = self.nodes.get(host.index()).map(|n| &n.role) else {
+            return Err(ConfigError::new("packet.src", host, "a host"));
+        };
+        if self.host_ordinal(spec.dst).is_none() {
+            return Err(ConfigError::new("packet.dst", spec.dst, "a host"));
+        }
+        crate::config::check_range(
+            "packet.len_bytes",
+            spec.len_bytes as u64,
+            MIN_FRAME_BYTES as u64,
+            self.max_frame_bytes,
+        )?;
+        let port = self.hosts[*h as usize].port;
+        let now = sched.now();
+        let pkt = self.new_packet(host, spec, now);
+        self.enqueue(port, pkt, now, now);
+        self.try_tx(port, sched);
+        Ok(())
+    }
+
+    /// Frames delivered to hosts that are not raw-flow frames, oldest first.
+    pub fn take_delivered(&mut self) -> Option<(NodeId, Packet)> {
+        self.inbox.pop_front()
+    }
+
+    /// Processes one fabric event.
+    pub fn handle<E: From<FabricEvent>>(&mut self, ev: FabricEvent, sched: &mut Scheduler<E>) {
+        match ev {
+            FabricEvent::Arrive { port, pkt } => self.arrive(port, pkt, sched),
+            FabricEvent::TxDone { port } => {
+                let p = &mut self.ports[port as usize];
+                p.busy = false;
+                self.try_tx(port, sched);
+            }
+            FabricEvent::Wake { port } => {
+                let p = &mut self.ports[port as usize];
+                if p.wake_at <= sched.now() {
+                    p.wake_at = SimTime::MAX;
+                }
+                self.try_tx(port, sched);
+            }
+            FabricEvent::FlowStart { flow } => {
+                let src = self.flows[flow as usize].spec.src;
+                let Some(Role::Host(h)) = self.nodes.get(src.index()).map(|n| &n.role) else {
+                    unreachable!("add_flow checked that the source is a host");
+                };
+                let h = *h as usize;
+                self.hosts[h].active.push_back(flow);
+                let port = self.hosts[h].port;
+                self.try_tx(port, sched);
+            }
+            FabricEvent::PhantomDrain { port, prio, bytes } => {
+                let p = &mut self.ports[port as usize];
+                p.phantom[prio as usize] -= bytes as u64;
+                self.check_xon(port, prio as usize, sched);
+            }
+            FabricEvent::PfcRefresh {
+                port,
+                prio,
+                generation,
+            } => {
+                let p = &self.ports[port as usize];
+                if p.pausing[prio as usize] && p.pfc_gen[prio as usize] == generation {
+                    self.send_pfc(port, prio as usize, true, sched);
+                }
+            }
+        }
+    }
+
+    fn new_packet(&mut self, src: NodeId, spec: PacketSpec, now: SimTime) -> PacketHandle {
+        let uid = self.next_uid;
+        self.next_uid += 1;
+        self.packets.insert(Packet {
+            uid,
+            flow: spec.flow,
+            src,
+            dst: spec.dst,
+            priority: spec.priority,
+            ecn: spec.ecn,
+            len_bytes: spec.len_bytes.max(MIN_FRAME_BYTES),
+            ecmp_hash: spec.ecmp_hash,
+            payload: spec.payload,
+            created: now,
+            in_port: u32::MAX,
+            head_at: now,
+        })
+    }
+
+    fn enqueue(&mut self, port: u32, pkt: PacketHandle, ready_at: SimTime, now: SimTime) {
+        let (prio, len) = {
+            let p = self.packets.get(pkt);
+            (p.priority.index(), p.len_bytes as u64)
+        };
+        let pt = &mut self.ports[port as usize];
+        pt.queues[prio].push_back(QEntry { pkt, ready_at });
+        pt.qbytes[prio] += len;
+        pt.stats.peak_queue[prio] = pt.stats.peak_queue[prio].max(pt.qbytes[prio]);
+        if self.tracer.enabled() {
+            let (node, local, q) = (pt.node, pt.local, pt.qbytes[prio]);
+            let r = self.packets.get(pkt).trace_ref();
+            self.tracer.emit(now, || TraceRecord::Packet {
+                stage: PacketStage::Enqueued,
+                node,
+                port: local,
+                pkt: r,
+                queue_bytes: q,
+            });
+        }
+    }
+
+    /// Starts the next frame on `port` if it is idle and something may go.
+    fn try_tx<E: From<FabricEvent>>(&mut self, port: u32, sched: &mut Scheduler<E>) {
+        let now = sched.now();
+        let pi = port as usize;
+        if self.ports[pi].busy {
+            return;
+        }
+        if let Some(h) = self.ports[pi].control.pop_front() {
+            self.start_tx(port, h, now, sched);
+            return;
+        }
+        let scheduling = match self.nodes[self.ports[pi].node.index()].role {
+            Role::Host(_) => self.config.host.scheduling,
+            Role::Switch(_) => self.config.switch.scheduling,
+        };
+        if let Some(prio) = pick(&mut self.ports[pi], &self.packets, scheduling, now) {
+            let e = self.ports[pi].queues[prio]
+                .pop_front()
+                .expect("pick returns a non-empty queue");
+            let len = self.packets.get(e.pkt).len_bytes as u64;
+            self.ports[pi].qbytes[prio] -= len;
+            let start = e.ready_at.max(self.ports[pi].free_at);
+            self.start_tx(port, e.pkt, start, sched);
+            // After start_tx, so a trace shows the frame leaving before any RESUME it causes.
+            self.release_buffer(port, e.pkt, sched);
+            return;
+        }
+        // Hosts pull the next frame of a raw flow when nothing queued can go.
+        if let Role::Host(h) = self.nodes[self.ports[pi].node.index()].role
+            && let Some(pkt) = self.next_raw_frame(h as usize, now)
+        {
+            self.start_tx(port, pkt, now, sched);
+            return;
+        }
+        self.schedule_wake(port, sched);
+    }
+
+    /// When nothing could be sent, arranges to look again when a pause ends or a frame becomes
+    /// ready.
+    fn schedule_wake<E: From<FabricEvent>>(&mut self, port: u32, sched: &mut Scheduler<E>) {
+        let now = sched.now();
+        let pt = &self.ports[port as usize];
+        let mut next = SimTime::MAX;
+        for prio in 0..8 {
+            if let Some(head) = pt.queues[prio].front() {
+                let t = if pt.paused(prio, now) {
+                    pt.paused_until[prio]
+                } else {
+                    head.ready_at
+                };
+                if t > now {
+                    next = next.min(t.max(head.ready_at));
+                }
+            }
+        }
+        if let Role::Host(h) = self.nodes[pt.node.index()].role {
+            for &f in &self.hosts[h as usize].active {
+                let prio = self.flows[f as usize].spec.priority.index();
+                if pt.paused(prio, now) {
+                    next = next.min(pt.paused_until[prio]);
+                }
+            }
+        }
+        if next != SimTime::MAX && (next < pt.wake_at || pt.wake_at <= now) {
+            self.ports[port as usize].wake_at = next;
+            sched.schedule_at(next, FabricEvent::Wake { port }.into());
+        }
+    }
+
+    /// Generates the next frame of the first unpaused active raw flow at host `h`.
+    fn next_raw_frame(&mut self, h: usize, now: SimTime) -> Option<PacketHandle> {
+        let port = self.hosts[h].port as usize;
+        let honour = self.config.host.honour_pause;
+        let n = self.hosts[h].active.len();
+        for _ in 0..n {
+            let f = self.hosts[h].active.pop_front()?;
+            let fi = f as usize;
+            let prio = self.flows[fi].spec.priority;
+            if honour && self.ports[port].paused(prio.index(), now) {
+                self.hosts[h].active.push_back(f);
+                continue;
+            }
+            let fl = &mut self.flows[fi];
+            let payload = (fl.spec.bytes - fl.sent).min(fl.spec.payload_mtu as u64) as u32;
+            let seq = fl.frames_sent as u32;
+            fl.sent += payload as u64;
+            fl.frames_sent += 1;
+            if fl.sent < fl.spec.bytes {
+                self.hosts[h].active.push_back(f);
+            }
+            let fl = &self.flows[fi];
+            let spec = PacketSpec {
+                flow: fl.id,
+                dst: fl.spec.dst,
+                priority: prio,
+                ecn: if fl.spec.ecn_capable {
+                    Ecn::Ect0
+                } else {
+                    Ecn::NotEct
+                },
+                len_bytes: payload + RAW_FRAME_OVERHEAD,
+                ecmp_hash: fl.tuple_hash,
+                payload: Payload::Raw { payload, seq },
+            };
+            let src = fl.spec.src;
+            return Some(self.new_packet(src, spec, now));
+        }
+        None
+    }
+
+    /// Puts `pkt` on the wire of `port`, as if it started at `start` (≤ now only for
+    /// cut-through, whose head may have begun leaving before its tail arrived).
+    fn start_tx<E: From<FabricEvent>>(
+        &mut self,
+        port: u32,
+        pkt: PacketHandle,
+        start: SimTime,
+        sched: &mut Scheduler<E>,
+    ) {
+        let now = sched.now();
+        let pi = port as usize;
+        let len = self.packets.get(pkt).len_bytes as u64;
+        let pt = &mut self.ports[pi];
+        let ser = pt
+            .bw
+            .serialization_time(ByteLen::new(len + PREAMBLE_IFG_BYTES));
+        // Cut-through may start before `now` (the tail is still arriving); the frame cannot
+        // finish leaving before its last bit arrived, so the end is at least `now`.
+        let end = (start + ser).max(now);
+        pt.busy = true;
+        pt.free_at = end;
+        pt.stats.tx_frames += 1;
+        pt.stats.tx_bytes += len;
+        let (peer, prop, node, local) = (pt.peer, pt.prop, pt.node, pt.local);
+        {
+            let p = self.packets.get_mut(pkt);
+            p.head_at = start + prop;
+        }
+        sched.schedule_at(end, FabricEvent::TxDone { port }.into());
+        sched.schedule_at(end + prop, FabricEvent::Arrive { port: peer, pkt }.into());
+        if self.tracer.enabled() {
+            let p = self.packets.get(pkt);
+            let r = p.trace_ref();
+            let q = self.ports[pi].qbytes[p.priority.index()];
+            self.tracer.emit(now, || TraceRecord::Packet {
+                stage: PacketStage::Dequeued,
+                node,
+                port: local,
+                pkt: r,
+                queue_bytes: q,
+            });
+        }
+    }
+
+    /// Frees the switch buffer a dequeued frame held and updates its ingress count.
+    fn release_buffer<E: From<FabricEvent>>(
+        &mut self,
+        port: u32,
+        pkt: PacketHandle,
+        sched: &mut Scheduler<E>,
+    ) {
+        let Role::Switch(s) = self.nodes[self.ports[port as usize].node.index()].role else {
+            return;
+        };
+        let p = self.packets.get(pkt);
+        let (len, prio, in_port) = (p.len_bytes as u64, p.priority.index(), p.in_port);
+        self.switches[s as usize].buffer_used -= len;
+        self.ports[in_port as usize].ingress[prio] -= len;
+        self.check_xon(in_port, prio, sched);
+    }
+
+    fn arrive<E: From<FabricEvent>>(
+        &mut self,
+        port: u32,
+        pkt: PacketHandle,
+        sched: &mut Scheduler<E>,
+    ) {
+        let now = sched.now();
+        let pi = port as usize;
+        self.ports[pi].stats.rx_frames += 1;
+        let node = self.ports[pi].node;
+        if self.tracer.enabled() {
+            let r = self.packets.get(pkt).trace_ref();
+            let local = self.ports[pi].local;
+            self.tracer.emit(now, || TraceRecord::Packet {
+                stage: PacketStage::Arrived,
+                node,
+                port: local,
+                pkt: r,
+                queue_bytes: 0,
+            });
+        }
+        let link = self.ports[pi].link.index();
+        if let Some(loss) = self.ports[pi].loss.as_mut() {
+            // The loss configuration belongs to the link; each direction keeps its own state.
+            let flow = self.packets.get(pkt).flow;
+            if let Some(reason) = loss.judge(&self.links[link].loss, flow) {
+                self.drop_packet(port, pkt, reason, now);
+                return;
+            }
+        }
+        let p = *self.packets.get(pkt);
+        if let Payload::Pause {
+            class_enable,
+            quanta,
+        } = p.payload
+        {
+            self.packets.remove(pkt);
+            self.receive_pfc(port, class_enable, quanta, sched);
+            return;
+        }
+        match self.nodes[node.index()].role {
+            Role::Host(_) => self.deliver(port, pkt, now),
+            Role::Switch(s) => self.forward(s as usize, port, pkt, sched),
+        }
+    }
+
+    fn deliver(&mut self, port: u32, pkt: PacketHandle, now: SimTime) {
+        let p = self.packets.remove(pkt);
+        let node = self.ports[port as usize].node;
+        self.counters.delivered_frames += 1;
+        self.counters.delivered_bytes += p.len_bytes as u64;
+        if self.tracer.enabled() {
+            let local = self.ports[port as usize].local;
+            let r = p.trace_ref();
+            self.tracer.emit(now, || TraceRecord::Packet {
+                stage: PacketStage::Delivered,
+                node,
+                port: local,
+                pkt: r,
+                queue_bytes: 0,
+            });
+        }
+        match p.payload {
+            Payload::Raw { payload, .. } => {
+                let f = &mut self.flows[p.flow.index()];
+                f.delivered += payload as u64;
+                if f.delivered == f.spec.bytes {
+                    f.finish = Some(now);
+                    self.flows_done += 1;
+                }
+            }
+            Payload::Pause { .. } => unreachable!("PFC frames are consumed by the receiving port"),
+        }
+        if !matches!(p.payload, Payload::Raw { .. }) {
+            self.inbox.push_back((node, p));
+        }
+    }
+
+    fn forward<E: From<FabricEvent>>(
+        &mut self,
+        s: usize,
+        in_port: u32,
+        pkt: PacketHandle,
+        sched: &mut Scheduler<E>,
+    ) {
+        let now = sched.now();
+        let cfg = self.config.switch;
+        let (prio, len, dst, hash, ecn, head_at) = {
+            let p = self.packets.get(pkt);
+            (
+                p.priority.index(),
+                p.len_bytes as u64,
+                p.dst,
+                p.ecmp_hash,
+                p.ecn,
+                p.head_at,
+            )
+        };
+        let lossless = cfg.pfc.is_some_and(|pfc| pfc.covers(prio as u8));
+        // Lesson ⑤: a drawn "would-be overflow".
+        if !cfg.congestion_drop.is_zero() && self.switches[s].draw_rng.chance(cfg.congestion_drop) {
+            if !lossless {
+                self.drop_packet(in_port, pkt, DropReason::CongestionDraw, now);
+                return;
+            }
+            self.counters.congestion_draws_paused += 1;
+            let pfc = cfg.pfc.expect("lossless implies PFC");
+            let pt = &mut self.ports[in_port as usize];
+            let total = pt.ingress[prio] + pt.phantom[prio];
+            let push = (pfc.xoff_bytes.saturating_sub(total) + len).min(u32::MAX as u64);
+            pt.phantom[prio] += push;
+            let drain = pt.bw.serialization_time(ByteLen::new(push));
+            sched.schedule_in(
+                drain,
+                FabricEvent::PhantomDrain {
+                    port: in_port,
+                    prio: prio as u8,
+                    bytes: push as u32,
+                }
+                .into(),
+            );
+        }
+        // Route.
+        let Some(dst_host) = self.host_ordinal(dst) else {
+            self.drop_packet(in_port, pkt, DropReason::NoRoute, now);
+            return;
+        };
+        let sw = &self.switches[s];
+        let cands = self.routes.candidates(sw.ordinal, dst_host as usize);
+        if cands.is_empty() {
+            self.drop_packet(in_port, pkt, DropReason::NoRoute, now);
+            return;
+        }
+        let local_out = cands[if cands.len() == 1 {
+            0
+        } else {
+            ecmp_pick(hash, sw.salt, cands.len())
+        }];
+        let out = self.nodes[sw.node.index()].first_port + local_out as u32;
+        // Admission.
+        let sw = &mut self.switches[s];
+        if lossless {
+            if sw.buffer_used + len > cfg.buffer_bytes {
+                self.counters.drops_lossless_overflow += 1;
+                self.drop_packet(in_port, pkt, DropReason::BufferFull, now);
+                return;
+            }
+        } else if sw.buffer_used + len > sw.shared_limit
+            || self.ports[out as usize].qbytes[prio] + len > cfg.queue_cap_bytes
+        {
+            self.counters.drops_buffer += 1;
+            self.drop_packet(in_port, pkt, DropReason::BufferFull, now);
+            return;
+        }
+        sw.buffer_used += len;
+        self.counters.peak_buffer_bytes = self.counters.peak_buffer_bytes.max(sw.buffer_used);
+        // Ingress accounting and PFC.
+        self.packets.get_mut(pkt).in_port = in_port;
+        self.ports[in_port as usize].ingress[prio] += len;
+        if lossless {
+            self.check_xoff(in_port, prio, sched);
+        }
+        // ECN at the egress queue.
+        if let Some(ecn_cfg) = &cfg.ecn
+            && ecn_cfg.priorities & (1 << prio) != 0
+            && ecn.capable()
+            && ecn != Ecn::Ce
+        {
+            let q = self.ports[out as usize].qbytes[prio];
+            let pm: Probability = ecn_cfg.mark_probability(q);
+            if self.switches[s].ecn_rng.chance(pm) {
+                self.packets.get_mut(pkt).ecn = Ecn::Ce;
+                self.counters.ecn_marks += 1;
+                if self.tracer.enabled() {
+                    let pt = &self.ports[out as usize];
+                    let (node, local) = (pt.node, pt.local);
+                    let r = self.packets.get(pkt).trace_ref();
+                    self.tracer.emit(now, || TraceRecord::EcnMarked {
+                        node,
+                        port: local,
+                        pkt: r,
+                        queue_bytes: q,
+                    });
+                }
+            }
+        }
+        let ready_at = match cfg.forwarding {
+            Forwarding::CutThrough => head_at + cfg.latency,
+            Forwarding::StoreAndForward => now + cfg.latency,
+        };
+        self.enqueue(out, pkt, ready_at, now);
+        self.try_tx(out, sched);
+    }
+
+    fn check_xoff<E: From<FabricEvent>>(
+        &mut self,
+        port: u32,
+        prio: usize,
+        sched: &mut Scheduler<E>,
+    ) {
+        let Some(pfc) = self.config.switch.pfc else {
+            return;
+        };
+        let pt = &mut self.ports[port as usize];
+        let total = pt.ingress[prio] + pt.phantom[prio];
+        if total >= pfc.xoff_bytes {
+            let over = total - pfc.xoff_bytes;
+            pt.stats.peak_over_xoff[prio] = pt.stats.peak_over_xoff[prio].max(over);
+            if !pt.pausing[prio] {
+                pt.pausing[prio] = true;
+                self.send_pfc(port, prio, true, sched);
+            }
+        }
+    }
+
+    fn check_xon<E: From<FabricEvent>>(
+        &mut self,
+        port: u32,
+        prio: usize,
+        sched: &mut Scheduler<E>,
+    ) {
+        let Some(pfc) = self.config.switch.pfc else {
+            return;
+        };
+        let pt = &mut self.ports[port as usize];
+        if pt.pausing[prio] && pt.ingress[prio] + pt.phantom[prio] <= pfc.xon_bytes {
+            pt.pausing[prio] = false;
+            pt.pfc_gen[prio] = pt.pfc_gen[prio].wrapping_add(1);
+            self.send_pfc(port, prio, false, sched);
+        }
+    }
+
+    /// Queues a PAUSE (or RESUME) for `prio` out of `port`, ahead of all data.
+    fn send_pfc<E: From<FabricEvent>>(
+        &mut self,
+        port: u32,
+        prio: usize,
+        pause: bool,
+        sched: &mut Scheduler<E>,
+    ) {
+        let pfc = self
+            .config
+            .switch
+            .pfc
+            .expect("PFC frames are only sent with PFC on");
+        let now = sched.now();
+        let q = if pause { pfc.pause_quanta } else { 0 };
+        let mut quanta = [0u16; 8];
+        quanta[prio] = q;
+        let node = self.ports[port as usize].node;
+        let h = self.new_packet(
+            node,
+            PacketSpec {
+                flow: FlowId(u32::MAX),
+                dst: node,
+                priority: Priority::of(prio as u8),
+                ecn: Ecn::NotEct,
+                len_bytes: MIN_FRAME_BYTES,
+                ecmp_hash: 0,
+                payload: Payload::Pause {
+                    class_enable: 1 << prio,
+                    quanta,
+                },
+            },
+            now,
+        );
+        let pt = &mut self.ports[port as usize];
+        let local = pt.local;
+        self.tracer.emit(now, || TraceRecord::PauseSent {
+            node,
+            port: local,
+            class_enable: 1 << prio,
+            quanta: q,
+        });
+        if pause {
+            pt.stats.pauses_sent += 1;
+            self.counters.pauses_sent += 1;
+            // Refresh at half the pause time while still needed.
+            let half = pause_duration(pt.bw, q) / 2;
+            let generation = pt.pfc_gen[prio];
+            sched.schedule_in(
+                half,
+                FabricEvent::PfcRefresh {
+                    port,
+                    prio: prio as u8,
+                    generation,
+                }
+                .into(),
+            );
+        } else {
+            pt.stats.resumes_sent += 1;
+            self.counters.resumes_sent += 1;
+        }
+        pt.control.push_back(h);
+        self.try_tx(port, sched);
+    }
+
+    fn receive_pfc<E: From<FabricEvent>>(
+        &mut self,
+        port: u32,
+        class_enable: u8,
+        quanta: [u16; 8],
+        sched: &mut Scheduler<E>,
+    ) {
+        let now = sched.now();
+        let response = self
+            .config
+            .switch
+            .pfc
+            .map(|p| p.response_time)
+            .unwrap_or_default();
+        let honour = match self.nodes[self.ports[port as usize].node.index()].role {
+            Role::Host(_) => self.config.host.honour_pause,
+            Role::Switch(_) => true,
+        };
+        let pt = &mut self.ports[port as usize];
+        pt.stats.pfc_received += 1;
+        let (node, local) = (pt.node, pt.local);
+        if self.tracer.enabled() {
+            let q = quanta[class_enable.trailing_zeros() as usize & 7];
+            self.tracer.emit(now, || TraceRecord::PauseReceived {
+                node,
+                port: local,
+                class_enable,
+                quanta: q,
+            });
+        }
+        if !honour {
+            return;
+        }
+        let from = now + response;
+        for (prio, &q) in quanta.iter().enumerate() {
+            if class_enable & (1 << prio) == 0 {
+                continue;
+            }
+            if q == 0 {
+                pt.paused_until[prio] = pt.paused_until[prio].min(from);
+            } else {
+                pt.pause_from[prio] = from;
+                pt.paused_until[prio] = from + pause_duration(pt.bw, q);
+            }
+        }
+        self.try_tx(port, sched);
+        if response > SimDuration::ZERO {
+            // The port keeps sending until the pause takes effect; make sure it looks again
+            // when the response time has passed.
+            sched.schedule_at(from, FabricEvent::Wake { port }.into());
+        }
+    }
+
+    fn drop_packet(&mut self, port: u32, pkt: PacketHandle, reason: DropReason, now: SimTime) {
+        let p = self.packets.remove(pkt);
+        match reason {
+            DropReason::BufferFull => {} // counted by the caller (lossy vs lossless overflow)
+            DropReason::CongestionDraw => self.counters.drops_congestion += 1,
+            DropReason::Corruption => self.counters.drops_corruption += 1,
+            DropReason::Burst => self.counters.drops_burst += 1,
+            DropReason::Rule => self.counters.drops_rule += 1,
+            DropReason::NoRoute => self.counters.drops_no_route += 1,
+        }
+        if self.tracer.enabled() {
+            let pt = &self.ports[port as usize];
+            let (node, local) = (pt.node, pt.local);
+            let r = p.trace_ref();
+            self.tracer.emit(now, || TraceRecord::Dropped {
+                node,
+                port: local,
+                pkt: r,
+                reason,
+            });
+        }
+    }
+}
+
+/// Chooses the priority whose head frame goes next: strict priorities first (highest number
+/// first), then DWRR among the rest. Only queues that are non-empty, not paused and whose head
+/// is ready are eligible.
+fn pick(pt: &mut Port, packets: &Arena<Packet>, sch: Scheduling, now: SimTime) -> Option<usize> {
+    let eligible = |pt: &Port, p: usize| {
+        pt.queues[p].front().is_some_and(|e| e.ready_at <= now) && !pt.paused(p, now)
+    };
+    for p in (0..8).rev() {
+        if sch.strict_mask & (1 << p) != 0 && eligible(pt, p) {
+            return Some(p);
+        }
+    }
+    let dwrr = |p: usize| sch.strict_mask & (1 << p) == 0;
+    if !(0..8).any(|p| dwrr(p) && eligible(pt, p)) {
+        return None;
+    }
+    // Deficit round robin: the queue under the pointer sends while its deficit covers its head;
+    // moving the pointer to a queue grants that queue one quantum per weight unit.
+    for _ in 0..8 * 64 {
+        let p = pt.rr as usize;
+        if dwrr(p) && eligible(pt, p) {
+            let head = pt.queues[p]
+                .front()
+                .expect("eligible queues are non-empty")
+                .pkt;
+            let len = packets.get(head).len_bytes as u64;
+            if pt.deficit[p] >= len {
+                pt.deficit[p] -= len;
+                return Some(p);
+            }
+        } else if pt.queues[p].is_empty() {
+            pt.deficit[p] = 0;
+        }
+        pt.rr = (pt.rr + 1) % 8;
+        let q = pt.rr as usize;
+        if dwrr(q) && eligible(pt, q) {
+            pt.deficit[q] += Scheduling::QUANTUM_BYTES * sch.dwrr_weights[q].max(1) as u64;
+        }
+    }
+    unreachable!("DWRR grants at least one quantum per round, and frames are at most a few KiB")
+}
+
+fn rng_salt(streams: RngStreams, ordinal: u64) -> u32 {
+    streams
+        .stream(StreamId::new("ecmp-salt", ordinal))
+        .next_u32()
+}
+
+impl Model for Fabric {
+    type Event = FabricEvent;
+    fn handle(&mut self, ev: FabricEvent, sched: &mut Scheduler<FabricEvent>) -> Step {
+        let had_flows = !self.flows.is_empty();
+        Fabric::handle(self, ev, sched);
+        if had_flows && self.all_flows_done() {
+            Step::Stop
+        } else {
+            Step::Continue
+        }
+    }
+}

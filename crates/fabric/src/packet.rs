@@ -1,0 +1,194 @@
+//! Packets as the fabric carries them: a few header fields and a length, no bytes.
+//!
+//! Following htsim, a packet in flight is metadata: who sent it, where it goes, its priority
+//! and ECN codepoint, its frame length and what it carries. Bytes exist only when a frame is
+//! written to a pcap or checked byte-for-byte, through the `wire` crate. Packets live in an
+//! [`Arena`](engine::Arena) and move through queues and events as a [`PacketHandle`].
+
+use engine::{Handle, PacketClass, PacketRef};
+use units::{FlowId, NodeId, Priority, SimTime};
+
+/// A packet's handle in the fabric's arena.
+pub type PacketHandle = Handle<Packet>;
+
+/// The IP ECN field (RFC 3168).
+#[derive(Clone, Copy, Debug, Default, Eq, Hash, PartialEq)]
+pub enum Ecn {
+    /// Not ECN-capable: switches never mark it.
+    #[default]
+    NotEct,
+    /// ECT(0), what RoCEv2 NICs send.
+    Ect0,
+    /// ECT(1).
+    Ect1,
+    /// Congestion experienced: a switch marked it.
+    Ce,
+}
+
+impl Ecn {
+    /// True for ECT(0), ECT(1) and CE.
+    pub fn capable(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
+
+/// Bytes of header around a raw frame's payload, sized like a RoCEv2 SEND: Ethernet 14, IPv4
+/// 20, UDP 8, BTH 12, ICRC 4, FCS 4.
+/// source: research/verbs-spec.md §6 packet layout.
+pub const RAW_FRAME_OVERHEAD: u32 = 62;
+
+/// The smallest Ethernet frame, FCS included (IEEE 802.3).
+pub const MIN_FRAME_BYTES: u32 = 64;
+
+/// What a packet carries.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum Payload {
+    /// A PFC frame (IEEE 802.1Qbb): per-priority pause times in 512-bit-time quanta.
+    Pause {
+        /// Priorities this frame applies to (bit i = priority i).
+        class_enable: u8,
+        /// Pause time per priority.
+        quanta: [u16; 8],
+    },
+    /// A frame of a fabric-only flow: no transport, just bytes to deliver.
+    Raw {
+        /// Payload bytes in this frame.
+        payload: u32,
+        /// Frame sequence number within the flow, from 0.
+        seq: u32,
+    },
+}
+
+/// The fields ECMP hashes: the frame's IPv4/UDP 5-tuple.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+pub struct FiveTuple {
+    /// Source IPv4 address.
+    pub src_ip: [u8; 4],
+    /// Destination IPv4 address.
+    pub dst_ip: [u8; 4],
+    /// IP protocol (17 UDP, 6 TCP).
+    pub protocol: u8,
+    /// Source port (RoCEv2: the entropy field).
+    pub src_port: u16,
+    /// Destination port (4791 for RoCEv2).
+    pub dst_port: u16,
+}
+
+impl FiveTuple {
+    /// A stable 32-bit hash (FNV-1a over the fields in network order); switches mix it with
+    /// their own salt.
+    pub fn hash(&self) -> u32 {
+        let mut h: u32 = 0x811c_9dc5;
+        let mut eat = |b: u8| {
+            h ^= b as u32;
+            h = h.wrapping_mul(0x0100_0193);
+        };
+        self.src_ip.iter().for_each(|&b| eat(b));
+        self.dst_ip.iter().for_each(|&b| eat(b));
+        eat(self.protocol);
+        self.src_port.to_be_bytes().iter().for_each(|&b| eat(b));
+        self.dst_port.to_be_bytes().iter().for_each(|&b| eat(b));
+        h
+    }
+}
+
+/// The IPv4 address of host ordinal `i`: 10.0.0.1, 10.0.0.2, ... (10.x.y.z, never .0).
+pub fn host_ip(i: u32) -> [u8; 4] {
+    let v = i + 1;
+    [10, (v >> 16) as u8, (v >> 8) as u8, v as u8]
+}
+
+/// What a sender specifies when it puts a packet on the fabric.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct PacketSpec {
+    /// The flow it belongs to (for rules, tracing and per-flow counters).
+    pub flow: FlowId,
+    /// Destination host.
+    pub dst: NodeId,
+    /// 802.1p priority (PFC and scheduling class).
+    pub priority: Priority,
+    /// ECN codepoint as sent.
+    pub ecn: Ecn,
+    /// Frame bytes, Ethernet header through FCS (at least 64).
+    pub len_bytes: u32,
+    /// 5-tuple hash for ECMP ([`FiveTuple::hash`]).
+    pub ecmp_hash: u32,
+    /// What it carries.
+    pub payload: Payload,
+}
+
+/// A packet in the fabric.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct Packet {
+    /// Unique per run, in creation order.
+    pub uid: u64,
+    /// Its flow.
+    pub flow: FlowId,
+    /// Sending node.
+    pub src: NodeId,
+    /// Destination host.
+    pub dst: NodeId,
+    /// 802.1p priority.
+    pub priority: Priority,
+    /// ECN codepoint, possibly marked CE on the way.
+    pub ecn: Ecn,
+    /// Frame bytes, Ethernet header through FCS.
+    pub len_bytes: u32,
+    /// 5-tuple hash for ECMP.
+    pub ecmp_hash: u32,
+    /// What it carries.
+    pub payload: Payload,
+    /// When it was created.
+    pub created: SimTime,
+    /// Global index of the port it entered the current switch by (for buffer accounting).
+    pub(crate) in_port: u32,
+    /// When its first bit reached the current node (cut-through needs it).
+    pub(crate) head_at: SimTime,
+}
+
+impl Packet {
+    /// How traces and drawings classify it.
+    pub fn class(&self) -> PacketClass {
+        match self.payload {
+            Payload::Pause { .. } => PacketClass::Pause,
+            Payload::Raw { .. } => PacketClass::Raw,
+        }
+    }
+    /// Its identity in a trace record.
+    pub fn trace_ref(&self) -> PacketRef {
+        PacketRef {
+            uid: self.uid,
+            flow: self.flow,
+            class: self.class(),
+            bytes: self.len_bytes,
+            priority: self.priority,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tuple_hash_is_stable_and_sensitive() {
+        let t = FiveTuple {
+            src_ip: host_ip(0),
+            dst_ip: host_ip(1),
+            protocol: 17,
+            src_port: 0xc000,
+            dst_port: 4791,
+        };
+        assert_eq!(t.hash(), t.hash());
+        assert_ne!(
+            t.hash(),
+            FiveTuple {
+                src_port: 0xc001,
+                ..t
+            }
+            .hash()
+        );
+        assert_eq!(host_ip(0), [10, 0, 0, 1]);
+        assert_eq!(host_ip(255), [10, 0, 1, 0]);
+    }
+}

@@ -1,0 +1,94 @@
+//! Shortest-path routing with equal-cost multipath.
+//!
+//! For each destination host, a breadth-first search from that host gives every node's hop
+//! distance; a switch's candidate egress ports towards the host are the ports whose neighbour
+//! is one hop closer. Hosts never forward, so paths never pass through a host. Among the
+//! candidates, a switch picks by hashing the frame's 5-tuple with a per-switch salt (so that
+//! successive tiers do not make correlated choices, the "polarisation" problem).
+//!
+//! The tables are flat arrays indexed by (switch ordinal, host ordinal): no maps, no iteration
+//! order to worry about.
+
+/// Candidate egress ports per (switch, destination host).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Routes {
+    hosts: usize,
+    /// (offset into `ports`, count) per switch ordinal × hosts + host ordinal.
+    index: Vec<(u32, u16)>,
+    ports: Vec<u16>,
+}
+
+impl Routes {
+    /// Builds the tables. `adj[node]` lists (local port, neighbour node); `is_host[node]` and
+    /// `host_nodes[ordinal]`/`switch_nodes[ordinal]` give the node roles.
+    pub(crate) fn build(
+        adj: &[Vec<(u16, u32)>],
+        is_host: &[bool],
+        host_nodes: &[u32],
+        switch_nodes: &[u32],
+    ) -> Routes {
+        let n = adj.len();
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = Vec::with_capacity(n);
+        let mut per_switch: Vec<Vec<(u32, u16)>> =
+            vec![Vec::with_capacity(host_nodes.len()); switch_nodes.len()];
+        let mut ports: Vec<u16> = Vec::new();
+        for &dst in host_nodes {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            queue.clear();
+            dist[dst as usize] = 0;
+            queue.push(dst);
+            let mut head = 0;
+            while head < queue.len() {
+                let u = queue[head];
+                head += 1;
+                if is_host[u as usize] && u != dst {
+                    continue; // hosts end paths, they do not forward
+                }
+                for &(_, v) in &adj[u as usize] {
+                    if dist[v as usize] == u32::MAX {
+                        dist[v as usize] = dist[u as usize] + 1;
+                        queue.push(v);
+                    }
+                }
+            }
+            for (si, &sw) in switch_nodes.iter().enumerate() {
+                let d = dist[sw as usize];
+                let start = ports.len() as u32;
+                if d != u32::MAX {
+                    for &(p, v) in &adj[sw as usize] {
+                        if dist[v as usize] == d - 1 {
+                            ports.push(p);
+                        }
+                    }
+                }
+                per_switch[si].push((start, (ports.len() as u32 - start) as u16));
+            }
+        }
+        Routes {
+            hosts: host_nodes.len(),
+            index: per_switch.concat(),
+            ports,
+        }
+    }
+
+    /// The candidate ports of switch ordinal `sw` towards host ordinal `host`.
+    #[inline]
+    pub(crate) fn candidates(&self, sw: usize, host: usize) -> &[u16] {
+        let (off, len) = self.index[sw * self.hosts + host];
+        &self.ports[off as usize..off as usize + len as usize]
+    }
+}
+
+/// Picks one of `n` candidates for a frame with 5-tuple hash `hash` at a switch with `salt`.
+#[inline]
+pub(crate) fn ecmp_pick(hash: u32, salt: u32, n: usize) -> usize {
+    // A multiply-xorshift mix (from the murmur3 finaliser) so that the salt changes every bit.
+    let mut x = hash ^ salt;
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x85eb_ca6b);
+    x ^= x >> 13;
+    x = x.wrapping_mul(0xc2b2_ae35);
+    x ^= x >> 16;
+    ((x as u64 * n as u64) >> 32) as usize
+}
