@@ -31,8 +31,8 @@ impl ConfigError {
     }
 }
 
-/// Ensures `lo <= v <= hi`.
-pub(crate) fn check_range(
+/// Ensures `lo <= v <= hi`, or names `field` and the range.
+pub fn check_range(
     field: &'static str,
     v: u64,
     lo: u64,

@@ -218,9 +218,14 @@ struct Port {
     peer: u32,
     link: LinkId,
     bw: Bandwidth,
+    /// Picoseconds per byte when that is an integer (it is for every standard Ethernet
+    /// rate), so the hot path multiplies instead of dividing in 128 bits.
+    ps_per_byte: Option<u64>,
     prop: SimDuration,
     // egress
     queues: [VecDeque<QEntry>; 8],
+    /// Bit p set when `queues[p]` is non-empty: lets the scheduler skip idle priorities.
+    backlogged: u8,
     qbytes: [u64; 8],
     control: VecDeque<PacketHandle>,
     busy: bool,
@@ -390,8 +395,11 @@ impl Fabric {
                     peer: first_port[peer_node as usize] + peer_local as u32,
                     link,
                     bw: lc.bandwidth,
+                    ps_per_byte: (8_000_000_000_000u64.is_multiple_of(lc.bandwidth.bps()))
+                        .then(|| 8_000_000_000_000 / lc.bandwidth.bps()),
                     prop: lc.propagation(),
                     queues: Default::default(),
+                    backlogged: 0,
                     qbytes: [0; 8],
                     control: VecDeque::new(),
                     busy: false,
@@ -738,6 +746,7 @@ impl Fabric {
         };
         let pt = &mut self.ports[port as usize];
         pt.queues[prio].push_back(QEntry { pkt, ready_at });
+        pt.backlogged |= 1 << prio;
         pt.qbytes[prio] += len;
         pt.stats.peak_queue[prio] = pt.stats.peak_queue[prio].max(pt.qbytes[prio]);
         if self.tracer.enabled() {
@@ -769,9 +778,11 @@ impl Fabric {
             Role::Switch(_) => self.config.switch.scheduling,
         };
         if let Some(prio) = pick(&mut self.ports[pi], &self.packets, scheduling, now) {
-            let e = self.ports[pi].queues[prio]
-                .pop_front()
-                .expect("pick returns a non-empty queue");
+            let pt = &mut self.ports[pi];
+            let e = pt.queues[prio].pop_front().expect("pick returns a non-empty queue");
+            if pt.queues[prio].is_empty() {
+                pt.backlogged &= !(1 << prio);
+            }
             let len = self.packets.get(e.pkt).len_bytes as u64;
             self.ports[pi].qbytes[prio] -= len;
             let start = e.ready_at.max(self.ports[pi].free_at);
@@ -876,9 +887,10 @@ impl Fabric {
         let pi = port as usize;
         let len = self.packets.get(pkt).len_bytes as u64;
         let pt = &mut self.ports[pi];
-        let ser = pt
-            .bw
-            .serialization_time(ByteLen::new(len + PREAMBLE_IFG_BYTES));
+        let ser = match pt.ps_per_byte {
+            Some(ps) => SimDuration::from_ps((len + PREAMBLE_IFG_BYTES) * ps),
+            None => pt.bw.serialization_time(ByteLen::new(len + PREAMBLE_IFG_BYTES)),
+        };
         // Cut-through may start before `now` (the tail is still arriving); the frame cannot
         // finish leaving before its last bit arrived, so the end is at least `now`.
         let end = (start + ser).max(now);
@@ -1302,17 +1314,36 @@ impl Fabric {
 /// first), then DWRR among the rest. Only queues that are non-empty, not paused and whose head
 /// is ready are eligible.
 fn pick(pt: &mut Port, packets: &Arena<Packet>, sch: Scheduling, now: SimTime) -> Option<usize> {
+    if pt.backlogged == 0 {
+        return None;
+    }
     let eligible = |pt: &Port, p: usize| {
         pt.queues[p].front().is_some_and(|e| e.ready_at <= now) && !pt.paused(p, now)
     };
-    for p in (0..8).rev() {
-        if sch.strict_mask & (1 << p) != 0 && eligible(pt, p) {
+    let mut strict = pt.backlogged & sch.strict_mask;
+    while strict != 0 {
+        let p = 7 - strict.leading_zeros() as usize;
+        strict &= !(1 << p);
+        if eligible(pt, p) {
             return Some(p);
         }
     }
     let dwrr = |p: usize| sch.strict_mask & (1 << p) == 0;
-    if !(0..8).any(|p| dwrr(p) && eligible(pt, p)) {
+    let mut ready = 0u8;
+    let mut rest = pt.backlogged & !sch.strict_mask;
+    while rest != 0 {
+        let p = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        if eligible(pt, p) {
+            ready |= 1 << p;
+        }
+    }
+    if ready == 0 {
         return None;
+    }
+    if ready.is_power_of_two() && pt.backlogged & !sch.strict_mask == ready {
+        // One backlogged class: DWRR would pick it whatever the deficits say.
+        return Some(ready.trailing_zeros() as usize);
     }
     // Deficit round robin: the queue under the pointer sends while its deficit covers its head;
     // moving the pointer to a queue grants that queue one quantum per weight unit.
