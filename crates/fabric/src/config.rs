@@ -32,12 +32,7 @@ impl ConfigError {
 }
 
 /// Ensures `lo <= v <= hi`, or names `field` and the range.
-pub fn check_range(
-    field: &'static str,
-    v: u64,
-    lo: u64,
-    hi: u64,
-) -> Result<(), ConfigError> {
+pub fn check_range(field: &'static str, v: u64, lo: u64, hi: u64) -> Result<(), ConfigError> {
     if (lo..=hi).contains(&v) {
         Ok(())
     } else {

@@ -59,6 +59,14 @@ use units::{
     Bandwidth, ByteLen, FlowId, LinkId, NodeId, PortId, Priority, Probability, SimDuration, SimTime,
 };
 
+/// Sees every frame as it starts onto a wire, e.g. to write a pcap. The fabric carries no
+/// bytes; a tap that wants them builds the frame from the packet's fields (the `wire` crate
+/// emits every header the fabric carries).
+pub trait Tap {
+    /// `pkt` started leaving `node`'s `port` at `at` (its first bit).
+    fn on_transmit(&mut self, at: SimTime, node: NodeId, port: PortId, pkt: &Packet);
+}
+
 /// The events the fabric schedules for itself.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub enum FabricEvent {
@@ -304,6 +312,7 @@ pub struct Fabric {
     inbox: VecDeque<(NodeId, Packet)>,
     counters: Counters,
     tracer: Tracer,
+    tap: Option<Box<dyn Tap>>,
     max_frame_bytes: u64,
 }
 
@@ -509,6 +518,7 @@ impl Fabric {
             inbox: VecDeque::new(),
             counters: Counters::default(),
             tracer: Tracer::disabled(),
+            tap: None,
             max_frame_bytes: MAX_FRAME_BYTES,
         })
     }
@@ -516,6 +526,11 @@ impl Fabric {
     /// Attaches a tracer (replacing any previous one).
     pub fn set_tracer(&mut self, tracer: Tracer) {
         self.tracer = tracer;
+    }
+    /// Attaches a tap that sees every frame put on a wire (replacing any previous one), and
+    /// returns the previous one.
+    pub fn set_tap(&mut self, tap: Option<Box<dyn Tap>>) -> Option<Box<dyn Tap>> {
+        std::mem::replace(&mut self.tap, tap)
     }
     /// The tracer, e.g. to take its observer back after a run.
     pub fn tracer_mut(&mut self) -> &mut Tracer {
@@ -779,7 +794,9 @@ impl Fabric {
         };
         if let Some(prio) = pick(&mut self.ports[pi], &self.packets, scheduling, now) {
             let pt = &mut self.ports[pi];
-            let e = pt.queues[prio].pop_front().expect("pick returns a non-empty queue");
+            let e = pt.queues[prio]
+                .pop_front()
+                .expect("pick returns a non-empty queue");
             if pt.queues[prio].is_empty() {
                 pt.backlogged &= !(1 << prio);
             }
@@ -889,7 +906,9 @@ impl Fabric {
         let pt = &mut self.ports[pi];
         let ser = match pt.ps_per_byte {
             Some(ps) => SimDuration::from_ps((len + PREAMBLE_IFG_BYTES) * ps),
-            None => pt.bw.serialization_time(ByteLen::new(len + PREAMBLE_IFG_BYTES)),
+            None => pt
+                .bw
+                .serialization_time(ByteLen::new(len + PREAMBLE_IFG_BYTES)),
         };
         // Cut-through may start before `now` (the tail is still arriving); the frame cannot
         // finish leaving before its last bit arrived, so the end is at least `now`.
@@ -905,6 +924,9 @@ impl Fabric {
         }
         sched.schedule_at(end, FabricEvent::TxDone { port }.into());
         sched.schedule_at(end + prop, FabricEvent::Arrive { port: peer, pkt }.into());
+        if let Some(tap) = self.tap.as_mut() {
+            tap.on_transmit(start, node, local, self.packets.get(pkt));
+        }
         if self.tracer.enabled() {
             let p = self.packets.get(pkt);
             let r = p.trace_ref();

@@ -27,7 +27,9 @@ pub use config::{
     ConfigError, EcnConfig, FabricConfig, Forwarding, HostConfig, LinkConfig, PfcConfig,
     Scheduling, SwitchConfig,
 };
-pub use fabric::{Counters, Fabric, FabricEvent, FlowResult, MAX_FRAME_BYTES, PortStats, RawFlow};
+pub use fabric::{
+    Counters, Fabric, FabricEvent, FlowResult, MAX_FRAME_BYTES, PortStats, RawFlow, Tap,
+};
 pub use loss::{DropRule, GilbertElliott, LossConfig};
 pub use packet::{Ecn, FiveTuple, Packet, PacketHandle, PacketSpec, Payload};
 pub use topology::{LinkSpec, NodeKind, NodeSpec, Topology};
