@@ -47,7 +47,7 @@ use crate::packet::{
     Ecn, FiveTuple, MIN_FRAME_BYTES, Packet, PacketHandle, PacketSpec, Payload, RAW_FRAME_OVERHEAD,
     host_ip,
 };
-use crate::pfc::{headroom_bytes, pause_duration};
+use crate::pfc::headroom_bytes;
 use crate::routing::{Routes, ecmp_pick};
 use crate::topology::{NodeKind, Topology};
 use engine::{
@@ -58,11 +58,12 @@ use std::collections::VecDeque;
 use units::{
     Bandwidth, ByteLen, FlowId, LinkId, NodeId, PortId, Priority, Probability, SimDuration, SimTime,
 };
+use wire::pfc::pause_duration;
 
 /// Sees every frame as it starts onto a wire, e.g. to write a pcap. The fabric carries no
 /// bytes; a tap that wants them builds the frame from the packet's fields (the `wire` crate
 /// emits every header the fabric carries).
-pub trait Tap {
+pub trait Tap: std::any::Any {
     /// `pkt` started leaving `node`'s `port` at `at` (its first bit).
     fn on_transmit(&mut self, at: SimTime, node: NodeId, port: PortId, pkt: &Packet);
 }
@@ -527,10 +528,14 @@ impl Fabric {
     pub fn set_tracer(&mut self, tracer: Tracer) {
         self.tracer = tracer;
     }
-    /// Attaches a tap that sees every frame put on a wire (replacing any previous one), and
-    /// returns the previous one.
-    pub fn set_tap(&mut self, tap: Option<Box<dyn Tap>>) -> Option<Box<dyn Tap>> {
-        std::mem::replace(&mut self.tap, tap)
+    /// Attaches a tap that sees every frame put on a wire (replacing any previous one).
+    pub fn set_tap(&mut self, tap: impl Tap) {
+        self.tap = Some(Box::new(tap));
+    }
+    /// Detaches the tap and returns it as its concrete type (None if absent or another type).
+    pub fn take_tap<T: Tap>(&mut self) -> Option<Box<T>> {
+        let tap: Box<dyn std::any::Any> = self.tap.take()?;
+        tap.downcast::<T>().ok()
     }
     /// The tracer, e.g. to take its observer back after a run.
     pub fn tracer_mut(&mut self) -> &mut Tracer {
@@ -1123,8 +1128,7 @@ impl Fabric {
         // ECN at the egress queue.
         if let Some(ecn_cfg) = &cfg.ecn
             && ecn_cfg.priorities & (1 << prio) != 0
-            && ecn.capable()
-            && ecn != Ecn::Ce
+            && ecn.is_ect()
         {
             let q = self.ports[out as usize].qbytes[prio];
             let pm: Probability = ecn_cfg.mark_probability(q);
@@ -1236,7 +1240,7 @@ impl Fabric {
             pt.stats.pauses_sent += 1;
             self.counters.pauses_sent += 1;
             // Refresh at half the pause time while still needed.
-            let half = pause_duration(pt.bw, q) / 2;
+            let half = pause_duration(q, pt.bw) / 2;
             let generation = pt.pfc_gen[prio];
             sched.schedule_in(
                 half,
@@ -1297,7 +1301,7 @@ impl Fabric {
                 pt.paused_until[prio] = pt.paused_until[prio].min(from);
             } else {
                 pt.pause_from[prio] = from;
-                pt.paused_until[prio] = from + pause_duration(pt.bw, q);
+                pt.paused_until[prio] = from + pause_duration(q, pt.bw);
             }
         }
         self.try_tx(port, sched);

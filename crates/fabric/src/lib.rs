@@ -7,7 +7,9 @@
 //!   leaf-spine and k-ary fat-tree.
 //! - [`packet`]: the packet metadata the fabric carries (no bytes), the 5-tuple hash.
 //! - [`fabric`]: [`Fabric`], the event-driven model of ports, links, switches and NICs.
-//! - [`pfc`]: pause-quanta arithmetic and the headroom formula.
+//! - [`pfc`]: the PFC headroom formula.
+//! - [`capture`]: [`PcapTap`](capture::PcapTap), which writes every frame on chosen ports to a
+//!   pcap Wireshark decodes.
 //! - [`loss`]: corruption, Gilbert–Elliott bursts and "drop the Nth frame" rules.
 //! - `routing`: BFS shortest paths and the ECMP hash.
 //!
@@ -15,6 +17,7 @@
 //! Jacobson 1993 (RED marking curve), Al-Fares et al. 2008 (fat tree); figures from
 //! research/figures.md. Each module lists its simplifications.
 
+pub mod capture;
 pub mod config;
 pub mod fabric;
 pub mod loss;

@@ -11,26 +11,7 @@ use units::{FlowId, NodeId, Priority, SimTime};
 /// A packet's handle in the fabric's arena.
 pub type PacketHandle = Handle<Packet>;
 
-/// The IP ECN field (RFC 3168).
-#[derive(Clone, Copy, Debug, Default, Eq, Hash, PartialEq)]
-pub enum Ecn {
-    /// Not ECN-capable: switches never mark it.
-    #[default]
-    NotEct,
-    /// ECT(0), what RoCEv2 NICs send.
-    Ect0,
-    /// ECT(1).
-    Ect1,
-    /// Congestion experienced: a switch marked it.
-    Ce,
-}
-
-impl Ecn {
-    /// True for ECT(0), ECT(1) and CE.
-    pub fn capable(self) -> bool {
-        self != Ecn::NotEct
-    }
-}
+pub use wire::Ecn;
 
 /// Bytes of header around a raw frame's payload, sized like a RoCEv2 SEND: Ethernet 14, IPv4
 /// 20, UDP 8, BTH 12, ICRC 4, FCS 4.

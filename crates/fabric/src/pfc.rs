@@ -1,7 +1,8 @@
 //! PFC arithmetic: pause quanta and the headroom a lossless port needs.
 //!
 //! IEEE 802.1Qbb pause times count quanta of 512 bit times at the port's speed (5.12 ns at
-//! 100 Gb/s, so the maximum 0xffff quanta is 335.5 µs; research/figures.md §6.3).
+//! 100 Gb/s, so the maximum 0xffff quanta is 335.5 µs; research/figures.md §6.3); the
+//! conversion is `wire::pfc::pause_duration`.
 //!
 //! Headroom is the buffer a switch must keep above XOFF for one ingress port and priority,
 //! because frames keep arriving after the count crosses XOFF until the upstream port has heard
@@ -20,12 +21,7 @@
 
 use crate::config::{LinkConfig, PREAMBLE_IFG_BYTES};
 use crate::packet::MIN_FRAME_BYTES;
-use units::{Bandwidth, ByteLen, SimDuration};
-
-/// The duration of `quanta` pause quanta at `bw`.
-pub fn pause_duration(bw: Bandwidth, quanta: u16) -> SimDuration {
-    bw.serialization_time(ByteLen::new(64)) * quanta as u64
-}
+use units::{ByteLen, SimDuration};
 
 /// Headroom in bytes for one ingress port and priority on `link`, for frames of at most
 /// `max_frame_bytes` and an upstream that takes `response` to act on a PAUSE.
@@ -43,12 +39,15 @@ pub fn headroom_bytes(link: &LinkConfig, max_frame_bytes: u64, response: SimDura
 mod tests {
     use super::*;
 
+    use units::Bandwidth;
+    use wire::pfc::pause_duration;
+
     #[test]
     fn quanta_at_100g() {
         // research/figures.md §6.3: 5.12 ns per quantum, 335.5 µs for 0xffff at 100G.
         let bw = Bandwidth::gbps(100);
-        assert_eq!(pause_duration(bw, 1), SimDuration::from_ps(5_120));
-        assert_eq!(pause_duration(bw, 0xffff).as_ps(), 335_539_200);
+        assert_eq!(pause_duration(1, bw), SimDuration::from_ps(5_120));
+        assert_eq!(pause_duration(0xffff, bw).as_ps(), 335_539_200);
     }
 
     #[test]
