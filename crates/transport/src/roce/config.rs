@@ -1,0 +1,86 @@
+//! Per-QP transport parameters, as `modify_qp` sets them.
+
+use units::SimDuration;
+
+/// How the requester recovers lost packets.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub enum RetransmitMode {
+    /// Classic RoCE: one NAK per gap, resend everything from the lost PSN.
+    #[default]
+    GoBackN,
+}
+
+/// The RC connection's parameters (both directions).
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct RcConfig {
+    /// This QP's number.
+    pub local_qpn: u32,
+    /// The remote QP's number (`dest_qp_num`).
+    pub dest_qpn: u32,
+    /// Path MTU in bytes: 256, 512, 1024, 2048 or 4096.
+    pub pmtu: u32,
+    /// First PSN this QP sends (`sq_psn`).
+    pub sq_psn: u32,
+    /// First PSN this QP expects (`rq_psn`).
+    pub rq_psn: u32,
+    /// Local ACK timeout exponent: 4.096 µs × 2^timeout; 0 waits forever.
+    pub timeout: u8,
+    /// Retries after a timeout or PSN-sequence NAK (0–7).
+    pub retry_cnt: u8,
+    /// Retries after an RNR NAK (0–7; 7 retries forever).
+    pub rnr_retry: u8,
+    /// RNR timer code this responder puts in its RNR NAKs (0–31).
+    pub min_rnr_timer: u8,
+    /// Outstanding READ/atomic requests this requester may have (`max_rd_atomic`).
+    pub max_rd_atomic: u8,
+    /// READ/atomic responder resources (`max_dest_rd_atomic`); 0 refuses them.
+    pub max_dest_rd_atomic: u8,
+    /// Most PSNs sent and not yet acknowledged (rxe: 128, `RXE_MAX_UNACKED_PSNS`).
+    pub max_unacked_psns: u32,
+    /// Set AckReq at least once per this many packets (rxe: 64, `RXE_MAX_PKT_PER_ACK`).
+    pub ack_req_every: u32,
+    /// Recovery mode.
+    pub mode: RetransmitMode,
+    /// Overrides the local ACK timeout with a fixed value (adaptive retransmission on newer
+    /// NICs); `None` uses 4.096 µs × 2^timeout.
+    pub ack_timeout_override: Option<SimDuration>,
+}
+
+impl Default for RcConfig {
+    /// pyverbs' defaults (research/verbs-spec.md §5: MTU 1024, timeout 14, retry_cnt 7,
+    /// rnr_retry 7, min_rnr_timer 12, max_rd_atomic 1) with a 4096 MTU.
+    fn default() -> Self {
+        RcConfig {
+            local_qpn: 0x11,
+            dest_qpn: 0x12,
+            pmtu: 4096,
+            sq_psn: 0,
+            rq_psn: 0,
+            timeout: 14,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            min_rnr_timer: 12,
+            max_rd_atomic: 1,
+            max_dest_rd_atomic: 1,
+            max_unacked_psns: 1 << 22,
+            ack_req_every: 64,
+            mode: RetransmitMode::GoBackN,
+            ack_timeout_override: None,
+        }
+    }
+}
+
+impl RcConfig {
+    /// The local ACK timeout, or `None` for "wait forever" (timeout 0).
+    /// source: research/verbs-spec.md §5, "timeout = 4.096 * 2 ^ attr->timeout [us]".
+    pub fn ack_timeout(&self) -> Option<SimDuration> {
+        if let Some(d) = self.ack_timeout_override {
+            return Some(d);
+        }
+        if self.timeout == 0 {
+            return None;
+        }
+        // 4.096 µs = 4,096,000 ps; timeout ≤ 31 keeps this below 2^64.
+        Some(SimDuration::from_ps(4_096_000u64 << self.timeout.min(31)))
+    }
+}

@@ -1,0 +1,875 @@
+//! The RC requester: work requests in, request packets out; responses in, completions out.
+//!
+//! Follows IBTA Vol. 1 §9.7 (requester side) as research/verbs-spec.md §5–§6 summarise it,
+//! with rxe's `rxe_req.c` and `rxe_comp.c` as the reading of what the text leaves open:
+//!
+//! - Each message takes `max(1, ceil(len / PMTU))` PSNs; a READ takes as many PSNs as it has
+//!   response packets, atomics one. FIRST/MIDDLE/LAST/ONLY opcodes; RETH on the first WRITE
+//!   packet and on READ requests; ImmDt on the last packet; AckReq on the last packet of every
+//!   message and at least every `ack_req_every` packets.
+//! - ACKs are cumulative: an ACK for PSN `p` acknowledges every PSN up to `p`. Completions are
+//!   reported in posting order. A READ completes when its last response arrives; an ACK past a
+//!   READ or atomic still waiting for its response means the response was lost, so the request
+//!   is resent instead of completed (rxe `check_psn`).
+//! - Go-back-N: a PSN-sequence NAK, a local ACK timeout, or a gap in READ responses sends
+//!   everything again from the first PSN the responder is missing. Timeouts and sequence NAKs
+//!   share `retry_cnt`; RNR NAKs count against `rnr_retry` (7 = forever) and pause sending for
+//!   the RNR timer. Any ACK that makes progress restores both counters.
+//! - A NAK for an invalid request, a remote access error or a remote operational error fails
+//!   the request it names; the requester then stops ([`Requester::is_failed`]) and the verbs
+//!   layer flushes the rest (research/verbs-spec.md §2).
+
+use super::config::RcConfig;
+use super::packet::{DataRef, RocePacket, Transmit, rc_bth};
+use super::psn;
+use std::collections::VecDeque;
+use units::SimTime;
+use wire::ExtHeaders;
+use wire::ib::aeth::{NakCode, Syndrome, rnr_timeout};
+use wire::ib::{Opcode, Operation, atomic_eth, immdt, reth};
+
+/// What a work request asks the responder to do.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum WorkOp {
+    /// SEND (with immediate data if `imm` is set): consumes a receive WQE at the responder.
+    Send {
+        /// Immediate data.
+        imm: Option<u32>,
+    },
+    /// RDMA WRITE to `va` under `rkey` (WITH_IMM if `imm` is set, which consumes a receive).
+    Write {
+        /// Remote address.
+        va: u64,
+        /// Remote key.
+        rkey: u32,
+        /// Immediate data.
+        imm: Option<u32>,
+    },
+    /// RDMA READ from `va` under `rkey`.
+    Read {
+        /// Remote address.
+        va: u64,
+        /// Remote key.
+        rkey: u32,
+    },
+    /// 8-byte compare-and-swap at `va`.
+    CompareSwap {
+        /// Remote address (8-byte aligned).
+        va: u64,
+        /// Remote key.
+        rkey: u32,
+        /// Value to compare with.
+        compare: u64,
+        /// Value written if equal.
+        swap: u64,
+    },
+    /// 8-byte fetch-and-add at `va`.
+    FetchAdd {
+        /// Remote address (8-byte aligned).
+        va: u64,
+        /// Remote key.
+        rkey: u32,
+        /// Value added.
+        add: u64,
+    },
+}
+
+impl WorkOp {
+    fn is_read_or_atomic(self) -> bool {
+        matches!(
+            self,
+            WorkOp::Read { .. } | WorkOp::CompareSwap { .. } | WorkOp::FetchAdd { .. }
+        )
+    }
+}
+
+/// A work request as the transport sees it.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct SendRequest {
+    /// The caller's identifier (the verbs layer uses its WQE index).
+    pub id: u64,
+    /// The operation.
+    pub op: WorkOp,
+    /// Message length in bytes (8 for atomics).
+    pub len: u32,
+    /// Solicited-event bit on the last packet.
+    pub solicited: bool,
+    /// Wait until every earlier READ and atomic has completed (IBV_SEND_FENCE).
+    pub fence: bool,
+}
+
+/// How a request ended, as the requester learns it.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum ReqStatus {
+    /// Acknowledged (or, for READ and atomics, answered).
+    Success,
+    /// NAK invalid request: IBV_WC_REM_INV_REQ_ERR.
+    RemoteInvalidRequest,
+    /// NAK remote access error: IBV_WC_REM_ACCESS_ERR.
+    RemoteAccess,
+    /// NAK remote operational error: IBV_WC_REM_OP_ERR.
+    RemoteOperational,
+    /// No progress after `retry_cnt` retries: IBV_WC_RETRY_EXC_ERR.
+    RetryExceeded,
+    /// RNR NAKs beyond `rnr_retry`: IBV_WC_RNR_RETRY_EXC_ERR.
+    RnrRetryExceeded,
+    /// A response that fits no outstanding request: IBV_WC_BAD_RESP_ERR.
+    BadResponse,
+}
+
+/// Why the requester went back and resent.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum RetransmitReason {
+    /// A PSN-sequence NAK.
+    SequenceNak,
+    /// The local ACK timer expired.
+    Timeout,
+    /// An RNR NAK (after its timer).
+    Rnr,
+    /// READ responses arrived with a gap, or an ACK passed an unanswered READ/atomic.
+    ResponseGap,
+}
+
+/// Something the verbs layer and the trace need to know.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum RequesterEvent {
+    /// Request `id` finished with `status` (reported in posting order).
+    Completed {
+        /// The request.
+        id: u64,
+        /// How it ended.
+        status: ReqStatus,
+    },
+    /// The requester went back to `from_psn` and will resend from there.
+    GoBack {
+        /// First PSN resent.
+        from_psn: u32,
+        /// Why.
+        reason: RetransmitReason,
+    },
+}
+
+/// Where the payload of a response goes.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum Placement {
+    /// Nothing to place.
+    None,
+    /// READ response bytes for request `id` at message offset `offset`.
+    ReadData {
+        /// The READ.
+        id: u64,
+        /// Offset in the READ's local buffer.
+        offset: u64,
+    },
+    /// The original remote value of atomic `id`, to write into its 8-byte local buffer.
+    AtomicResult {
+        /// The atomic.
+        id: u64,
+        /// The value before the operation.
+        orig: u64,
+    },
+}
+
+/// Counters for the lab and the tests.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub struct RequesterCounters {
+    /// Request packets sent, first transmissions and retransmissions.
+    pub packets_sent: u64,
+    /// Of those, retransmissions.
+    pub packets_retransmitted: u64,
+    /// Payload bytes in retransmitted packets.
+    pub bytes_retransmitted: u64,
+    /// Local ACK timeouts that fired with packets outstanding.
+    pub timeouts: u64,
+    /// PSN-sequence NAKs received.
+    pub sequence_naks: u64,
+    /// RNR NAKs received.
+    pub rnr_naks: u64,
+    /// ACKs received (including implicit ones carried by responses).
+    pub acks: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Wqe {
+    req: SendRequest,
+    /// First PSN, once the request has started.
+    first_psn: Option<u32>,
+    /// PSNs the request uses.
+    npsn: u32,
+    /// READ: response packets received in order; atomics: 1 once answered.
+    received: u32,
+    /// Highest packet index ever sent + 1 (to tell retransmissions).
+    sent_hw: u32,
+    /// Every PSN acknowledged (SEND/WRITE) or every response received (READ/atomic).
+    done: bool,
+}
+
+impl Wqe {
+    fn last_psn(&self) -> Option<u32> {
+        self.first_psn.map(|f| psn::add(f, self.npsn - 1))
+    }
+    fn contains(&self, p: u32) -> bool {
+        self.first_psn.is_some_and(|f| {
+            let d = psn::diff(p, f);
+            d >= 0 && (d as u32) < self.npsn
+        })
+    }
+}
+
+/// The requester half of an RC QP.
+#[derive(Debug)]
+pub struct Requester {
+    cfg: RcConfig,
+    wqes: VecDeque<Wqe>,
+    next_psn: u32,
+    una: u32,
+    cur: usize,
+    cur_pkt: u32,
+    retry_left: u8,
+    rnr_left: u8,
+    ack_timer: Option<SimTime>,
+    rnr_until: Option<SimTime>,
+    since_ack_req: u32,
+    rd_atomic_outstanding: u32,
+    gap_recovery: Option<u32>,
+    failed: bool,
+    events: VecDeque<RequesterEvent>,
+    counters: RequesterCounters,
+}
+
+impl Requester {
+    /// A requester starting at `cfg.sq_psn`.
+    pub fn new(cfg: RcConfig) -> Self {
+        Requester {
+            cfg,
+            wqes: VecDeque::new(),
+            next_psn: cfg.sq_psn & psn::MASK,
+            una: cfg.sq_psn & psn::MASK,
+            cur: 0,
+            cur_pkt: 0,
+            retry_left: cfg.retry_cnt,
+            rnr_left: cfg.rnr_retry,
+            ack_timer: None,
+            rnr_until: None,
+            since_ack_req: 0,
+            rd_atomic_outstanding: 0,
+            gap_recovery: None,
+            failed: false,
+            events: VecDeque::new(),
+            counters: RequesterCounters::default(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RcConfig {
+        &self.cfg
+    }
+    /// Counters so far.
+    pub fn counters(&self) -> RequesterCounters {
+        self.counters
+    }
+    /// True once a request has failed; nothing more is sent.
+    pub fn is_failed(&self) -> bool {
+        self.failed
+    }
+    /// The PSN the next new packet gets.
+    pub fn next_psn(&self) -> u32 {
+        self.next_psn
+    }
+    /// Requests posted and not yet completed.
+    pub fn outstanding(&self) -> usize {
+        self.wqes.len()
+    }
+    /// The ids of requests not yet completed, oldest first (the verbs layer flushes them
+    /// when the QP enters the error state).
+    pub fn unfinished(&self) -> impl Iterator<Item = u64> + '_ {
+        self.wqes.iter().map(|w| w.req.id)
+    }
+    /// Forgets every request (QP reset or flush).
+    pub fn clear(&mut self) {
+        self.wqes.clear();
+        self.cur = 0;
+        self.cur_pkt = 0;
+        self.ack_timer = None;
+        self.rnr_until = None;
+        self.rd_atomic_outstanding = 0;
+    }
+
+    /// Queues a work request; it is sent by [`poll_transmit`](Self::poll_transmit).
+    pub fn post(&mut self, req: SendRequest) {
+        let npsn = match req.op {
+            WorkOp::CompareSwap { .. } | WorkOp::FetchAdd { .. } => 1,
+            _ => req.len.div_ceil(self.cfg.pmtu).max(1),
+        };
+        self.wqes.push_back(Wqe {
+            req,
+            first_psn: None,
+            npsn,
+            received: 0,
+            sent_hw: 0,
+            done: false,
+        });
+    }
+
+    /// The next deadline: the local ACK timer or the end of an RNR wait.
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        match (self.ack_timer, self.rnr_until) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The next event, if any.
+    pub fn poll_event(&mut self) -> Option<RequesterEvent> {
+        self.events.pop_front()
+    }
+
+    fn outstanding_psns(&self) -> bool {
+        psn::diff(self.next_psn, self.una) > 0
+    }
+
+    fn arm_ack_timer(&mut self, now: SimTime) {
+        self.ack_timer = if self.outstanding_psns() {
+            self.cfg.ack_timeout().map(|d| now + d)
+        } else {
+            None
+        };
+    }
+
+    /// Handles expired timers.
+    pub fn handle_timeout(&mut self, now: SimTime) {
+        if self.failed {
+            return;
+        }
+        if self.rnr_until.is_some_and(|t| t <= now) {
+            self.rnr_until = None;
+        }
+        if self.ack_timer.is_some_and(|t| t <= now) {
+            self.ack_timer = None;
+            if !self.outstanding_psns() {
+                return;
+            }
+            self.counters.timeouts += 1;
+            if self.retry_left == 0 {
+                let una = self.una;
+                self.fail_at(una, ReqStatus::RetryExceeded);
+                return;
+            }
+            self.retry_left -= 1;
+            let una = self.una;
+            self.go_back(una, RetransmitReason::Timeout);
+            self.arm_ack_timer(now);
+        }
+    }
+
+    /// The next request packet to send, if any may go now.
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
+        if self.failed || self.rnr_until.is_some() {
+            return None;
+        }
+        let pmtu = self.cfg.pmtu;
+        let w = *self.wqes.get(self.cur)?;
+        let first_psn = match w.first_psn {
+            Some(p) => p,
+            None => {
+                // A request that has never been sent: check the limits on starting it.
+                if w.req.op.is_read_or_atomic()
+                    && self.rd_atomic_outstanding >= self.cfg.max_rd_atomic as u32
+                {
+                    return None;
+                }
+                if w.req.fence
+                    && self
+                        .wqes
+                        .iter()
+                        .take(self.cur)
+                        .any(|e| e.req.op.is_read_or_atomic())
+                {
+                    return None;
+                }
+                let p = self.next_psn;
+                self.next_psn = psn::add(p, w.npsn);
+                if w.req.op.is_read_or_atomic() {
+                    self.rd_atomic_outstanding += 1;
+                }
+                self.wqes[self.cur].first_psn = Some(p);
+                p
+            }
+        };
+        let idx = match w.req.op {
+            WorkOp::Read { .. } => w.received,
+            WorkOp::CompareSwap { .. } | WorkOp::FetchAdd { .. } => 0,
+            _ => self.cur_pkt,
+        };
+        let p = psn::add(first_psn, idx);
+        if psn::diff(p, self.una) >= self.cfg.max_unacked_psns as i32 {
+            return None;
+        }
+        let dest = self.cfg.dest_qpn;
+        let (opcode, ext, payload_len, data, last) = match w.req.op {
+            WorkOp::Send { imm } | WorkOp::Write { imm, .. } => {
+                let n = w.npsn;
+                let offset = idx as u64 * pmtu as u64;
+                let len = (w.req.len as u64 - offset.min(w.req.len as u64)).min(pmtu as u64) as u32;
+                let first = idx == 0;
+                let last = idx + 1 == n;
+                let is_write = matches!(w.req.op, WorkOp::Write { .. });
+                let op = message_operation(is_write, first, last, imm.is_some());
+                let mut ext = ExtHeaders::NONE;
+                if let (WorkOp::Write { va, rkey, .. }, true) = (w.req.op, first) {
+                    ext.reth = Some(reth::Repr {
+                        va,
+                        rkey,
+                        dma_len: w.req.len,
+                    });
+                }
+                if last {
+                    ext.immdt = imm.map(|imm| immdt::Repr { imm });
+                }
+                let data = if len > 0 {
+                    DataRef::Request {
+                        id: w.req.id,
+                        offset,
+                    }
+                } else {
+                    DataRef::None
+                };
+                (op, ext, len, data, last)
+            }
+            WorkOp::Read { va, rkey } => {
+                // Resume after the responses already received (a go-back in the middle of a READ).
+                let offset = (idx as u64 * pmtu as u64).min(w.req.len as u64);
+                let ext = ExtHeaders {
+                    reth: Some(reth::Repr {
+                        va: va + offset,
+                        rkey,
+                        dma_len: w.req.len - offset as u32,
+                    }),
+                    ..ExtHeaders::NONE
+                };
+                (Operation::RdmaReadRequest, ext, 0, DataRef::None, true)
+            }
+            WorkOp::CompareSwap {
+                va,
+                rkey,
+                compare,
+                swap,
+            } => {
+                let ext = ExtHeaders {
+                    atomic_eth: Some(atomic_eth::Repr {
+                        va,
+                        rkey,
+                        swap_add: swap,
+                        compare,
+                    }),
+                    ..ExtHeaders::NONE
+                };
+                (Operation::CompareSwap, ext, 0, DataRef::None, true)
+            }
+            WorkOp::FetchAdd { va, rkey, add } => {
+                let ext = ExtHeaders {
+                    atomic_eth: Some(atomic_eth::Repr {
+                        va,
+                        rkey,
+                        swap_add: add,
+                        compare: 0,
+                    }),
+                    ..ExtHeaders::NONE
+                };
+                (Operation::FetchAdd, ext, 0, DataRef::None, true)
+            }
+        };
+        self.since_ack_req += 1;
+        let ack_req = last || self.since_ack_req >= self.cfg.ack_req_every;
+        if ack_req {
+            self.since_ack_req = 0;
+        }
+        let mut bth = rc_bth(Opcode::rc(opcode), dest, p, ack_req);
+        bth.solicited = last && w.req.solicited;
+        // Advance the cursor.
+        let wq = &mut self.wqes[self.cur];
+        let retransmission = idx < wq.sent_hw;
+        wq.sent_hw = wq.sent_hw.max(idx + 1);
+        if last {
+            self.cur += 1;
+            self.cur_pkt = 0;
+        } else {
+            self.cur_pkt += 1;
+        }
+        self.counters.packets_sent += 1;
+        if retransmission {
+            self.counters.packets_retransmitted += 1;
+            self.counters.bytes_retransmitted += payload_len as u64;
+        }
+        if self.ack_timer.is_none() {
+            self.ack_timer = self.cfg.ack_timeout().map(|d| now + d);
+        }
+        Some(Transmit {
+            pkt: RocePacket {
+                bth,
+                ext,
+                payload_len,
+            },
+            data,
+        })
+    }
+
+    /// Handles a response packet (ACK, NAK, READ response, atomic ACK) and says where its
+    /// payload goes.
+    pub fn handle_response(&mut self, now: SimTime, pkt: &RocePacket) -> Placement {
+        if self.failed {
+            return Placement::None;
+        }
+        let p = pkt.bth.psn;
+        let Some(op) = pkt.bth.opcode.operation() else {
+            return Placement::None;
+        };
+        let placement = match op {
+            Operation::Acknowledge => {
+                let Some(aeth) = pkt.ext.aeth else {
+                    return Placement::None;
+                };
+                match aeth.syndrome {
+                    Syndrome::Ack { .. } => {
+                        self.counters.acks += 1;
+                        self.ack_through(p, now);
+                    }
+                    Syndrome::RnrNak { timer } => {
+                        self.counters.rnr_naks += 1;
+                        self.ack_through(psn::add(p, psn::MASK), now);
+                        if self.cfg.rnr_retry != 7 {
+                            if self.rnr_left == 0 {
+                                self.fail_at(p, ReqStatus::RnrRetryExceeded);
+                                return Placement::None;
+                            }
+                            self.rnr_left -= 1;
+                        }
+                        self.rnr_until = Some(now + rnr_timeout(timer));
+                        self.go_back(p, RetransmitReason::Rnr);
+                        self.arm_ack_timer(now);
+                    }
+                    Syndrome::Nak(NakCode::PsnSequenceError) => {
+                        self.counters.sequence_naks += 1;
+                        self.ack_through(psn::add(p, psn::MASK), now);
+                        if self.retry_left == 0 {
+                            self.fail_at(p, ReqStatus::RetryExceeded);
+                            return Placement::None;
+                        }
+                        self.retry_left -= 1;
+                        self.go_back(p, RetransmitReason::SequenceNak);
+                        self.arm_ack_timer(now);
+                    }
+                    Syndrome::Nak(code) => {
+                        self.ack_through(psn::add(p, psn::MASK), now);
+                        let status = match code {
+                            NakCode::RemoteAccessError => ReqStatus::RemoteAccess,
+                            NakCode::RemoteOperationalError => ReqStatus::RemoteOperational,
+                            _ => ReqStatus::RemoteInvalidRequest,
+                        };
+                        self.fail_at(p, status);
+                    }
+                }
+                Placement::None
+            }
+            Operation::RdmaReadResponseFirst
+            | Operation::RdmaReadResponseMiddle
+            | Operation::RdmaReadResponseLast
+            | Operation::RdmaReadResponseOnly => self.read_response(now, p, op),
+            Operation::AtomicAcknowledge => {
+                let Some(i) = self.wqes.iter().position(|w| w.contains(p)) else {
+                    return Placement::None;
+                };
+                let w = self.wqes[i];
+                if !matches!(
+                    w.req.op,
+                    WorkOp::CompareSwap { .. } | WorkOp::FetchAdd { .. }
+                ) || w.done
+                {
+                    return Placement::None;
+                }
+                let orig = pkt
+                    .ext
+                    .atomic_ack_eth
+                    .map(|a| a.orig_remote_data)
+                    .unwrap_or(0);
+                self.ack_through(psn::add(p, psn::MASK), now);
+                self.wqes[i].received = 1;
+                self.wqes[i].done = true;
+                self.progress(p, now);
+                self.complete_in_order();
+                Placement::AtomicResult { id: w.req.id, orig }
+            }
+            _ => Placement::None,
+        };
+        self.complete_in_order();
+        placement
+    }
+
+    fn read_response(&mut self, now: SimTime, p: u32, op: Operation) -> Placement {
+        let Some(i) = self
+            .wqes
+            .iter()
+            .position(|w| w.contains(p) && matches!(w.req.op, WorkOp::Read { .. }))
+        else {
+            return Placement::None; // a duplicate of a READ already completed
+        };
+        let w = self.wqes[i];
+        let first = w.first_psn.expect("contains() implies a first PSN");
+        let expected = psn::add(first, w.received);
+        match psn::diff(p, expected) {
+            0 => {}
+            d if d > 0 => {
+                // A response packet was lost: ask again from the first missing one, once.
+                if self.gap_recovery != Some(expected) {
+                    self.gap_recovery = Some(expected);
+                    self.go_back(expected, RetransmitReason::ResponseGap);
+                }
+                return Placement::None;
+            }
+            _ => return Placement::None, // duplicate
+        }
+        // Responses imply that every earlier request arrived.
+        self.ack_through(psn::add(first, psn::MASK), now);
+        let offset = w.received as u64 * self.cfg.pmtu as u64;
+        let wq = &mut self.wqes[i];
+        wq.received += 1;
+        if matches!(
+            op,
+            Operation::RdmaReadResponseLast | Operation::RdmaReadResponseOnly
+        ) || wq.received == wq.npsn
+        {
+            wq.done = true;
+        }
+        self.gap_recovery = None;
+        self.progress(p, now);
+        Placement::ReadData {
+            id: w.req.id,
+            offset,
+        }
+    }
+
+    /// Marks PSNs up to and including `p` acknowledged.
+    fn ack_through(&mut self, p: u32, now: SimTime) {
+        if psn::diff(p, self.una) < 0 {
+            return; // old news
+        }
+        // Never acknowledge beyond what was sent.
+        if psn::diff(p, self.next_psn) >= 0 {
+            return;
+        }
+        let mut resend = None;
+        for w in self.wqes.iter_mut() {
+            let Some(last) = w.last_psn() else { break };
+            if psn::diff(last, p) > 0 {
+                break;
+            }
+            if w.req.op.is_read_or_atomic() {
+                if !w.done && resend.is_none() {
+                    resend = Some(psn::add(w.first_psn.expect("started"), w.received));
+                }
+            } else {
+                w.done = true;
+            }
+        }
+        self.progress(p, now);
+        if let Some(r) = resend
+            && self.gap_recovery != Some(r)
+        {
+            self.gap_recovery = Some(r);
+            self.go_back(r, RetransmitReason::ResponseGap);
+        }
+    }
+
+    /// PSN `p` has been answered: move the unacknowledged edge and restore the retry budgets.
+    fn progress(&mut self, p: u32, now: SimTime) {
+        let new_una = psn::add(p, 1);
+        if psn::diff(new_una, self.una) > 0 {
+            self.una = new_una;
+            self.retry_left = self.cfg.retry_cnt;
+            self.rnr_left = self.cfg.rnr_retry;
+            self.arm_ack_timer(now);
+        }
+    }
+
+    /// Reports completions at the head of the queue, in order.
+    fn complete_in_order(&mut self) {
+        while let Some(w) = self.wqes.front() {
+            if !w.done {
+                break;
+            }
+            let w = self.wqes.pop_front().expect("front exists");
+            if w.req.op.is_read_or_atomic() {
+                self.rd_atomic_outstanding -= 1;
+            }
+            self.cur = self.cur.saturating_sub(1);
+            self.events.push_back(RequesterEvent::Completed {
+                id: w.req.id,
+                status: ReqStatus::Success,
+            });
+        }
+    }
+
+    /// Resends from PSN `p`: the cursor moves to the request holding it.
+    fn go_back(&mut self, p: u32, reason: RetransmitReason) {
+        let Some(i) = self.wqes.iter().position(|w| w.contains(p)) else {
+            return;
+        };
+        let first = self.wqes[i]
+            .first_psn
+            .expect("contains() implies a first PSN");
+        self.cur = i;
+        self.cur_pkt = match self.wqes[i].req.op {
+            WorkOp::Send { .. } | WorkOp::Write { .. } => psn::diff(p, first) as u32,
+            _ => 0,
+        };
+        self.events.push_back(RequesterEvent::GoBack {
+            from_psn: p,
+            reason,
+        });
+    }
+
+    /// Fails the request holding PSN `p` (everything before it has completed) and stops.
+    fn fail_at(&mut self, p: u32, status: ReqStatus) {
+        self.complete_in_order();
+        let id = match self.wqes.iter().position(|w| w.contains(p)) {
+            Some(i) => self.wqes[i].req.id,
+            None => match self.wqes.front() {
+                Some(w) => w.req.id,
+                None => return,
+            },
+        };
+        // The failing request leaves the queue; the rest stay for the verbs layer to flush.
+        if let Some(i) = self.wqes.iter().position(|w| w.req.id == id) {
+            self.wqes.remove(i);
+        }
+        self.failed = true;
+        self.ack_timer = None;
+        self.rnr_until = None;
+        self.events
+            .push_back(RequesterEvent::Completed { id, status });
+    }
+}
+
+fn message_operation(write: bool, first: bool, last: bool, imm: bool) -> Operation {
+    use Operation::*;
+    match (write, first, last, imm) {
+        (false, true, true, false) => SendOnly,
+        (false, true, true, true) => SendOnlyWithImmediate,
+        (false, true, false, _) => SendFirst,
+        (false, false, false, _) => SendMiddle,
+        (false, false, true, false) => SendLast,
+        (false, false, true, true) => SendLastWithImmediate,
+        (true, true, true, false) => RdmaWriteOnly,
+        (true, true, true, true) => RdmaWriteOnlyWithImmediate,
+        (true, true, false, _) => RdmaWriteFirst,
+        (true, false, false, _) => RdmaWriteMiddle,
+        (true, false, true, false) => RdmaWriteLast,
+        (true, false, true, true) => RdmaWriteLastWithImmediate,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn req(id: u64, op: WorkOp, len: u32) -> SendRequest {
+        SendRequest {
+            id,
+            op,
+            len,
+            solicited: false,
+            fence: false,
+        }
+    }
+
+    fn drain(r: &mut Requester) -> Vec<Transmit> {
+        std::iter::from_fn(|| r.poll_transmit(SimTime::ZERO)).collect()
+    }
+
+    proptest! {
+        /// Every length around PMTU multiples segments into the right opcodes and lengths.
+        #[test]
+        fn segmentation(k in 0u32..5, delta in -2i64..=2, pmtu_exp in 8u32..=12, write: bool, imm: bool) {
+            let pmtu = 1u32 << pmtu_exp;
+            let len = (k as i64 * pmtu as i64 + delta).max(0) as u32;
+            let mut r = Requester::new(RcConfig { pmtu, sq_psn: psn::MASK - 1, ..RcConfig::default() });
+            let imm = imm.then_some(7);
+            let op = if write { WorkOp::Write { va: 0x1000, rkey: 9, imm } } else { WorkOp::Send { imm } };
+            r.post(req(1, op, len));
+            let pkts = drain(&mut r);
+            prop_assert_eq!(pkts.len() as u32, len.div_ceil(pmtu).max(1));
+            let total: u32 = pkts.iter().map(|t| t.pkt.payload_len).sum();
+            prop_assert_eq!(total, len);
+            for (i, t) in pkts.iter().enumerate() {
+                let o = t.pkt.bth.opcode;
+                let (first, last) = (i == 0, i + 1 == pkts.len());
+                prop_assert_eq!(t.pkt.bth.psn, psn::add(psn::MASK - 1, i as u32), "PSNs wrap");
+                prop_assert_eq!(o.is_first() || o.is_only(), first);
+                prop_assert_eq!(o.is_last() || o.is_only(), last);
+                prop_assert_eq!(t.pkt.ext.reth.is_some(), write && first);
+                prop_assert_eq!(t.pkt.ext.immdt.is_some(), imm.is_some() && last);
+                prop_assert!(t.pkt.ext.matches(o));
+                prop_assert_eq!(t.pkt.bth.ack_req, last);
+                if !last {
+                    prop_assert_eq!(t.pkt.payload_len, pmtu, "FIRST/MIDDLE carry exactly one PMTU");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn read_reserves_its_response_psns() {
+        let mut r = Requester::new(RcConfig {
+            pmtu: 1024,
+            sq_psn: 100,
+            max_rd_atomic: 4,
+            ..RcConfig::default()
+        });
+        r.post(req(1, WorkOp::Read { va: 0, rkey: 1 }, 3000));
+        r.post(req(2, WorkOp::Send { imm: None }, 10));
+        let p = drain(&mut r);
+        assert_eq!(p[0].pkt.bth.psn, 100);
+        assert_eq!(p[0].pkt.ext.reth.unwrap().dma_len, 3000);
+        assert_eq!(
+            p[1].pkt.bth.psn, 103,
+            "READ of 3 packets took PSNs 100..=102"
+        );
+    }
+
+    #[test]
+    fn ack_completes_in_order_and_timeout_retries_then_fails() {
+        let cfg = RcConfig {
+            timeout: 1,
+            retry_cnt: 2,
+            ..RcConfig::default()
+        };
+        let mut r = Requester::new(cfg);
+        r.post(req(1, WorkOp::Send { imm: None }, 100));
+        r.post(req(2, WorkOp::Send { imm: None }, 100));
+        assert_eq!(drain(&mut r).len(), 2);
+        let t0 = r.poll_timeout().unwrap();
+        assert_eq!(t0.as_ps(), 8_192_000, "4.096 µs × 2^1");
+        // Two timeouts resend both packets; the third fails the first request.
+        for round in 1..=2 {
+            r.handle_timeout(r.poll_timeout().unwrap());
+            let again = drain(&mut r);
+            assert_eq!(again.len(), 2, "round {round}");
+            assert_eq!(again[0].pkt.bth.psn, 0);
+        }
+        r.handle_timeout(r.poll_timeout().unwrap());
+        assert!(r.is_failed());
+        let evs: Vec<_> = std::iter::from_fn(|| r.poll_event()).collect();
+        assert!(evs.contains(&RequesterEvent::Completed {
+            id: 1,
+            status: ReqStatus::RetryExceeded
+        }));
+        assert_eq!(
+            r.unfinished().collect::<Vec<_>>(),
+            vec![2],
+            "left for the flush"
+        );
+        assert_eq!(r.counters().timeouts, 3);
+        assert_eq!(r.counters().packets_retransmitted, 4);
+    }
+}

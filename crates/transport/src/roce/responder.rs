@@ -1,0 +1,671 @@
+//! The RC responder: requests in PSN order, data placed through its environment, ACK/NAK,
+//! READ responses and atomic ACKs out.
+//!
+//! Follows IBTA Vol. 1 §9.7 (responder side) as research/verbs-spec.md §4–§6 summarise it,
+//! with rxe's `rxe_resp.c` for what the text leaves open:
+//!
+//! - Expected PSN. A request with the expected PSN is executed. One ahead of it means a packet
+//!   was lost: exactly one NAK (PSN sequence error, carrying the expected PSN) is sent per gap
+//!   and later packets are dropped until the expected PSN arrives (`check_psn`, `sent_psn_nak`).
+//!   One behind it is a duplicate: SEND and WRITE are re-acknowledged without executing again
+//!   (C9-105); READ and atomics are answered again from the responder resources (`duplicate_request`).
+//! - Checks in the order the spec gives: opcode sequence and packet lengths (FIRST/MIDDLE carry
+//!   exactly one PMTU, C9-92) and the QP's access flags → NAK invalid request; R_Key, PD, range
+//!   and MR access → NAK remote access error; no receive WQE for a SEND or WRITE_WITH_IMM → RNR NAK
+//!   carrying `min_rnr_timer` (the QP stays usable); a SEND longer than its receive buffer → NAK
+//!   invalid request. The invalid-request, access and operational NAKs move this QP to the error
+//!   state ([`Responder::is_failed`]).
+//! - ACKs only for packets with AckReq set; a queued ACK not yet sent is replaced by a newer one
+//!   (coalescing, as a NIC's ACK engine does). NAKs, READ responses and atomic ACKs always go.
+//! - The MSN counts completed request messages; a READ counts when it is accepted (C9-148).
+
+use super::config::RcConfig;
+use super::packet::{DataRef, RocePacket, Transmit, rc_bth};
+use super::psn;
+use std::collections::VecDeque;
+use units::SimTime;
+use wire::ExtHeaders;
+use wire::ib::aeth::{self, CREDITS_UNLIMITED, NakCode, Syndrome};
+use wire::ib::{Opcode, Operation, atomic_ack_eth};
+
+/// The remote access a request needs.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum RemoteOp {
+    /// RDMA WRITE (REMOTE_WRITE).
+    Write,
+    /// RDMA READ (REMOTE_READ).
+    Read,
+    /// Atomics (REMOTE_ATOMIC).
+    Atomic,
+}
+
+/// Why a receive WQE could not take a SEND's data.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum RecvFailure {
+    /// The message is longer than the receive buffer.
+    TooLong,
+    /// The receive WQE's SGE is not valid memory (bad lkey, PD, range or access).
+    BadWqe,
+}
+
+/// What the responder needs from the verbs layer and memory. The responder calls it while
+/// handling a packet; nothing here involves time.
+pub trait ResponderEnv {
+    /// Whether the QP's access flags allow `op` (checked before the memory key).
+    fn qp_allows(&self, op: RemoteOp) -> bool;
+    /// Whether `rkey` grants `op` on `[va, va + len)` (key valid, same PD, access, range).
+    fn check_rkey(&mut self, rkey: u32, va: u64, len: u64, op: RemoteOp) -> bool;
+    /// Claims the next receive WQE for a new incoming message; false if none is posted.
+    fn start_recv(&mut self) -> bool;
+    /// Writes `data` at `offset` of the claimed receive WQE's buffer.
+    fn place_recv(&mut self, offset: u64, data: &[u8]) -> Result<(), RecvFailure>;
+    /// Completes the claimed receive WQE successfully.
+    fn finish_recv(
+        &mut self,
+        byte_len: u64,
+        imm: Option<u32>,
+        write_with_imm: bool,
+        solicited: bool,
+    );
+    /// Completes the claimed receive WQE with an error.
+    fn fail_recv(&mut self, why: RecvFailure);
+    /// Writes WRITE payload to memory at `va` (already checked by `check_rkey`).
+    fn write_remote(&mut self, va: u64, data: &[u8]);
+    /// Executes an atomic on the 8 bytes at `va` and returns the value before it.
+    fn atomic(&mut self, va: u64, compare_swap: Option<(u64, u64)>, add: u64) -> u64;
+}
+
+/// What the responder tells the host.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum ResponderEvent {
+    /// The responder NAKed with a fatal code and moved to the error state.
+    Failed {
+        /// The NAK it sent.
+        nak: NakCode,
+    },
+    /// A request arrived out of order and was dropped (with or without a NAK).
+    OutOfSequence {
+        /// The PSN that arrived.
+        psn: u32,
+        /// The PSN expected.
+        expected: u32,
+    },
+    /// A duplicate request was answered without executing it again.
+    Duplicate {
+        /// Its PSN.
+        psn: u32,
+    },
+    /// An RNR NAK was sent.
+    ReceiverNotReady {
+        /// The PSN refused.
+        psn: u32,
+    },
+}
+
+/// Counters for the lab (named like mlx5's where one exists).
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub struct ResponderCounters {
+    /// Requests dropped because their PSN was ahead of the expected one (mlx5
+    /// `out_of_sequence`).
+    pub out_of_sequence: u64,
+    /// PSN-sequence NAKs sent (mlx5 `packet_seq_err` counts them at the requester).
+    pub sequence_naks: u64,
+    /// Duplicate requests seen.
+    pub duplicates: u64,
+    /// RNR NAKs sent (mlx5 `rnr_nak_retry_err` counts the requester's give-ups).
+    pub rnr_naks: u64,
+    /// ACKs sent.
+    pub acks: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Message {
+    Send { offset: u64 },
+    Write { va: u64, offset: u64, len: u64 },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Resource {
+    Read {
+        first_psn: u32,
+        npsn: u32,
+        va: u64,
+        rkey: u32,
+        len: u64,
+    },
+    Atomic {
+        psn: u32,
+        orig: u64,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Outgoing {
+    Ack {
+        psn: u32,
+        syndrome: Syndrome,
+        msn: u32,
+    },
+    Read {
+        psn: u32,
+        va: u64,
+        remaining: u64,
+        first: bool,
+        msn: u32,
+    },
+    AtomicAck {
+        psn: u32,
+        orig: u64,
+        msn: u32,
+    },
+}
+
+/// The responder half of an RC QP.
+#[derive(Debug)]
+pub struct Responder {
+    cfg: RcConfig,
+    epsn: u32,
+    msn: u32,
+    nak_sent: bool,
+    msg: Option<Message>,
+    resources: VecDeque<Resource>,
+    out: VecDeque<Outgoing>,
+    failed: bool,
+    events: VecDeque<ResponderEvent>,
+    counters: ResponderCounters,
+}
+
+impl Responder {
+    /// A responder expecting `cfg.rq_psn`.
+    pub fn new(cfg: RcConfig) -> Self {
+        Responder {
+            cfg,
+            epsn: cfg.rq_psn & psn::MASK,
+            msn: 0,
+            nak_sent: false,
+            msg: None,
+            resources: VecDeque::new(),
+            out: VecDeque::new(),
+            failed: false,
+            events: VecDeque::new(),
+            counters: ResponderCounters::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> ResponderCounters {
+        self.counters
+    }
+    /// The PSN expected next.
+    pub fn expected_psn(&self) -> u32 {
+        self.epsn
+    }
+    /// True after a fatal NAK: the QP is in the error state and drops requests.
+    pub fn is_failed(&self) -> bool {
+        self.failed
+    }
+    /// The next event, if any.
+    pub fn poll_event(&mut self) -> Option<ResponderEvent> {
+        self.events.pop_front()
+    }
+
+    /// Handles one request packet and its payload bytes.
+    pub fn handle_request(
+        &mut self,
+        _now: SimTime,
+        pkt: &RocePacket,
+        payload: &[u8],
+        env: &mut impl ResponderEnv,
+    ) {
+        if self.failed {
+            return;
+        }
+        let Some(op) = pkt.bth.opcode.operation() else {
+            return;
+        };
+        if !pkt.bth.opcode.is_request() {
+            return;
+        }
+        let p = pkt.bth.psn;
+        match psn::diff(p, self.epsn) {
+            0 => {}
+            d if d > 0 => {
+                self.counters.out_of_sequence += 1;
+                self.events.push_back(ResponderEvent::OutOfSequence {
+                    psn: p,
+                    expected: self.epsn,
+                });
+                if !self.nak_sent {
+                    self.nak_sent = true;
+                    self.counters.sequence_naks += 1;
+                    self.push_ack(self.epsn, Syndrome::Nak(NakCode::PsnSequenceError));
+                }
+                return;
+            }
+            _ => {
+                self.duplicate(p, op, pkt, env);
+                return;
+            }
+        }
+        self.nak_sent = false;
+        self.execute(p, op, pkt, payload, env);
+    }
+
+    fn duplicate(&mut self, p: u32, op: Operation, pkt: &RocePacket, env: &mut impl ResponderEnv) {
+        self.counters.duplicates += 1;
+        self.events.push_back(ResponderEvent::Duplicate { psn: p });
+        match op {
+            Operation::RdmaReadRequest => {
+                let Some(reth) = pkt.ext.reth else { return };
+                let found = self.resources.iter().find_map(|r| match *r {
+                    Resource::Read {
+                        first_psn,
+                        npsn,
+                        va,
+                        rkey,
+                        len,
+                    } => {
+                        let d = psn::diff(p, first_psn);
+                        (d >= 0 && (d as u32) < npsn).then_some((va, rkey, len))
+                    }
+                    _ => None,
+                });
+                // Class D: no resource, no answer. Re-validate the range asked for.
+                if let Some((va, rkey, len)) = found
+                    && reth.va >= va
+                    && reth.va + reth.dma_len as u64 <= va + len
+                    && env.check_rkey(rkey, reth.va, reth.dma_len as u64, RemoteOp::Read)
+                {
+                    self.out.push_back(Outgoing::Read {
+                        psn: p,
+                        va: reth.va,
+                        remaining: reth.dma_len as u64,
+                        first: true,
+                        msn: self.msn,
+                    });
+                }
+            }
+            Operation::CompareSwap | Operation::FetchAdd => {
+                let orig = self.resources.iter().find_map(|r| match *r {
+                    Resource::Atomic { psn, orig } if psn == p => Some(orig),
+                    _ => None,
+                });
+                if let Some(orig) = orig {
+                    self.out.push_back(Outgoing::AtomicAck {
+                        psn: p,
+                        orig,
+                        msn: self.msn,
+                    });
+                }
+            }
+            // SEND/WRITE: acknowledge again with the PSN before the expected one.
+            _ => self.push_ack(
+                psn::add(self.epsn, psn::MASK),
+                Syndrome::Ack {
+                    credits: CREDITS_UNLIMITED,
+                },
+            ),
+        }
+    }
+
+    fn execute(
+        &mut self,
+        p: u32,
+        op: Operation,
+        pkt: &RocePacket,
+        payload: &[u8],
+        env: &mut impl ResponderEnv,
+    ) {
+        use Operation::*;
+        let o = pkt.bth.opcode;
+        let pmtu = self.cfg.pmtu;
+        let len = pkt.payload_len;
+        // Packet length rules (C9-92): FIRST/MIDDLE exactly one PMTU, LAST 1..=PMTU, ONLY ≤ PMTU.
+        let bad_len = ((o.is_first() || o.is_middle()) && len != pmtu)
+            || (o.is_last() && (len == 0 || len > pmtu))
+            || (o.is_only() && len > pmtu);
+        // Opcode sequence: MIDDLE/LAST continue a message of the same kind; FIRST/ONLY start one.
+        let continuing = o.is_middle() || o.is_last();
+        let seq_ok = match (self.msg, continuing) {
+            (Some(Message::Send { .. }), true) => {
+                matches!(op, SendMiddle | SendLast | SendLastWithImmediate)
+            }
+            (Some(Message::Write { .. }), true) => {
+                matches!(
+                    op,
+                    RdmaWriteMiddle | RdmaWriteLast | RdmaWriteLastWithImmediate
+                )
+            }
+            (None, true) => false,
+            (Some(_), false) => false,
+            (None, false) => true,
+        };
+        if !seq_ok || (o.has_payload() && bad_len) {
+            self.fatal(NakCode::InvalidRequest, env);
+            return;
+        }
+        match op {
+            SendFirst
+            | SendOnly
+            | SendOnlyWithImmediate
+            | SendMiddle
+            | SendLast
+            | SendLastWithImmediate => {
+                if o.is_first() || o.is_only() {
+                    if !env.start_recv() {
+                        self.rnr(p);
+                        return;
+                    }
+                    self.msg = Some(Message::Send { offset: 0 });
+                }
+                let Some(Message::Send { offset, .. }) = self.msg else {
+                    unreachable!("checked above")
+                };
+                if let Err(why) =
+                    env.place_recv(offset, &payload[..payload.len().min(len as usize)])
+                {
+                    env.fail_recv(why);
+                    self.msg = None;
+                    self.fatal(
+                        match why {
+                            RecvFailure::TooLong => NakCode::InvalidRequest,
+                            RecvFailure::BadWqe => NakCode::RemoteOperationalError,
+                        },
+                        env,
+                    );
+                    return;
+                }
+                let total = offset + len as u64;
+                self.msg = Some(Message::Send { offset: total });
+                if o.is_last() || o.is_only() {
+                    let imm = pkt.ext.immdt.map(|i| i.imm);
+                    env.finish_recv(total, imm, false, pkt.bth.solicited);
+                    self.msg = None;
+                    self.msn = (self.msn + 1) & psn::MASK;
+                }
+            }
+            RdmaWriteFirst
+            | RdmaWriteOnly
+            | RdmaWriteOnlyWithImmediate
+            | RdmaWriteMiddle
+            | RdmaWriteLast
+            | RdmaWriteLastWithImmediate => {
+                if o.is_first() || o.is_only() {
+                    let Some(reth) = pkt.ext.reth else {
+                        self.fatal(NakCode::InvalidRequest, env);
+                        return;
+                    };
+                    if !env.qp_allows(RemoteOp::Write) {
+                        self.fatal(NakCode::InvalidRequest, env);
+                        return;
+                    }
+                    // A zero-length WRITE needs no valid key (C9-88).
+                    if reth.dma_len > 0
+                        && !env.check_rkey(reth.rkey, reth.va, reth.dma_len as u64, RemoteOp::Write)
+                    {
+                        self.fatal(NakCode::RemoteAccessError, env);
+                        return;
+                    }
+                    self.msg = Some(Message::Write {
+                        va: reth.va,
+                        offset: 0,
+                        len: reth.dma_len as u64,
+                    });
+                }
+                let Some(Message::Write {
+                    va,
+                    offset,
+                    len: total,
+                }) = self.msg
+                else {
+                    unreachable!("checked above")
+                };
+                if offset + len as u64 > total {
+                    self.fatal(NakCode::InvalidRequest, env);
+                    return;
+                }
+                let with_imm =
+                    matches!(op, RdmaWriteOnlyWithImmediate | RdmaWriteLastWithImmediate);
+                if with_imm && !env.start_recv() {
+                    // Nothing of this packet is placed; the requester resends it after the wait.
+                    self.rnr(p);
+                    return;
+                }
+                if len > 0 {
+                    env.write_remote(va + offset, &payload[..payload.len().min(len as usize)]);
+                }
+                self.msg = Some(Message::Write {
+                    va,
+                    offset: offset + len as u64,
+                    len: total,
+                });
+                if o.is_last() || o.is_only() {
+                    if with_imm {
+                        let imm = pkt.ext.immdt.map(|i| i.imm);
+                        env.finish_recv(total, imm, true, pkt.bth.solicited);
+                    }
+                    self.msg = None;
+                    self.msn = (self.msn + 1) & psn::MASK;
+                }
+            }
+            RdmaReadRequest => {
+                let Some(reth) = pkt.ext.reth else {
+                    self.fatal(NakCode::InvalidRequest, env);
+                    return;
+                };
+                if !env.qp_allows(RemoteOp::Read) || self.cfg.max_dest_rd_atomic == 0 {
+                    self.fatal(NakCode::InvalidRequest, env);
+                    return;
+                }
+                let len = reth.dma_len as u64;
+                if len > 0 && !env.check_rkey(reth.rkey, reth.va, len, RemoteOp::Read) {
+                    self.fatal(NakCode::RemoteAccessError, env);
+                    return;
+                }
+                let npsn = (len.div_ceil(pmtu as u64)).max(1) as u32;
+                self.remember(Resource::Read {
+                    first_psn: p,
+                    npsn,
+                    va: reth.va,
+                    rkey: reth.rkey,
+                    len,
+                });
+                self.msn = (self.msn + 1) & psn::MASK;
+                self.out.push_back(Outgoing::Read {
+                    psn: p,
+                    va: reth.va,
+                    remaining: len,
+                    first: true,
+                    msn: self.msn,
+                });
+                self.epsn = psn::add(p, npsn);
+                return;
+            }
+            CompareSwap | FetchAdd => {
+                let Some(a) = pkt.ext.atomic_eth else {
+                    self.fatal(NakCode::InvalidRequest, env);
+                    return;
+                };
+                if !env.qp_allows(RemoteOp::Atomic)
+                    || self.cfg.max_dest_rd_atomic == 0
+                    || a.va % 8 != 0
+                {
+                    self.fatal(NakCode::InvalidRequest, env);
+                    return;
+                }
+                if !env.check_rkey(a.rkey, a.va, 8, RemoteOp::Atomic) {
+                    self.fatal(NakCode::RemoteAccessError, env);
+                    return;
+                }
+                let orig = if op == CompareSwap {
+                    env.atomic(a.va, Some((a.compare, a.swap_add)), 0)
+                } else {
+                    env.atomic(a.va, None, a.swap_add)
+                };
+                self.remember(Resource::Atomic { psn: p, orig });
+                self.msn = (self.msn + 1) & psn::MASK;
+                self.out.push_back(Outgoing::AtomicAck {
+                    psn: p,
+                    orig,
+                    msn: self.msn,
+                });
+                self.epsn = psn::add(p, 1);
+                return;
+            }
+            _ => {
+                self.fatal(NakCode::InvalidRequest, env);
+                return;
+            }
+        }
+        self.epsn = psn::add(p, 1);
+        if pkt.bth.ack_req {
+            self.push_ack(
+                p,
+                Syndrome::Ack {
+                    credits: CREDITS_UNLIMITED,
+                },
+            );
+        }
+    }
+
+    fn remember(&mut self, r: Resource) {
+        if self.resources.len() >= self.cfg.max_dest_rd_atomic.max(1) as usize {
+            self.resources.pop_front();
+        }
+        self.resources.push_back(r);
+    }
+
+    fn rnr(&mut self, p: u32) {
+        self.counters.rnr_naks += 1;
+        self.events
+            .push_back(ResponderEvent::ReceiverNotReady { psn: p });
+        self.push_ack(
+            p,
+            Syndrome::RnrNak {
+                timer: self.cfg.min_rnr_timer & 0x1f,
+            },
+        );
+    }
+
+    fn fatal(&mut self, nak: NakCode, _env: &mut impl ResponderEnv) {
+        self.push_ack(self.epsn, Syndrome::Nak(nak));
+        self.failed = true;
+        self.msg = None;
+        self.events.push_back(ResponderEvent::Failed { nak });
+    }
+
+    fn push_ack(&mut self, psn: u32, syndrome: Syndrome) {
+        let msn = self.msn;
+        if let (
+            Syndrome::Ack { .. },
+            Some(Outgoing::Ack {
+                syndrome: Syndrome::Ack { .. },
+                ..
+            }),
+        ) = (syndrome, self.out.back())
+        {
+            // Coalesce: a newer cumulative ACK replaces one still waiting to go.
+            self.out.pop_back();
+        }
+        self.out.push_back(Outgoing::Ack { psn, syndrome, msn });
+    }
+
+    /// The next response packet to send, if any.
+    pub fn poll_transmit(&mut self, _now: SimTime) -> Option<Transmit> {
+        let pmtu = self.cfg.pmtu as u64;
+        let dest = self.cfg.dest_qpn;
+        let item = self.out.front_mut()?;
+        let t = match *item {
+            Outgoing::Ack { psn, syndrome, msn } => {
+                self.out.pop_front();
+                if matches!(syndrome, Syndrome::Ack { .. }) {
+                    self.counters.acks += 1;
+                }
+                let ext = ExtHeaders {
+                    aeth: Some(aeth::Repr { syndrome, msn }),
+                    ..ExtHeaders::NONE
+                };
+                Transmit {
+                    pkt: RocePacket {
+                        bth: rc_bth(Opcode::rc(Operation::Acknowledge), dest, psn, false),
+                        ext,
+                        payload_len: 0,
+                    },
+                    data: DataRef::None,
+                }
+            }
+            Outgoing::AtomicAck { psn, orig, msn } => {
+                self.out.pop_front();
+                let ext = ExtHeaders {
+                    aeth: Some(aeth::Repr {
+                        syndrome: Syndrome::Ack {
+                            credits: CREDITS_UNLIMITED,
+                        },
+                        msn,
+                    }),
+                    atomic_ack_eth: Some(atomic_ack_eth::Repr {
+                        orig_remote_data: orig,
+                    }),
+                    ..ExtHeaders::NONE
+                };
+                Transmit {
+                    pkt: RocePacket {
+                        bth: rc_bth(Opcode::rc(Operation::AtomicAcknowledge), dest, psn, false),
+                        ext,
+                        payload_len: 0,
+                    },
+                    data: DataRef::None,
+                }
+            }
+            Outgoing::Read {
+                psn: p,
+                va,
+                remaining,
+                first,
+                msn,
+            } => {
+                let len = remaining.min(pmtu);
+                let last = remaining <= pmtu;
+                let op = match (first, last) {
+                    (true, true) => Operation::RdmaReadResponseOnly,
+                    (true, false) => Operation::RdmaReadResponseFirst,
+                    (false, false) => Operation::RdmaReadResponseMiddle,
+                    (false, true) => Operation::RdmaReadResponseLast,
+                };
+                let aeth = (first || last).then_some(aeth::Repr {
+                    syndrome: Syndrome::Ack {
+                        credits: CREDITS_UNLIMITED,
+                    },
+                    msn,
+                });
+                if last {
+                    self.out.pop_front();
+                } else {
+                    *item = Outgoing::Read {
+                        psn: psn::add(p, 1),
+                        va: va + len,
+                        remaining: remaining - len,
+                        first: false,
+                        msn,
+                    };
+                }
+                Transmit {
+                    pkt: RocePacket {
+                        bth: rc_bth(Opcode::rc(op), dest, p, false),
+                        ext: ExtHeaders {
+                            aeth,
+                            ..ExtHeaders::NONE
+                        },
+                        payload_len: len as u32,
+                    },
+                    data: if len > 0 {
+                        DataRef::Remote { va }
+                    } else {
+                        DataRef::None
+                    },
+                }
+            }
+        };
+        Some(t)
+    }
+}
