@@ -31,6 +31,6 @@ pub use queue::EventQueue;
 pub use rng::{Rng, RngStreams, StreamId};
 pub use sched::{Model, RunStats, Scheduler, Step, run};
 pub use trace::{
-    DropReason, Observer, PacketClass, PacketRef, PacketStage, TraceHasher, TraceRecord, Tracer,
-    VecObserver,
+    DropReason, ExecUnit, Observer, PacketClass, PacketRef, PacketStage, TraceHasher, TraceRecord,
+    Tracer, VecObserver,
 };

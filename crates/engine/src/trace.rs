@@ -76,6 +76,24 @@ pub enum DropReason {
     NoRoute,
 }
 
+/// What executes a stage.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+pub enum ExecUnit {
+    /// CPU core `n`: the stage costs CPU time.
+    Cpu(u16),
+    /// The NIC's processing engine.
+    Nic,
+    /// The PCIe link between host memory and the NIC (DMA, MMIO).
+    Pcie,
+}
+
+impl ExecUnit {
+    /// True when a CPU core is busy during the stage.
+    pub fn is_cpu(self) -> bool {
+        matches!(self, ExecUnit::Cpu(_))
+    }
+}
+
 /// One thing that happened, as the UI and tests see it.
 #[derive(Clone, Debug, Eq, Hash, PartialEq)]
 pub enum TraceRecord {
@@ -138,27 +156,22 @@ pub enum TraceRecord {
         /// Pause time in quanta (0 = resume).
         quanta: u16,
     },
-    /// A CPU or NIC stage began on a host.
-    StageStarted {
+    /// A timed stage of work on a host: a CPU running a syscall or a copy, the NIC fetching a
+    /// WQE, a DMA crossing PCIe. One record per stage, emitted when the stage is scheduled,
+    /// carrying its start and end (a UI draws it as a box on the host's timeline).
+    Stage {
         /// The host.
         host: NodeId,
-        /// The core (or NIC engine) it runs on.
-        core: u16,
-        /// The stage's name, e.g. "syscall write" or "copy user→kernel".
+        /// What ran it.
+        unit: ExecUnit,
+        /// The stage's name, e.g. "syscall write" or "DMA read payload".
         stage: &'static str,
         /// True for setup work (registration, QP creation), false for the data path.
         setup: bool,
-    },
-    /// A CPU or NIC stage finished.
-    StageEnded {
-        /// The host.
-        host: NodeId,
-        /// The core it ran on.
-        core: u16,
-        /// The stage's name.
-        stage: &'static str,
-        /// True for setup work.
-        setup: bool,
+        /// When it started.
+        start: SimTime,
+        /// When it ended.
+        end: SimTime,
     },
 }
 

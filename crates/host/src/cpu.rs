@@ -1,0 +1,130 @@
+//! CPU cores and the accounting of what ran on them.
+//!
+//! A stage runs on one core for a modelled time; a core runs one stage at a time, so a busy
+//! core delays the next stage assigned to it (that is how a single stream becomes CPU-bound).
+//! Every stage is traced with its start and end, and its time is added to the host's busy
+//! time, by stage name and split into data path and setup.
+
+use engine::{ExecUnit, TraceRecord, Tracer};
+use std::collections::BTreeMap;
+use units::{NodeId, SimDuration, SimTime};
+
+/// CPU time spent, by stage name and in total.
+#[derive(Clone, Debug, Default, Eq, PartialEq)]
+pub struct CpuAccount {
+    /// Busy time on the data path.
+    pub data_path: SimDuration,
+    /// Busy time on setup (registration, QP creation, connection exchange).
+    pub setup: SimDuration,
+    /// Busy time and count per stage name.
+    pub by_stage: BTreeMap<&'static str, (SimDuration, u64)>,
+}
+
+/// The cores of one host.
+#[derive(Clone, Debug)]
+pub struct Cpu {
+    host: NodeId,
+    free_at: Vec<SimTime>,
+    account: CpuAccount,
+}
+
+impl Cpu {
+    /// `cores` idle cores of `host`.
+    pub fn new(host: NodeId, cores: u16) -> Self {
+        Cpu {
+            host,
+            free_at: vec![SimTime::ZERO; cores.max(1) as usize],
+            account: CpuAccount::default(),
+        }
+    }
+
+    /// Runs stage `name` for `cost` on `core` (the application's or the interrupt's core),
+    /// no earlier than `ready`; returns (start, end). The trace record is emitted at `now`, the
+    /// time the stage is decided.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &mut self,
+        tracer: &mut Tracer,
+        now: SimTime,
+        core: u16,
+        ready: SimTime,
+        cost: SimDuration,
+        name: &'static str,
+        setup: bool,
+    ) -> (SimTime, SimTime) {
+        let c = (core as usize).min(self.free_at.len() - 1);
+        let start = ready.max(self.free_at[c]);
+        let end = start + cost;
+        self.free_at[c] = end;
+        if setup {
+            self.account.setup += cost;
+        } else {
+            self.account.data_path += cost;
+        }
+        let e = self.account.by_stage.entry(name).or_default();
+        e.0 += cost;
+        e.1 += 1;
+        let host = self.host;
+        tracer.emit(now, || TraceRecord::Stage {
+            host,
+            unit: ExecUnit::Cpu(c as u16),
+            stage: name,
+            setup,
+            start,
+            end,
+        });
+        (start, end)
+    }
+
+    /// What ran so far.
+    pub fn account(&self) -> &CpuAccount {
+        &self.account
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::VecObserver;
+
+    #[test]
+    fn a_busy_core_delays_the_next_stage_and_everything_is_counted() {
+        let mut t = Tracer::new(VecObserver::default());
+        let mut cpu = Cpu::new(NodeId(1), 2);
+        let (_, e1) = cpu.run(
+            &mut t,
+            SimTime::ZERO,
+            0,
+            SimTime::ZERO,
+            SimDuration::from_ns(100),
+            "copy",
+            false,
+        );
+        let (s2, e2) = cpu.run(
+            &mut t,
+            SimTime::ZERO,
+            0,
+            SimTime::ZERO,
+            SimDuration::from_ns(50),
+            "syscall",
+            false,
+        );
+        assert_eq!(s2, e1, "core 0 was busy");
+        assert_eq!(e2.as_ps(), 150_000);
+        let (s3, _) = cpu.run(
+            &mut t,
+            SimTime::ZERO,
+            1,
+            SimTime::ZERO,
+            SimDuration::from_ns(10),
+            "reg_mr",
+            true,
+        );
+        assert_eq!(s3, SimTime::ZERO, "core 1 was free");
+        let a = cpu.account();
+        assert_eq!(a.data_path, SimDuration::from_ns(150));
+        assert_eq!(a.setup, SimDuration::from_ns(10));
+        assert_eq!(a.by_stage["copy"], (SimDuration::from_ns(100), 1));
+        assert_eq!(t.take::<VecObserver>().unwrap().records.len(), 3);
+    }
+}

@@ -1,0 +1,17 @@
+//! Hosts: the CPU, PCIe and NIC cost model every path through a machine is timed with.
+//!
+//! - [`profile`]: [`HostProfile`], the model constants with units and sources.
+//! - [`cpu`]: [`Cpu`], cores that run stages one at a time, with per-stage accounting.
+//! - [`pcie`]: [`Pcie`], the link between host memory and the NIC: MMIO writes, DMA reads and
+//!   writes, a bandwidth cap per direction.
+//!
+//! Every stage is traced as an [`engine::TraceRecord::Stage`] with the unit that ran it, so a UI
+//! can draw it and the report can count it.
+
+pub mod cpu;
+pub mod pcie;
+pub mod profile;
+
+pub use cpu::{Cpu, CpuAccount};
+pub use pcie::Pcie;
+pub use profile::{CpuProfile, HostProfile, NicTiming, PcieProfile, ProfileError};

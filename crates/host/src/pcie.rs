@@ -1,0 +1,104 @@
+//! The PCIe link between host memory and the NIC.
+//!
+//! Three kinds of transfer, as research/figures.md §3 (Neugebauer et al., SIGCOMM 2018;
+//! Kalia et al., ATC 2016) describes them:
+//! - **MMIO write** (CPU → NIC, posted): a doorbell or a BlueFlame WQE lands after the posted
+//!   write latency.
+//! - **DMA read** (NIC asks host memory): a round trip, plus the data's time on the link.
+//! - **DMA write** (NIC → host memory, posted): the data is visible after the posted-write
+//!   latency plus its time on the link.
+//!
+//! Each direction is a resource with a bandwidth cap: transfers in one direction queue behind
+//! each other (a 1 MiB gather cannot go faster than the link), while reads and writes overlap.
+//! Simplifications: TLP header overhead is folded into the goodput figure; no read-completion
+//! reordering; no root-complex tail latency (figures.md notes p99.9 up to milliseconds on some
+//! hosts).
+
+use crate::profile::PcieProfile;
+use units::{Bandwidth, ByteLen, SimTime};
+
+/// One host's PCIe link, with a busy-until clock per direction.
+#[derive(Clone, Debug)]
+pub struct Pcie {
+    profile: PcieProfile,
+    bw: Bandwidth,
+    /// Host → NIC direction (DMA read data, MMIO writes) is free from this time.
+    down_free: SimTime,
+    /// NIC → host direction (DMA write data) is free from this time.
+    up_free: SimTime,
+    /// Bytes moved by DMA (both directions): the memory-bus bytes the NIC caused.
+    pub dma_bytes: u64,
+}
+
+impl Pcie {
+    /// A link with `profile`'s timing.
+    pub fn new(profile: PcieProfile) -> Self {
+        Pcie {
+            profile,
+            bw: profile.bandwidth(),
+            down_free: SimTime::ZERO,
+            up_free: SimTime::ZERO,
+            dma_bytes: 0,
+        }
+    }
+
+    /// The usable bandwidth per direction.
+    pub fn bandwidth(&self) -> Bandwidth {
+        self.bw
+    }
+
+    /// An MMIO write of `bytes` issued at `now`: returns when it reaches the NIC.
+    pub fn mmio_write(&mut self, now: SimTime, bytes: u64) -> (SimTime, SimTime) {
+        let start = now.max(self.down_free);
+        let end = start + self.bw.serialization_time(ByteLen::new(bytes));
+        self.down_free = end;
+        (start, end + self.profile.posted_write)
+    }
+
+    /// A DMA read of `bytes` the NIC starts at `now`: returns (start, data complete at the NIC).
+    pub fn dma_read(&mut self, now: SimTime, bytes: u64) -> (SimTime, SimTime) {
+        // The request goes up, memory answers, data streams down behind earlier reads.
+        let data_ready = now + self.profile.dma_read_rtt;
+        let xfer = self.bw.serialization_time(ByteLen::new(bytes));
+        let end = data_ready.max(self.down_free) + xfer;
+        self.down_free = end;
+        self.dma_bytes += bytes;
+        (now, end)
+    }
+
+    /// A DMA write of `bytes` the NIC starts at `now`: returns (start, visible in host memory).
+    pub fn dma_write(&mut self, now: SimTime, bytes: u64) -> (SimTime, SimTime) {
+        let start = now.max(self.up_free);
+        let end = start + self.bw.serialization_time(ByteLen::new(bytes));
+        self.up_free = end;
+        self.dma_bytes += bytes;
+        (start, end + self.profile.posted_write)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::HostProfile;
+    use units::SimDuration;
+
+    #[test]
+    fn small_read_costs_a_round_trip_large_reads_the_link() {
+        let mut p = Pcie::new(HostProfile::default().pcie);
+        let (_, done) = p.dma_read(SimTime::ZERO, 64);
+        // 547 ns + 64 B at 115.76 Gb/s (4.42 ns).
+        assert_eq!(done.as_ps(), 547_000 + 4_423);
+        // A 1 MiB gather takes about 1 MiB / 115.76 Gb/s = 72.5 µs after the round trip.
+        let mut p = Pcie::new(HostProfile::default().pcie);
+        let (_, done) = p.dma_read(SimTime::ZERO, 1 << 20);
+        let expect = 547_000
+            + Bandwidth::mbps(115_760)
+                .serialization_time(ByteLen::new(1 << 20))
+                .as_ps();
+        assert_eq!(done.as_ps(), expect);
+        // Back-to-back reads pipeline: the second's data follows the first's on the link.
+        let (_, second) = p.dma_read(SimTime::ZERO, 1 << 20);
+        assert!(second.as_ps() >= 2 * (expect - 547_000));
+        assert_eq!(p.dma_bytes, 2 << 20);
+    }
+}

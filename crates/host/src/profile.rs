@@ -1,0 +1,187 @@
+//! Host profiles: the building-block constants of the host model.
+//!
+//! Every constant carries its unit in its name and a `source:` from research/figures.md (or is
+//! marked as an estimate where that file has a gap; `rdmalab calibrate` will measure what a
+//! machine can measure). End-to-end figures (a verb's latency, a TCP round trip) are never
+//! constants: the simulator produces them from these.
+
+use units::{Bandwidth, SimDuration};
+
+/// A profile value out of range.
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[error("{field} = {value} is out of range: allowed {allowed}")]
+pub struct ProfileError {
+    /// The field.
+    pub field: &'static str,
+    /// The value.
+    pub value: String,
+    /// What is allowed.
+    pub allowed: &'static str,
+}
+
+/// The CPU.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct CpuProfile {
+    /// Cores available to the workload.
+    pub cores: u16,
+    /// Clock rate in MHz (cycles per microsecond).
+    /// source: DESIGN.md §3.3 default profile, "3 GHz server CPU".
+    pub clock_mhz: u32,
+    /// Building a work request in the send queue (user space, no syscall).
+    /// estimate: research/figures.md has no figure; about 150 cycles at 3 GHz.
+    pub post_wr: SimDuration,
+    /// One `ibv_poll_cq` call that reads a CQE (user space).
+    /// estimate: research/figures.md has no figure; about 100 cycles at 3 GHz.
+    pub poll_cq: SimDuration,
+}
+
+/// The PCIe link between host memory and the NIC.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct PcieProfile {
+    /// PCIe generation (3, 4 or 5).
+    pub generation: u8,
+    /// Lanes (1–16).
+    pub lanes: u8,
+    /// Round trip of a small DMA read (the NIC asks, host memory answers).
+    /// source: research/figures.md §3, "64 B PCIe DMA read RTT ~547 ns (NFP-6000), ~550 ns
+    /// (NetFPGA); 8 B ~520 ns" (Neugebauer et al., SIGCOMM 2018).
+    pub dma_read_rtt: SimDuration,
+    /// One-way time for a posted write (MMIO doorbell, DMA write) to land.
+    /// source: derived, half of the DMA read round trip (research/figures.md §3 "NIC processing
+    /// (derived)": two PCIe crossings of ~0.5 µs for a one-way NIC-to-NIC message).
+    pub posted_write: SimDuration,
+}
+
+impl PcieProfile {
+    /// Usable DMA bandwidth per direction after encoding and data-link overheads.
+    /// source: research/figures.md §3, "PCIe Gen3 x8 goodput 62.96 Gb/s physical, 57.88 after
+    /// DLL"; DESIGN.md §3.3 "x16 double"; each generation doubles the per-lane rate.
+    pub fn bandwidth(&self) -> Bandwidth {
+        // 57.88 Gb/s per 8 Gen3 lanes = 7.235 Gb/s per lane.
+        let per_lane_mbps: u64 = 7_235 << (self.generation.saturating_sub(3)).min(4);
+        Bandwidth::mbps(per_lane_mbps * self.lanes as u64)
+    }
+}
+
+/// The NIC's own processing.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct NicTiming {
+    /// Time a packet spends in the NIC pipeline (parse, transport state, scheduling), each way.
+    /// source: research/figures.md §3 "NIC processing (derived) ... NIC pipeline ≈ 0.1–0.3 µs";
+    /// we take the middle.
+    pub pipeline: SimDuration,
+    /// Whether small WQEs are written to the NIC by MMIO (BlueFlame), skipping the WQE fetch.
+    pub blueflame: bool,
+    /// Largest WQE BlueFlame writes, bytes (mlx5: 256 B of the BlueFlame register).
+    pub blueflame_max_bytes: u32,
+}
+
+/// Everything about a host the model needs.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct HostProfile {
+    /// The CPU.
+    pub cpu: CpuProfile,
+    /// PCIe.
+    pub pcie: PcieProfile,
+    /// The NIC.
+    pub nic: NicTiming,
+}
+
+impl Default for HostProfile {
+    /// The default profile: a 100 Gb/s ConnectX-5/6-class NIC on PCIe Gen3 x16 in a 3 GHz
+    /// server (DESIGN.md §3.3).
+    fn default() -> Self {
+        HostProfile {
+            cpu: CpuProfile {
+                cores: 16,
+                clock_mhz: 3_000,
+                post_wr: SimDuration::from_ns(50),
+                poll_cq: SimDuration::from_ns(33),
+            },
+            pcie: PcieProfile {
+                generation: 3,
+                lanes: 16,
+                dma_read_rtt: SimDuration::from_ns(547),
+                posted_write: SimDuration::from_ps(273_500),
+            },
+            nic: NicTiming {
+                pipeline: SimDuration::from_ns(200),
+                blueflame: true,
+                blueflame_max_bytes: 256,
+            },
+        }
+    }
+}
+
+impl HostProfile {
+    /// Checks every field.
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        let bad = |field, value: u64, allowed| {
+            Err(ProfileError {
+                field,
+                value: value.to_string(),
+                allowed,
+            })
+        };
+        if self.cpu.cores == 0 || self.cpu.cores > 1024 {
+            return bad("host.cpu.cores", self.cpu.cores as u64, "1..=1024");
+        }
+        if !(100..=10_000).contains(&self.cpu.clock_mhz) {
+            return bad(
+                "host.cpu.clock_mhz",
+                self.cpu.clock_mhz as u64,
+                "100..=10000",
+            );
+        }
+        if !(3..=6).contains(&self.pcie.generation) {
+            return bad("host.pcie.generation", self.pcie.generation as u64, "3..=6");
+        }
+        if !matches!(self.pcie.lanes, 1 | 2 | 4 | 8 | 16) {
+            return bad(
+                "host.pcie.lanes",
+                self.pcie.lanes as u64,
+                "1, 2, 4, 8 or 16",
+            );
+        }
+        let max = SimDuration::from_ms(1).as_ps();
+        for (field, d) in [
+            ("host.pcie.dma_read_rtt_ps", self.pcie.dma_read_rtt),
+            ("host.pcie.posted_write_ps", self.pcie.posted_write),
+            ("host.nic.pipeline_ps", self.nic.pipeline),
+            ("host.cpu.post_wr_ps", self.cpu.post_wr),
+            ("host.cpu.poll_cq_ps", self.cpu.poll_cq),
+        ] {
+            if d.as_ps() > max {
+                return bad(field, d.as_ps(), "0..=1000000000 (1 ms)");
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pcie_bandwidth_by_generation_and_lanes() {
+        let mut p = HostProfile::default().pcie;
+        p.lanes = 8;
+        assert_eq!(p.bandwidth(), Bandwidth::mbps(57_880), "Gen3 x8 after DLL");
+        p.lanes = 16;
+        assert_eq!(p.bandwidth(), Bandwidth::mbps(115_760));
+        p.generation = 4;
+        assert_eq!(p.bandwidth(), Bandwidth::mbps(231_520));
+    }
+
+    #[test]
+    fn bad_profiles_name_the_field() {
+        let mut p = HostProfile::default();
+        p.cpu.cores = 0;
+        assert_eq!(p.validate().unwrap_err().field, "host.cpu.cores");
+        let mut p = HostProfile::default();
+        p.pcie.lanes = 3;
+        assert_eq!(p.validate().unwrap_err().field, "host.pcie.lanes");
+        assert!(HostProfile::default().validate().is_ok());
+    }
+}
