@@ -80,7 +80,6 @@ impl Pcie {
 mod tests {
     use super::*;
     use crate::profile::HostProfile;
-    use units::SimDuration;
 
     #[test]
     fn small_read_costs_a_round_trip_large_reads_the_link() {
