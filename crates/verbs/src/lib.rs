@@ -1,1 +1,132 @@
-//! Verbs (in progress).
+//! The verbs API of rdmalab: what `libibverbs` on a real NIC returns, without timing and
+//! without packets.
+//!
+//! A [`Context`] is one NIC's verbs state (one per simulated host). It owns the host's
+//! [`Memory`], the protection domains, memory regions, completion queues, completion channels
+//! and queue pairs, each named by a `Copy` handle ([`PdHandle`], [`MrHandle`], [`CqHandle`],
+//! [`ChannelHandle`], [`QpNum`]). Behaviour that differs between NICs is chosen by a
+//! [`NicProfile`] (`mlx5` default, `rxe`, `ibta`); every divergence is a method of
+//! `NicProfile` with its source.
+//!
+//! The source of truth is `research/verbs-spec.md` (tags such as RC, KV, RXE-*, RXEV, MOJO
+//! refer to its source table). Its conformance cases that need no packets on a wire (C01, C02,
+//! C05–C07, C09–C14, C17–C21, C40, and the verbs half of C25, C27–C29, C34, C35) are tested in
+//! `tests/conformance.rs` and `tests/transport.rs`; `tests/props.rs` holds the property tests.
+//!
+//! # Modules
+//!
+//! - [`context`]: [`Context`], and the verbs a host calls: PD, MR, CQ, channel, QP
+//!   create/destroy, [`Context::modify_qp`] (with its side effects), [`Context::query_qp`],
+//!   [`Context::poll_cq`], notification and async events.
+//! - [`post`]: [`Context::post_send`] and [`Context::post_recv`] with the per-profile checks.
+//! - [`transport`]: the calls the transport makes (take and complete WQEs, gather and scatter
+//!   through SGE lists, remote key checks, atomics, [`Context::set_error`]).
+//! - [`modify`]: the legal-transition table [`QP_STATE_TABLE`] as data, the mask rules and the
+//!   value checks of `ibv_modify_qp`; [`QpAttr`].
+//! - [`qp`]: QP creation attributes and capabilities, send and receive WQEs.
+//! - [`mr`]: registration rules, keys, and [`MrTable::check_local`] /
+//!   [`MrTable::check_remote`].
+//! - [`cq`]: completion queue capacity, overrun, arming, channels.
+//! - [`memory`]: host memory with guard pages, real and synthetic buffers.
+//! - [`wr`], [`wc`]: work requests and work completions with verbs.h values.
+//! - [`flags`], [`types`], [`errno`]: bit sets, handles, states, errno values.
+//! - [`profile`]: [`NicProfile`] and [`DeviceAttr`] defaults with their sources.
+//! - [`error`]: [`VerbsError`] and [`PostError`]; each explains the rule it enforces.
+//!
+//! # Who calls what
+//!
+//! **The host** (the application side, which adds timing) calls the `ibv_*` equivalents:
+//!
+//! ```text
+//! Context::new(profile)                         ibv_open_device
+//! memory_mut().alloc(len) -> va                 malloc / mmap (4 KiB aligned, guard pages)
+//! memory_mut().alloc_synthetic(len, seed) -> va a large buffer that stores no bytes
+//! alloc_pd() / dealloc_pd(pd)                   ibv_alloc_pd / ibv_dealloc_pd (EBUSY in use)
+//! reg_mr(pd, va, len, access) -> Mr             ibv_reg_mr (Mr.pages = pages to pin)
+//! dereg_mr(mr)                                  ibv_dereg_mr
+//! create_comp_channel() / create_cq(cqe, ch)    ibv_create_comp_channel / ibv_create_cq
+//! create_qp(pd, &QpInitAttr) -> CreatedQp       ibv_create_qp (caps ≥ requested)
+//! modify_qp(qpn, &QpAttr, QpAttrMask)           ibv_modify_qp -> ModifyOutcome (side effects)
+//! query_qp(qpn)                                 ibv_query_qp
+//! post_send(qpn, &[SendWr]) / post_recv(..)     ibv_post_send / ibv_post_recv -> PostError{errno, bad_wr}
+//! poll_cq(cq, max) -> Vec<Wc>                   ibv_poll_cq
+//! req_notify_cq(cq, solicited_only)             ibv_req_notify_cq
+//! get_cq_event(ch) / ack_cq_events(cq, n)       ibv_get_cq_event / ibv_ack_cq_events
+//! get_async_event()                             ibv_get_async_event
+//! take_notifications()                          completion and async events raised since the
+//!                                               last call, to be modelled as interrupts
+//! ```
+//!
+//! After a post, the host tells the transport that QP `qpn` has work (the doorbell).
+//!
+//! **The transport** (RC/UC/UD requester and responder, which moves packets) calls:
+//!
+//! ```text
+//! requester:  start_send(qpn) -> StartSend      next WQE that may start (RTS only; fences;
+//!                                               max_rd_atomic credits; invalid opcodes fail here)
+//!             gather_send(qpn, id, off, &mut buf)   payload bytes (inline or through lkeys)
+//!             scatter_send(qpn, id, off, data)      READ response data into the local SGEs
+//!             write_atomic_result(qpn, id, orig)    atomic original value into the local SGE
+//!             complete_send(qpn, id, status)        CQE rules, in-order retirement, ERR on error
+//! responder:  accepts_requests(qpn)             RTR/RTS/SQD/SQE process requests
+//!             recv_head(qpn)                    None => RNR (RC) or drop (UC/UD)
+//!             scatter_recv(qpn, off, data)      message bytes into the receive WQE
+//!             scatter_ud_recv(qpn, grh, data)   UD: GRH at 0, payload at 40
+//!             complete_recv(qpn, RecvCompletion)
+//!             responder_check / remote_write / remote_read / remote_atomic
+//!                                               QP access → NAK invalid request, then rkey → NAK remote access
+//!             qkey(qpn), ud_send_qkey(qpn, id)  UD Q_Key handling
+//! both:       query_qp(qpn)                     dest QPN, PSNs, MTU, timeout, retry counts, AV
+//!             set_error(qpn)                    move to ERR and flush
+//!             mrs().check_local / check_remote  raw key checks, if needed directly
+//! ```
+//!
+//! The transport keeps its own per-QP protocol state (PSNs, timers, outstanding packets) and
+//! must drop it when `modify_qp` reports [`ModifyEffect::Reset`] or
+//! [`ModifyEffect::Flushed`], or when a completion call reports `flushed`.
+//!
+//! # What this crate does not model
+//!
+//! Timing (the host adds it), packets (the transport), SRQs, memory windows, address handle
+//! objects (a UD WR carries its [`AhAttr`] directly), multiple ports, RD/XRC, the kernel ULP
+//! post path. Simulated hosts are little-endian (atomics store `u64` little-endian).
+
+pub mod context;
+pub mod cq;
+pub mod errno;
+pub mod error;
+pub mod flags;
+pub mod memory;
+pub mod modify;
+pub mod mr;
+pub mod post;
+pub mod profile;
+pub mod qp;
+pub mod transport;
+pub mod types;
+pub mod wc;
+pub mod wr;
+
+pub use context::{
+    AsyncEvent, Context, CreatedQp, FlushReport, ModifyEffect, ModifyOutcome, Notification,
+};
+pub use cq::{CqPush, NotifyArm};
+pub use errno::Errno;
+pub use error::{PostError, PostRejection, Queue, VerbsError};
+pub use flags::{AccessFlags, QpAttrMask, SendFlags, WcFlags};
+pub use memory::{Memory, MemoryError, SyntheticStats};
+pub use modify::{ModifyError, ModifyWarning, QP_STATE_TABLE, QpAttr};
+pub use mr::{LocalAccessError, Mr, MrError, MrTable, RemoteAccessError};
+pub use post::PostReport;
+pub use profile::{DeviceAttr, NicProfile, PortAttr};
+pub use qp::{QpCap, QpInitAttr, RecvWqe, SendWqe, WqeId, WqeState};
+pub use transport::{
+    AtomicOp, GatherError, Nak, RecvCompletion, RecvOutcome, RemoteOp, ResponderError,
+    ScatterError, SendBlock, SendCompletion, StartSend, UD_GRH_LEN,
+};
+pub use types::{
+    AhAttr, ChannelHandle, CqHandle, Gid, GlobalRoute, MrHandle, Mtu, PdHandle, QpNum, QpState,
+    QpType,
+};
+pub use wc::{Wc, WcOpcode, WcStatus};
+pub use wr::{RecvWr, SendOpcode, SendWr, Sge, UdDest};
