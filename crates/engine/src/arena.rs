@@ -18,9 +18,17 @@ pub struct Handle<T> {
 }
 
 impl<T> Handle<T> {
-    /// The slot index, e.g. for a trace record.
+    /// The slot index, e.g. for a trace record or an event.
     pub const fn index(self) -> u32 {
         self.index
+    }
+    /// The handle for slot `index` (one that [`index`](Self::index) returned), so that a
+    /// handle can travel inside a plain event value.
+    pub const fn from_index(index: u32) -> Self {
+        Handle {
+            index,
+            _marker: PhantomData,
+        }
     }
 }
 impl<T> Clone for Handle<T> {
@@ -127,6 +135,13 @@ impl<T> Arena<T> {
         match &self.slots[h.index as usize] {
             Slot::Live(v) => v,
             Slot::Free { .. } => panic!("arena handle {h:?} used after removal"),
+        }
+    }
+    /// The value behind `h`, or `None` if its slot is free or out of range.
+    pub fn try_get(&self, h: Handle<T>) -> Option<&T> {
+        match self.slots.get(h.index as usize)? {
+            Slot::Live(v) => Some(v),
+            Slot::Free { .. } => None,
         }
     }
     /// The value behind `h`, mutably.

@@ -29,7 +29,7 @@ pub use arena::{Arena, Handle};
 pub use budget::{Budget, BudgetExceeded};
 pub use queue::EventQueue;
 pub use rng::{Rng, RngStreams, StreamId};
-pub use sched::{Model, RunStats, Scheduler, Step, run};
+pub use sched::{Model, RunStats, Scheduler, Step, run, run_until};
 pub use trace::{
     DropReason, ExecUnit, Observer, PacketClass, PacketRef, PacketStage, TraceHasher, TraceRecord,
     Tracer, VecObserver,

@@ -71,6 +71,17 @@ impl<E> Scheduler<E> {
     pub fn schedule_in(&mut self, delay: SimDuration, ev: E) {
         self.queue.push(self.now + delay, ev);
     }
+    /// Time of the next pending event.
+    pub fn peek_time(&self) -> Option<SimTime> {
+        self.queue.peek_time()
+    }
+    /// Moves the clock forward to `t` with nothing happening, so that calls made next (an
+    /// application posting work between runs) happen at `t`. Never moves backwards or past a
+    /// pending event.
+    pub fn advance_to(&mut self, t: SimTime) {
+        let limit = self.queue.peek_time().unwrap_or(SimTime::MAX);
+        self.now = self.now.max(t.min(limit));
+    }
     /// Events waiting.
     pub fn pending(&self) -> usize {
         self.queue.len()
@@ -114,13 +125,28 @@ pub fn run<M: Model>(
     sched: &mut Scheduler<M::Event>,
     budget: &Budget,
 ) -> Result<RunStats, BudgetExceeded> {
+    run_until(model, sched, budget, SimTime::MAX)
+}
+
+/// As [`run`], but also stops (successfully) before the first event later than `until`, which
+/// stays queued.
+pub fn run_until<M: Model>(
+    model: &mut M,
+    sched: &mut Scheduler<M::Event>,
+    budget: &Budget,
+    until: SimTime,
+) -> Result<RunStats, BudgetExceeded> {
     let started = Instant::now();
     let limit_time = SimTime::ZERO
         .checked_add(budget.sim_time)
         .unwrap_or(SimTime::MAX);
     let mut events = 0u64;
     let mut stopped_by_model = false;
-    while let Some((at, ev)) = sched.queue.pop() {
+    while let Some(next) = sched.queue.peek_time() {
+        if next > until {
+            break;
+        }
+        let (at, ev) = sched.queue.pop().expect("peeked");
         if at > limit_time {
             return Err(BudgetExceeded::SimTime {
                 limit: budget.sim_time,

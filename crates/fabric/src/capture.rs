@@ -34,6 +34,16 @@ pub enum CaptureAt {
     Ports(BTreeSet<(NodeId, PortId)>),
 }
 
+impl CaptureAt {
+    /// Whether frames leaving `node`'s `port` are captured.
+    pub fn includes(&self, node: NodeId, port: PortId) -> bool {
+        match self {
+            CaptureAt::All => true,
+            CaptureAt::Ports(set) => set.contains(&(node, port)),
+        }
+    }
+}
+
 /// A tap that writes a pcap.
 pub struct PcapTap<W: Write> {
     writer: PcapWriter<W>,
@@ -95,7 +105,23 @@ impl<W: Write + 'static> PcapTap<W> {
     }
 
     fn encode(&mut self, pkt: &Packet) -> wire::Result<()> {
-        self.buf.clear();
+        let (src, dst) = (self.ip_of(pkt.src), self.ip_of(pkt.dst));
+        frame_bytes(pkt, src, dst, &[], &mut self.buf)
+    }
+}
+
+/// Builds the bytes of `pkt` as it would appear on the wire (without FCS) into `buf`:
+/// `src`/`dst` are the IPv4 addresses of its hosts and `payload` its payload bytes (zeros if
+/// shorter than the packet's payload).
+pub fn frame_bytes(
+    pkt: &Packet,
+    src: Ipv4Address,
+    dst: Ipv4Address,
+    payload: &[u8],
+    buf: &mut Vec<u8>,
+) -> wire::Result<()> {
+    {
+        buf.clear();
         match pkt.payload {
             Payload::Pause {
                 class_enable,
@@ -108,8 +134,8 @@ impl<W: Write + 'static> PcapTap<W> {
                         quanta,
                     },
                 );
-                self.buf.resize(frame.buffer_len(), 0);
-                frame.emit(&mut self.buf)?;
+                buf.resize(frame.buffer_len(), 0);
+                frame.emit(buf)?;
             }
             Payload::Raw { payload, seq } => {
                 let mut link = Link::new(node_mac(pkt.src), node_mac(pkt.dst));
@@ -118,7 +144,7 @@ impl<W: Write + 'static> PcapTap<W> {
                     dei: false,
                     vid: 0,
                 });
-                let mut ip = Ip::new(self.ip_of(pkt.src), self.ip_of(pkt.dst));
+                let mut ip = Ip::new(src, dst);
                 ip.ecn = pkt.ecn;
                 let bth = bth::Repr {
                     opcode: Opcode::rc(Operation::SendOnly),
@@ -137,8 +163,25 @@ impl<W: Write + 'static> PcapTap<W> {
                 let len = u16::try_from(payload)
                     .map_err(|_| wire::Error::Malformed("payload over 64 KiB"))?;
                 let frame = RoceFrame::new(link, ip, sport, bth, ExtHeaders::NONE, len);
-                self.buf.resize(frame.buffer_len(), 0);
-                frame.emit(&[], &mut self.buf)?;
+                buf.resize(frame.buffer_len(), 0);
+                frame.emit(&[], buf)?;
+            }
+            Payload::Roce {
+                hdr, payload_len, ..
+            } => {
+                let mut link = Link::new(node_mac(pkt.src), node_mac(pkt.dst));
+                link.vlan = Some(vlan::Tag {
+                    pcp: pkt.priority,
+                    dei: false,
+                    vid: 0,
+                });
+                let mut ip = Ip::new(src, dst);
+                ip.ecn = pkt.ecn;
+                let len = u16::try_from(payload_len)
+                    .map_err(|_| wire::Error::Malformed("payload over 64 KiB"))?;
+                let frame = RoceFrame::new(link, ip, hdr.udp_src_port, hdr.bth, hdr.ext, len);
+                buf.resize(frame.buffer_len(), 0);
+                frame.emit(payload, buf)?;
             }
         }
         Ok(())

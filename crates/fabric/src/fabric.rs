@@ -68,6 +68,15 @@ pub trait Tap: std::any::Any {
     fn on_transmit(&mut self, at: SimTime, node: NodeId, port: PortId, pkt: &Packet);
 }
 
+/// A transport frame leaving the fabric: delivered to a host, or lost on the way.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum Delivery {
+    /// The frame reached host `node`.
+    Arrived(NodeId, Packet),
+    /// The frame was dropped (its sender may free its payload bytes).
+    Dropped(Packet),
+}
+
 /// The events the fabric schedules for itself.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub enum FabricEvent {
@@ -310,7 +319,12 @@ pub struct Fabric {
     next_uid: u64,
     flows: Vec<FlowState>,
     flows_done: usize,
-    inbox: VecDeque<(NodeId, Packet)>,
+    inbox: VecDeque<Delivery>,
+    host_wakeups: Vec<NodeId>,
+    capture: Option<(
+        crate::capture::CaptureAt,
+        Vec<(SimTime, NodeId, PortId, Packet)>,
+    )>,
     counters: Counters,
     tracer: Tracer,
     tap: Option<Box<dyn Tap>>,
@@ -520,6 +534,8 @@ impl Fabric {
             counters: Counters::default(),
             tracer: Tracer::disabled(),
             tap: None,
+            capture: None,
+            host_wakeups: Vec::new(),
             max_frame_bytes: MAX_FRAME_BYTES,
         })
     }
@@ -691,9 +707,41 @@ impl Fabric {
         Ok(())
     }
 
-    /// Frames delivered to hosts that are not raw-flow frames, oldest first.
-    pub fn take_delivered(&mut self) -> Option<(NodeId, Packet)> {
+    /// Transport frames that reached a host or were lost, oldest first.
+    pub fn take_delivered(&mut self) -> Option<Delivery> {
         self.inbox.pop_front()
+    }
+
+    /// Hosts whose NIC port finished a frame and has fewer than two frames queued: a NIC model
+    /// feeds them more (the NIC pulls data just in time, as real NICs fetch WQEs and payload).
+    pub fn take_host_wakeups(&mut self) -> std::vec::Drain<'_, NodeId> {
+        self.host_wakeups.drain(..)
+    }
+
+    /// Frames waiting in `host`'s NIC port queues (all priorities).
+    pub fn host_backlog(&self, host: NodeId) -> usize {
+        match self.nodes.get(host.index()).map(|n| &n.role) {
+            Some(Role::Host(h)) => self.ports[self.hosts[*h as usize].port as usize]
+                .queues
+                .iter()
+                .map(VecDeque::len)
+                .sum(),
+            _ => 0,
+        }
+    }
+
+    /// Starts keeping every frame put on a wire at the chosen ports, for
+    /// [`drain_captured`](Self::drain_captured) (a pcap writer with access to payload bytes).
+    pub fn enable_capture(&mut self, at: crate::capture::CaptureAt) {
+        self.capture = Some((at, Vec::new()));
+    }
+
+    /// Frames captured since the last call: (first-bit time, node, port, packet).
+    pub fn drain_captured(&mut self) -> Vec<(SimTime, NodeId, PortId, Packet)> {
+        match &mut self.capture {
+            Some((_, v)) => std::mem::take(v),
+            None => Vec::new(),
+        }
     }
 
     /// Processes one fabric event.
@@ -704,6 +752,12 @@ impl Fabric {
                 let p = &mut self.ports[port as usize];
                 p.busy = false;
                 self.try_tx(port, sched);
+                let p = &self.ports[port as usize];
+                if let Role::Host(_) = self.nodes[p.node.index()].role
+                    && p.queues.iter().map(VecDeque::len).sum::<usize>() < 2
+                {
+                    self.host_wakeups.push(p.node);
+                }
             }
             FabricEvent::Wake { port } => {
                 let p = &mut self.ports[port as usize];
@@ -932,6 +986,11 @@ impl Fabric {
         if let Some(tap) = self.tap.as_mut() {
             tap.on_transmit(start, node, local, self.packets.get(pkt));
         }
+        if let Some((at, v)) = self.capture.as_mut()
+            && at.includes(node, local)
+        {
+            v.push((start, node, local, *self.packets.get(pkt)));
+        }
         if self.tracer.enabled() {
             let p = self.packets.get(pkt);
             let r = p.trace_ref();
@@ -1035,9 +1094,7 @@ impl Fabric {
                 }
             }
             Payload::Pause { .. } => unreachable!("PFC frames are consumed by the receiving port"),
-        }
-        if !matches!(p.payload, Payload::Raw { .. }) {
-            self.inbox.push_back((node, p));
+            Payload::Roce { .. } => self.inbox.push_back(Delivery::Arrived(node, p)),
         }
     }
 
@@ -1314,6 +1371,10 @@ impl Fabric {
 
     fn drop_packet(&mut self, port: u32, pkt: PacketHandle, reason: DropReason, now: SimTime) {
         let p = self.packets.remove(pkt);
+        if matches!(p.payload, Payload::Roce { .. }) {
+            // Its sender owns the payload bytes and must hear of the loss to free them.
+            self.inbox.push_back(Delivery::Dropped(p));
+        }
         match reason {
             DropReason::BufferFull => {} // counted by the caller (lossy vs lossless overflow)
             DropReason::CongestionDraw => self.counters.drops_congestion += 1,

@@ -31,8 +31,10 @@ pub use config::{
     Scheduling, SwitchConfig,
 };
 pub use fabric::{
-    Counters, Fabric, FabricEvent, FlowResult, MAX_FRAME_BYTES, PortStats, RawFlow, Tap,
+    Counters, Delivery, Fabric, FabricEvent, FlowResult, MAX_FRAME_BYTES, PortStats, RawFlow, Tap,
 };
 pub use loss::{DropRule, GilbertElliott, LossConfig};
-pub use packet::{Ecn, FiveTuple, Packet, PacketHandle, PacketSpec, Payload};
+pub use packet::{
+    Ecn, FiveTuple, NO_DATA, Packet, PacketHandle, PacketSpec, Payload, RoceHeaders, roce_frame_len,
+};
 pub use topology::{LinkSpec, NodeKind, NodeSpec, Topology};

@@ -13,6 +13,15 @@ pub type PacketHandle = Handle<Packet>;
 
 pub use wire::Ecn;
 
+/// Frame bytes of a RoCEv2 packet over IPv4 with an 802.1Q tag: Ethernet 14 + VLAN 4 + IPv4 20
+/// + UDP 8 + transport headers + payload + pad + ICRC 4 + FCS 4, at least 64.
+/// source: research/verbs-spec.md §6 packet layout.
+pub fn roce_frame_len(hdr: &RoceHeaders, payload_len: u32) -> u32 {
+    let pad = (4 - payload_len % 4) % 4;
+    let transport = hdr.bth.opcode.transport_header_len() as u32;
+    (14 + 4 + 20 + 8 + transport + payload_len + pad + 4 + 4).max(MIN_FRAME_BYTES)
+}
+
 /// Bytes of header around a raw frame's payload, sized like a RoCEv2 SEND: Ethernet 14, IPv4
 /// 20, UDP 8, BTH 12, ICRC 4, FCS 4.
 /// source: research/verbs-spec.md §6 packet layout.
@@ -20,6 +29,20 @@ pub const RAW_FRAME_OVERHEAD: u32 = 62;
 
 /// The smallest Ethernet frame, FCS included (IEEE 802.3).
 pub const MIN_FRAME_BYTES: u32 = 64;
+
+/// The RoCEv2 transport headers a packet carries (the bytes are emitted only for captures).
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct RoceHeaders {
+    /// Base transport header.
+    pub bth: wire::ib::bth::Repr,
+    /// Extension headers.
+    pub ext: wire::ExtHeaders,
+    /// UDP source port (the ECMP entropy the sender chose).
+    pub udp_src_port: u16,
+}
+
+/// No payload bytes behind a packet.
+pub const NO_DATA: u32 = u32::MAX;
 
 /// What a packet carries.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -30,6 +53,16 @@ pub enum Payload {
         class_enable: u8,
         /// Pause time per priority.
         quanta: [u16; 8],
+    },
+    /// A RoCEv2 packet. Its payload bytes live with whoever sent it (the host model's payload
+    /// store), named by `data`; the fabric only carries the handle.
+    Roce {
+        /// Transport headers.
+        hdr: RoceHeaders,
+        /// Payload bytes (without pad).
+        payload_len: u32,
+        /// Handle of the payload bytes in the sender's store, or [`NO_DATA`].
+        data: u32,
     },
     /// A frame of a fabric-only flow: no transport, just bytes to deliver.
     Raw {
@@ -133,6 +166,19 @@ impl Packet {
         match self.payload {
             Payload::Pause { .. } => PacketClass::Pause,
             Payload::Raw { .. } => PacketClass::Raw,
+            Payload::Roce { hdr, .. } => {
+                use wire::ib::Operation;
+                if hdr.bth.opcode.is_cnp() {
+                    PacketClass::RoceCnp
+                } else if matches!(
+                    hdr.bth.opcode.operation(),
+                    Some(Operation::Acknowledge | Operation::AtomicAcknowledge)
+                ) {
+                    PacketClass::RoceAck
+                } else {
+                    PacketClass::RoceData
+                }
+            }
         }
     }
     /// Its identity in a trace record.

@@ -8,8 +8,8 @@
 
 use engine::{Budget, BudgetExceeded, Scheduler, run};
 use fabric::{
-    ConfigError, EcnConfig, Fabric, FabricConfig, FabricEvent, LinkConfig, PfcConfig, RawFlow, SwitchConfig,
-    Topology,
+    ConfigError, EcnConfig, Fabric, FabricConfig, FabricEvent, LinkConfig, PfcConfig, RawFlow,
+    SwitchConfig, Topology,
 };
 use units::{Bandwidth, ByteLen, Priority, Probability, SimDuration, SimTime};
 
@@ -86,7 +86,8 @@ pub enum DemoError {
 /// The ideal completion time: all payload through the receiver's link at line rate, ignoring
 /// headers — a lower bound every variant is compared against.
 pub fn ideal_time(p: &DemoParams) -> SimDuration {
-    p.link.serialization_time(ByteLen::new(p.senders * p.bytes_per_sender))
+    p.link
+        .serialization_time(ByteLen::new(p.senders * p.bytes_per_sender))
 }
 
 /// Runs the four variants.
@@ -94,27 +95,60 @@ pub fn run_demo(p: &DemoParams) -> Result<Vec<DemoRow>, DemoError> {
     fabric::config::check_range("demo.senders", p.senders, 1, 64)?;
     fabric::config::check_range("demo.bytes_per_sender", p.bytes_per_sender, 1024, 64 << 20)?;
     let prio = Priority::of(3);
-    let base = SwitchConfig { buffer_bytes: p.buffer_bytes, queue_cap_bytes: p.buffer_bytes, ..Default::default() };
+    let base = SwitchConfig {
+        buffer_bytes: p.buffer_bytes,
+        queue_cap_bytes: p.buffer_bytes,
+        ..Default::default()
+    };
     // XOFF/XON leave room for the headroom the fabric reserves per lossless port.
     let pfc = PfcConfig::new(1 << prio.get(), p.buffer_bytes / 16, p.buffer_bytes / 32);
     let variants = [
         ("drop-tail (lossy)", base),
-        ("PFC (lossless)", SwitchConfig { pfc: Some(pfc), ..base }),
+        (
+            "PFC (lossless)",
+            SwitchConfig {
+                pfc: Some(pfc),
+                ..base
+            },
+        ),
         (
             "PFC + ECN marking",
-            SwitchConfig { pfc: Some(pfc), ecn: Some(EcnConfig::dcqcn_paper(1 << prio.get())), ..base },
+            SwitchConfig {
+                pfc: Some(pfc),
+                ecn: Some(EcnConfig::dcqcn_paper(1 << prio.get())),
+                ..base
+            },
         ),
         (
             "PFC + 1% congestion draw",
-            SwitchConfig { pfc: Some(pfc), congestion_drop: Probability::from_ratio(1, 100), ..base },
+            SwitchConfig {
+                pfc: Some(pfc),
+                congestion_drop: Probability::from_ratio(1, 100),
+                ..base
+            },
         ),
     ];
-    variants.iter().map(|&(name, switch)| run_one(p, name, switch, prio)).collect()
+    variants
+        .iter()
+        .map(|&(name, switch)| run_one(p, name, switch, prio))
+        .collect()
 }
 
-fn run_one(p: &DemoParams, variant: &'static str, switch: SwitchConfig, prio: Priority) -> Result<DemoRow, DemoError> {
+fn run_one(
+    p: &DemoParams,
+    variant: &'static str,
+    switch: SwitchConfig,
+    prio: Priority,
+) -> Result<DemoRow, DemoError> {
     let topo = Topology::incast(p.senders, LinkConfig::new(p.link, p.cable_m))?;
-    let mut fab = Fabric::new(&topo, FabricConfig { switch, seed: p.seed, ..Default::default() })?;
+    let mut fab = Fabric::new(
+        &topo,
+        FabricConfig {
+            switch,
+            seed: p.seed,
+            ..Default::default()
+        },
+    )?;
     let hosts = fab.hosts();
     for &src in &hosts[1..] {
         fab.add_flow(RawFlow {
@@ -129,7 +163,10 @@ fn run_one(p: &DemoParams, variant: &'static str, switch: SwitchConfig, prio: Pr
     }
     let mut sched: Scheduler<FabricEvent> = Scheduler::new();
     fab.schedule_flows(&mut sched);
-    let budget = Budget { sim_time: SimDuration::from_secs(1), ..Budget::default() };
+    let budget = Budget {
+        sim_time: SimDuration::from_secs(1),
+        ..Budget::default()
+    };
     let st = run(&mut fab, &mut sched, &budget)?;
     let results = fab.flow_results();
     let c = fab.counters();
@@ -139,7 +176,11 @@ fn run_one(p: &DemoParams, variant: &'static str, switch: SwitchConfig, prio: Pr
         sent_bytes: p.senders * p.bytes_per_sender,
         flows_complete: results.iter().filter(|r| r.finish.is_some()).count() as u64,
         last_arrival: if fab.all_flows_done() {
-            results.iter().filter_map(|r| r.finish).max().unwrap_or(st.end_time)
+            results
+                .iter()
+                .filter_map(|r| r.finish)
+                .max()
+                .unwrap_or(st.end_time)
         } else {
             st.end_time
         },
@@ -159,11 +200,18 @@ mod tests {
 
     #[test]
     fn lossless_variants_deliver_everything_and_lossy_does_not() {
-        let p = DemoParams { senders: 3, bytes_per_sender: 1 << 20, ..Default::default() };
+        let p = DemoParams {
+            senders: 3,
+            bytes_per_sender: 1 << 20,
+            ..Default::default()
+        };
         let rows = run_demo(&p).unwrap();
         assert_eq!(rows.len(), 4);
         let lossy = &rows[0];
-        assert!(lossy.drops > 0 && lossy.delivered_bytes < lossy.sent_bytes, "{lossy:?}");
+        assert!(
+            lossy.drops > 0 && lossy.delivered_bytes < lossy.sent_bytes,
+            "{lossy:?}"
+        );
         for r in &rows[1..] {
             assert_eq!(r.drops, 0, "{r:?}");
             assert_eq!(r.delivered_bytes, r.sent_bytes);
@@ -175,7 +223,11 @@ mod tests {
 
     #[test]
     fn bad_parameters_name_the_field() {
-        let e = run_demo(&DemoParams { senders: 0, ..Default::default() }).unwrap_err();
+        let e = run_demo(&DemoParams {
+            senders: 0,
+            ..Default::default()
+        })
+        .unwrap_err();
         assert!(e.to_string().contains("demo.senders"), "{e}");
     }
 }

@@ -6,7 +6,12 @@
 //! (DESIGN.md §2, §3.7).
 
 pub mod demo;
+pub mod world;
 
 pub use engine;
 pub use fabric;
+pub use host;
+pub use transport;
 pub use units;
+pub use verbs;
+pub use wire;

@@ -115,6 +115,11 @@ pub enum ReqStatus {
     RnrRetryExceeded,
     /// A response that fits no outstanding request: IBV_WC_BAD_RESP_ERR.
     BadResponse,
+    /// The NIC could not read the request's local buffer (bad lkey or range):
+    /// IBV_WC_LOC_PROT_ERR.
+    LocalProtection,
+    /// The request could not be executed by this QP: IBV_WC_LOC_QP_OP_ERR.
+    LocalQpOperation,
 }
 
 /// Why the requester went back and resent.
@@ -726,6 +731,21 @@ impl Requester {
             from_psn: p,
             reason,
         });
+    }
+
+    /// Fails request `id` before (or while) it is sent, e.g. when the NIC could not gather its
+    /// payload (a bad lkey): it completes with `status` and the requester stops.
+    pub fn fail_request(&mut self, id: u64, status: ReqStatus) {
+        self.complete_in_order();
+        if let Some(i) = self.wqes.iter().position(|w| w.req.id == id) {
+            self.wqes.remove(i);
+            self.cur = self.cur.min(self.wqes.len());
+        }
+        self.failed = true;
+        self.ack_timer = None;
+        self.rnr_until = None;
+        self.events
+            .push_back(RequesterEvent::Completed { id, status });
     }
 
     /// Fails the request holding PSN `p` (everything before it has completed) and stops.

@@ -1,0 +1,1328 @@
+//! The simulated world: hosts with verbs, RC transports and a PCIe/NIC timing model, joined by
+//! the fabric, driven by one event queue.
+//!
+//! # The RDMA host path, as timed here
+//!
+//! Send side: `post_send` runs on the application's core (`post_wr` per WR, user space, no
+//! syscall), then rings the doorbell with an MMIO write across PCIe. When the doorbell lands, the
+//! NIC takes the WQE: written by MMIO with the doorbell (BlueFlame) when it is small enough, else
+//! fetched by a 64-byte DMA read. For each packet the NIC gathers the payload by DMA read (inline
+//! data skips it), spends its pipeline latency, and hands the frame to its port. The NIC keeps
+//! at most [`TX_WINDOW`] frames gathered ahead of its port, pulling more as frames leave (real
+//! NICs fetch just in time rather than buffering whole messages).
+//!
+//! Receive side: a frame that reaches the NIC spends the pipeline latency, then the transport
+//! acts: request payload is written to memory by DMA (the responder's placement), responses go
+//! back through the same TX path. A send completion is a 64-byte CQE DMA write; the CQE is in the
+//! CQ (and `poll_cq` can see it) when that write lands.
+//!
+//! Every DMA, MMIO write, NIC pipeline pass and CPU stage is traced as an
+//! [`engine::TraceRecord::Stage`] on the world's tracer.
+//!
+//! # Simplifications and what they cost
+//! - The out-of-band QPN/PSN/GID/rkey exchange happens instantly through [`World::connect_rc`]
+//!   (it moves onto a simulated TCP connection with the scenarios work).
+//! - One NIC port per host, one PCIe link; no NIC cache misses (MTT/MPT), so huge MRs cost
+//!   nothing extra per access (figures.md §4 has no numbers for those caches).
+//! - Receive CQEs are written when the last packet is placed, without their own DMA delay.
+
+use engine::{
+    Arena, Budget, BudgetExceeded, ExecUnit, Model, RunStats, Scheduler, Step, TraceRecord, Tracer,
+    run_until,
+};
+use fabric::{
+    Delivery, Ecn, Fabric, FabricConfig, FabricEvent, FiveTuple, PacketSpec, Payload, RoceHeaders,
+    Topology, capture::frame_bytes, packet::host_ip, roce_frame_len,
+};
+use host::{Cpu, HostProfile, Pcie};
+use std::collections::{BTreeMap, VecDeque};
+use transport::roce::{
+    DataRef, Placement, RcConfig, RecvFailure, RemoteOp, ReqStatus, Requester, RequesterEvent,
+    Responder, ResponderEnv, ResponderEvent, RocePacket, SendRequest, Transmit, WorkOp,
+};
+use units::{FlowId, NodeId, Priority, SimDuration, SimTime};
+use verbs::{
+    AccessFlags, Context, ModifyEffect, ModifyOutcome, NicProfile, PostError, PostReport, QpAttr,
+    QpAttrMask, QpNum, VerbsError, Wc, WcStatus,
+    transport::{AtomicOp, RecvCompletion, ScatterError, StartSend},
+    wc::WcOpcode,
+    wr::{RecvWr, SendOpcode, SendWr},
+};
+use wire::{Ipv4Address, PcapWriter};
+
+/// The 802.1p priority RoCE traffic uses (the NVIDIA/Cumulus default, research/figures.md §6.2).
+pub const ROCE_PRIORITY: Priority = Priority::of(3);
+
+/// Frames a NIC gathers ahead of its port.
+pub const TX_WINDOW: usize = 4;
+
+/// Events of the world.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Event {
+    /// An event of the fabric.
+    Fabric(FabricEvent),
+    /// An event of a host.
+    Host(HostEvent),
+}
+
+impl From<FabricEvent> for Event {
+    fn from(e: FabricEvent) -> Self {
+        Event::Fabric(e)
+    }
+}
+
+/// Events of a host's NIC.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum HostEvent {
+    /// The NIC looks at QP `qpn`'s send queue (a doorbell landed, or a fetched WQE is ready).
+    Doorbell {
+        /// Host ordinal.
+        host: u32,
+        /// The QP.
+        qpn: u32,
+    },
+    /// A gathered frame leaves the NIC pipeline for the port.
+    TxOut {
+        /// Host ordinal.
+        host: u32,
+        /// Slot of the frame.
+        slot: u32,
+    },
+    /// A received frame has passed the NIC pipeline.
+    RxIn {
+        /// Host ordinal.
+        host: u32,
+        /// Slot of the frame.
+        slot: u32,
+    },
+    /// A QP's transport timer is due.
+    Timer {
+        /// Host ordinal.
+        host: u32,
+        /// The QP.
+        qpn: u32,
+    },
+    /// A send completion's CQE has been written to host memory.
+    SendDone {
+        /// Host ordinal.
+        host: u32,
+        /// The QP.
+        qpn: u32,
+        /// The WQE.
+        id: u64,
+        /// How it ended.
+        status: ReqStatus,
+    },
+}
+
+/// Why a world could not be built or driven.
+#[derive(Debug, thiserror::Error)]
+pub enum WorldError {
+    /// A fabric or topology value is out of range.
+    #[error(transparent)]
+    Fabric(#[from] fabric::ConfigError),
+    /// A host profile value is out of range.
+    #[error(transparent)]
+    Profile(#[from] host::ProfileError),
+    /// A verbs call failed.
+    #[error(transparent)]
+    Verbs(#[from] VerbsError),
+    /// A run exceeded a budget.
+    #[error(transparent)]
+    Budget(#[from] BudgetExceeded),
+    /// No such host.
+    #[error("host {0} does not exist")]
+    NoHost(u32),
+}
+
+#[derive(Debug)]
+struct QpEngine {
+    req: Option<Requester>,
+    resp: Option<Responder>,
+    peer: Option<u32>,
+    sport: u16,
+    /// WQEs taken from the send queue, usable by the transport from the given time.
+    fetched: VecDeque<(SimTime, SendRequest)>,
+    timer_at: Option<SimTime>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct TxSlot {
+    qpn: u32,
+    t: Transmit,
+    data: u32,
+}
+
+/// One simulated machine.
+pub struct SimHost {
+    /// Its node in the fabric.
+    pub node: NodeId,
+    /// Its verbs state and memory.
+    pub verbs: Context,
+    profile: HostProfile,
+    pcie: Pcie,
+    cpu: Cpu,
+    qps: BTreeMap<u32, QpEngine>,
+    tx_slots: Arena<TxSlot>,
+    rx_slots: Arena<fabric::Packet>,
+    tx_inflight: usize,
+    rr: u32,
+}
+
+impl SimHost {
+    /// CPU time spent so far.
+    pub fn cpu(&self) -> &Cpu {
+        &self.cpu
+    }
+    /// Bytes moved by DMA so far.
+    pub fn dma_bytes(&self) -> u64 {
+        self.pcie.dma_bytes
+    }
+    /// The requester's counters of QP `qpn`, once it is in RTS.
+    pub fn requester_counters(
+        &self,
+        qpn: QpNum,
+    ) -> Option<transport::roce::requester::RequesterCounters> {
+        self.qps
+            .get(&qpn.get())?
+            .req
+            .as_ref()
+            .map(Requester::counters)
+    }
+    /// The responder's counters of QP `qpn`, once it is in RTR.
+    pub fn responder_counters(
+        &self,
+        qpn: QpNum,
+    ) -> Option<transport::roce::responder::ResponderCounters> {
+        self.qps
+            .get(&qpn.get())?
+            .resp
+            .as_ref()
+            .map(Responder::counters)
+    }
+}
+
+/// The simulated world.
+pub struct World {
+    /// The network.
+    pub fabric: Fabric,
+    hosts: Vec<SimHost>,
+    by_node: BTreeMap<u32, u32>,
+    by_ip: BTreeMap<[u8; 4], u32>,
+    sched: Scheduler<Event>,
+    pool: Arena<Vec<u8>>,
+    spare: Vec<Vec<u8>>,
+    tracer: Tracer,
+    pcap: Option<PcapWriter<Box<dyn std::io::Write>>>,
+    frame_buf: Vec<u8>,
+}
+
+impl World {
+    /// A world on `topology`: every host gets a verbs context under `nic` and the `profile`.
+    pub fn new(
+        topology: &Topology,
+        fabric: FabricConfig,
+        profile: HostProfile,
+        nic: NicProfile,
+    ) -> Result<World, WorldError> {
+        profile.validate()?;
+        let fabric = Fabric::new(topology, fabric)?;
+        let mut hosts = Vec::new();
+        let mut by_node = BTreeMap::new();
+        let mut by_ip = BTreeMap::new();
+        for (i, node) in fabric.hosts().into_iter().enumerate() {
+            by_node.insert(node.0, i as u32);
+            by_ip.insert(host_ip(i as u32), i as u32);
+            hosts.push(SimHost {
+                node,
+                verbs: Context::new(nic),
+                profile,
+                pcie: Pcie::new(profile.pcie),
+                cpu: Cpu::new(node, profile.cpu.cores),
+                qps: BTreeMap::new(),
+                tx_slots: Arena::new(),
+                rx_slots: Arena::new(),
+                tx_inflight: 0,
+                rr: 0,
+            });
+        }
+        Ok(World {
+            fabric,
+            hosts,
+            by_node,
+            by_ip,
+            sched: Scheduler::new(),
+            pool: Arena::new(),
+            spare: Vec::new(),
+            tracer: Tracer::disabled(),
+            pcap: None,
+            frame_buf: Vec::new(),
+        })
+    }
+
+    /// The current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.sched.now()
+    }
+    /// Host `i`.
+    pub fn host(&self, i: u32) -> &SimHost {
+        &self.hosts[i as usize]
+    }
+    /// Host `i`'s verbs context (memory, MRs, CQs...), for setup and inspection.
+    pub fn verbs(&mut self, i: u32) -> &mut Context {
+        &mut self.hosts[i as usize].verbs
+    }
+    /// Number of hosts.
+    pub fn host_count(&self) -> u32 {
+        self.hosts.len() as u32
+    }
+    /// Traces host stages (CPU, PCIe, NIC) to `tracer`.
+    pub fn set_tracer(&mut self, tracer: Tracer) {
+        self.tracer = tracer;
+    }
+    /// The host-stage tracer.
+    pub fn tracer_mut(&mut self) -> &mut Tracer {
+        &mut self.tracer
+    }
+    /// Writes every frame on every link to `out` as a pcap, with real payload bytes.
+    pub fn capture_pcap(&mut self, out: Box<dyn std::io::Write>) -> std::io::Result<()> {
+        self.pcap = Some(PcapWriter::new(out)?);
+        self.fabric.enable_capture(fabric::capture::CaptureAt::All);
+        Ok(())
+    }
+    /// Flushes and closes the pcap.
+    pub fn finish_pcap(&mut self) -> std::io::Result<()> {
+        self.write_captured()?;
+        if let Some(mut w) = self.pcap.take() {
+            w.flush()?;
+        }
+        Ok(())
+    }
+
+    /// `ibv_modify_qp`, keeping the QP's transport in step with its state.
+    pub fn modify_qp(
+        &mut self,
+        h: u32,
+        qpn: QpNum,
+        attr: &QpAttr,
+        mask: QpAttrMask,
+    ) -> Result<ModifyOutcome, VerbsError> {
+        let host = &mut self.hosts[h as usize];
+        let out = host.verbs.modify_qp(qpn, attr, mask)?;
+        let (a, _) = host.verbs.query_qp(qpn)?;
+        let cfg = RcConfig {
+            local_qpn: qpn.get(),
+            dest_qpn: a.dest_qp_num,
+            pmtu: a.path_mtu.bytes(),
+            sq_psn: a.sq_psn,
+            rq_psn: a.rq_psn,
+            timeout: a.timeout,
+            retry_cnt: a.retry_cnt,
+            rnr_retry: a.rnr_retry,
+            min_rnr_timer: a.min_rnr_timer,
+            max_rd_atomic: a.max_rd_atomic,
+            max_dest_rd_atomic: a.max_dest_rd_atomic,
+            ..RcConfig::default()
+        };
+        let dgid = a.ah_attr.grh.dgid.0;
+        let peer = self
+            .by_ip
+            .get(&[dgid[12], dgid[13], dgid[14], dgid[15]])
+            .copied();
+        let e = host.qps.entry(qpn.get()).or_insert_with(|| QpEngine {
+            req: None,
+            resp: None,
+            peer: None,
+            sport: 0xc000 | ((qpn.get() ^ (qpn.get() >> 14)) & 0x3fff) as u16,
+            fetched: VecDeque::new(),
+            timer_at: None,
+        });
+        for effect in &out.effects {
+            match effect {
+                ModifyEffect::Reset(_) | ModifyEffect::Flushed(_) => {
+                    e.req = None;
+                    e.resp = None;
+                    e.fetched.clear();
+                }
+                ModifyEffect::EnteredRtr => {
+                    e.peer = peer;
+                    e.resp = Some(Responder::new(cfg));
+                }
+                ModifyEffect::EnteredRts => {
+                    if e.req.is_none() {
+                        e.req = Some(Requester::new(cfg));
+                    }
+                    // WQEs posted before RTS (mlx5 accepts them) may start now.
+                    self.sched.schedule_at(
+                        self.sched.now(),
+                        Event::Host(HostEvent::Doorbell {
+                            host: h,
+                            qpn: qpn.get(),
+                        }),
+                    );
+                }
+                ModifyEffect::EnteredSqd { .. } => {}
+            }
+        }
+        Ok(out)
+    }
+
+    /// `ibv_post_send`: the WRs are checked and queued now; the CPU builds them and rings the
+    /// doorbell, which reaches the NIC over PCIe.
+    pub fn post_send(
+        &mut self,
+        h: u32,
+        qpn: QpNum,
+        wrs: &[SendWr],
+    ) -> Result<PostReport, PostError> {
+        let now = self.sched.now();
+        let host = &mut self.hosts[h as usize];
+        let result = host.verbs.post_send(qpn, wrs);
+        let posted = match &result {
+            Ok(_) => wrs.len(),
+            Err(e) => e.posted,
+        };
+        if posted > 0 {
+            let cost = host.profile.cpu.post_wr * posted as u64;
+            let (_, cpu_end) = host.cpu.run(
+                &mut self.tracer,
+                now,
+                0,
+                now,
+                cost,
+                "post_send (write WQE)",
+                false,
+            );
+            let bf = host.profile.nic.blueflame;
+            let bytes = if bf { 64 } else { 8 };
+            let (start, landed) = host.pcie.mmio_write(cpu_end, bytes);
+            let node = host.node;
+            self.tracer.emit(now, || TraceRecord::Stage {
+                host: node,
+                unit: ExecUnit::Pcie,
+                stage: if bf {
+                    "MMIO doorbell + WQE (BlueFlame)"
+                } else {
+                    "MMIO doorbell"
+                },
+                setup: false,
+                start,
+                end: landed,
+            });
+            self.sched.schedule_at(
+                landed,
+                Event::Host(HostEvent::Doorbell {
+                    host: h,
+                    qpn: qpn.get(),
+                }),
+            );
+        }
+        result
+    }
+
+    /// `ibv_post_recv`.
+    pub fn post_recv(
+        &mut self,
+        h: u32,
+        qpn: QpNum,
+        wrs: &[RecvWr],
+    ) -> Result<PostReport, PostError> {
+        let now = self.sched.now();
+        let host = &mut self.hosts[h as usize];
+        let result = host.verbs.post_recv(qpn, wrs);
+        let cost = host.profile.cpu.post_wr * wrs.len() as u64;
+        host.cpu.run(
+            &mut self.tracer,
+            now,
+            0,
+            now,
+            cost,
+            "post_recv (write WQE)",
+            false,
+        );
+        result
+    }
+
+    /// `ibv_poll_cq`, charged to the application's core.
+    pub fn poll_cq(
+        &mut self,
+        h: u32,
+        cq: verbs::CqHandle,
+        max: usize,
+    ) -> Result<Vec<Wc>, VerbsError> {
+        let now = self.sched.now();
+        let host = &mut self.hosts[h as usize];
+        let cost = host.profile.cpu.poll_cq;
+        host.cpu
+            .run(&mut self.tracer, now, 0, now, cost, "poll_cq", false);
+        host.verbs.poll_cq(cq, max)
+    }
+
+    /// Runs until simulated time `until` (or until nothing is left to do).
+    pub fn run_until(&mut self, until: SimTime, budget: &Budget) -> Result<RunStats, WorldError> {
+        let mut sched = std::mem::take(&mut self.sched);
+        let r = run_until(&mut Driver { world: self }, &mut sched, budget, until);
+        self.sched = sched;
+        // Leave the clock at `until` so that later calls happen then.
+        if self.sched.now() < until && until != SimTime::MAX {
+            self.sched.advance_to(until);
+        }
+        Ok(r?)
+    }
+
+    fn handle(&mut self, ev: Event, sched: &mut Scheduler<Event>) {
+        match ev {
+            Event::Fabric(fe) => {
+                self.fabric.handle(fe, sched);
+                while let Some(d) = self.fabric.take_delivered() {
+                    match d {
+                        Delivery::Arrived(node, pkt) => {
+                            let Some(&h) = self.by_node.get(&node.0) else {
+                                continue;
+                            };
+                            let host = &mut self.hosts[h as usize];
+                            let slot = host.rx_slots.insert(pkt);
+                            let at = sched.now() + host.profile.nic.pipeline;
+                            sched.schedule_at(
+                                at,
+                                Event::Host(HostEvent::RxIn {
+                                    host: h,
+                                    slot: slot.index(),
+                                }),
+                            );
+                        }
+                        Delivery::Dropped(pkt) => {
+                            if let Payload::Roce { data, .. } = pkt.payload {
+                                self.free_data(data);
+                            }
+                        }
+                    }
+                }
+                let wake: Vec<NodeId> = self.fabric.take_host_wakeups().collect();
+                for node in wake {
+                    if let Some(&h) = self.by_node.get(&node.0) {
+                        self.pump_tx(h, sched);
+                    }
+                }
+                if self.pcap.is_some() {
+                    // A failed write is reported by finish_pcap; the run goes on.
+                    let _ = self.write_captured();
+                }
+            }
+            Event::Host(HostEvent::Doorbell { host, qpn }) => self.doorbell(host, qpn, sched),
+            Event::Host(HostEvent::TxOut { host, slot }) => self.tx_out(host, slot, sched),
+            Event::Host(HostEvent::RxIn { host, slot }) => self.rx_in(host, slot, sched),
+            Event::Host(HostEvent::Timer { host, qpn }) => {
+                let now = sched.now();
+                let Some(e) = self.hosts[host as usize].qps.get_mut(&qpn) else {
+                    return;
+                };
+                if e.timer_at == Some(now) {
+                    e.timer_at = None;
+                }
+                if let Some(r) = e.req.as_mut() {
+                    r.handle_timeout(now);
+                }
+                self.after_transport(host, qpn, sched);
+            }
+            Event::Host(HostEvent::SendDone {
+                host,
+                qpn,
+                id,
+                status,
+            }) => {
+                let hs = &mut self.hosts[host as usize];
+                let profile = hs.verbs.profile();
+                let wc = wc_status(status, profile);
+                if let Ok(done) =
+                    hs.verbs
+                        .complete_send(QpNum::masked(qpn), verbs::qp::WqeId(id), wc)
+                    && done.flushed.is_some()
+                    && let Some(e) = hs.qps.get_mut(&qpn)
+                {
+                    e.req = None;
+                    e.resp = None;
+                    e.fetched.clear();
+                }
+                self.doorbell(host, qpn, sched);
+            }
+        }
+    }
+
+    fn doorbell(&mut self, h: u32, qpn: u32, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let host = &mut self.hosts[h as usize];
+        // Start every WQE that may start; each is usable after its fetch.
+        loop {
+            let Some(e) = host.qps.get(&qpn) else { return };
+            if e.req.is_none() {
+                break;
+            }
+            let started = match host.verbs.start_send(QpNum::masked(qpn)) {
+                Ok(StartSend::Started(w)) => w,
+                Ok(StartSend::FailedLocally(done)) => {
+                    if done.flushed.is_some()
+                        && let Some(e) = host.qps.get_mut(&qpn)
+                    {
+                        e.req = None;
+                        e.resp = None;
+                    }
+                    break;
+                }
+                _ => break,
+            };
+            let wqe_bytes = 64
+                + 16 * started.wr.sg_list.len() as u32
+                + started.inline_data.as_ref().map_or(0, |d| d.len() as u32);
+            let ready = if host.profile.nic.blueflame
+                && wqe_bytes <= host.profile.nic.blueflame_max_bytes
+            {
+                now
+            } else {
+                let (start, end) = host.pcie.dma_read(now, wqe_bytes as u64);
+                let node = host.node;
+                self.tracer.emit(now, || TraceRecord::Stage {
+                    host: node,
+                    unit: ExecUnit::Pcie,
+                    stage: "DMA read WQE",
+                    setup: false,
+                    start,
+                    end,
+                });
+                sched.schedule_at(end, Event::Host(HostEvent::Doorbell { host: h, qpn }));
+                end
+            };
+            let w = &started.wr;
+            let op = match w.opcode {
+                SendOpcode::Send => WorkOp::Send { imm: None },
+                SendOpcode::SendWithImm => WorkOp::Send {
+                    imm: Some(w.imm_data),
+                },
+                SendOpcode::RdmaWrite => WorkOp::Write {
+                    va: w.remote_addr,
+                    rkey: w.rkey,
+                    imm: None,
+                },
+                SendOpcode::RdmaWriteWithImm => WorkOp::Write {
+                    va: w.remote_addr,
+                    rkey: w.rkey,
+                    imm: Some(w.imm_data),
+                },
+                SendOpcode::RdmaRead => WorkOp::Read {
+                    va: w.remote_addr,
+                    rkey: w.rkey,
+                },
+                SendOpcode::AtomicCmpAndSwp => WorkOp::CompareSwap {
+                    va: w.remote_addr,
+                    rkey: w.rkey,
+                    compare: w.compare_add,
+                    swap: w.swap,
+                },
+                SendOpcode::AtomicFetchAndAdd => WorkOp::FetchAdd {
+                    va: w.remote_addr,
+                    rkey: w.rkey,
+                    add: w.compare_add,
+                },
+            };
+            let req = SendRequest {
+                id: started.id.0,
+                op,
+                len: started.length.min(u32::MAX as u64) as u32,
+                solicited: started.solicited(),
+                fence: started.fenced(),
+            };
+            if let Some(e) = host.qps.get_mut(&qpn) {
+                e.fetched.push_back((ready, req));
+            }
+        }
+        // Hand fetched WQEs whose fetch is done to the transport, in order.
+        if let Some(e) = host.qps.get_mut(&qpn) {
+            while let Some(&(ready, req)) = e.fetched.front() {
+                if ready > now {
+                    break;
+                }
+                e.fetched.pop_front();
+                if let Some(r) = e.req.as_mut() {
+                    r.post(req);
+                }
+            }
+        }
+        self.pump_tx(h, sched);
+        self.update_timer(h, qpn, sched);
+    }
+
+    /// Gathers frames from the host's QPs (responses first, round-robin over QPs) while the NIC
+    /// has room ahead of its port.
+    fn pump_tx(&mut self, h: u32, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        loop {
+            let host = &mut self.hosts[h as usize];
+            if host.tx_inflight + self.fabric.host_backlog(host.node) >= TX_WINDOW {
+                return;
+            }
+            // Next QP after the last one served that has something to send.
+            let n = host.qps.len();
+            let mut found = None;
+            for _ in 0..n {
+                let next = host
+                    .qps
+                    .range(host.rr.wrapping_add(1)..)
+                    .next()
+                    .or_else(|| host.qps.iter().next())
+                    .map(|(&k, _)| k);
+                let Some(q) = next else { break };
+                host.rr = q;
+                let e = host.qps.get_mut(&q).expect("key just found");
+                let t = e
+                    .resp
+                    .as_mut()
+                    .and_then(|r| r.poll_transmit(now))
+                    .or_else(|| e.req.as_mut().and_then(|r| r.poll_transmit(now)));
+                if let Some(t) = t {
+                    found = Some((q, t));
+                    break;
+                }
+            }
+            let Some((qpn, t)) = found else { return };
+            self.gather(h, qpn, t, sched);
+        }
+    }
+
+    fn gather(&mut self, h: u32, qpn: u32, t: Transmit, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let len = t.pkt.payload_len as usize;
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.resize(len, 0);
+        let host = &mut self.hosts[h as usize];
+        let mut dma_end = now;
+        match t.data {
+            DataRef::None => {}
+            DataRef::Request { id, offset } => {
+                if let Err(err) = host.verbs.gather_send(
+                    QpNum::masked(qpn),
+                    verbs::qp::WqeId(id),
+                    offset,
+                    &mut buf,
+                ) {
+                    // No packet goes out: the WQE fails locally (verbs-spec C29).
+                    let status = match err.send_status(host.verbs.profile()) {
+                        WcStatus::LocQpOpErr => ReqStatus::LocalQpOperation,
+                        _ => ReqStatus::LocalProtection,
+                    };
+                    if let Some(r) = host.qps.get_mut(&qpn).and_then(|e| e.req.as_mut()) {
+                        r.fail_request(id, status);
+                    }
+                    self.spare.push(buf);
+                    self.drain_requester_events(h, qpn, sched);
+                    return;
+                }
+                let inline = host
+                    .verbs
+                    .send_wqe(QpNum::masked(qpn), verbs::qp::WqeId(id))
+                    .is_ok_and(|w| w.inline_data.is_some());
+                if !inline && len > 0 {
+                    let (start, end) = host.pcie.dma_read(now, len as u64);
+                    dma_end = end;
+                    let node = host.node;
+                    self.tracer.emit(now, || TraceRecord::Stage {
+                        host: node,
+                        unit: ExecUnit::Pcie,
+                        stage: "DMA read payload",
+                        setup: false,
+                        start,
+                        end,
+                    });
+                }
+            }
+            DataRef::Remote { va } => {
+                if host.verbs.memory().read(va, &mut buf).is_err() {
+                    buf.fill(0);
+                }
+                let (start, end) = host.pcie.dma_read(now, len as u64);
+                dma_end = end;
+                let node = host.node;
+                self.tracer.emit(now, || TraceRecord::Stage {
+                    host: node,
+                    unit: ExecUnit::Pcie,
+                    stage: "DMA read (READ response)",
+                    setup: false,
+                    start,
+                    end,
+                });
+            }
+        }
+        let data = if len > 0 {
+            self.pool.insert(buf).index()
+        } else {
+            self.spare.push(buf);
+            fabric::NO_DATA
+        };
+        let host = &mut self.hosts[h as usize];
+        let ready = dma_end.max(now) + host.profile.nic.pipeline;
+        let node = host.node;
+        self.tracer.emit(now, || TraceRecord::Stage {
+            host: node,
+            unit: ExecUnit::Nic,
+            stage: "NIC TX pipeline",
+            setup: false,
+            start: dma_end.max(now),
+            end: ready,
+        });
+        let slot = host.tx_slots.insert(TxSlot { qpn, t, data });
+        host.tx_inflight += 1;
+        sched.schedule_at(
+            ready,
+            Event::Host(HostEvent::TxOut {
+                host: h,
+                slot: slot.index(),
+            }),
+        );
+    }
+
+    fn tx_out(&mut self, h: u32, slot: u32, sched: &mut Scheduler<Event>) {
+        let host = &mut self.hosts[h as usize];
+        let s = host.tx_slots.remove(engine::Handle::from_index(slot));
+        host.tx_inflight -= 1;
+        let Some(e) = host.qps.get(&s.qpn) else {
+            self.free_data(s.data);
+            return;
+        };
+        let Some(peer) = e.peer else {
+            self.free_data(s.data);
+            return;
+        };
+        let sport = e.sport;
+        let src_ip = host_ip(h);
+        let dst_ip = host_ip(peer);
+        let hdr = RoceHeaders {
+            bth: s.t.pkt.bth,
+            ext: s.t.pkt.ext,
+            udp_src_port: sport,
+        };
+        let spec = PacketSpec {
+            flow: FlowId(h * 0x1_0000 + (s.qpn & 0xffff)),
+            dst: self.hosts[peer as usize].node,
+            priority: ROCE_PRIORITY,
+            ecn: Ecn::Ect0,
+            len_bytes: roce_frame_len(&hdr, s.t.pkt.payload_len),
+            ecmp_hash: FiveTuple {
+                src_ip,
+                dst_ip,
+                protocol: 17,
+                src_port: sport,
+                dst_port: 4791,
+            }
+            .hash(),
+            payload: Payload::Roce {
+                hdr,
+                payload_len: s.t.pkt.payload_len,
+                data: s.data,
+            },
+        };
+        let node = self.hosts[h as usize].node;
+        if self.fabric.send(node, spec, sched).is_err() {
+            self.free_data(s.data);
+        }
+        self.pump_tx(h, sched);
+    }
+
+    fn rx_in(&mut self, h: u32, slot: u32, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let pkt = self.hosts[h as usize]
+            .rx_slots
+            .remove(engine::Handle::from_index(slot));
+        let Payload::Roce {
+            hdr,
+            payload_len,
+            data,
+        } = pkt.payload
+        else {
+            return;
+        };
+        let bytes = if data == fabric::NO_DATA {
+            Vec::new()
+        } else {
+            self.pool.remove(engine::Handle::from_index(data))
+        };
+        let qpn = hdr.bth.dest_qp;
+        let rp = RocePacket {
+            bth: hdr.bth,
+            ext: hdr.ext,
+            payload_len,
+        };
+        let host = &mut self.hosts[h as usize];
+        let node = host.node;
+        if hdr.bth.opcode.is_request() {
+            if host.verbs.accepts_requests(QpNum::masked(qpn)) != Ok(true) {
+                self.recycle(bytes);
+                return; // RESET/INIT QPs drop requests (C15)
+            }
+            let Some(e) = host.qps.get_mut(&qpn) else {
+                self.recycle(bytes);
+                return;
+            };
+            let Some(resp) = e.resp.as_mut() else {
+                self.recycle(bytes);
+                return;
+            };
+            let mut env = VerbsEnv {
+                ctx: &mut host.verbs,
+                qpn: QpNum::masked(qpn),
+                pending_fail: None,
+            };
+            resp.handle_request(now, &rp, &bytes, &mut env);
+            if payload_len > 0 {
+                let (start, end) = host.pcie.dma_write(now, payload_len as u64);
+                self.tracer.emit(now, || TraceRecord::Stage {
+                    host: node,
+                    unit: ExecUnit::Pcie,
+                    stage: "DMA write payload",
+                    setup: false,
+                    start,
+                    end,
+                });
+            }
+            let mut fatal = false;
+            while let Some(ev) = resp.poll_event() {
+                if let ResponderEvent::Failed { .. } = ev {
+                    fatal = true;
+                }
+            }
+            if fatal {
+                let _ = host.verbs.set_error(QpNum::masked(qpn));
+                if let Some(e) = host.qps.get_mut(&qpn) {
+                    e.req = None;
+                    e.fetched.clear();
+                }
+            }
+        } else {
+            let Some(req) = host.qps.get_mut(&qpn).and_then(|e| e.req.as_mut()) else {
+                self.recycle(bytes);
+                return;
+            };
+            match req.handle_response(now, &rp) {
+                Placement::ReadData { id, offset } => {
+                    let _ = host.verbs.scatter_send(
+                        QpNum::masked(qpn),
+                        verbs::qp::WqeId(id),
+                        offset,
+                        &bytes,
+                    );
+                    let (start, end) = host.pcie.dma_write(now, bytes.len() as u64);
+                    self.tracer.emit(now, || TraceRecord::Stage {
+                        host: node,
+                        unit: ExecUnit::Pcie,
+                        stage: "DMA write READ data",
+                        setup: false,
+                        start,
+                        end,
+                    });
+                }
+                Placement::AtomicResult { id, orig } => {
+                    let _ = host.verbs.write_atomic_result(
+                        QpNum::masked(qpn),
+                        verbs::qp::WqeId(id),
+                        orig,
+                    );
+                }
+                Placement::None => {}
+            }
+        }
+        self.recycle(bytes);
+        self.after_transport(h, qpn, sched);
+    }
+
+    /// After the transport of QP `qpn` did something: report completions (each a CQE DMA
+    /// write), send what it wants to send, and keep its timer.
+    fn after_transport(&mut self, h: u32, qpn: u32, sched: &mut Scheduler<Event>) {
+        self.drain_requester_events(h, qpn, sched);
+        self.pump_tx(h, sched);
+        self.update_timer(h, qpn, sched);
+    }
+
+    /// Turns the requester's completions into CQE writes.
+    fn drain_requester_events(&mut self, h: u32, qpn: u32, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let host = &mut self.hosts[h as usize];
+        let node = host.node;
+        if let Some(req) = host.qps.get_mut(&qpn).and_then(|e| e.req.as_mut()) {
+            while let Some(ev) = req.poll_event() {
+                if let RequesterEvent::Completed { id, status } = ev {
+                    let (start, end) = host.pcie.dma_write(now, 64);
+                    self.tracer.emit(now, || TraceRecord::Stage {
+                        host: node,
+                        unit: ExecUnit::Pcie,
+                        stage: "DMA write CQE",
+                        setup: false,
+                        start,
+                        end,
+                    });
+                    sched.schedule_at(
+                        end,
+                        Event::Host(HostEvent::SendDone {
+                            host: h,
+                            qpn,
+                            id,
+                            status,
+                        }),
+                    );
+                }
+            }
+        }
+    }
+
+    fn update_timer(&mut self, h: u32, qpn: u32, sched: &mut Scheduler<Event>) {
+        let Some(e) = self.hosts[h as usize].qps.get_mut(&qpn) else {
+            return;
+        };
+        let Some(t) = e.req.as_ref().and_then(Requester::poll_timeout) else {
+            return;
+        };
+        if e.timer_at.is_none_or(|cur| t < cur) {
+            e.timer_at = Some(t);
+            sched.schedule_at(
+                t.max(sched.now()),
+                Event::Host(HostEvent::Timer { host: h, qpn }),
+            );
+        }
+    }
+
+    fn free_data(&mut self, data: u32) {
+        if data != fabric::NO_DATA {
+            let b = self.pool.remove(engine::Handle::from_index(data));
+            self.spare.push(b);
+        }
+    }
+
+    fn recycle(&mut self, b: Vec<u8>) {
+        if b.capacity() > 0 {
+            self.spare.push(b);
+        }
+    }
+
+    fn write_captured(&mut self) -> std::io::Result<()> {
+        let frames = self.fabric.drain_captured();
+        let Some(w) = self.pcap.as_mut() else {
+            return Ok(());
+        };
+        for (at, _node, _port, pkt) in frames {
+            let src = self.by_node.get(&pkt.src.0).map_or([0; 4], |&h| host_ip(h));
+            let dst = self.by_node.get(&pkt.dst.0).map_or([0; 4], |&h| host_ip(h));
+            let payload: &[u8] = match pkt.payload {
+                Payload::Roce { data, .. } if data != fabric::NO_DATA => self
+                    .pool
+                    .try_get(engine::Handle::from_index(data))
+                    .map_or(&[], |v| v.as_slice()),
+                _ => &[],
+            };
+            frame_bytes(
+                &pkt,
+                Ipv4Address(src),
+                Ipv4Address(dst),
+                payload,
+                &mut self.frame_buf,
+            )
+            .map_err(std::io::Error::other)?;
+            w.write_frame(at, &self.frame_buf)?;
+        }
+        Ok(())
+    }
+}
+
+/// Maps a transport outcome to the work-completion status the NIC profile reports.
+fn wc_status(s: ReqStatus, _profile: NicProfile) -> WcStatus {
+    match s {
+        ReqStatus::Success => WcStatus::Success,
+        ReqStatus::RemoteInvalidRequest => WcStatus::RemInvReqErr,
+        ReqStatus::RemoteAccess => WcStatus::RemAccessErr,
+        ReqStatus::RemoteOperational => WcStatus::RemOpErr,
+        ReqStatus::RetryExceeded => WcStatus::RetryExcErr,
+        ReqStatus::RnrRetryExceeded => WcStatus::RnrRetryExcErr,
+        ReqStatus::BadResponse => WcStatus::BadRespErr,
+        ReqStatus::LocalProtection => WcStatus::LocProtErr,
+        ReqStatus::LocalQpOperation => WcStatus::LocQpOpErr,
+    }
+}
+
+/// The responder's view of a host's verbs state.
+struct VerbsEnv<'a> {
+    ctx: &'a mut Context,
+    qpn: QpNum,
+    pending_fail: Option<ScatterError>,
+}
+
+impl ResponderEnv for VerbsEnv<'_> {
+    fn qp_allows(&self, op: RemoteOp) -> bool {
+        let need = match op {
+            RemoteOp::Write => AccessFlags::REMOTE_WRITE,
+            RemoteOp::Read => AccessFlags::REMOTE_READ,
+            RemoteOp::Atomic => AccessFlags::REMOTE_ATOMIC,
+        };
+        self.ctx
+            .query_qp(self.qpn)
+            .is_ok_and(|(a, _)| a.qp_access_flags.contains(need))
+    }
+    fn check_rkey(&mut self, rkey: u32, va: u64, len: u64, op: RemoteOp) -> bool {
+        let op = match op {
+            RemoteOp::Write => verbs::transport::RemoteOp::Write,
+            RemoteOp::Read => verbs::transport::RemoteOp::Read,
+            RemoteOp::Atomic => verbs::transport::RemoteOp::Atomic,
+        };
+        self.ctx
+            .responder_check(self.qpn, op, rkey, va, len)
+            .is_ok()
+    }
+    fn start_recv(&mut self) -> bool {
+        self.ctx.recv_head(self.qpn).is_ok_and(|w| w.is_some())
+    }
+    fn place_recv(&mut self, offset: u64, data: &[u8]) -> Result<(), RecvFailure> {
+        match self.ctx.scatter_recv(self.qpn, offset, data) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let why = if matches!(e, ScatterError::TooLong { .. }) {
+                    RecvFailure::TooLong
+                } else {
+                    RecvFailure::BadWqe
+                };
+                self.pending_fail = Some(e);
+                Err(why)
+            }
+        }
+    }
+    fn finish_recv(
+        &mut self,
+        byte_len: u64,
+        imm: Option<u32>,
+        write_with_imm: bool,
+        solicited: bool,
+    ) {
+        let c = RecvCompletion {
+            status: WcStatus::Success,
+            opcode: if write_with_imm {
+                WcOpcode::RecvRdmaWithImm
+            } else {
+                WcOpcode::Recv
+            },
+            byte_len: byte_len.min(u32::MAX as u64) as u32,
+            imm_data: imm,
+            src_qp: None,
+            grh: false,
+            solicited,
+        };
+        let _ = self.ctx.complete_recv(self.qpn, c);
+    }
+    fn fail_recv(&mut self, why: RecvFailure) {
+        let profile = self.ctx.profile();
+        let status = match self.pending_fail.take() {
+            Some(e) => e.recv_status(profile),
+            None if why == RecvFailure::TooLong => WcStatus::LocLenErr,
+            None => WcStatus::LocProtErr,
+        };
+        let c = RecvCompletion {
+            status,
+            ..RecvCompletion::recv(0)
+        };
+        let _ = self.ctx.complete_recv(self.qpn, c);
+    }
+    fn write_remote(&mut self, va: u64, data: &[u8]) {
+        let _ = self.ctx.memory_mut().write(va, data);
+    }
+    fn atomic(&mut self, va: u64, compare_swap: Option<(u64, u64)>, add: u64) -> u64 {
+        let op = match compare_swap {
+            Some((compare, swap)) => AtomicOp::CmpAndSwp { compare, swap },
+            None => AtomicOp::FetchAndAdd { add },
+        };
+        // The rkey was checked by check_rkey just before; read-modify-write the memory.
+        let orig = self.ctx.memory().read_u64(va).unwrap_or(0);
+        let new = match op {
+            AtomicOp::CmpAndSwp { compare, swap } => {
+                if orig == compare {
+                    swap
+                } else {
+                    orig
+                }
+            }
+            AtomicOp::FetchAndAdd { add } => orig.wrapping_add(add),
+        };
+        let _ = self.ctx.memory_mut().write_u64(va, new);
+        orig
+    }
+}
+
+/// Runs the world's events (the scheduler is lent out while it runs).
+struct Driver<'a> {
+    world: &'a mut World,
+}
+
+impl Model for Driver<'_> {
+    type Event = Event;
+    fn handle(&mut self, ev: Event, sched: &mut Scheduler<Event>) -> Step {
+        self.world.handle(ev, sched);
+        Step::Continue
+    }
+}
+
+/// Durations in microseconds, for readable tests and sessions.
+pub fn us(n: u64) -> SimDuration {
+    SimDuration::from_us(n)
+}
+
+/// One side of a connected RC QP.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct Endpoint {
+    /// Host ordinal.
+    pub host: u32,
+    /// Its protection domain.
+    pub pd: verbs::PdHandle,
+    /// Its completion queue (send and receive).
+    pub cq: verbs::CqHandle,
+    /// The QP.
+    pub qpn: QpNum,
+}
+
+/// How [`World::connect_rc`] sets the QPs up.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct RcOptions {
+    /// Path MTU.
+    pub mtu: verbs::types::Mtu,
+    /// Local ACK timeout exponent.
+    pub timeout: u8,
+    /// Retries after timeouts and sequence NAKs.
+    pub retry_cnt: u8,
+    /// Retries after RNR NAKs (7 = forever).
+    pub rnr_retry: u8,
+    /// RNR timer code.
+    pub min_rnr_timer: u8,
+    /// READ/atomics in flight per QP, both directions.
+    pub rd_atomic: u8,
+    /// Remote access the QPs grant.
+    pub access: AccessFlags,
+    /// Queue sizes.
+    pub cap: verbs::qp::QpCap,
+    /// CQ entries.
+    pub cqe: u32,
+}
+
+impl Default for RcOptions {
+    fn default() -> Self {
+        RcOptions {
+            mtu: verbs::types::Mtu::Mtu4096,
+            timeout: 14,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            min_rnr_timer: 12,
+            rd_atomic: 16,
+            access: AccessFlags::REMOTE_WRITE
+                | AccessFlags::REMOTE_READ
+                | AccessFlags::REMOTE_ATOMIC,
+            cap: verbs::qp::QpCap {
+                max_send_wr: 1024,
+                max_recv_wr: 1024,
+                max_send_sge: 4,
+                max_recv_sge: 4,
+                max_inline_data: 256,
+            },
+            cqe: 4096,
+        }
+    }
+}
+
+impl World {
+    /// Creates a PD, a CQ and an RC QP on hosts `a` and `b` and brings both QPs to RTS
+    /// connected to each other: RESET→INIT→RTR→RTS with the masks IBTA requires. The QPN, PSN
+    /// and GID exchange is instantaneous here.
+    pub fn connect_rc(
+        &mut self,
+        a: u32,
+        b: u32,
+        o: &RcOptions,
+    ) -> Result<(Endpoint, Endpoint), WorldError> {
+        use verbs::types::{AhAttr, Gid, QpState, QpType};
+        if a >= self.host_count() || b >= self.host_count() {
+            return Err(WorldError::NoHost(a.max(b)));
+        }
+        let mut ends = Vec::new();
+        for h in [a, b] {
+            let v = &mut self.hosts[h as usize].verbs;
+            let pd = v.alloc_pd()?;
+            let (cq, _) = v.create_cq(o.cqe, None)?;
+            let init = verbs::qp::QpInitAttr {
+                qp_type: QpType::Rc,
+                send_cq: cq,
+                recv_cq: cq,
+                cap: o.cap,
+                sq_sig_all: false,
+            };
+            let qpn = v.create_qp(pd, &init)?.qpn;
+            ends.push(Endpoint {
+                host: h,
+                pd,
+                cq,
+                qpn,
+            });
+        }
+        for (me, peer) in [(ends[0], ends[1]), (ends[1], ends[0])] {
+            let init = QpAttr {
+                qp_state: QpState::Init,
+                qp_access_flags: o.access,
+                port_num: 1,
+                ..QpAttr::default()
+            };
+            self.modify_qp(
+                me.host,
+                me.qpn,
+                &init,
+                QpAttrMask::STATE
+                    | QpAttrMask::PKEY_INDEX
+                    | QpAttrMask::PORT
+                    | QpAttrMask::ACCESS_FLAGS,
+            )?;
+            let rtr = QpAttr {
+                qp_state: QpState::Rtr,
+                ah_attr: AhAttr::roce(Gid::from_ipv4(host_ip(peer.host))),
+                path_mtu: o.mtu,
+                dest_qp_num: peer.qpn.get(),
+                rq_psn: 0,
+                max_dest_rd_atomic: o.rd_atomic,
+                min_rnr_timer: o.min_rnr_timer,
+                ..QpAttr::default()
+            };
+            self.modify_qp(
+                me.host,
+                me.qpn,
+                &rtr,
+                QpAttrMask::STATE
+                    | QpAttrMask::AV
+                    | QpAttrMask::PATH_MTU
+                    | QpAttrMask::DEST_QPN
+                    | QpAttrMask::RQ_PSN
+                    | QpAttrMask::MAX_DEST_RD_ATOMIC
+                    | QpAttrMask::MIN_RNR_TIMER,
+            )?;
+        }
+        for me in [ends[0], ends[1]] {
+            let rts = QpAttr {
+                qp_state: QpState::Rts,
+                timeout: o.timeout,
+                retry_cnt: o.retry_cnt,
+                rnr_retry: o.rnr_retry,
+                sq_psn: 0,
+                max_rd_atomic: o.rd_atomic,
+                ..QpAttr::default()
+            };
+            self.modify_qp(
+                me.host,
+                me.qpn,
+                &rts,
+                QpAttrMask::STATE
+                    | QpAttrMask::TIMEOUT
+                    | QpAttrMask::RETRY_CNT
+                    | QpAttrMask::RNR_RETRY
+                    | QpAttrMask::SQ_PSN
+                    | QpAttrMask::MAX_QP_RD_ATOMIC,
+            )?;
+        }
+        Ok((ends[0], ends[1]))
+    }
+}
