@@ -166,6 +166,7 @@ pub struct SimHost {
     tx_slots: Arena<TxSlot>,
     rx_slots: Arena<fabric::Packet>,
     tx_inflight: usize,
+    tx_last_ready: SimTime,
     rr: u32,
 }
 
@@ -243,6 +244,7 @@ impl World {
                 tx_slots: Arena::new(),
                 rx_slots: Arena::new(),
                 tx_inflight: 0,
+                tx_last_ready: SimTime::ZERO,
                 rr: 0,
             });
         }
@@ -759,7 +761,10 @@ impl World {
             fabric::NO_DATA
         };
         let host = &mut self.hosts[h as usize];
-        let ready = dma_end.max(now) + host.profile.nic.pipeline;
+        // The NIC's TX pipeline is in order: a frame whose gather finished early (an ACK, a READ
+        // request) still leaves after the frames ahead of it.
+        let ready = (dma_end.max(now) + host.profile.nic.pipeline).max(host.tx_last_ready);
+        host.tx_last_ready = ready;
         let node = host.node;
         self.tracer.emit(now, || TraceRecord::Stage {
             host: node,
