@@ -41,6 +41,7 @@ use transport::roce::{
     Responder, ResponderEnv, ResponderEvent, RocePacket, SendRequest, Transmit, WorkOp,
 };
 use units::{FlowId, NodeId, Priority, SimDuration, SimTime};
+use verbs::SyntheticRef;
 use verbs::{
     AccessFlags, Context, ModifyEffect, ModifyOutcome, NicProfile, PostError, PostReport, QpAttr,
     QpAttrMask, QpNum, VerbsError, Wc, WcStatus,
@@ -153,6 +154,13 @@ struct TxSlot {
     data: u32,
 }
 
+/// Payload bytes travelling with a frame: real bytes, or a reference to synthetic memory.
+#[derive(Debug)]
+enum PoolData {
+    Bytes(Vec<u8>),
+    Synthetic(SyntheticRef),
+}
+
 /// One simulated machine.
 pub struct SimHost {
     /// Its node in the fabric.
@@ -211,7 +219,7 @@ pub struct World {
     by_node: BTreeMap<u32, u32>,
     by_ip: BTreeMap<[u8; 4], u32>,
     sched: Scheduler<Event>,
-    pool: Arena<Vec<u8>>,
+    pool: Arena<PoolData>,
     spare: Vec<Vec<u8>>,
     tracer: Tracer,
     pcap: Option<PcapWriter<Box<dyn std::io::Write>>>,
@@ -693,72 +701,96 @@ impl World {
     fn gather(&mut self, h: u32, qpn: u32, t: Transmit, sched: &mut Scheduler<Event>) {
         let now = sched.now();
         let len = t.pkt.payload_len as usize;
-        let mut buf = self.spare.pop().unwrap_or_default();
-        buf.clear();
-        buf.resize(len, 0);
         let host = &mut self.hosts[h as usize];
+        let node = host.node;
         let mut dma_end = now;
-        match t.data {
-            DataRef::None => {}
+        let dma = |host: &mut SimHost, tracer: &mut Tracer, stage: &'static str| {
+            let (start, end) = host.pcie.dma_read(now, len as u64);
+            tracer.emit(now, || TraceRecord::Stage {
+                host: node,
+                unit: ExecUnit::Pcie,
+                stage,
+                setup: false,
+                start,
+                end,
+            });
+            end
+        };
+        let payload = match t.data {
+            DataRef::None => None,
             DataRef::Request { id, offset } => {
-                if let Err(err) = host.verbs.gather_send(
-                    QpNum::masked(qpn),
-                    verbs::qp::WqeId(id),
-                    offset,
-                    &mut buf,
-                ) {
-                    // No packet goes out: the WQE fails locally (verbs-spec C29).
-                    let status = match err.send_status(host.verbs.profile()) {
-                        WcStatus::LocQpOpErr => ReqStatus::LocalQpOperation,
-                        _ => ReqStatus::LocalProtection,
+                let wqe = verbs::qp::WqeId(id);
+                let gathered =
+                    match host
+                        .verbs
+                        .gather_ref(QpNum::masked(qpn), wqe, offset, len as u64)
+                    {
+                        Ok(Some(r)) => Ok(PoolData::Synthetic(r)),
+                        Ok(None) => {
+                            let mut buf = self.spare.pop().unwrap_or_default();
+                            buf.clear();
+                            buf.resize(len, 0);
+                            match host
+                                .verbs
+                                .gather_send(QpNum::masked(qpn), wqe, offset, &mut buf)
+                            {
+                                Ok(()) => Ok(PoolData::Bytes(buf)),
+                                Err(e) => {
+                                    self.spare.push(buf);
+                                    Err(e)
+                                }
+                            }
+                        }
+                        Err(e) => Err(e),
                     };
-                    if let Some(r) = host.qps.get_mut(&qpn).and_then(|e| e.req.as_mut()) {
-                        r.fail_request(id, status);
+                let data = match gathered {
+                    Ok(d) => d,
+                    Err(err) => {
+                        // No packet goes out: the WQE fails locally (verbs-spec C29).
+                        let status = match err.send_status(host.verbs.profile()) {
+                            WcStatus::LocQpOpErr => ReqStatus::LocalQpOperation,
+                            _ => ReqStatus::LocalProtection,
+                        };
+                        if let Some(r) = host.qps.get_mut(&qpn).and_then(|e| e.req.as_mut()) {
+                            r.fail_request(id, status);
+                        }
+                        self.drain_requester_events(h, qpn, sched);
+                        return;
                     }
-                    self.spare.push(buf);
-                    self.drain_requester_events(h, qpn, sched);
-                    return;
-                }
+                };
                 let inline = host
                     .verbs
-                    .send_wqe(QpNum::masked(qpn), verbs::qp::WqeId(id))
+                    .send_wqe(QpNum::masked(qpn), wqe)
                     .is_ok_and(|w| w.inline_data.is_some());
                 if !inline && len > 0 {
-                    let (start, end) = host.pcie.dma_read(now, len as u64);
-                    dma_end = end;
-                    let node = host.node;
-                    self.tracer.emit(now, || TraceRecord::Stage {
-                        host: node,
-                        unit: ExecUnit::Pcie,
-                        stage: "DMA read payload",
-                        setup: false,
-                        start,
-                        end,
-                    });
+                    dma_end = dma(host, &mut self.tracer, "DMA read payload");
                 }
+                Some(data)
             }
             DataRef::Remote { va } => {
-                if host.verbs.memory().read(va, &mut buf).is_err() {
-                    buf.fill(0);
-                }
-                let (start, end) = host.pcie.dma_read(now, len as u64);
-                dma_end = end;
-                let node = host.node;
-                self.tracer.emit(now, || TraceRecord::Stage {
-                    host: node,
-                    unit: ExecUnit::Pcie,
-                    stage: "DMA read (READ response)",
-                    setup: false,
-                    start,
-                    end,
-                });
+                let data = match host.verbs.memory().synthetic_ref(va, len as u64) {
+                    Some(r) => PoolData::Synthetic(r),
+                    None => {
+                        let mut buf = self.spare.pop().unwrap_or_default();
+                        buf.clear();
+                        buf.resize(len, 0);
+                        if host.verbs.memory().read(va, &mut buf).is_err() {
+                            buf.fill(0);
+                        }
+                        PoolData::Bytes(buf)
+                    }
+                };
+                dma_end = dma(host, &mut self.tracer, "DMA read (READ response)");
+                Some(data)
             }
-        }
-        let data = if len > 0 {
-            self.pool.insert(buf).index()
-        } else {
-            self.spare.push(buf);
-            fabric::NO_DATA
+        };
+        let data = match payload {
+            Some(d) if len > 0 => self.pool.insert(d).index(),
+            Some(PoolData::Bytes(b)) => {
+                self.spare.push(b);
+                fabric::NO_DATA
+            }
+            _ => fabric::NO_DATA,
         };
         let host = &mut self.hosts[h as usize];
         // The NIC's TX pipeline is in order: a frame whose gather finished early (an ACK, a READ
@@ -845,10 +877,13 @@ impl World {
         else {
             return;
         };
-        let bytes = if data == fabric::NO_DATA {
-            Vec::new()
+        let (bytes, symbolic) = if data == fabric::NO_DATA {
+            (Vec::new(), None)
         } else {
-            self.pool.remove(engine::Handle::from_index(data))
+            match self.pool.remove(engine::Handle::from_index(data)) {
+                PoolData::Bytes(b) => (b, None),
+                PoolData::Synthetic(r) => (Vec::new(), Some(r)),
+            }
         };
         let qpn = hdr.bth.dest_qp;
         let rp = RocePacket {
@@ -875,6 +910,7 @@ impl World {
                 ctx: &mut host.verbs,
                 qpn: QpNum::masked(qpn),
                 pending_fail: None,
+                symbolic,
             };
             resp.handle_request(now, &rp, &bytes, &mut env);
             if payload_len > 0 {
@@ -994,8 +1030,9 @@ impl World {
     }
 
     fn free_data(&mut self, data: u32) {
-        if data != fabric::NO_DATA {
-            let b = self.pool.remove(engine::Handle::from_index(data));
+        if data != fabric::NO_DATA
+            && let PoolData::Bytes(b) = self.pool.remove(engine::Handle::from_index(data))
+        {
             self.spare.push(b);
         }
     }
@@ -1014,24 +1051,45 @@ impl World {
         for (at, _node, _port, pkt) in frames {
             let src = self.by_node.get(&pkt.src.0).map_or([0; 4], |&h| host_ip(h));
             let dst = self.by_node.get(&pkt.dst.0).map_or([0; 4], |&h| host_ip(h));
-            let payload: &[u8] = match pkt.payload {
-                Payload::Roce { data, .. } if data != fabric::NO_DATA => self
-                    .pool
-                    .try_get(engine::Handle::from_index(data))
-                    .map_or(&[], |v| v.as_slice()),
-                _ => &[],
+            let payload: std::borrow::Cow<'_, [u8]> = match pkt.payload {
+                Payload::Roce {
+                    data, payload_len, ..
+                } if data != fabric::NO_DATA => {
+                    match self.pool.try_get(engine::Handle::from_index(data)) {
+                        Some(PoolData::Bytes(v)) => std::borrow::Cow::Borrowed(v.as_slice()),
+                        Some(PoolData::Synthetic(r)) => materialize(&[], Some(*r), payload_len),
+                        None => std::borrow::Cow::Borrowed(&[][..]),
+                    }
+                }
+                _ => std::borrow::Cow::Borrowed(&[][..]),
             };
             frame_bytes(
                 &pkt,
                 Ipv4Address(src),
                 Ipv4Address(dst),
-                payload,
+                &payload,
                 &mut self.frame_buf,
             )
             .map_err(std::io::Error::other)?;
             w.write_frame(at, &self.frame_buf)?;
         }
         Ok(())
+    }
+}
+
+/// The payload as bytes: `bytes` itself, or the synthetic content it refers to.
+fn materialize(
+    bytes: &[u8],
+    symbolic: Option<SyntheticRef>,
+    len: u32,
+) -> std::borrow::Cow<'_, [u8]> {
+    match symbolic {
+        Some(r) if bytes.is_empty() => {
+            let mut v = vec![0; len as usize];
+            verbs::memory::fill_pattern(r.seed, r.offset, &mut v);
+            std::borrow::Cow::Owned(v)
+        }
+        _ => std::borrow::Cow::Borrowed(bytes),
     }
 }
 
@@ -1055,6 +1113,8 @@ struct VerbsEnv<'a> {
     ctx: &'a mut Context,
     qpn: QpNum,
     pending_fail: Option<ScatterError>,
+    /// The current packet's payload, when it travels as a reference to synthetic memory.
+    symbolic: Option<SyntheticRef>,
 }
 
 impl ResponderEnv for VerbsEnv<'_> {
@@ -1081,8 +1141,9 @@ impl ResponderEnv for VerbsEnv<'_> {
     fn start_recv(&mut self) -> bool {
         self.ctx.recv_head(self.qpn).is_ok_and(|w| w.is_some())
     }
-    fn place_recv(&mut self, offset: u64, data: &[u8]) -> Result<(), RecvFailure> {
-        match self.ctx.scatter_recv(self.qpn, offset, data) {
+    fn place_recv(&mut self, offset: u64, len: u64, data: &[u8]) -> Result<(), RecvFailure> {
+        let data = materialize(data, self.symbolic, len as u32);
+        match self.ctx.scatter_recv(self.qpn, offset, &data) {
             Ok(()) => Ok(()),
             Err(e) => {
                 let why = if matches!(e, ScatterError::TooLong { .. }) {
@@ -1130,8 +1191,11 @@ impl ResponderEnv for VerbsEnv<'_> {
         };
         let _ = self.ctx.complete_recv(self.qpn, c);
     }
-    fn write_remote(&mut self, va: u64, data: &[u8]) {
-        let _ = self.ctx.memory_mut().write(va, data);
+    fn write_remote(&mut self, va: u64, len: u64, data: &[u8]) {
+        let _ = match self.symbolic {
+            Some(r) if data.is_empty() => self.ctx.memory_mut().write_ref(va, r, len),
+            _ => self.ctx.memory_mut().write(va, data),
+        };
     }
     fn atomic(&mut self, va: u64, compare_swap: Option<(u64, u64)>, add: u64) -> u64 {
         let op = match compare_swap {

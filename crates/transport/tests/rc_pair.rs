@@ -32,7 +32,7 @@ impl ResponderEnv for BSide {
         self.claimed = self.recv_bufs.pop_front();
         self.claimed.is_some()
     }
-    fn place_recv(&mut self, offset: u64, data: &[u8]) -> Result<(), RecvFailure> {
+    fn place_recv(&mut self, offset: u64, _len: u64, data: &[u8]) -> Result<(), RecvFailure> {
         let (_, buf) = self.claimed.as_mut().expect("claimed");
         let end = offset as usize + data.len();
         if end > buf.len() {
@@ -53,7 +53,7 @@ impl ResponderEnv for BSide {
         self.claimed = None;
         self.recv_errors.push(why);
     }
-    fn write_remote(&mut self, va: u64, data: &[u8]) {
+    fn write_remote(&mut self, va: u64, _len: u64, data: &[u8]) {
         let o = (va - BASE) as usize;
         self.mem[o..o + data.len()].copy_from_slice(data);
     }

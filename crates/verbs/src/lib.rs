@@ -114,7 +114,7 @@ pub use cq::{CqPush, NotifyArm};
 pub use errno::Errno;
 pub use error::{PostError, PostRejection, Queue, VerbsError};
 pub use flags::{AccessFlags, QpAttrMask, SendFlags, WcFlags};
-pub use memory::{Memory, MemoryError, SyntheticStats};
+pub use memory::{Memory, MemoryError, SyntheticRef, SyntheticStats};
 pub use modify::{ModifyError, ModifyWarning, QP_STATE_TABLE, QpAttr};
 pub use mr::{LocalAccessError, Mr, MrError, MrTable, RemoteAccessError};
 pub use post::PostReport;

@@ -87,6 +87,8 @@ pub struct SyntheticStats {
     pub bytes_written: u64,
     /// Written bytes that differ from the generator content at their offset.
     pub mismatched_bytes: u64,
+    /// Of `bytes_written`, those written by reference ([`Memory::write_ref`]), not as bytes.
+    pub symbolic_bytes: u64,
     hasher: crc32fast::Hasher,
 }
 
@@ -302,6 +304,51 @@ impl Memory {
         Ok(())
     }
 
+    /// The generator content at `[va, va + len)`, if that range lies in one synthetic buffer.
+    pub fn synthetic_ref(&self, va: u64, len: u64) -> Option<SyntheticRef> {
+        let (off, buf) = self.find(va, len).ok()?;
+        match &buf.backing {
+            Backing::Synthetic { seed, .. } => Some(SyntheticRef {
+                seed: *seed,
+                offset: off,
+            }),
+            Backing::Real(_) => None,
+        }
+    }
+
+    /// Writes `len` bytes of generator content `src` at `va`. A real buffer receives the bytes;
+    /// a synthetic buffer counts them, and they match exactly when `src` names the content the
+    /// buffer's own generator has at that position (same seed, same offset) — which is what an
+    /// intact transfer between buffers of the same seed produces. Mismatched references are
+    /// compared byte by byte. The running CRC covers byte writes only (`symbolic_bytes` counts
+    /// the rest).
+    pub fn write_ref(&mut self, va: u64, src: SyntheticRef, len: u64) -> Result<(), MemoryError> {
+        if len == 0 {
+            return Ok(());
+        }
+        let (off, buf) = self.find_mut(va, len)?;
+        match &mut buf.backing {
+            Backing::Real(bytes) => {
+                let off = off as usize;
+                fill_pattern(src.seed, src.offset, &mut bytes[off..off + len as usize]);
+            }
+            Backing::Synthetic { seed, stats } => {
+                stats.writes += 1;
+                stats.bytes_written += len;
+                stats.symbolic_bytes += len;
+                if (src.seed, src.offset) != (*seed, off) {
+                    let mut got = vec![0; len as usize];
+                    fill_pattern(src.seed, src.offset, &mut got);
+                    let mut expected = vec![0; len as usize];
+                    fill_pattern(*seed, off, &mut expected);
+                    let bad = got.iter().zip(&expected).filter(|(a, b)| a != b).count();
+                    stats.mismatched_bytes += bad as u64;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Reads a little-endian u64 (the simulated hosts are little-endian, like x86).
     pub fn read_u64(&self, va: u64) -> Result<u64, MemoryError> {
         let mut b = [0; 8];
@@ -357,10 +404,36 @@ pub fn pattern_byte(seed: u64, offset: u64) -> u8 {
     (word >> ((offset % 8) * 8)) as u8
 }
 
-fn fill_pattern(seed: u64, offset: u64, out: &mut [u8]) {
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = pattern_byte(seed, offset + i as u64);
+/// Fills `out` with the generator content for `seed` starting at byte `offset`, one 64-bit word
+/// of the generator per 8 bytes.
+pub fn fill_pattern(seed: u64, offset: u64, out: &mut [u8]) {
+    let mut i = 0usize;
+    // Leading bytes up to a word boundary.
+    while i < out.len() && (offset + i as u64) % 8 != 0 {
+        out[i] = pattern_byte(seed, offset + i as u64);
+        i += 1;
     }
+    // Whole words.
+    while i + 8 <= out.len() {
+        let word = mix(seed ^ mix((offset + i as u64) / 8));
+        out[i..i + 8].copy_from_slice(&word.to_le_bytes());
+        i += 8;
+    }
+    while i < out.len() {
+        out[i] = pattern_byte(seed, offset + i as u64);
+        i += 1;
+    }
+}
+
+/// Generator content named instead of copied: the bytes of a synthetic buffer with `seed`
+/// starting at `offset`. Packets from a synthetic source carry this instead of bytes, so
+/// gigabyte runs move no bytes; writing it into a synthetic buffer checks it by position.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+pub struct SyntheticRef {
+    /// The source buffer's seed.
+    pub seed: u64,
+    /// Byte offset of the content in the source buffer.
+    pub offset: u64,
 }
 
 /// CRC-32 of the generator content `[offset, offset+len)` for `seed`: what a synthetic

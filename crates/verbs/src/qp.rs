@@ -220,6 +220,13 @@ impl Qp {
         id
     }
 
+    /// The send WQE `id`: ids grow with every post, so the queue is sorted by id and a binary
+    /// search finds it (a deep send queue is searched once per packet).
+    pub(crate) fn sq_wqe(&self, id: WqeId) -> Option<&SendWqe> {
+        let i = self.sq.partition_point(|w| w.id < id);
+        self.sq.get(i).filter(|w| w.id == id)
+    }
+
     /// READ/atomic WQEs started and not yet done.
     pub(crate) fn rd_atomic_in_flight(&self) -> usize {
         self.sq

@@ -53,6 +53,7 @@ use crate::context::{AsyncEvent, FlushReport};
 use crate::cq::CqPush;
 use crate::error::VerbsError;
 use crate::flags::{AccessFlags, WcFlags};
+use crate::memory::SyntheticRef;
 use crate::memory::{Memory, MemoryError};
 use crate::mr::{LocalAccessError, MrTable, RemoteAccessError};
 use crate::profile::NicProfile;
@@ -434,9 +435,7 @@ impl Context {
     /// A WQE still in the send queue.
     pub fn send_wqe(&self, qpn: QpNum, id: WqeId) -> Result<&SendWqe, VerbsError> {
         self.qp(qpn)?
-            .sq
-            .iter()
-            .find(|w| w.id == id)
+            .sq_wqe(id)
             .ok_or(VerbsError::NoSuchWqe { qpn, id })
     }
 
@@ -570,11 +569,7 @@ impl Context {
         out: &mut [u8],
     ) -> Result<(), GatherError> {
         let qp = self.qp(qpn)?;
-        let w = qp
-            .sq
-            .iter()
-            .find(|w| w.id == id)
-            .ok_or(VerbsError::NoSuchWqe { qpn, id })?;
+        let w = qp.sq_wqe(id).ok_or(VerbsError::NoSuchWqe { qpn, id })?;
         let end = offset.saturating_add(out.len() as u64);
         if end > w.length {
             return Err(GatherError::OutOfMessage {
@@ -590,6 +585,31 @@ impl Context {
         gather_sges(&self.mrs, &self.memory, qp.pd, &w.wr.sg_list, offset, out)
     }
 
+    /// The payload of send WQE `id` at `[offset, offset + len)` as a reference to synthetic
+    /// memory, when that range comes from one SGE into one synthetic buffer (after the same
+    /// lkey checks as [`gather_send`](Self::gather_send)); `None` when it must be gathered as
+    /// bytes (real memory, inline data, several SGEs).
+    pub fn gather_ref(
+        &self,
+        qpn: QpNum,
+        id: WqeId,
+        offset: u64,
+        len: u64,
+    ) -> Result<Option<SyntheticRef>, GatherError> {
+        let qp = self.qp(qpn)?;
+        let w = qp.sq_wqe(id).ok_or(VerbsError::NoSuchWqe { qpn, id })?;
+        if w.inline_data.is_some() || len == 0 {
+            return Ok(None);
+        }
+        let pieces = split(&w.wr.sg_list, offset, len);
+        let [(sge, off, n, _)] = pieces[..] else {
+            return Ok(None);
+        };
+        self.mrs
+            .check_local(sge.lkey, qp.pd, sge.addr + off, n, AccessFlags::empty())?;
+        Ok(self.memory.synthetic_ref(sge.addr + off, n))
+    }
+
     /// Writes READ response bytes at `offset` of send WQE `id`'s SGEs (LOCAL_WRITE needed).
     pub fn scatter_send(
         &mut self,
@@ -599,11 +619,7 @@ impl Context {
         data: &[u8],
     ) -> Result<(), ScatterError> {
         let qp = self.qps.get(&qpn).ok_or(VerbsError::NoSuchQp(qpn))?;
-        let w = qp
-            .sq
-            .iter()
-            .find(|w| w.id == id)
-            .ok_or(VerbsError::NoSuchWqe { qpn, id })?;
+        let w = qp.sq_wqe(id).ok_or(VerbsError::NoSuchWqe { qpn, id })?;
         scatter_sges(
             &self.mrs,
             &mut self.memory,
@@ -625,11 +641,7 @@ impl Context {
     ) -> Result<(), ScatterError> {
         let profile = self.profile();
         let qp = self.qps.get(&qpn).ok_or(VerbsError::NoSuchQp(qpn))?;
-        let w = qp
-            .sq
-            .iter()
-            .find(|w| w.id == id)
-            .ok_or(VerbsError::NoSuchWqe { qpn, id })?;
+        let w = qp.sq_wqe(id).ok_or(VerbsError::NoSuchWqe { qpn, id })?;
         let sges = match (profile, w.wr.sg_list.first()) {
             (NicProfile::Mlx5, Some(first)) => vec![Sge {
                 length: 8,
@@ -828,11 +840,7 @@ impl Context {
     /// WR's has its high-order bit set.
     pub fn ud_send_qkey(&self, qpn: QpNum, id: WqeId) -> Result<u32, VerbsError> {
         let qp = self.qp(qpn)?;
-        let w = qp
-            .sq
-            .iter()
-            .find(|w| w.id == id)
-            .ok_or(VerbsError::NoSuchWqe { qpn, id })?;
+        let w = qp.sq_wqe(id).ok_or(VerbsError::NoSuchWqe { qpn, id })?;
         let given = w.wr.ud.map_or(0, |u| u.remote_qkey);
         Ok(if given & 0x8000_0000 != 0 {
             qp.attr.qkey

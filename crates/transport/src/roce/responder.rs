@@ -57,8 +57,10 @@ pub trait ResponderEnv {
     fn check_rkey(&mut self, rkey: u32, va: u64, len: u64, op: RemoteOp) -> bool;
     /// Claims the next receive WQE for a new incoming message; false if none is posted.
     fn start_recv(&mut self) -> bool;
-    /// Writes `data` at `offset` of the claimed receive WQE's buffer.
-    fn place_recv(&mut self, offset: u64, data: &[u8]) -> Result<(), RecvFailure>;
+    /// Writes the packet's `len` payload bytes at `offset` of the claimed receive WQE's buffer.
+    /// `data` holds them, or is empty when the payload travels by reference (synthetic memory)
+    /// and the environment knows where it comes from.
+    fn place_recv(&mut self, offset: u64, len: u64, data: &[u8]) -> Result<(), RecvFailure>;
     /// Completes the claimed receive WQE successfully.
     fn finish_recv(
         &mut self,
@@ -69,8 +71,9 @@ pub trait ResponderEnv {
     );
     /// Completes the claimed receive WQE with an error.
     fn fail_recv(&mut self, why: RecvFailure);
-    /// Writes WRITE payload to memory at `va` (already checked by `check_rkey`).
-    fn write_remote(&mut self, va: u64, data: &[u8]);
+    /// Writes the packet's `len` WRITE payload bytes to memory at `va` (already checked by
+    /// `check_rkey`); `data` as for [`place_recv`](Self::place_recv).
+    fn write_remote(&mut self, va: u64, len: u64, data: &[u8]);
     /// Executes an atomic on the 8 bytes at `va` and returns the value before it.
     fn atomic(&mut self, va: u64, compare_swap: Option<(u64, u64)>, add: u64) -> u64;
 }
@@ -361,9 +364,11 @@ impl Responder {
                 let Some(Message::Send { offset, .. }) = self.msg else {
                     unreachable!("checked above")
                 };
-                if let Err(why) =
-                    env.place_recv(offset, &payload[..payload.len().min(len as usize)])
-                {
+                if let Err(why) = env.place_recv(
+                    offset,
+                    len as u64,
+                    &payload[..payload.len().min(len as usize)],
+                ) {
                     env.fail_recv(why);
                     self.msg = None;
                     self.fatal(
@@ -432,7 +437,11 @@ impl Responder {
                     return;
                 }
                 if len > 0 {
-                    env.write_remote(va + offset, &payload[..payload.len().min(len as usize)]);
+                    env.write_remote(
+                        va + offset,
+                        len as u64,
+                        &payload[..payload.len().min(len as usize)],
+                    );
                 }
                 self.msg = Some(Message::Write {
                     va,
