@@ -156,6 +156,17 @@ pub enum TraceRecord {
         /// Pause time in quanta (0 = resume).
         quanta: u16,
     },
+    /// A reliable transport went back and resends from `from_psn` (go-back-N), or gave up.
+    Retransmit {
+        /// The host whose requester resends.
+        host: NodeId,
+        /// Its QP number.
+        qpn: u32,
+        /// First PSN resent.
+        from_psn: u32,
+        /// Why: "sequence NAK", "ACK timeout", "RNR NAK" or "response gap".
+        reason: &'static str,
+    },
     /// A timed stage of work on a host: a CPU running a syscall or a copy, the NIC fetching a
     /// WQE, a DMA crossing PCIe. One record per stage, emitted when the stage is scheduled,
     /// carrying its start and end (a UI draws it as a box on the host's timeline).

@@ -39,6 +39,7 @@ use std::collections::{BTreeMap, VecDeque};
 use transport::roce::{
     DataRef, Placement, RcConfig, RecvFailure, RemoteOp, ReqStatus, Requester, RequesterEvent,
     Responder, ResponderEnv, ResponderEvent, RocePacket, SendRequest, Transmit, WorkOp,
+    requester::RetransmitReason,
 };
 use units::{FlowId, NodeId, Priority, SimDuration, SimTime};
 use verbs::SyntheticRef;
@@ -989,6 +990,20 @@ impl World {
         let node = host.node;
         if let Some(req) = host.qps.get_mut(&qpn).and_then(|e| e.req.as_mut()) {
             while let Some(ev) = req.poll_event() {
+                if let RequesterEvent::GoBack { from_psn, reason } = ev {
+                    let reason = match reason {
+                        RetransmitReason::SequenceNak => "sequence NAK",
+                        RetransmitReason::Timeout => "ACK timeout",
+                        RetransmitReason::Rnr => "RNR NAK",
+                        RetransmitReason::ResponseGap => "response gap",
+                    };
+                    self.tracer.emit(now, || TraceRecord::Retransmit {
+                        host: node,
+                        qpn,
+                        from_psn,
+                        reason,
+                    });
+                }
                 if let RequesterEvent::Completed { id, status } = ev {
                     let (start, end) = host.pcie.dma_write(now, 64);
                     self.tracer.emit(now, || TraceRecord::Stage {

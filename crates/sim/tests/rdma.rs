@@ -250,8 +250,168 @@ fn send_read_and_atomics_move_the_right_bytes() {
 }
 
 #[test]
-fn sixteen_mib_survive_one_percent_loss() {
+fn sixty_four_mib_of_writes_reads_and_sends_survive_one_percent_loss() {
     let mut w = world(0.01);
+    // Two READs in flight: go-back-N re-requests every later READ after a lost response, so a
+    // deep READ pipeline under 1% loss spends most of its time resending (the lab shows that).
+    let o = RcOptions {
+        timeout: 8,
+        rd_atomic: 2,
+        ..Default::default()
+    };
+    let (a, b) = w.connect_rc(0, 1, &o).unwrap();
+    const MIB: u64 = 1 << 20;
+    let (abuf, amr) = buffer(&mut w, &a, 64 * MIB);
+    let (bbuf, bmr) = buffer(&mut w, &b, 64 * MIB);
+    // A's memory: [0, 24) MiB written to B, [24, 48) MiB read back from B, [48, 64) MiB sent.
+    let data = pattern(9, (24 * MIB) as usize);
+    let sends = pattern(10, (16 * MIB) as usize);
+    w.verbs(0).memory_mut().write(abuf, &data).unwrap();
+    w.verbs(0)
+        .memory_mut()
+        .write(abuf + 48 * MIB, &sends)
+        .unwrap();
+    let mut recvs = Vec::new();
+    for i in 0..16u64 {
+        let sge = Sge {
+            addr: bbuf + 24 * MIB + i * MIB,
+            length: MIB as u32,
+            lkey: bmr.lkey,
+        };
+        recvs.push(RecvWr::new(500 + i, vec![sge]));
+    }
+    w.post_recv(1, b.qpn, &recvs).unwrap();
+    let mut wrs = Vec::new();
+    for i in 0..24u64 {
+        let sge = Sge {
+            addr: abuf + i * MIB,
+            length: MIB as u32,
+            lkey: amr.lkey,
+        };
+        wrs.push(SendWr::write(i, vec![sge], bbuf + i * MIB, bmr.rkey).signaled());
+    }
+    for i in 0..24u64 {
+        let sge = Sge {
+            addr: abuf + 24 * MIB + i * MIB,
+            length: MIB as u32,
+            lkey: amr.lkey,
+        };
+        wrs.push(SendWr::read(100 + i, vec![sge], bbuf + i * MIB, bmr.rkey).signaled());
+    }
+    for i in 0..16u64 {
+        let sge = Sge {
+            addr: abuf + 48 * MIB + i * MIB,
+            length: MIB as u32,
+            lkey: amr.lkey,
+        };
+        wrs.push(SendWr::send(200 + i, vec![sge]).signaled());
+    }
+    w.post_send(0, a.qpn, &wrs).unwrap();
+    run(&mut w, 400_000);
+    let wcs = w.poll_cq(0, a.cq, 100).unwrap();
+    assert_eq!(wcs.len(), 64, "every WR completes exactly once");
+    let mut ids: Vec<u64> = wcs.iter().map(|c| c.wr_id).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), 64);
+    assert!(
+        wcs.iter().all(|c| c.status == WcStatus::Success),
+        "{:?}",
+        wcs.iter().map(|c| c.status).collect::<Vec<_>>()
+    );
+    let rwcs = w.poll_cq(1, b.cq, 100).unwrap();
+    assert_eq!(
+        rwcs.iter()
+            .map(|c| (c.wr_id, c.byte_len))
+            .collect::<Vec<_>>(),
+        (0..16).map(|i| (500 + i, MIB as u32)).collect::<Vec<_>>()
+    );
+    let read = |w: &mut World, h: u32, va: u64, len: u64| {
+        let mut v = vec![0; len as usize];
+        w.verbs(h).memory().read(va, &mut v).unwrap();
+        v
+    };
+    assert!(
+        read(&mut w, 1, bbuf, 24 * MIB) == data,
+        "WRITE data byte-identical"
+    );
+    assert!(
+        read(&mut w, 0, abuf + 24 * MIB, 24 * MIB) == data,
+        "READ data byte-identical"
+    );
+    assert!(
+        read(&mut w, 1, bbuf + 24 * MIB, 16 * MIB) == sends,
+        "SEND data byte-identical"
+    );
+    let rc = w.host(0).requester_counters(a.qpn).unwrap();
+    assert!(
+        rc.packets_retransmitted > 0 && rc.sequence_naks > 0,
+        "{rc:?}"
+    );
+}
+
+/// Departure times of frames leaving host `host`, and request frames lost on the wire.
+#[derive(Default)]
+struct LossLog {
+    host: u32,
+    departed: std::collections::BTreeMap<u64, SimTime>,
+    drops: Vec<(SimTime, u64)>,
+}
+impl engine::Observer for LossLog {
+    fn record(&mut self, at: SimTime, rec: &TraceRecord) {
+        match rec {
+            TraceRecord::Packet {
+                stage: engine::PacketStage::Dequeued,
+                node,
+                pkt,
+                ..
+            } if node.0 == self.host => {
+                self.departed.insert(pkt.uid, at);
+            }
+            TraceRecord::Dropped { pkt, .. } if pkt.class == engine::PacketClass::RoceData => {
+                self.drops.push((at, pkt.uid));
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn go_back_n_resends_about_one_window_per_loss() {
+    // Go-back-N's cost: a lost request packet is noticed when the next one reaches the
+    // responder, whose NAK then travels back; by then the requester has sent the rest of its
+    // window after the lost packet, and resends it all. Losses are placed deterministically on
+    // the request direction only (every 400th frame of A's flow on A's link), so every loss is
+    // recovered by exactly one NAK and no ACK or NAK is lost. The window is measured per loss:
+    // the time from the lost frame leaving A's port to A acting on the NAK, in frame times, plus
+    // the frames the NIC had gathered ahead of its port (TX_WINDOW) and the lost frame itself.
+    // Expected resends = NAKs × window, within ±25%.
+    let qpn = world(0.0)
+        .connect_rc(0, 1, &RcOptions::default())
+        .unwrap()
+        .0
+        .qpn;
+    let flow = units::FlowId(qpn.get() & 0xffff); // host 0's flow id for this QP (World::tx_out)
+    let mut link = LinkConfig::new(Bandwidth::gbps(100), 3);
+    link.loss.rules = (1..=40)
+        .map(|k| fabric::DropRule {
+            flow,
+            nth: 400 * k,
+            count: 1,
+        })
+        .collect();
+    let mut topo = Topology::new("pair with request losses");
+    let sw = topo.add_switch("sw");
+    let h0 = topo.add_host("h0");
+    let h1 = topo.add_host("h1");
+    topo.connect(h0, sw, link);
+    topo.connect(h1, sw, LinkConfig::new(Bandwidth::gbps(100), 3));
+    let mut w = World::new(
+        &topo,
+        FabricConfig::default(),
+        Default::default(),
+        NicProfile::Mlx5,
+    )
+    .unwrap();
     let (a, b) = w
         .connect_rc(
             0,
@@ -262,65 +422,91 @@ fn sixteen_mib_survive_one_percent_loss() {
             },
         )
         .unwrap();
-    let len: u64 = 16 << 20;
-    let (abuf, amr) = buffer(&mut w, &a, 2 * len);
-    let (bbuf, bmr) = buffer(&mut w, &b, 2 * len);
-    let data = pattern(9, len as usize);
-    w.verbs(0).memory_mut().write(abuf, &data).unwrap();
-    // 16 WRITEs of 1 MiB, then READ the whole region back into the second half.
-    let mut wrs = Vec::new();
-    for i in 0..16u64 {
-        let off = i << 20;
-        wrs.push(
+    assert_eq!(a.qpn, qpn, "QP numbers are deterministic");
+    let host_a = w.host(0).node.0;
+    w.fabric.set_tracer(Tracer::new(LossLog {
+        host: host_a,
+        ..Default::default()
+    }));
+    w.set_tracer(Tracer::new(VecObserver::default()));
+    let len: u64 = 64 << 20;
+    let src = w.verbs(0).memory_mut().alloc_synthetic(len, 3).unwrap();
+    let smr = w
+        .verbs(0)
+        .reg_mr(a.pd, src, len, AccessFlags::LOCAL_WRITE)
+        .unwrap();
+    let dst = w.verbs(1).memory_mut().alloc_synthetic(len, 3).unwrap();
+    let dmr = w
+        .verbs(1)
+        .reg_mr(
+            b.pd,
+            dst,
+            len,
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+        )
+        .unwrap();
+    let wrs: Vec<SendWr> = (0..64u64)
+        .map(|i| {
             SendWr::write(
                 i,
                 vec![Sge {
-                    addr: abuf + off,
+                    addr: src + (i << 20),
                     length: 1 << 20,
-                    lkey: amr.lkey,
+                    lkey: smr.lkey,
                 }],
-                bbuf + off,
-                bmr.rkey,
+                dst + (i << 20),
+                dmr.rkey,
             )
-            .signaled(),
-        );
-    }
-    for i in 0..16u64 {
-        let off = i << 20;
-        wrs.push(
-            SendWr::read(
-                100 + i,
-                vec![Sge {
-                    addr: abuf + len + off,
-                    length: 1 << 20,
-                    lkey: amr.lkey,
-                }],
-                bbuf + off,
-                bmr.rkey,
-            )
-            .signaled(),
-        );
-    }
+            .signaled()
+        })
+        .collect();
     w.post_send(0, a.qpn, &wrs).unwrap();
     run(&mut w, 200_000);
-    let wcs = w.poll_cq(0, a.cq, 100).unwrap();
-    assert_eq!(wcs.len(), 32, "every WR completes exactly once");
-    assert!(
-        wcs.iter().all(|c| c.status == WcStatus::Success),
-        "{:?}",
-        wcs.iter().map(|c| c.status).collect::<Vec<_>>()
+    assert_eq!(w.poll_cq(0, a.cq, 100).unwrap().len(), 64);
+    let stats = w.verbs(1).memory().synthetic_stats(dst).unwrap();
+    assert_eq!(
+        stats.mismatched_bytes, 0,
+        "every byte placed where it belongs"
     );
-    let mut got = vec![0; len as usize];
-    w.verbs(1).memory().read(bbuf, &mut got).unwrap();
-    assert!(got == data, "WRITE data intact");
-    w.verbs(0).memory().read(abuf + len, &mut got).unwrap();
-    assert!(got == data, "READ data intact");
+    let log = w.fabric.tracer_mut().take::<LossLog>().unwrap();
+    let naks: Vec<SimTime> = w
+        .tracer_mut()
+        .take::<VecObserver>()
+        .unwrap()
+        .records
+        .iter()
+        .filter_map(|(t, r)| {
+            matches!(
+                r,
+                TraceRecord::Retransmit {
+                    reason: "sequence NAK",
+                    ..
+                }
+            )
+            .then_some(*t)
+        })
+        .collect();
+    assert_eq!(log.drops.len(), 40);
+    assert_eq!(naks.len(), 40, "one NAK per loss");
+    let mut delays = Vec::new();
+    for (&g, &(_, uid)) in naks.iter().zip(&log.drops) {
+        delays.push((g - log.departed[&uid]).as_ps());
+    }
+    let frame_ps = ((4096 + 58 + 20) * 80) as f64; // a 4 KiB-payload frame at 100 Gb/s
+    let mean_delay = delays.iter().sum::<u64>() as f64 / delays.len() as f64;
+    let window = 1.0 + rdmalab::world::TX_WINDOW as f64 + mean_delay / frame_ps;
     let rc = w.host(0).requester_counters(a.qpn).unwrap();
-    assert!(
-        rc.packets_retransmitted > 0 && rc.sequence_naks > 0,
-        "{rc:?}"
+    let expect = naks.len() as f64 * window;
+    let got = rc.packets_retransmitted as f64;
+    eprintln!(
+        "40 losses, loss-to-NAK {:.2} µs, window {window:.1} frames: expected {expect:.0} resent, got {got}",
+        mean_delay / 1e6
     );
-    assert!(w.fabric.counters().drops_corruption > 0);
+    assert_eq!(rc.timeouts, 0);
+    assert!(
+        (got - expect).abs() <= 0.25 * expect,
+        "resent {got}, go-back-N expectation {expect:.0}"
+    );
 }
 
 #[test]

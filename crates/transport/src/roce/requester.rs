@@ -122,7 +122,8 @@ pub enum ReqStatus {
     LocalQpOperation,
 }
 
-/// Why the requester went back and resent.
+/// Why the requester went back and resent (the discriminant indexes
+/// [`RequesterCounters::retransmitted_by_reason`]).
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub enum RetransmitReason {
     /// A PSN-sequence NAK.
@@ -192,6 +193,22 @@ pub struct RequesterCounters {
     pub rnr_naks: u64,
     /// ACKs received (including implicit ones carried by responses).
     pub acks: u64,
+    /// Sum over first transmissions of the PSNs in flight when the packet left (sent and not
+    /// yet acknowledged, itself included): with `first_transmissions`, the mean in-flight
+    /// window, which is what each go-back-N recovery resends.
+    pub inflight_sum: u64,
+    /// First transmissions of request packets.
+    pub first_transmissions: u64,
+    /// Retransmitted packets by the recovery that caused them: after a sequence NAK, an ACK
+    /// timeout, an RNR NAK, a READ response gap.
+    pub retransmitted_by_reason: [u64; 4],
+}
+
+impl RequesterCounters {
+    /// The mean number of PSNs in flight when a packet was first sent.
+    pub fn mean_inflight(&self) -> f64 {
+        self.inflight_sum as f64 / self.first_transmissions.max(1) as f64
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -237,6 +254,11 @@ pub struct Requester {
     since_ack_req: u32,
     rd_atomic_outstanding: u32,
     gap_recovery: Option<u32>,
+    last_reason: RetransmitReason,
+    /// One past the highest PSN ever sent.
+    hw_psn: u32,
+    /// While resending after a timeout: one past the highest PSN that timeout covers.
+    timeout_cover: Option<u32>,
     failed: bool,
     events: VecDeque<RequesterEvent>,
     counters: RequesterCounters,
@@ -259,6 +281,9 @@ impl Requester {
             since_ack_req: 0,
             rd_atomic_outstanding: 0,
             gap_recovery: None,
+            last_reason: RetransmitReason::SequenceNak,
+            hw_psn: cfg.sq_psn & psn::MASK,
+            timeout_cover: None,
             failed: false,
             events: VecDeque::new(),
             counters: RequesterCounters::default(),
@@ -502,9 +527,23 @@ impl Requester {
             self.cur_pkt += 1;
         }
         self.counters.packets_sent += 1;
+        if psn::diff(psn::add(p, 1), self.hw_psn) > 0 {
+            self.hw_psn = psn::add(p, 1);
+        }
         if retransmission {
             self.counters.packets_retransmitted += 1;
             self.counters.bytes_retransmitted += payload_len as u64;
+            // A timeout resends everything sent since `una`; packets in that range count as
+            // timeout resends even if a NAK interrupts the resend.
+            let reason = match self.timeout_cover {
+                Some(end) if psn::diff(p, end) < 0 => RetransmitReason::Timeout,
+                _ => self.last_reason,
+            };
+            self.counters.retransmitted_by_reason[reason as usize] += 1;
+        } else {
+            self.timeout_cover = None;
+            self.counters.first_transmissions += 1;
+            self.counters.inflight_sum += (psn::diff(p, self.una) + 1).max(1) as u64;
         }
         if self.ack_timer.is_none() {
             self.ack_timer = self.cfg.ack_timeout().map(|d| now + d);
@@ -592,6 +631,10 @@ impl Requester {
                 {
                     return Placement::None;
                 }
+                if let Some(gap) = self.earlier_unanswered(i) {
+                    self.response_gap(gap);
+                    return Placement::None;
+                }
                 let orig = pkt
                     .ext
                     .atomic_ack_eth
@@ -618,6 +661,12 @@ impl Requester {
         else {
             return Placement::None; // a duplicate of a READ already completed
         };
+        // Responses are taken strictly in PSN order: if an earlier READ or atomic is still
+        // waiting for its response, this one arrived past a loss and is dropped.
+        if let Some(gap) = self.earlier_unanswered(i) {
+            self.response_gap(gap);
+            return Placement::None;
+        }
         let w = self.wqes[i];
         let first = w.first_psn.expect("contains() implies a first PSN");
         let expected = psn::add(first, w.received);
@@ -625,10 +674,7 @@ impl Requester {
             0 => {}
             d if d > 0 => {
                 // A response packet was lost: ask again from the first missing one, once.
-                if self.gap_recovery != Some(expected) {
-                    self.gap_recovery = Some(expected);
-                    self.go_back(expected, RetransmitReason::ResponseGap);
-                }
+                self.response_gap(expected);
                 return Placement::None;
             }
             _ => return Placement::None, // duplicate
@@ -650,6 +696,24 @@ impl Requester {
         Placement::ReadData {
             id: w.req.id,
             offset,
+        }
+    }
+
+    /// The first PSN still unanswered of a READ or atomic queued before request `i`, if any.
+    fn earlier_unanswered(&self, i: usize) -> Option<u32> {
+        self.wqes.iter().take(i).find_map(|w| {
+            (w.req.op.is_read_or_atomic() && !w.done)
+                .then(|| w.first_psn.map(|f| psn::add(f, w.received)))
+                .flatten()
+        })
+    }
+
+    /// Responses are missing from PSN `expected` on: resend from there, once per gap (the
+    /// ACK timeout covers a lost re-request).
+    fn response_gap(&mut self, expected: u32) {
+        if self.gap_recovery != Some(expected) {
+            self.gap_recovery = Some(expected);
+            self.go_back(expected, RetransmitReason::ResponseGap);
         }
     }
 
@@ -690,6 +754,7 @@ impl Requester {
         let new_una = psn::add(p, 1);
         if psn::diff(new_una, self.una) > 0 {
             self.una = new_una;
+            self.gap_recovery = None;
             self.retry_left = self.cfg.retry_cnt;
             self.rnr_left = self.cfg.rnr_retry;
             self.arm_ack_timer(now);
@@ -727,6 +792,10 @@ impl Requester {
             WorkOp::Send { .. } | WorkOp::Write { .. } => psn::diff(p, first) as u32,
             _ => 0,
         };
+        self.last_reason = reason;
+        if reason == RetransmitReason::Timeout {
+            self.timeout_cover = Some(self.hw_psn);
+        }
         self.events.push_back(RequesterEvent::GoBack {
             from_psn: p,
             reason,
