@@ -4,7 +4,12 @@
 //! (`rdmalab demo`): an N→1 incast through one switch, four ways, with every figure computed
 //! by the simulator.
 //!
-//! Exit codes: 0 success; 1 a run failed (e.g. a budget was exceeded); 2 bad input.
+//! `rdmalab verbs run FILE` runs a verbs session file (scenarios/verbs/README.md).
+//!
+//! Exit codes: 0 success; 1 a run failed (an expectation did not hold, or a budget was
+//! exceeded); 2 bad input (bad flags, a malformed file).
+
+mod verbs;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -14,7 +19,11 @@ use rdmalab::units::{Bandwidth, ByteLen};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "rdmalab", version, about = "Learn and measure how RDMA moves data compared with kernel TCP.")]
+#[command(
+    name = "rdmalab",
+    version,
+    about = "Learn and measure how RDMA moves data compared with kernel TCP."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -25,6 +34,8 @@ enum Command {
     /// Run the fabric demo: an N→1 incast through one switch with drop-tail, PFC, PFC+ECN and
     /// PFC with a 1% congestion draw.
     Demo(DemoArgs),
+    /// Verbs sessions: run a file of verbs calls against the simulated fabric.
+    Verbs(verbs::VerbsArgs),
 }
 
 #[derive(clap::Args, Default)]
@@ -63,10 +74,20 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => {
-            println!("rdmalab: the web lab is not built yet; here is the fabric demo (rdmalab demo --help).\n");
-            demo(DemoArgs { senders: 4, kib: 4096, gbps: 100, cable_m: 3, buffer_kib: 1024, seed: 1 })
+            println!(
+                "rdmalab: the web lab is not built yet; here is the fabric demo (rdmalab demo --help).\n"
+            );
+            demo(DemoArgs {
+                senders: 4,
+                kib: 4096,
+                gbps: 100,
+                cable_m: 3,
+                buffer_kib: 1024,
+                seed: 1,
+            })
         }
         Some(Command::Demo(a)) => demo(a),
+        Some(Command::Verbs(a)) => verbs::verbs(a),
     }
 }
 
@@ -76,10 +97,16 @@ fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
         Ok(ExitCode::from(2))
     };
     if !(1..=1600).contains(&a.gbps) {
-        return bad(format!("--gbps {} is out of range: allowed 1..=1600", a.gbps));
+        return bad(format!(
+            "--gbps {} is out of range: allowed 1..=1600",
+            a.gbps
+        ));
     }
     if !(64..=1 << 20).contains(&a.buffer_kib) {
-        return bad(format!("--buffer-kib {} is out of range: allowed 64..=1048576", a.buffer_kib));
+        return bad(format!(
+            "--buffer-kib {} is out of range: allowed 64..=1048576",
+            a.buffer_kib
+        ));
     }
     let p = DemoParams {
         senders: a.senders,
@@ -103,7 +130,10 @@ fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
         ByteLen::new(p.buffer_bytes),
         p.seed
     );
-    println!("ideal: all payload through the receiver's link at line rate takes {}\n", ideal_time(&p));
+    println!(
+        "ideal: all payload through the receiver's link at line rate takes {}\n",
+        ideal_time(&p)
+    );
     let mut t = Table::new();
     t.set_header([
         "switch",
@@ -120,7 +150,10 @@ fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
     for r in &rows {
         t.add_row([
             r.variant.to_string(),
-            format!("{:.1}%", 100.0 * r.delivered_bytes as f64 / r.sent_bytes as f64),
+            format!(
+                "{:.1}%",
+                100.0 * r.delivered_bytes as f64 / r.sent_bytes as f64
+            ),
             format!("{}/{}", r.flows_complete, p.senders),
             r.last_arrival.since_start().to_string(),
             r.drops.to_string(),

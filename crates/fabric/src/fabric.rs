@@ -68,6 +68,9 @@ pub trait Tap: std::any::Any {
     fn on_transmit(&mut self, at: SimTime, node: NodeId, port: PortId, pkt: &Packet);
 }
 
+/// A frame captured as it started onto a wire: (first-bit time, node, port, packet).
+pub type Captured = (SimTime, NodeId, PortId, Packet);
+
 /// A transport frame leaving the fabric: delivered to a host, or lost on the way.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub enum Delivery {
@@ -321,10 +324,7 @@ pub struct Fabric {
     flows_done: usize,
     inbox: VecDeque<Delivery>,
     host_wakeups: Vec<NodeId>,
-    capture: Option<(
-        crate::capture::CaptureAt,
-        Vec<(SimTime, NodeId, PortId, Packet)>,
-    )>,
+    capture: Option<(crate::capture::CaptureAt, Vec<Captured>)>,
     counters: Counters,
     tracer: Tracer,
     tap: Option<Box<dyn Tap>>,
@@ -737,7 +737,7 @@ impl Fabric {
     }
 
     /// Frames captured since the last call: (first-bit time, node, port, packet).
-    pub fn drain_captured(&mut self) -> Vec<(SimTime, NodeId, PortId, Packet)> {
+    pub fn drain_captured(&mut self) -> Vec<Captured> {
         match &mut self.capture {
             Some((_, v)) => std::mem::take(v),
             None => Vec::new(),

@@ -13,8 +13,8 @@ pub type PacketHandle = Handle<Packet>;
 
 pub use wire::Ecn;
 
-/// Frame bytes of a RoCEv2 packet over IPv4 with an 802.1Q tag: Ethernet 14 + VLAN 4 + IPv4 20
-/// + UDP 8 + transport headers + payload + pad + ICRC 4 + FCS 4, at least 64.
+/// Frame bytes of a RoCEv2 packet over IPv4 with an 802.1Q tag: Ethernet 14, VLAN 4, IPv4 20,
+/// UDP 8, the transport headers, payload, pad, ICRC 4 and FCS 4 bytes; at least 64.
 /// source: research/verbs-spec.md §6 packet layout.
 pub fn roce_frame_len(hdr: &RoceHeaders, payload_len: u32) -> u32 {
     let pad = (4 - payload_len % 4) % 4;

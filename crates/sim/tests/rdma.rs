@@ -600,3 +600,96 @@ fn unreachable_peer_exhausts_retries_then_flushes() {
     // 4.096 µs × 2^4 = 65.5 µs per timeout, three timeouts before giving up.
     assert!(w.now() >= SimTime::ZERO + SimDuration::from_ps(3 * 65_536_000));
 }
+
+#[test]
+fn lost_retransmission_waits_for_the_local_ack_timeout() {
+    // Frame 10 of A's flow is lost; frame 11 makes the responder NAK; the resend of the lost
+    // packet falls in frames 20..60, which are lost too. The responder NAKs once per gap, so only
+    // the local ACK timer (4.096 µs × 2^10 ≈ 4.2 ms) recovers; the trace shows the wait.
+    let qpn = world(0.0)
+        .connect_rc(0, 1, &RcOptions::default())
+        .unwrap()
+        .0
+        .qpn;
+    let mut link = LinkConfig::new(Bandwidth::gbps(100), 3);
+    let flow = units::FlowId(qpn.get() & 0xffff);
+    link.loss.rules.push(fabric::DropRule {
+        flow,
+        nth: 10,
+        count: 1,
+    });
+    link.loss.rules.push(fabric::DropRule {
+        flow,
+        nth: 20,
+        count: 41,
+    });
+    let mut topo = Topology::new("pair with a burst of request losses");
+    let sw = topo.add_switch("sw");
+    let h0 = topo.add_host("h0");
+    let h1 = topo.add_host("h1");
+    topo.connect(h0, sw, link);
+    topo.connect(h1, sw, LinkConfig::new(Bandwidth::gbps(100), 3));
+    let mut w = World::new(
+        &topo,
+        FabricConfig::default(),
+        Default::default(),
+        NicProfile::Mlx5,
+    )
+    .unwrap();
+    w.set_tracer(Tracer::new(VecObserver::default()));
+    let (a, b) = w
+        .connect_rc(
+            0,
+            1,
+            &RcOptions {
+                timeout: 10,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let (abuf, amr) = buffer(&mut w, &a, 1 << 20);
+    let (bbuf, bmr) = buffer(&mut w, &b, 1 << 20);
+    let data = pattern(5, 100 * 4096);
+    w.verbs(0).memory_mut().write(abuf, &data).unwrap();
+    let wr = SendWr::write(
+        1,
+        vec![Sge {
+            addr: abuf,
+            length: data.len() as u32,
+            lkey: amr.lkey,
+        }],
+        bbuf,
+        bmr.rkey,
+    )
+    .signaled();
+    w.post_send(0, a.qpn, &[wr]).unwrap();
+    run(&mut w, 20_000);
+    let wcs = w.poll_cq(0, a.cq, 4).unwrap();
+    assert_eq!(
+        wcs.iter().map(|c| c.status).collect::<Vec<_>>(),
+        vec![WcStatus::Success]
+    );
+    let mut got = vec![0; data.len()];
+    w.verbs(1).memory().read(bbuf, &mut got).unwrap();
+    assert!(got == data);
+    let t = w.tracer_mut().take::<VecObserver>().unwrap();
+    let retx: Vec<(SimTime, &str)> = t
+        .records
+        .iter()
+        .filter_map(|(at, r)| match r {
+            TraceRecord::Retransmit { reason, .. } => Some((*at, *reason)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retx[0].1, "sequence NAK");
+    let timeout = retx
+        .iter()
+        .find(|r| r.1 == "ACK timeout")
+        .expect("the timeout recovered the lost retransmission");
+    let waited = timeout.0 - retx[0].0;
+    assert!(
+        waited >= SimDuration::from_ps(4_096_000 << 10) - SimDuration::from_us(10),
+        "waited {waited}"
+    );
+    assert_eq!(w.host(0).requester_counters(a.qpn).unwrap().timeouts, 1);
+}

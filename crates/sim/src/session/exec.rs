@@ -1,0 +1,1269 @@
+//! Runs a [`Session`] against a [`World`] and records every step.
+//!
+//! Calls happen at the world's current simulated time; only `run`, `poll_cq` with `wait` and
+//! `expect_no_completion` advance it. Every advance runs under an [`engine::Budget`] whose
+//! event and wall-clock allowances are shared by the whole session, so a session stops with a
+//! named budget rather than running on.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use engine::{Budget, BudgetExceeded};
+use fabric::packet::host_ip;
+use fabric::{DropRule, FabricConfig, LinkConfig, Topology};
+use units::{Bandwidth, FlowId, Probability, SimDuration};
+use verbs::types::{AhAttr, Gid};
+use verbs::wr::{RecvWr, SendWr, Sge};
+use verbs::{CqHandle, Mr, NicProfile, PdHandle, QpInitAttr, QpNum, Wc};
+
+use super::parse::{opcode_name, status_name, wc_opcode_name};
+use super::plan::{
+    Call, DataForm, Expect, Fill, HandleId, HandleKind, HostId, KeyRef, MemRef, QpRef, Ret,
+    Session, SgePlan, Step, TopologyKind, limits,
+};
+use super::report::{Check, Outcome, Report, StepRecord, Summary, WcRecord};
+use crate::world::{World, WorldError};
+
+/// How to run a session.
+#[derive(Default)]
+pub struct RunOptions {
+    /// Run under this NIC profile instead of the file's.
+    pub profile: Option<NicProfile>,
+    /// Write every frame to this pcap.
+    pub pcap: Option<Box<dyn Write>>,
+    /// Process at most this many events (never more than [`limits::MAX_EVENTS`]); a caller
+    /// such as a web server may want a smaller budget per request.
+    pub max_events: Option<u64>,
+}
+
+/// Why a session could not run at all (its steps' failures are in the [`Report`]).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The world could not be built from the session's fabric.
+    #[error("cannot build the world: {0}")]
+    World(#[from] WorldError),
+    /// The pcap could not be written.
+    #[error("cannot write the pcap: {0}")]
+    Pcap(#[from] std::io::Error),
+}
+
+/// Runs `session` and records every step.
+pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
+    let profile = options.profile.unwrap_or(session.profile);
+    let mut world = build_world(session, profile)?;
+    let capturing = options.pcap.is_some();
+    if let Some(out) = options.pcap {
+        world.capture_pcap(out)?;
+    }
+    let events_budget = options
+        .max_events
+        .map_or(limits::MAX_EVENTS, |n| n.min(limits::MAX_EVENTS));
+    let mut x = Exec {
+        s: session,
+        world,
+        profile,
+        names: BTreeMap::new(),
+        bound: vec![None; session.handles.len()],
+        failed_at: vec![None; session.handles.len()],
+        events_left: events_budget,
+        events_budget,
+        started: Instant::now(),
+    };
+    let mut steps = Vec::new();
+    let mut aborted = None;
+    for (i, step) in session.steps.iter().enumerate() {
+        let (record, stop) = x.step(i + 1, step);
+        steps.push(record);
+        if let Some(why) = stop {
+            aborted = Some(format!(
+                "stopped at step {} (line {}): {why}",
+                i + 1,
+                step.line
+            ));
+            break;
+        }
+    }
+    if capturing {
+        x.world.finish_pcap()?;
+    }
+    let mut summary = Summary {
+        steps: steps.len(),
+        ..Summary::default()
+    };
+    for c in steps.iter().flat_map(|s: &StepRecord| &s.expectations) {
+        summary.expectations += 1;
+        if c.passed {
+            summary.passed += 1;
+        } else {
+            summary.failed += 1;
+        }
+    }
+    Ok(Report {
+        profile: profile.name().to_string(),
+        topology: session.fabric.topology.name().to_string(),
+        hosts: session.hosts.clone(),
+        passed: summary.failed == 0 && aborted.is_none(),
+        aborted,
+        end_time_ps: x.world.now().as_ps(),
+        summary,
+        steps,
+    })
+}
+
+/// The flow id the world gives frames sent by QP `qpn` of host `h` (`World::tx_out`).
+fn world_flow(h: usize, qpn: u32) -> FlowId {
+    FlowId(h as u32 * 0x1_0000 + (qpn & 0xffff))
+}
+
+/// The first QPN a verbs context hands out (`verbs::context`, "QPNs").
+const FIRST_QPN: u32 = 0x11;
+
+fn build_world(s: &Session, profile: NicProfile) -> Result<World, WorldError> {
+    let f = &s.fabric;
+    let mut base = LinkConfig::new(Bandwidth::gbps(f.rate_gbps), f.cable_m);
+    base.loss.corruption = Probability::from_f64(f.loss).unwrap_or(Probability::ZERO);
+    // Drop rules count the frames of each QP of the sending host. QPNs are handed out from
+    // 0x11 in creation order, so the n QPs the session creates on a host have QPNs below
+    // 0x11 + n whatever fails.
+    let rules_from = |h: HostId| -> Vec<DropRule> {
+        let qps = s
+            .handles
+            .iter()
+            .filter(|x| x.host == h && matches!(x.kind, HandleKind::Qp { .. }))
+            .count() as u32;
+        f.drops
+            .iter()
+            .filter(|d| d.from == h)
+            .flat_map(|d| {
+                (0..qps).map(move |k| DropRule {
+                    flow: world_flow(h.0, FIRST_QPN + k),
+                    nth: d.nth,
+                    count: d.count,
+                })
+            })
+            .collect()
+    };
+    let mut topo = Topology::new(f.topology.name());
+    let nodes: Vec<_> = s.hosts.iter().map(|n| topo.add_host(n.clone())).collect();
+    match f.topology {
+        TopologyKind::BackToBack => {
+            let mut link = base.clone();
+            for h in 0..s.hosts.len() {
+                link.loss.rules.extend(rules_from(HostId(h)));
+            }
+            link.validate()?;
+            topo.connect(nodes[0], nodes[1], link);
+        }
+        TopologyKind::Switch => {
+            let sw = topo.add_switch("sw0");
+            for (h, &node) in nodes.iter().enumerate() {
+                let mut link = base.clone();
+                link.loss.rules = rules_from(HostId(h));
+                link.validate()?;
+                topo.connect(node, sw, link);
+            }
+        }
+    }
+    let config = FabricConfig {
+        seed: s.seed,
+        ..FabricConfig::default()
+    };
+    World::new(&topo, config, Default::default(), profile)
+}
+
+/// What a handle stands for once its step ran.
+#[derive(Clone, Copy, Debug)]
+enum Bound {
+    Buffer { va: u64 },
+    Cq(CqHandle),
+    Mr(Mr),
+    Pd(PdHandle),
+    Qp(QpNum),
+}
+
+/// What a call produced, before the expectations are checked.
+#[derive(Default)]
+struct Done {
+    outcome: Option<Outcome>,
+    ret: Option<Ret>,
+    bad_wr: Option<usize>,
+    wcs: Option<Vec<Wc>>,
+    notes: Vec<String>,
+    /// The simulation cannot go on.
+    stop: Option<String>,
+}
+
+impl Done {
+    fn ok(text: impl Into<String>) -> Done {
+        Done {
+            outcome: Some(Outcome::Ok { text: text.into() }),
+            ret: Some(Ret::Ok),
+            ..Done::default()
+        }
+    }
+    fn verbs_err(e: &verbs::VerbsError) -> Done {
+        Done {
+            outcome: Some(Outcome::Error {
+                errno: e.errno().name().to_string(),
+                code: e.errno().code(),
+                text: e.explain(),
+                bad_wr: None,
+                posted: None,
+            }),
+            ret: Some(Ret::Err(e.errno())),
+            ..Done::default()
+        }
+    }
+    fn post_err(e: &verbs::PostError) -> Done {
+        Done {
+            outcome: Some(Outcome::Error {
+                errno: e.errno.name().to_string(),
+                code: e.errno.code(),
+                text: e.explain(),
+                bad_wr: e.bad_wr,
+                posted: Some(e.posted),
+            }),
+            ret: Some(Ret::Err(e.errno)),
+            bad_wr: e.bad_wr,
+            ..Done::default()
+        }
+    }
+    fn failed(why: String) -> Done {
+        Done {
+            outcome: Some(Outcome::Failed { text: why.clone() }),
+            stop: Some(why),
+            ..Done::default()
+        }
+    }
+}
+
+/// The kinds of objects completions and queries name.
+#[derive(Clone, Copy, Debug, Eq, Ord, PartialEq, PartialOrd)]
+enum NameKind {
+    Cq,
+    Qp,
+}
+
+struct Exec<'a> {
+    s: &'a Session,
+    /// (host, kind, raw id) → the handle that names it, for reports.
+    names: BTreeMap<(u32, NameKind, u32), HandleId>,
+    world: World,
+    profile: NicProfile,
+    bound: Vec<Option<Bound>>,
+    /// For handles whose step failed: that step's line.
+    failed_at: Vec<Option<usize>>,
+    events_left: u64,
+    /// The session's whole event budget.
+    events_budget: u64,
+    started: Instant,
+}
+
+impl Exec<'_> {
+    fn host_of(&self, id: HandleId) -> u32 {
+        self.s.handle(id).host.0 as u32
+    }
+
+    fn va(&self, id: HandleId) -> u64 {
+        match self.bound[id.0] {
+            Some(Bound::Buffer { va }) => va,
+            Some(Bound::Mr(mr)) => mr.va,
+            _ => 0,
+        }
+    }
+
+    fn addr(&self, at: MemRef) -> u64 {
+        self.va(at.handle).wrapping_add(at.offset)
+    }
+
+    fn mr(&self, id: HandleId) -> Mr {
+        match self.bound[id.0] {
+            Some(Bound::Mr(mr)) => mr,
+            _ => unreachable!("the parser made this an MR handle and the step checked it is bound"),
+        }
+    }
+
+    fn qpn(&self, id: HandleId) -> QpNum {
+        match self.bound[id.0] {
+            Some(Bound::Qp(q)) => q,
+            _ => unreachable!("the parser made this a QP handle and the step checked it is bound"),
+        }
+    }
+
+    fn cq(&self, id: HandleId) -> CqHandle {
+        match self.bound[id.0] {
+            Some(Bound::Cq(c)) => c,
+            _ => unreachable!("the parser made this a CQ handle and the step checked it is bound"),
+        }
+    }
+
+    fn pd(&self, id: HandleId) -> PdHandle {
+        match self.bound[id.0] {
+            Some(Bound::Pd(p)) => p,
+            _ => unreachable!("the parser made this a PD handle and the step checked it is bound"),
+        }
+    }
+
+    /// Records what handle `id` stands for now that its step succeeded.
+    fn bind(&mut self, id: HandleId, b: Bound) {
+        let host = self.s.handle(id).host.0 as u32;
+        match b {
+            Bound::Qp(q) => {
+                self.names.insert((host, NameKind::Qp, q.get()), id);
+            }
+            Bound::Cq(c) => {
+                self.names.insert((host, NameKind::Cq, c.0), id);
+            }
+            _ => {}
+        }
+        self.bound[id.0] = Some(b);
+    }
+
+    /// The session's name for QP `qpn` of host `h`.
+    fn qp_name(&self, h: u32, qpn: QpNum) -> String {
+        self.names
+            .get(&(h, NameKind::Qp, qpn.get()))
+            .map_or_else(|| format!("{qpn}"), |&id| self.s.name(id).to_string())
+    }
+
+    /// The session's name for CQ `cq` of host `h`.
+    fn cq_name(&self, h: u32, cq: CqHandle) -> String {
+        self.names
+            .get(&(h, NameKind::Cq, cq.0))
+            .map_or_else(|| format!("{cq}"), |&id| self.s.name(id).to_string())
+    }
+
+    /// Advances simulated time by `d` under the session's remaining budget.
+    fn advance(&mut self, d: SimDuration) -> Result<u64, String> {
+        let until = self.world.now() + d;
+        let wall =
+            Duration::from_secs(limits::MAX_WALL_SECS).saturating_sub(self.started.elapsed());
+        let budget = Budget {
+            sim_time: limits::MAX_SESSION_TIME,
+            events: self.events_left,
+            wall,
+        };
+        match self.world.run_until(until, &budget) {
+            Ok(stats) => {
+                self.events_left -= stats.events;
+                Ok(stats.events)
+            }
+            Err(WorldError::Budget(BudgetExceeded::Events { .. })) => Err(format!(
+                "the session used up its budget of {} events (budget `max_events`; a verbs \
+                 session may process at most {}): shorten the runs or the traffic",
+                self.events_budget,
+                limits::MAX_EVENTS
+            )),
+            Err(WorldError::Budget(BudgetExceeded::Wall { .. })) => Err(format!(
+                "the session took more than its wall-clock budget of {} s on this machine \
+                 (budget `max_wall_time`): shorten the runs or the traffic",
+                limits::MAX_WALL_SECS
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn step(&mut self, index: usize, step: &Step) -> (StepRecord, Option<String>) {
+        let time_ps = self.world.now().as_ps();
+        let host = step_host(self.s, &step.call).map(|h| self.s.host_name(h).to_string());
+        let mut record = StepRecord {
+            index,
+            line: step.line,
+            time_ps,
+            host,
+            call: step.call.name().to_string(),
+            text: describe(self.s, &step.call),
+            result: Outcome::Ok {
+                text: String::new(),
+            },
+            notes: Vec::new(),
+            expectations: Vec::new(),
+        };
+        let missing: Vec<HandleId> = step
+            .call
+            .uses()
+            .into_iter()
+            .filter(|h| self.bound[h.0].is_none())
+            .collect();
+        if let Some(&m) = missing.first() {
+            let why = match self.failed_at[m.0] {
+                Some(line) => format!(
+                    "`{}` was not created (its step at line {line} failed)",
+                    self.s.name(m)
+                ),
+                None => format!("`{}` was not created", self.s.name(m)),
+            };
+            self.mark_failed_outputs(step);
+            record.result = Outcome::Skipped { text: why.clone() };
+            record.expectations.push(Check {
+                what: "step ran".to_string(),
+                expected: "ran".to_string(),
+                got: format!("skipped: {why}"),
+                passed: false,
+                implicit: true,
+            });
+            return (record, None);
+        }
+        let mut done = Done::default();
+        let mut no_completion = None;
+        if let (Call::PollCq { cq, .. }, Some(d)) = (&step.call, step.no_completion) {
+            // Wait first, then poll: the poll shows what the wait left in the CQ.
+            let h = self.host_of(*cq);
+            let c = self.cq(*cq);
+            match self.watch(&[(h, c)], d) {
+                Ok(c) => no_completion = Some(c),
+                Err(why) => done = Done::failed(why),
+            }
+        }
+        if done.stop.is_none() {
+            done = self.call(step);
+        }
+        if done.stop.is_none()
+            && let Some(d) = step.no_completion
+            && no_completion.is_none()
+        {
+            let cqs = self.step_cqs(&step.call);
+            match self.watch(&cqs, d) {
+                Ok(c) => no_completion = Some(c),
+                Err(why) => {
+                    done.notes.push(format!("expect_no_completion: {why}"));
+                    done.stop = Some(why);
+                }
+            }
+        }
+        if done.ret != Some(Ret::Ok) {
+            self.mark_failed_outputs(step);
+        }
+        record.result = done.outcome.take().unwrap_or(Outcome::Ok {
+            text: String::new(),
+        });
+        record.notes = std::mem::take(&mut done.notes);
+        record.expectations = self.check(step, &done);
+        if let Some(c) = no_completion {
+            record.expectations.push(c);
+        }
+        (record, done.stop)
+    }
+
+    fn mark_failed_outputs(&mut self, step: &Step) {
+        for id in outputs(&step.call) {
+            if self.bound[id.0].is_none() {
+                self.failed_at[id.0] = Some(step.line);
+            }
+        }
+    }
+
+    /// The CQs of the step's QP (send and receive).
+    fn step_cqs(&mut self, call: &Call) -> Vec<(u32, CqHandle)> {
+        let qp = match call {
+            Call::ModifyQp { qp, .. }
+            | Call::QueryQp { qp }
+            | Call::PostSend { qp, .. }
+            | Call::PostRecv { qp, .. } => *qp,
+            _ => return Vec::new(),
+        };
+        let h = self.host_of(qp);
+        let qpn = self.qpn(qp);
+        let Ok((_, init)) = self.world.verbs(h).query_qp(qpn) else {
+            return Vec::new();
+        };
+        let mut v = vec![(h, init.send_cq)];
+        if init.recv_cq != init.send_cq {
+            v.push((h, init.recv_cq));
+        }
+        v
+    }
+
+    /// Runs the world for `d` and checks that none of `cqs` gains a completion.
+    fn watch(&mut self, cqs: &[(u32, CqHandle)], d: SimDuration) -> Result<Check, String> {
+        let len =
+            |x: &mut Self, (h, c): (u32, CqHandle)| x.world.verbs(h).cq(c).map_or(0, |q| q.len());
+        let before: Vec<usize> = cqs.iter().map(|&c| len(self, c)).collect();
+        self.advance(d)?;
+        let mut gained = Vec::new();
+        for (&c, b) in cqs.iter().zip(before) {
+            let n = len(self, c).saturating_sub(b);
+            if n > 0 {
+                gained.push(format!("{} gained {n}", self.cq_name(c.0, c.1)));
+            }
+        }
+        let names: Vec<String> = cqs.iter().map(|&(h, c)| self.cq_name(h, c)).collect();
+        Ok(Check {
+            what: format!("no completion within {d} ({})", names.join(", ")),
+            expected: "no new completion".to_string(),
+            got: if gained.is_empty() {
+                "no new completion".to_string()
+            } else {
+                gained.join(", ")
+            },
+            passed: gained.is_empty(),
+            implicit: false,
+        })
+    }
+
+    fn call(&mut self, step: &Step) -> Done {
+        let s = self.s;
+        match &step.call {
+            Call::AllocPd { host, out } => match self.world.verbs(host.0 as u32).alloc_pd() {
+                Ok(pd) => {
+                    self.bind(*out, Bound::Pd(pd));
+                    Done::ok(format!("{pd}"))
+                }
+                Err(e) => Done::verbs_err(&e),
+            },
+            Call::Alloc {
+                host,
+                out,
+                len,
+                fill,
+            } => {
+                let mem = self.world.verbs(host.0 as u32).memory_mut();
+                let va = match mem.alloc(*len) {
+                    Ok(va) => va,
+                    Err(e) => return Done::verbs_err(&e.into()),
+                };
+                let bytes = match fill {
+                    Fill::Zero => None,
+                    Fill::Bytes(b) => Some(b.clone()),
+                    Fill::Byte(b) => Some(vec![*b; *len as usize]),
+                    Fill::Pattern(seed) => Some(pattern(*seed, *len as usize)),
+                };
+                if let Some(b) = bytes
+                    && let Err(e) = mem.write(va, &b)
+                {
+                    return Done::verbs_err(&e.into());
+                }
+                self.bind(*out, Bound::Buffer { va });
+                Done::ok(format!("{len} bytes at {va:#x}"))
+            }
+            Call::RegMr {
+                pd,
+                buf,
+                offset,
+                len,
+                access,
+                out,
+            } => {
+                let h = self.host_of(*pd);
+                let (pd, va) = (self.pd(*pd), self.va(*buf).wrapping_add(*offset));
+                match self.world.verbs(h).reg_mr(pd, va, *len, *access) {
+                    Ok(mr) => {
+                        self.bind(*out, Bound::Mr(mr));
+                        Done::ok(format!(
+                            "lkey {:#x}, rkey {:#x}, {} bytes at {:#x}, {} page(s) pinned",
+                            mr.lkey, mr.rkey, mr.len, mr.va, mr.pages
+                        ))
+                    }
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::CreateCq { host, cqe, out } => {
+                match self.world.verbs(host.0 as u32).create_cq(*cqe, None) {
+                    Ok((cq, size)) => {
+                        self.bind(*out, Bound::Cq(cq));
+                        Done::ok(format!("{cq} with {size} entries"))
+                    }
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::CreateQp {
+                pd,
+                send_cq,
+                recv_cq,
+                qp_type,
+                cap,
+                sq_sig_all,
+                out,
+            } => {
+                let h = self.host_of(*pd);
+                let init = QpInitAttr {
+                    qp_type: *qp_type,
+                    send_cq: self.cq(*send_cq),
+                    recv_cq: self.cq(*recv_cq),
+                    cap: *cap,
+                    sq_sig_all: *sq_sig_all,
+                };
+                let pd = self.pd(*pd);
+                match self.world.verbs(h).create_qp(pd, &init) {
+                    Ok(q) => {
+                        self.bind(*out, Bound::Qp(q.qpn));
+                        let c = q.cap;
+                        Done::ok(format!(
+                            "{qp_type} QP number {:#x} in RESET; caps granted: max_send_wr {}, max_recv_wr {}, max_send_sge {}, max_recv_sge {}, max_inline_data {}",
+                            q.qpn.get(),
+                            c.max_send_wr,
+                            c.max_recv_wr,
+                            c.max_send_sge,
+                            c.max_recv_sge,
+                            c.max_inline_data
+                        ))
+                    }
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::ModifyQp { qp, attr, mask } => {
+                let h = self.host_of(*qp);
+                let qpn = self.qpn(*qp);
+                let mut a = attr.attr;
+                match attr.dest_qp {
+                    Some(QpRef::Handle(d)) => a.dest_qp_num = self.qpn(d).get(),
+                    Some(QpRef::Number(n)) => a.dest_qp_num = n,
+                    None => {}
+                }
+                if let Some(peer) = attr.av {
+                    a.ah_attr = AhAttr::roce(Gid::from_ipv4(host_ip(peer.0 as u32)));
+                }
+                let mut notes: Vec<String> = attr
+                    .ignored
+                    .iter()
+                    .map(|k| {
+                        format!("`{k}` is not in the mask, so modify_qp ignores it (as ibv_modify_qp does)")
+                    })
+                    .collect();
+                let mut done = match self.world.modify_qp(h, qpn, &a, *mask) {
+                    Ok(out) => {
+                        let mut text = format!("{} → {}", out.from, out.to);
+                        for e in &out.effects {
+                            match e {
+                                verbs::ModifyEffect::Reset(r) => text.push_str(&format!(
+                                    "; discarded {} send and {} receive WQE(s) without completions",
+                                    r.send, r.recv
+                                )),
+                                verbs::ModifyEffect::Flushed(r) => text.push_str(&format!(
+                                    "; flushed {} send and {} receive WQE(s) with WR_FLUSH_ERR",
+                                    r.send, r.recv
+                                )),
+                                verbs::ModifyEffect::EnteredRtr => {
+                                    text.push_str("; the responder now accepts requests")
+                                }
+                                verbs::ModifyEffect::EnteredRts => {
+                                    text.push_str("; send WQEs may start")
+                                }
+                                verbs::ModifyEffect::EnteredSqd { draining } => {
+                                    if *draining {
+                                        text.push_str("; draining started WQEs")
+                                    }
+                                }
+                            }
+                        }
+                        notes.extend(out.warnings.iter().map(ToString::to_string));
+                        Done::ok(text)
+                    }
+                    Err(e) => Done::verbs_err(&e),
+                };
+                done.notes = notes;
+                done
+            }
+            Call::QueryQp { qp } => {
+                let h = self.host_of(*qp);
+                let qpn = self.qpn(*qp);
+                match self.world.verbs(h).query_qp(qpn) {
+                    Ok((a, init)) => Done::ok(format!(
+                        "state {}, dest_qp {:#x}, sq_psn {:#x}, rq_psn {:#x}, path_mtu {}, timeout {}, retry_cnt {}, rnr_retry {}, min_rnr_timer {}, max_rd_atomic {}, max_dest_rd_atomic {}, access {}; {} send_cq {} recv_cq {}",
+                        a.qp_state,
+                        a.dest_qp_num,
+                        a.sq_psn,
+                        a.rq_psn,
+                        a.path_mtu,
+                        a.timeout,
+                        a.retry_cnt,
+                        a.rnr_retry,
+                        a.min_rnr_timer,
+                        a.max_rd_atomic,
+                        a.max_dest_rd_atomic,
+                        a.qp_access_flags,
+                        init.qp_type,
+                        self.cq_name(h, init.send_cq),
+                        self.cq_name(h, init.recv_cq),
+                    )),
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::PostSend { qp, wrs } => {
+                let h = self.host_of(*qp);
+                let qpn = self.qpn(*qp);
+                let list: Vec<SendWr> = wrs
+                    .iter()
+                    .map(|w| {
+                        let (remote_addr, rkey) = match &w.remote {
+                            Some(r) => {
+                                let rkey = match r.rkey {
+                                    KeyRef::Mr(m) => self.mr(m).rkey,
+                                    KeyRef::Raw(k) => k,
+                                };
+                                (self.va(r.target).wrapping_add(r.offset), rkey)
+                            }
+                            None => (0, 0),
+                        };
+                        SendWr {
+                            wr_id: w.wr_id,
+                            opcode: w.opcode,
+                            send_flags: w.flags,
+                            sg_list: self.sges(&w.sges),
+                            imm_data: w.imm,
+                            remote_addr,
+                            rkey,
+                            compare_add: w.compare_add,
+                            swap: w.swap,
+                            ud: None,
+                        }
+                    })
+                    .collect();
+                match self.world.post_send(h, qpn, &list) {
+                    Ok(_) => Done::ok(format!("{} WR(s) posted", list.len())),
+                    Err(e) => Done::post_err(&e),
+                }
+            }
+            Call::PostRecv { qp, wrs } => {
+                let h = self.host_of(*qp);
+                let qpn = self.qpn(*qp);
+                let list: Vec<RecvWr> = wrs
+                    .iter()
+                    .map(|w| RecvWr::new(w.wr_id, self.sges(&w.sges)))
+                    .collect();
+                match self.world.post_recv(h, qpn, &list) {
+                    Ok(_) => Done::ok(format!("{} WR(s) posted", list.len())),
+                    Err(e) => Done::post_err(&e),
+                }
+            }
+            Call::PollCq { cq, max, wait } => {
+                let h = self.host_of(*cq);
+                let c = self.cq(*cq);
+                let mut notes = Vec::new();
+                if let Some(wait) = wait {
+                    let want = wanted_completions(&step.expect, self.profile).min(*max as usize);
+                    let start = self.world.now();
+                    let deadline = start + *wait;
+                    let slice =
+                        SimDuration::from_us(1).max(SimDuration::from_ps(wait.as_ps() / 10_000));
+                    loop {
+                        let have = self.world.verbs(h).cq(c).map_or(0, |q| q.len());
+                        if have >= want || self.world.now() >= deadline {
+                            break;
+                        }
+                        let step_to = (self.world.now() + slice).min(deadline);
+                        if let Err(why) = self.advance(step_to - self.world.now()) {
+                            return Done::failed(why);
+                        }
+                    }
+                    notes.push(format!(
+                        "busy-polled for {} waiting for {want} completion(s)",
+                        self.world.now() - start
+                    ));
+                }
+                match self.world.poll_cq(h, c, *max as usize) {
+                    Ok(wcs) => {
+                        let completions = wcs.iter().map(|w| self.wc_record(h, w)).collect();
+                        Done {
+                            outcome: Some(Outcome::Completions { completions }),
+                            ret: Some(Ret::Ok),
+                            wcs: Some(wcs),
+                            notes,
+                            ..Done::default()
+                        }
+                    }
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::Connect {
+                hosts,
+                pd,
+                cq,
+                qp,
+                options,
+            } => {
+                let (a, b) = (hosts[0].0 as u32, hosts[1].0 as u32);
+                match self.world.connect_rc(a, b, options) {
+                    Ok((ea, eb)) => {
+                        for (i, e) in [ea, eb].into_iter().enumerate() {
+                            self.bind(pd[i], Bound::Pd(e.pd));
+                            self.bind(cq[i], Bound::Cq(e.cq));
+                            self.bind(qp[i], Bound::Qp(e.qpn));
+                        }
+                        Done::ok(format!(
+                            "{} (QP {:#x} on {}) ⇄ {} (QP {:#x} on {}), both RTS",
+                            s.name(qp[0]),
+                            ea.qpn.get(),
+                            s.host_name(hosts[0]),
+                            s.name(qp[1]),
+                            eb.qpn.get(),
+                            s.host_name(hosts[1])
+                        ))
+                    }
+                    Err(WorldError::Verbs(e)) => Done::verbs_err(&e),
+                    Err(e) => Done::failed(e.to_string()),
+                }
+            }
+            Call::Run { duration } => match self.advance(*duration) {
+                Ok(events) => Done::ok(format!(
+                    "ran {duration} of simulated time ({events} events); now {}",
+                    self.world.now()
+                )),
+                Err(why) => Done::failed(why),
+            },
+            Call::WriteMemory { at, data } => {
+                let h = self.host_of(at.handle);
+                let va = self.addr(*at);
+                match self.world.verbs(h).memory_mut().write(va, data) {
+                    Ok(()) => Done::ok(format!("wrote {} byte(s) at {va:#x}", data.len())),
+                    Err(e) => Done::verbs_err(&e.into()),
+                }
+            }
+            Call::ReadMemory { at, len } => {
+                let h = self.host_of(at.handle);
+                let va = self.addr(*at);
+                match self.world.verbs(h).memory().read_vec(va, *len) {
+                    Ok(bytes) => Done::ok(format!(
+                        "{} = hex {} = text \"{}\"",
+                        mem_name(self.s, *at),
+                        hex(&bytes),
+                        printable(&bytes)
+                    )),
+                    Err(e) => Done::verbs_err(&e.into()),
+                }
+            }
+        }
+    }
+
+    fn sges(&self, list: &[SgePlan]) -> Vec<Sge> {
+        list.iter()
+            .map(|g| {
+                let mr = self.mr(g.mr);
+                let len = g
+                    .len
+                    .unwrap_or_else(|| mr.len.saturating_sub(g.offset).min(u32::MAX.into()) as u32);
+                Sge::new(mr.va.wrapping_add(g.offset), len, g.lkey.unwrap_or(mr.lkey))
+            })
+            .collect()
+    }
+
+    fn wc_record(&self, h: u32, w: &Wc) -> WcRecord {
+        WcRecord {
+            wr_id: w.wr_id,
+            status: status_name(w.status).to_string(),
+            status_str: w.status.as_str().to_string(),
+            opcode: w.opcode.map(|o| wc_opcode_name(o).to_string()),
+            byte_len: w.byte_len,
+            imm_data: w.imm_data,
+            qp: self.qp_name(h, w.qp_num),
+            qp_num: w.qp_num.get(),
+        }
+    }
+
+    /// Checks the step's expectations against what the call did and the world's state now.
+    fn check(&mut self, step: &Step, done: &Done) -> Vec<Check> {
+        let p = self.profile;
+        let e = &step.expect;
+        let mut out = Vec::new();
+        let got_ret = done
+            .ret
+            .map_or("none (the call did not complete)", Ret::name);
+        let is_call = !matches!(step.call, Call::Run { .. });
+        match &e.ret {
+            Some(want) => {
+                if let Some(want) = want.get(p) {
+                    out.push(check("ret", want.name(), got_ret, false));
+                }
+            }
+            None if is_call => out.push(check("ret", "ok", got_ret, true)),
+            None => {}
+        }
+        if let Some(want) = e.bad_wr.as_ref().and_then(|w| w.get(p)) {
+            let show = |b: &Option<usize>| b.map_or("none".to_string(), |i| i.to_string());
+            let got = if done.ret == Some(Ret::Ok) {
+                "none (the post succeeded)".to_string()
+            } else {
+                show(&done.bad_wr)
+            };
+            let passed = done.ret != Some(Ret::Ok) && done.bad_wr == *want;
+            out.push(Check {
+                what: "bad_wr".to_string(),
+                expected: show(want),
+                got,
+                passed,
+                implicit: false,
+            });
+        }
+        let wcs = done.wcs.as_deref().unwrap_or(&[]);
+        let count_want = e
+            .completions
+            .as_ref()
+            .and_then(|c| c.get(p).copied())
+            .or_else(|| e.wc.as_ref().map(Vec::len));
+        if let Some(n) = count_want {
+            out.push(check(
+                "completions",
+                &n.to_string(),
+                &wcs.len().to_string(),
+                false,
+            ));
+        }
+        if let Some(list) = &e.wc {
+            let h = match &step.call {
+                Call::PollCq { cq, .. } => self.host_of(*cq),
+                _ => 0,
+            };
+            for (i, w) in list.iter().enumerate() {
+                let got = wcs.get(i);
+                let missing = "no completion";
+                let mut field = |name: &str, want: Option<String>, got_v: Option<String>| {
+                    if let Some(want) = want {
+                        let got_v = got_v.unwrap_or_else(|| missing.to_string());
+                        out.push(check(&format!("wc[{i}].{name}"), &want, &got_v, false));
+                    }
+                };
+                field(
+                    "wr_id",
+                    w.wr_id.as_ref().and_then(|v| v.get(p)).map(u64::to_string),
+                    got.map(|g| g.wr_id.to_string()),
+                );
+                field(
+                    "status",
+                    w.status
+                        .as_ref()
+                        .and_then(|v| v.get(p))
+                        .map(|s| status_name(*s).to_string()),
+                    got.map(|g| status_name(g.status).to_string()),
+                );
+                field(
+                    "opcode",
+                    w.opcode
+                        .as_ref()
+                        .and_then(|v| v.get(p))
+                        .map(|o| wc_opcode_name(*o).to_string()),
+                    got.map(|g| {
+                        g.opcode
+                            .map_or("none (not valid in an error completion)".to_string(), |o| {
+                                wc_opcode_name(o).to_string()
+                            })
+                    }),
+                );
+                field(
+                    "byte_len",
+                    w.byte_len
+                        .as_ref()
+                        .and_then(|v| v.get(p))
+                        .map(u32::to_string),
+                    got.map(|g| g.byte_len.to_string()),
+                );
+                let imm = |v: Option<u32>| v.map_or("none".to_string(), |x| format!("{x:#x}"));
+                field(
+                    "imm_data",
+                    w.imm_data.as_ref().and_then(|v| v.get(p)).map(|v| imm(*v)),
+                    got.map(|g| imm(g.imm_data)),
+                );
+                let want_qp = w.qp.map(|q| self.s.name(q).to_string());
+                let got_qp = got.map(|g| self.qp_name(h, g.qp_num));
+                field("qp", want_qp, got_qp);
+            }
+        }
+        for (qp, want) in &e.qp_states {
+            let Some(want) = want.get(p) else { continue };
+            let what = format!("state({})", self.s.name(*qp));
+            let got = match self.bound[qp.0] {
+                Some(Bound::Qp(qpn)) => {
+                    let h = self.host_of(*qp);
+                    match self.world.verbs(h).qp_state(qpn) {
+                        Ok(s) => s.name().to_string(),
+                        Err(e) => e.to_string(),
+                    }
+                }
+                _ => "no such QP (it was not created)".to_string(),
+            };
+            out.push(check(&what, want.name(), &got, false));
+        }
+        for m in &e.memory {
+            let Some(bytes) = m.bytes.get(p) else {
+                continue;
+            };
+            let what = format!("memory({})", mem_name(self.s, m.at));
+            let expected = show_bytes(bytes, m.shown_as);
+            let got = if self.bound[m.at.handle.0].is_none() {
+                "nothing (the buffer or MR was not created)".to_string()
+            } else {
+                let h = self.host_of(m.at.handle);
+                let va = self.addr(m.at);
+                match self
+                    .world
+                    .verbs(h)
+                    .memory()
+                    .read_vec(va, bytes.len() as u64)
+                {
+                    Ok(b) => show_bytes(&b, m.shown_as),
+                    Err(e) => format!("unreadable: {e}"),
+                }
+            };
+            out.push(check(&what, &expected, &got, false));
+        }
+        out
+    }
+}
+
+fn check(what: &str, expected: &str, got: &str, implicit: bool) -> Check {
+    Check {
+        what: what.to_string(),
+        expected: expected.to_string(),
+        got: got.to_string(),
+        passed: expected == got,
+        implicit,
+    }
+}
+
+/// How many completions a `poll_cq` with `wait` waits for: what the expectations name, else 1.
+fn wanted_completions(e: &Expect, p: NicProfile) -> usize {
+    e.completions
+        .as_ref()
+        .and_then(|c| c.get(p).copied())
+        .or_else(|| e.wc.as_ref().map(Vec::len))
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// The handles a call defines.
+fn outputs(call: &Call) -> Vec<HandleId> {
+    match call {
+        Call::AllocPd { out, .. }
+        | Call::Alloc { out, .. }
+        | Call::RegMr { out, .. }
+        | Call::CreateCq { out, .. }
+        | Call::CreateQp { out, .. } => vec![*out],
+        Call::Connect { pd, cq, qp, .. } => vec![pd[0], pd[1], cq[0], cq[1], qp[0], qp[1]],
+        _ => Vec::new(),
+    }
+}
+
+/// The host a call runs on (`connect` runs on its first host).
+pub(crate) fn step_host(s: &Session, call: &Call) -> Option<HostId> {
+    match call {
+        Call::AllocPd { host, .. } | Call::Alloc { host, .. } | Call::CreateCq { host, .. } => {
+            Some(*host)
+        }
+        Call::RegMr { pd, .. } | Call::CreateQp { pd, .. } => Some(s.handle(*pd).host),
+        Call::ModifyQp { qp, .. }
+        | Call::QueryQp { qp }
+        | Call::PostSend { qp, .. }
+        | Call::PostRecv { qp, .. } => Some(s.handle(*qp).host),
+        Call::PollCq { cq, .. } => Some(s.handle(*cq).host),
+        Call::Connect { hosts, .. } => Some(hosts[0]),
+        Call::Run { .. } => None,
+        Call::WriteMemory { at, .. } | Call::ReadMemory { at, .. } => {
+            Some(s.handle(at.handle).host)
+        }
+    }
+}
+
+fn mem_name(s: &Session, at: MemRef) -> String {
+    format!("{}+{}", s.name(at.handle), at.offset)
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter()
+        .map(|x| format!("{x:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn printable(b: &[u8]) -> String {
+    b.iter()
+        .map(|&c| {
+            if (0x20..0x7f).contains(&c) {
+                c as char
+            } else {
+                '.'
+            }
+        })
+        .collect()
+}
+
+fn show_bytes(b: &[u8], form: DataForm) -> String {
+    match form {
+        DataForm::Text => format!("{:?}", String::from_utf8_lossy(b)),
+        DataForm::Hex => hex(b),
+        DataForm::U64 => {
+            let mut w = [0u8; 8];
+            let n = b.len().min(8);
+            w[..n].copy_from_slice(&b[..n]);
+            u64::from_le_bytes(w).to_string()
+        }
+    }
+}
+
+/// The `pattern` fill: xorshift64 from `seed`, one byte per step.
+fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// The call with its arguments, as the report shows it.
+pub(crate) fn describe(s: &Session, call: &Call) -> String {
+    let n = |h: HandleId| s.name(h).to_string();
+    let sges = |list: &[SgePlan]| -> String {
+        let v: Vec<String> = list
+            .iter()
+            .map(|g| {
+                let mut t = format!("{}+{}", n(g.mr), g.offset);
+                if let Some(l) = g.len {
+                    t.push_str(&format!(" len {l}"));
+                }
+                if let Some(k) = g.lkey {
+                    t.push_str(&format!(" lkey {k:#x}"));
+                }
+                t
+            })
+            .collect();
+        format!("[{}]", v.join(", "))
+    };
+    match call {
+        Call::AllocPd { host, out } => format!("alloc_pd({}) as {}", s.host_name(*host), n(*out)),
+        Call::Alloc { host, out, len, .. } => {
+            format!("alloc({}, {len} bytes) as {}", s.host_name(*host), n(*out))
+        }
+        Call::RegMr {
+            pd,
+            buf,
+            offset,
+            len,
+            access,
+            out,
+        } => format!(
+            "reg_mr({}, {}+{offset}, {len}, {access}) as {}",
+            n(*pd),
+            n(*buf),
+            n(*out)
+        ),
+        Call::CreateCq { host, cqe, out } => {
+            format!(
+                "create_cq({}, cqe {cqe}) as {}",
+                s.host_name(*host),
+                n(*out)
+            )
+        }
+        Call::CreateQp {
+            pd,
+            send_cq,
+            recv_cq,
+            qp_type,
+            cap,
+            sq_sig_all,
+            out,
+        } => format!(
+            "create_qp({}, {qp_type}, send_cq {}, recv_cq {}, max_send_wr {}, max_recv_wr {}, max_send_sge {}, max_recv_sge {}, max_inline_data {}{}) as {}",
+            n(*pd),
+            n(*send_cq),
+            n(*recv_cq),
+            cap.max_send_wr,
+            cap.max_recv_wr,
+            cap.max_send_sge,
+            cap.max_recv_sge,
+            cap.max_inline_data,
+            if *sq_sig_all { ", sq_sig_all" } else { "" },
+            n(*out)
+        ),
+        Call::ModifyQp { qp, attr, mask } => {
+            let mut t = format!("modify_qp({}", n(*qp));
+            if mask.contains(verbs::QpAttrMask::STATE) {
+                t.push_str(&format!(" → {}", attr.attr.qp_state));
+            }
+            if let Some(d) = attr.dest_qp {
+                match d {
+                    QpRef::Handle(h) => t.push_str(&format!(", dest_qp {}", n(h))),
+                    QpRef::Number(q) => t.push_str(&format!(", dest_qp {q:#x}")),
+                }
+            }
+            if let Some(h) = attr.av {
+                t.push_str(&format!(", av → {}", s.host_name(h)));
+            }
+            let a = &attr.attr;
+            for key in &attr.given {
+                let value = match *key {
+                    "cur_state" => a.cur_qp_state.to_string(),
+                    "en_sqd_async_notify" => a.en_sqd_async_notify.to_string(),
+                    "access" => a.qp_access_flags.to_string(),
+                    "pkey_index" => a.pkey_index.to_string(),
+                    "port" => a.port_num.to_string(),
+                    "qkey" => format!("{:#x}", a.qkey),
+                    "path_mtu" => a.path_mtu.to_string(),
+                    "timeout" => a.timeout.to_string(),
+                    "retry_cnt" => a.retry_cnt.to_string(),
+                    "rnr_retry" => a.rnr_retry.to_string(),
+                    "rq_psn" => a.rq_psn.to_string(),
+                    "max_rd_atomic" => a.max_rd_atomic.to_string(),
+                    "min_rnr_timer" => a.min_rnr_timer.to_string(),
+                    "sq_psn" => a.sq_psn.to_string(),
+                    "max_dest_rd_atomic" => a.max_dest_rd_atomic.to_string(),
+                    "path_mig_state" => a.path_mig_state.to_string(),
+                    // state, dest_qp and av are shown above.
+                    _ => continue,
+                };
+                t.push_str(&format!(", {key} {value}"));
+            }
+            t.push_str(&format!(", mask {mask})"));
+            t
+        }
+        Call::QueryQp { qp } => format!("query_qp({})", n(*qp)),
+        Call::PostSend { qp, wrs } => {
+            let v: Vec<String> = wrs
+                .iter()
+                .map(|w| {
+                    let mut t = format!("{} wr_id {}", opcode_name(w.opcode), w.wr_id);
+                    if !w.flags.is_empty() {
+                        t.push_str(&format!(" {}", w.flags));
+                    }
+                    t.push_str(&format!(" sge {}", sges(&w.sges)));
+                    if let Some(r) = &w.remote {
+                        let key = match r.rkey {
+                            KeyRef::Mr(m) => n(m),
+                            KeyRef::Raw(k) => format!("{k:#x}"),
+                        };
+                        t.push_str(&format!(" → {}+{} rkey {key}", n(r.target), r.offset));
+                    }
+                    if w.opcode.has_imm() {
+                        t.push_str(&format!(" imm {:#x}", w.imm));
+                    }
+                    match w.opcode {
+                        verbs::SendOpcode::AtomicCmpAndSwp => {
+                            t.push_str(&format!(" compare {} swap {}", w.compare_add, w.swap))
+                        }
+                        verbs::SendOpcode::AtomicFetchAndAdd => {
+                            t.push_str(&format!(" add {}", w.compare_add))
+                        }
+                        _ => {}
+                    }
+                    t
+                })
+                .collect();
+            format!("post_send({}, [{}])", n(*qp), v.join("; "))
+        }
+        Call::PostRecv { qp, wrs } => {
+            let v: Vec<String> = wrs
+                .iter()
+                .map(|w| format!("wr_id {} sge {}", w.wr_id, sges(&w.sges)))
+                .collect();
+            format!("post_recv({}, [{}])", n(*qp), v.join("; "))
+        }
+        Call::PollCq { cq, max, wait } => match wait {
+            Some(w) => format!("poll_cq({}, max {max}, wait up to {w})", n(*cq)),
+            None => format!("poll_cq({}, max {max})", n(*cq)),
+        },
+        Call::Connect { hosts, qp, .. } => format!(
+            "connect({} ⇄ {}) as {} / {}",
+            s.host_name(hosts[0]),
+            s.host_name(hosts[1]),
+            n(qp[0]),
+            n(qp[1])
+        ),
+        Call::Run { duration } => format!("run {duration}"),
+        Call::WriteMemory { at, data } => {
+            format!("write_memory({}, {} byte(s))", mem_name(s, *at), data.len())
+        }
+        Call::ReadMemory { at, len } => format!("read_memory({}, {len})", mem_name(s, *at)),
+    }
+}

@@ -1,0 +1,167 @@
+//! What running a session recorded: one [`StepRecord`] per step with the simulated time, the
+//! call, its result and every expectation's verdict. Serialises to the JSON document that
+//! `rdmalab verbs run --json` prints (schema in `scenarios/verbs/README.md`).
+
+use serde::Serialize;
+
+/// The record of one session run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The NIC profile the session ran under.
+    pub profile: String,
+    /// `back_to_back` or `switch`.
+    pub topology: String,
+    /// The hosts, in order.
+    pub hosts: Vec<String>,
+    /// True when every expectation passed and the session ran to its end.
+    pub passed: bool,
+    /// Why the session stopped early (a budget ran out), if it did.
+    pub aborted: Option<String>,
+    /// Simulated time when the session ended, in picoseconds.
+    pub end_time_ps: u64,
+    /// Expectation totals.
+    pub summary: Summary,
+    /// One record per step that ran, in order.
+    pub steps: Vec<StepRecord>,
+}
+
+impl Report {
+    /// The failed expectations, with the step each belongs to.
+    pub fn failures(&self) -> impl Iterator<Item = (&StepRecord, &Check)> {
+        self.steps.iter().flat_map(|s| {
+            s.expectations
+                .iter()
+                .filter(|c| !c.passed)
+                .map(move |c| (s, c))
+        })
+    }
+}
+
+/// Expectation totals.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq, Serialize)]
+pub struct Summary {
+    /// Steps run.
+    pub steps: usize,
+    /// Expectations checked (implicit `ret = ok` ones included).
+    pub expectations: usize,
+    /// Expectations that passed.
+    pub passed: usize,
+    /// Expectations that failed.
+    pub failed: usize,
+}
+
+/// What one step did.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepRecord {
+    /// 1-based position in the file's steps.
+    pub index: usize,
+    /// 1-based line of the step in the file.
+    pub line: usize,
+    /// Simulated time when the step started, in picoseconds.
+    pub time_ps: u64,
+    /// The host the call ran on (none for `run`).
+    pub host: Option<String>,
+    /// The call's name (`post_send`).
+    pub call: String,
+    /// The call with its arguments, readable (`post_send(qp_a, [SEND wr_id=1 ...])`).
+    pub text: String,
+    /// What the call returned.
+    pub result: Outcome,
+    /// Remarks: attributes the mask ignores, PSN warnings, time spent waiting.
+    pub notes: Vec<String>,
+    /// Every expectation checked after the step, in order.
+    pub expectations: Vec<Check>,
+}
+
+/// The result of a call.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The call succeeded.
+    Ok {
+        /// What it returned or did.
+        text: String,
+    },
+    /// The verb failed with an errno.
+    Error {
+        /// The errno's name (`EINVAL`).
+        errno: String,
+        /// Its number (22).
+        code: i32,
+        /// The rule broken, as the verbs layer explains it.
+        text: String,
+        /// For posts: the index of `*bad_wr`, if the provider set it.
+        bad_wr: Option<usize>,
+        /// For posts: WRs of the chain posted before the failure.
+        posted: Option<usize>,
+    },
+    /// `poll_cq` returned these completions (possibly none).
+    Completions {
+        /// The completions, oldest first.
+        completions: Vec<WcRecord>,
+    },
+    /// The step could not run: a handle it needs was never created.
+    Skipped {
+        /// Why.
+        text: String,
+    },
+    /// The simulation could not go on (a budget ran out).
+    Failed {
+        /// Why.
+        text: String,
+    },
+}
+
+impl Outcome {
+    /// A one-line summary.
+    pub fn summary(&self) -> String {
+        match self {
+            Outcome::Ok { text } => format!("ok: {text}"),
+            Outcome::Error { text, .. } => text.clone(),
+            Outcome::Completions { completions } => match completions.len() {
+                0 => "0 completions".to_string(),
+                1 => "1 completion".to_string(),
+                n => format!("{n} completions"),
+            },
+            Outcome::Skipped { text } => format!("skipped: {text}"),
+            Outcome::Failed { text } => format!("failed: {text}"),
+        }
+    }
+}
+
+/// One work completion as `ibv_poll_cq` returned it.
+#[derive(Clone, Debug, Eq, PartialEq, Serialize)]
+pub struct WcRecord {
+    /// `wr_id`.
+    pub wr_id: u64,
+    /// The status without the `IBV_WC_` prefix (`WR_FLUSH_ERR`).
+    pub status: String,
+    /// `ibv_wc_status_str` of the status (`Work Request Flushed Error`).
+    pub status_str: String,
+    /// The opcode without the `IBV_WC_` prefix; absent in error completions, where it is not
+    /// valid.
+    pub opcode: Option<String>,
+    /// `byte_len` (0 in error completions).
+    pub byte_len: u32,
+    /// `imm_data`, when `IBV_WC_WITH_IMM` is set.
+    pub imm_data: Option<u32>,
+    /// The QP's handle name (or its number if the session has no name for it).
+    pub qp: String,
+    /// `qp_num`.
+    pub qp_num: u32,
+}
+
+/// One expectation's verdict.
+#[derive(Clone, Debug, Eq, PartialEq, Serialize)]
+pub struct Check {
+    /// What was checked (`ret`, `wc[0].status`, `state(qp_a)`, `memory(buf_b+0)`, ...).
+    pub what: String,
+    /// The value wanted.
+    pub expected: String,
+    /// The value found.
+    pub got: String,
+    /// True if they agree.
+    pub passed: bool,
+    /// True for the `ret = ok` every call expects when the file says nothing.
+    pub implicit: bool,
+}

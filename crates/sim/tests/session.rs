@@ -1,0 +1,549 @@
+//! Verbs sessions: every example in `scenarios/verbs/` passes under every NIC profile; the
+//! parser names the line, column, key and what is allowed; the executor records failures,
+//! skipped steps and "no completion" checks, and is deterministic.
+
+use std::path::PathBuf;
+
+use rdmalab::session::{self, Outcome, Report, RunOptions};
+use rdmalab::verbs::NicProfile;
+
+/// Examples that expect what real hardware does but that the simulator cannot produce yet
+/// (scenarios/verbs/README.md lists them with the reason). None today.
+const KNOWN_FAILING: &[&str] = &[];
+
+fn examples_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/verbs")
+}
+
+fn run_src(src: &str, profile: Option<NicProfile>) -> Report {
+    let plan = session::parse(src).unwrap_or_else(|e| panic!("parse: {e}"));
+    session::run(
+        &plan,
+        RunOptions {
+            profile,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+fn describe_failures(r: &Report) -> String {
+    let mut s = String::new();
+    for (step, c) in r.failures() {
+        s.push_str(&format!(
+            "\n  step {} (line {}) {}: {}: expected {}, got {}",
+            step.index, step.line, step.text, c.what, c.expected, c.got
+        ));
+    }
+    if let Some(a) = &r.aborted {
+        s.push_str(&format!("\n  aborted: {a}"));
+    }
+    s
+}
+
+#[test]
+fn every_example_passes_under_every_profile() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(examples_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 20,
+        "expected the 20 example sessions, found {}",
+        files.len()
+    );
+    let mut failures = Vec::new();
+    for path in &files {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if KNOWN_FAILING.contains(&name.as_str()) {
+            continue;
+        }
+        let src = std::fs::read_to_string(path).unwrap();
+        assert!(
+            src.starts_with('#'),
+            "{name} must open with a comment header saying what it teaches"
+        );
+        let plan = match session::parse(&src) {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(format!("{name}:{e}"));
+                continue;
+            }
+        };
+        for profile in NicProfile::ALL {
+            let r = session::run(
+                &plan,
+                RunOptions {
+                    profile: Some(profile),
+                    ..RunOptions::default()
+                },
+            )
+            .unwrap();
+            if !r.passed {
+                failures.push(format!("{name} under {profile}:{}", describe_failures(&r)));
+            }
+            assert!(
+                r.summary.expectations > r.summary.steps / 2,
+                "{name} checks too little"
+            );
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn same_session_same_report() {
+    let src = std::fs::read_to_string(examples_dir().join("drop_nth.toml")).unwrap();
+    let a = serde_json::to_value(run_src(&src, None)).unwrap();
+    let b = serde_json::to_value(run_src(&src, None)).unwrap();
+    assert_eq!(a, b);
+}
+
+// ---- parser errors: line, column, key, what is allowed ----
+
+/// Two hosts and a connected pair; lines 1–8.
+const HEAD: &str = r#"hosts = ["a", "b"]
+
+[[step]]
+call = "connect"
+hosts = ["a", "b"]
+pd = ["pd_a", "pd_b"]
+cq = ["cq_a", "cq_b"]
+qp = ["qp_a", "qp_b"]
+"#;
+
+fn parse_err(tail: &str) -> session::ParseError {
+    let src = format!("{HEAD}{tail}");
+    match session::parse(&src) {
+        Ok(_) => panic!("parsed, but should not have:\n{src}"),
+        Err(e) => e,
+    }
+}
+
+#[track_caller]
+fn assert_err(tail: &str, line: usize, column: usize, needles: &[&str]) {
+    let e = parse_err(tail);
+    assert_eq!((e.line, e.column), (line, column), "{e}");
+    for n in needles {
+        assert!(e.message.contains(n), "message lacks {n:?}: {e}");
+    }
+    assert!(
+        e.to_string().starts_with(&format!("{line}:{column}: ")),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_key_names_the_key_and_the_allowed_ones() {
+    assert_err(
+        "\n[[step]]\ncall = \"run\"\nfor = \"10us\"\ncolour = \"red\"\n",
+        13,
+        1,
+        &[
+            "unknown key `colour`",
+            "step 2 (run)",
+            "allowed keys: call, expect, expect_no_completion, for",
+        ],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"poll_cq\"\ncq = \"cq_a\"\nexpect = { ret = \"ok\", wcs = [] }\n",
+        13,
+        24,
+        &[
+            "unknown key `wcs`",
+            "`expect`",
+            "allowed keys: bad_wr, completions",
+        ],
+    );
+    let e = session::parse("hosts = [\"a\", \"b\"]\nprofiel = \"rxe\"\n").unwrap_err();
+    assert_eq!((e.line, e.column), (2, 1), "{e}");
+    assert!(e.message.contains("unknown key `profiel`"), "{e}");
+    assert!(e.message.contains("profile"), "{e}");
+}
+
+#[test]
+fn unknown_handle_lists_the_known_ones() {
+    assert_err(
+        "\n[[step]]\ncall = \"poll_cq\"\ncq = \"cq_x\"\n",
+        12,
+        6,
+        &["unknown handle `cq_x` in `cq`", "a CQ wanted", "cq_a, cq_b"],
+    );
+    // A handle of the wrong kind.
+    assert_err(
+        "\n[[step]]\ncall = \"poll_cq\"\ncq = \"pd_a\"\n",
+        12,
+        6,
+        &["`cq` must name a CQ", "`pd_a` is a PD (defined at line 6)"],
+    );
+    // A handle used before the step that defines it.
+    assert_err(
+        "\n[[step]]\ncall = \"reg_mr\"\npd = \"pd_a\"\nbuf = \"later\"\nas = \"mr\"\n\n[[step]]\ncall = \"alloc\"\nhost = \"a\"\nas = \"later\"\nlen = 8\n",
+        13,
+        7,
+        &["unknown handle `later`", "no earlier step defines it"],
+    );
+}
+
+#[test]
+fn bad_duration_shows_the_format() {
+    assert_err(
+        "\n[[step]]\ncall = \"run\"\nfor = \"10 parsecs\"\n",
+        12,
+        7,
+        &[
+            "bad duration \"10 parsecs\" for `for`",
+            "unknown unit",
+            "e.g. \"10us\"",
+        ],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"run\"\nfor = 10\n",
+        12,
+        7,
+        &["`for` must be a duration string", "\"10us\""],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"run\"\nfor = \"20s\"\n",
+        12,
+        7,
+        &["too long", "10 s per step"],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"poll_cq\"\ncq = \"cq_a\"\nexpect_no_completion = \"1.0000001ns\"\n",
+        13,
+        24,
+        &["finer than 1 ps"],
+    );
+}
+
+#[test]
+fn bad_opcode_flag_state_and_status_list_the_allowed_names() {
+    assert_err(
+        "\n[[step]]\ncall = \"post_send\"\nqp = \"qp_a\"\nopcode = \"SND\"\n",
+        13,
+        10,
+        &[
+            "unknown opcode `SND` in `opcode`",
+            "SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ, ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD",
+        ],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"post_send\"\nqp = \"qp_a\"\nopcode = \"SEND\"\nflags = [\"SIGNALLED\"]\n",
+        14,
+        10,
+        &[
+            "unknown send flag `SIGNALLED`",
+            "FENCE, SIGNALED, SOLICITED, INLINE",
+        ],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"modify_qp\"\nqp = \"qp_a\"\nstate = \"READY\"\nmask = [\"STATE\"]\n",
+        13,
+        9,
+        &[
+            "unknown QP state `READY`",
+            "RESET, INIT, RTR, RTS, SQD, SQE, ERR",
+        ],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"modify_qp\"\nqp = \"qp_a\"\nstate = \"ERR\"\nmask = [\"STATE\", \"DEST_QP\"]\n",
+        14,
+        18,
+        &["unknown mask bit `DEST_QP`", "DEST_QPN"],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"poll_cq\"\ncq = \"cq_a\"\nexpect.wc = [{ status = \"OK\" }]\n",
+        13,
+        25,
+        &["unknown completion status `OK`", "SUCCESS", "WR_FLUSH_ERR"],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"frobnicate\"\n",
+        11,
+        8,
+        &["unknown call `frobnicate`", "alloc_pd", "read_memory"],
+    );
+}
+
+#[test]
+fn wrong_type_says_what_was_found() {
+    assert_err(
+        "\n[[step]]\ncall = \"poll_cq\"\ncq = \"cq_a\"\nmax = \"many\"\n",
+        13,
+        7,
+        &["`max` must be an integer, found string"],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"poll_cq\"\ncq = \"cq_a\"\nmax = 1.5\n",
+        13,
+        7,
+        &["`max` must be an integer, found float"],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"create_qp\"\npd = \"pd_a\"\ncq = \"cq_a\"\nas = \"q\"\nsq_sig_all = \"yes\"\n",
+        15,
+        14,
+        &["`sq_sig_all` must be true or false, found string"],
+    );
+}
+
+#[test]
+fn other_mistakes_are_located_too() {
+    // Out of range.
+    assert_err(
+        "\n[[step]]\ncall = \"poll_cq\"\ncq = \"cq_a\"\nmax = 0\n",
+        13,
+        7,
+        &["`max` is out of range: allowed 1..=4096"],
+    );
+    // Invalid TOML.
+    assert_err("\n[[step]\ncall = \"run\"\n", 10, 8, &["invalid TOML"]);
+    // Unknown host, duplicate handle, per-profile table with a bad profile.
+    assert_err(
+        "\n[[step]]\ncall = \"alloc_pd\"\nhost = \"c\"\nas = \"x\"\n",
+        12,
+        8,
+        &["unknown host `c`", "the hosts are: a, b"],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"alloc_pd\"\nhost = \"a\"\nas = \"pd_a\"\n",
+        13,
+        6,
+        &["handle `pd_a` is already defined at line 6"],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"poll_cq\"\ncq = \"cq_a\"\nexpect = { ret = { mlx5 = \"ok\", cx7 = \"ok\" } }\n",
+        13,
+        33,
+        &["`cx7` is not a profile", "mlx5, rxe, ibta"],
+    );
+    // An expectation that does not apply to the call.
+    assert_err(
+        "\n[[step]]\ncall = \"run\"\nfor = \"1us\"\nexpect = { completions = 1 }\n",
+        13,
+        12,
+        &["`expect.completions` does not apply to run"],
+    );
+    // A step without `call`.
+    assert_err(
+        "\n[[step]]\nfor = \"1us\"\n",
+        10,
+        1,
+        &["step 2 has no `call`"],
+    );
+    // Missing remote for a WRITE.
+    assert_err(
+        "\n[[step]]\ncall = \"post_send\"\nqp = \"qp_a\"\nopcode = \"RDMA_WRITE\"\n",
+        13,
+        10,
+        &["RDMA_WRITE needs `remote`", "out of band"],
+    );
+    // post_send on a UD QP: the wire carries RC only.
+    assert_err(
+        "\n[[step]]\ncall = \"create_qp\"\npd = \"pd_a\"\ncq = \"cq_a\"\nas = \"ud\"\ntype = \"UD\"\n\n[[step]]\ncall = \"post_send\"\nqp = \"ud\"\nopcode = \"SEND\"\n",
+        19,
+        6,
+        &["RC traffic only"],
+    );
+}
+
+#[test]
+fn limits_bound_time_size_and_steps() {
+    let runs = "\n[[step]]\ncall = \"run\"\nfor = \"10s\"\n".repeat(4);
+    assert_err(&runs, 24, 7, &["would reach 40 s", "at most 30 s"]);
+    let big = format!("{HEAD}# {}\n", "x".repeat(session::limits::MAX_FILE_BYTES));
+    let e = session::parse(&big).unwrap_err();
+    assert!(e.message.contains("at most 1048576"), "{e}");
+    assert_err(
+        "\n[[step]]\ncall = \"alloc\"\nhost = \"a\"\nas = \"huge\"\nlen = 1073741824\n",
+        14,
+        7,
+        &["`len` is out of range: allowed 1..=16777216"],
+    );
+}
+
+// ---- the executor ----
+
+#[test]
+fn a_wrong_expectation_fails_with_expected_and_got() {
+    let src =
+        format!("{HEAD}\n[[step]]\ncall = \"query_qp\"\nqp = \"qp_a\"\nexpect.state = \"INIT\"\n");
+    let r = run_src(&src, None);
+    assert!(!r.passed);
+    let fails: Vec<_> = r.failures().collect();
+    assert_eq!(fails.len(), 1);
+    let (step, c) = fails[0];
+    assert_eq!((step.index, step.line), (2, 10));
+    assert_eq!(
+        (c.what.as_str(), c.expected.as_str(), c.got.as_str()),
+        ("state(qp_a)", "INIT", "RTS")
+    );
+    assert_eq!((r.summary.failed, r.summary.passed), (1, 2));
+}
+
+#[test]
+fn a_failed_call_without_expect_fails_and_its_handle_skips_later_steps() {
+    // REMOTE_WRITE without LOCAL_WRITE: reg_mr gives EINVAL; nothing expected that, so the
+    // implicit `ret = ok` fails, and the step that uses the MR cannot run.
+    let src = format!(
+        "{HEAD}
+[[step]]
+call = \"alloc\"
+host = \"b\"
+as = \"buf\"
+len = 64
+
+[[step]]
+call = \"reg_mr\"
+pd = \"pd_b\"
+buf = \"buf\"
+as = \"mr\"
+access = [\"REMOTE_WRITE\"]
+
+[[step]]
+call = \"post_recv\"
+qp = \"qp_b\"
+sge = {{ mr = \"mr\" }}
+"
+    );
+    let r = run_src(&src, None);
+    assert!(!r.passed);
+    let reg = &r.steps[2];
+    match &reg.result {
+        Outcome::Error {
+            errno, code, text, ..
+        } => {
+            assert_eq!((errno.as_str(), *code), ("EINVAL", 22));
+            assert!(text.contains("LOCAL_WRITE must be set too"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(reg.expectations[0].implicit && !reg.expectations[0].passed);
+    let post = &r.steps[3];
+    match &post.result {
+        Outcome::Skipped { text } => {
+            assert!(
+                text.contains("`mr` was not created (its step at line 16 failed)"),
+                "{text}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // Saying the error is expected makes the reg_mr step pass.
+    let fixed = src.replace(
+        "access = [\"REMOTE_WRITE\"]",
+        "access = [\"REMOTE_WRITE\"]\nexpect.ret = \"EINVAL\"",
+    );
+    let r = run_src(&fixed, None);
+    assert!(r.steps[2].expectations.iter().all(|c| c.passed));
+    assert!(!r.passed, "the post_recv step is still skipped");
+}
+
+#[test]
+fn no_completion_is_checked_over_simulated_time() {
+    // A WRITE completes within 100 µs, so "no completion" fails; the time still passes.
+    let src = format!(
+        "{HEAD}
+[[step]]
+call = \"alloc\"
+host = \"a\"
+as = \"src\"
+len = 64
+
+[[step]]
+call = \"reg_mr\"
+pd = \"pd_a\"
+buf = \"src\"
+as = \"mr_a\"
+access = [\"LOCAL_WRITE\", \"REMOTE_WRITE\"]
+
+[[step]]
+call = \"post_send\"
+qp = \"qp_a\"
+opcode = \"RDMA_WRITE\"
+flags = [\"SIGNALED\"]
+sge = {{ mr = \"mr_a\", len = 8 }}
+remote = {{ mr = \"mr_a\", offset = 32 }}
+expect_no_completion = \"100us\"
+"
+    );
+    let r = run_src(&src, None);
+    let c = r.steps[3].expectations.last().unwrap();
+    assert!(
+        c.what.starts_with("no completion within 100 µs (cq_a)"),
+        "{c:?}"
+    );
+    assert!(!c.passed);
+    assert_eq!(c.got, "cq_a gained 1");
+    assert_eq!(r.end_time_ps, 100_000_000);
+}
+
+#[test]
+fn report_serialises_with_the_documented_fields() {
+    let src = std::fs::read_to_string(examples_dir().join("send.toml")).unwrap();
+    let v = serde_json::to_value(run_src(&src, None)).unwrap();
+    for k in [
+        "profile",
+        "topology",
+        "hosts",
+        "passed",
+        "aborted",
+        "end_time_ps",
+        "summary",
+        "steps",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    let step = &v["steps"][7];
+    for k in [
+        "index",
+        "line",
+        "time_ps",
+        "host",
+        "call",
+        "text",
+        "result",
+        "notes",
+        "expectations",
+    ] {
+        assert!(step.get(k).is_some(), "missing steps[].{k}");
+    }
+    assert_eq!(step["call"], "poll_cq");
+    assert_eq!(step["result"]["kind"], "completions");
+    let wc = &step["result"]["completions"][0];
+    assert_eq!(wc["status"], "SUCCESS");
+    assert_eq!(wc["status_str"], "success");
+    assert_eq!(wc["opcode"], "SEND");
+    let e = &step["expectations"][0];
+    for k in ["what", "expected", "got", "passed", "implicit"] {
+        assert!(e.get(k).is_some(), "missing expectations[].{k}");
+    }
+}
+
+#[test]
+fn a_budget_stops_the_session_and_names_itself() {
+    let src = std::fs::read_to_string(examples_dir().join("rnr.toml")).unwrap();
+    let plan = session::parse(&src).unwrap();
+    let r = session::run(
+        &plan,
+        RunOptions {
+            max_events: Some(50),
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(!r.passed);
+    let why = r.aborted.as_deref().unwrap();
+    assert!(why.contains("stopped at step"), "{why}");
+    assert!(why.contains("used up its budget of 50 events"), "{why}");
+    let last = r.steps.last().unwrap();
+    assert!(
+        matches!(last.result, Outcome::Failed { .. }),
+        "{:?}",
+        last.result
+    );
+    assert!(r.steps.len() < plan.steps.len());
+}
