@@ -14,4 +14,4 @@ pub mod profile;
 
 pub use cpu::{Cpu, CpuAccount};
 pub use pcie::Pcie;
-pub use profile::{CpuProfile, HostProfile, NicTiming, PcieProfile, ProfileError};
+pub use profile::{ControlPath, CpuProfile, HostProfile, NicTiming, PcieProfile, ProfileError};

@@ -76,6 +76,34 @@ pub struct NicTiming {
     pub blueflame_max_bytes: u32,
 }
 
+/// The control path: verbs that go through the kernel driver to the NIC's firmware.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct ControlPath {
+    /// Entering and leaving the kernel for a verbs ioctl.
+    /// source: research/figures.md §3, syscall "~350–450 ns with KPTI/retpoline on" (low
+    /// confidence; `rdmalab calibrate` measures a null syscall).
+    pub syscall: SimDuration,
+    /// One firmware command (create CQ, create QP, modify QP, register MR).
+    /// source: derived from research/figures.md §4: KRCORE sets up an RC connection in < 10 µs,
+    /// "hundreds or thousands of times faster than verbs", so verbs setup is milliseconds; a
+    /// connection is about six firmware commands, so about 150 µs each.
+    pub firmware_command: SimDuration,
+    /// Pinning one 4 KiB page for a memory registration.
+    /// estimate: research/figures.md §4 has no per-page figure (a gap); `rdmalab calibrate`
+    /// will measure mlock per page.
+    pub pin_per_page: SimDuration,
+    /// Writing one translation entry (MTT) for a registered page.
+    /// estimate: an 8-byte entry per page through the firmware mailbox; figures.md §4 lists
+    /// MTT/MPT costs as not found.
+    pub translation_per_page: SimDuration,
+    /// A completion interrupt: the MSI-X message and the driver's handler.
+    /// estimate: figures.md has no interrupt figure; about a syscall's cost.
+    pub interrupt: SimDuration,
+    /// Waking a thread blocked on a completion channel.
+    /// source: research/figures.md §3, context switch "~1.07 µs (threads)".
+    pub wakeup: SimDuration,
+}
+
 /// Everything about a host the model needs.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub struct HostProfile {
@@ -85,6 +113,8 @@ pub struct HostProfile {
     pub pcie: PcieProfile,
     /// The NIC.
     pub nic: NicTiming,
+    /// The verbs control path.
+    pub control: ControlPath,
 }
 
 impl Default for HostProfile {
@@ -108,6 +138,14 @@ impl Default for HostProfile {
                 pipeline: SimDuration::from_ns(200),
                 blueflame: true,
                 blueflame_max_bytes: 256,
+            },
+            control: ControlPath {
+                syscall: SimDuration::from_ns(400),
+                firmware_command: SimDuration::from_us(150),
+                pin_per_page: SimDuration::from_ns(250),
+                translation_per_page: SimDuration::from_ns(10),
+                interrupt: SimDuration::from_ns(400),
+                wakeup: SimDuration::from_ns(1_070),
             },
         }
     }
@@ -150,6 +188,18 @@ impl HostProfile {
             ("host.nic.pipeline_ps", self.nic.pipeline),
             ("host.cpu.post_wr_ps", self.cpu.post_wr),
             ("host.cpu.poll_cq_ps", self.cpu.poll_cq),
+            ("host.control.syscall_ps", self.control.syscall),
+            (
+                "host.control.firmware_command_ps",
+                self.control.firmware_command,
+            ),
+            ("host.control.pin_per_page_ps", self.control.pin_per_page),
+            (
+                "host.control.translation_per_page_ps",
+                self.control.translation_per_page,
+            ),
+            ("host.control.interrupt_ps", self.control.interrupt),
+            ("host.control.wakeup_ps", self.control.wakeup),
         ] {
             if d.as_ps() > max {
                 return bad(field, d.as_ps(), "0..=1000000000 (1 ms)");

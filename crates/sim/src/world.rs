@@ -177,6 +177,10 @@ pub struct SimHost {
     tx_inflight: usize,
     tx_last_ready: SimTime,
     rr: u32,
+    /// When the application thread is free again after a blocking verbs call.
+    app_ready: SimTime,
+    /// Completion events on their way to the application: (deliverable from, channel).
+    cq_events: VecDeque<(SimTime, verbs::types::ChannelHandle)>,
 }
 
 impl SimHost {
@@ -255,6 +259,8 @@ impl World {
                 tx_inflight: 0,
                 tx_last_ready: SimTime::ZERO,
                 rr: 0,
+                app_ready: SimTime::ZERO,
+                cq_events: VecDeque::new(),
             });
         }
         Ok(World {
@@ -310,6 +316,177 @@ impl World {
         Ok(())
     }
 
+    /// A blocking control-path verb on host `h`: the ioctl runs on the application's core, the
+    /// firmware command on the NIC, plus `per_page` work for `pages` pages (pinning on the CPU,
+    /// translation entries on the NIC). The application thread is blocked until it ends.
+    fn control_path(&mut self, h: u32, verb: &'static str, pages: u64) {
+        let now = self.sched.now();
+        let host = &mut self.hosts[h as usize];
+        let c = host.profile.control;
+        let ready = now.max(host.app_ready);
+        let (_, mut end) = host
+            .cpu
+            .run(&mut self.tracer, now, 0, ready, c.syscall, verb, true);
+        if pages > 0 {
+            (_, end) = host.cpu.run(
+                &mut self.tracer,
+                now,
+                0,
+                end,
+                c.pin_per_page * pages,
+                "pin pages",
+                true,
+            );
+        }
+        let fw = c.firmware_command + c.translation_per_page * pages;
+        let node = host.node;
+        let start = end;
+        end = start + fw;
+        self.tracer.emit(now, || TraceRecord::Stage {
+            host: node,
+            unit: ExecUnit::Nic,
+            stage: if pages > 0 {
+                "firmware: write translation entries"
+            } else {
+                "firmware command"
+            },
+            setup: true,
+            start,
+            end,
+        });
+        host.app_ready = end;
+        // The call returns when the firmware is done: the world runs until then. The span is
+        // one command's time, so the events in it are bounded; a budget error cannot happen
+        // with an unlimited budget.
+        let _ = self.run_until(end, &Budget::UNLIMITED);
+    }
+
+    /// `ibv_reg_mr`, timed as setup: the ioctl, pinning every 4 KiB page, and the firmware
+    /// writing a translation entry per page.
+    pub fn reg_mr(
+        &mut self,
+        h: u32,
+        pd: verbs::PdHandle,
+        va: u64,
+        len: u64,
+        access: AccessFlags,
+    ) -> Result<verbs::Mr, VerbsError> {
+        let mr = self.hosts[h as usize].verbs.reg_mr(pd, va, len, access)?;
+        self.control_path(h, "ioctl reg_mr", mr.pages);
+        Ok(mr)
+    }
+
+    /// `ibv_create_cq`, timed as setup.
+    pub fn create_cq(
+        &mut self,
+        h: u32,
+        cqe: u32,
+        channel: Option<verbs::types::ChannelHandle>,
+    ) -> Result<(verbs::CqHandle, u32), VerbsError> {
+        let r = self.hosts[h as usize].verbs.create_cq(cqe, channel)?;
+        self.control_path(h, "ioctl create_cq", 0);
+        Ok(r)
+    }
+
+    /// `ibv_create_qp`, timed as setup.
+    pub fn create_qp(
+        &mut self,
+        h: u32,
+        pd: verbs::PdHandle,
+        init: &verbs::qp::QpInitAttr,
+    ) -> Result<verbs::CreatedQp, VerbsError> {
+        let r = self.hosts[h as usize].verbs.create_qp(pd, init)?;
+        self.control_path(h, "ioctl create_qp", 0);
+        Ok(r)
+    }
+
+    /// When host `h`'s application thread is free (after its blocking verbs calls).
+    pub fn app_ready(&self, h: u32) -> SimTime {
+        self.hosts[h as usize].app_ready
+    }
+
+    /// The fabric flow id of QP `qpn`'s frames from host `h` (for loss rules and traces).
+    pub fn flow_of(h: u32, qpn: QpNum) -> FlowId {
+        FlowId(h * 0x1_0000 + (qpn.get() & 0xffff))
+    }
+
+    /// `ibv_req_notify_cq`: the next completion on `cq` raises an interrupt and wakes the
+    /// thread waiting on its channel.
+    pub fn req_notify_cq(
+        &mut self,
+        h: u32,
+        cq: verbs::CqHandle,
+        solicited_only: bool,
+    ) -> Result<(), VerbsError> {
+        let now = self.sched.now();
+        let host = &mut self.hosts[h as usize];
+        let cost = host.profile.cpu.poll_cq;
+        let ready = now.max(host.app_ready);
+        host.cpu.run(
+            &mut self.tracer,
+            now,
+            0,
+            ready,
+            cost,
+            "req_notify_cq",
+            false,
+        );
+        host.verbs.req_notify_cq(cq, solicited_only)
+    }
+
+    /// `ibv_get_cq_event`: the CQ whose event has reached the application on `channel`, once
+    /// the interrupt and the wake-up have run; `None` before that.
+    pub fn get_cq_event(
+        &mut self,
+        h: u32,
+        channel: verbs::types::ChannelHandle,
+    ) -> Result<Option<verbs::CqHandle>, VerbsError> {
+        let now = self.sched.now();
+        let host = &mut self.hosts[h as usize];
+        let Some(i) = host
+            .cq_events
+            .iter()
+            .position(|&(t, ch)| ch == channel && t <= now)
+        else {
+            return Ok(None);
+        };
+        host.cq_events.remove(i);
+        host.verbs.get_cq_event(channel)
+    }
+
+    /// Turns completion events the verbs layer raised into an interrupt on core 1 and a wake-up
+    /// of the application thread on core 0.
+    fn deliver_notifications(&mut self, h: u32, now: SimTime) {
+        let host = &mut self.hosts[h as usize];
+        for n in host.verbs.take_notifications() {
+            if let verbs::Notification::CompletionEvent {
+                channel: Some(ch), ..
+            } = n
+            {
+                let c = host.profile.control;
+                let (_, irq) = host.cpu.run(
+                    &mut self.tracer,
+                    now,
+                    1,
+                    now,
+                    c.interrupt,
+                    "completion interrupt",
+                    false,
+                );
+                let (_, woke) = host.cpu.run(
+                    &mut self.tracer,
+                    now,
+                    0,
+                    irq,
+                    c.wakeup,
+                    "wake-up (context switch)",
+                    false,
+                );
+                host.cq_events.push_back((woke, ch));
+            }
+        }
+    }
+
     /// `ibv_modify_qp`, keeping the QP's transport in step with its state.
     pub fn modify_qp(
         &mut self,
@@ -318,8 +495,9 @@ impl World {
         attr: &QpAttr,
         mask: QpAttrMask,
     ) -> Result<ModifyOutcome, VerbsError> {
+        let out = self.hosts[h as usize].verbs.modify_qp(qpn, attr, mask)?;
+        self.control_path(h, "ioctl modify_qp", 0);
         let host = &mut self.hosts[h as usize];
-        let out = host.verbs.modify_qp(qpn, attr, mask)?;
         let (a, _) = host.verbs.query_qp(qpn)?;
         let cfg = RcConfig {
             local_qpn: qpn.get(),
@@ -522,7 +700,10 @@ impl World {
             }
             Event::Host(HostEvent::Doorbell { host, qpn }) => self.doorbell(host, qpn, sched),
             Event::Host(HostEvent::TxOut { host, slot }) => self.tx_out(host, slot, sched),
-            Event::Host(HostEvent::RxIn { host, slot }) => self.rx_in(host, slot, sched),
+            Event::Host(HostEvent::RxIn { host, slot }) => {
+                self.rx_in(host, slot, sched);
+                self.deliver_notifications(host, sched.now());
+            }
             Event::Host(HostEvent::Timer { host, qpn }) => {
                 let now = sched.now();
                 let Some(e) = self.hosts[host as usize].qps.get_mut(&qpn) else {
@@ -555,6 +736,7 @@ impl World {
                     e.resp = None;
                     e.fetched.clear();
                 }
+                self.deliver_notifications(host, sched.now());
                 self.doorbell(host, qpn, sched);
             }
         }
@@ -839,7 +1021,7 @@ impl World {
             udp_src_port: sport,
         };
         let spec = PacketSpec {
-            flow: FlowId(h * 0x1_0000 + (s.qpn & 0xffff)),
+            flow: World::flow_of(h, QpNum::masked(s.qpn)),
             dst: self.hosts[peer as usize].node,
             priority: ROCE_PRIORITY,
             ecn: Ecn::Ect0,
@@ -1328,9 +1510,8 @@ impl World {
         }
         let mut ends = Vec::new();
         for h in [a, b] {
-            let v = &mut self.hosts[h as usize].verbs;
-            let pd = v.alloc_pd()?;
-            let (cq, _) = v.create_cq(o.cqe, None)?;
+            let pd = self.hosts[h as usize].verbs.alloc_pd()?;
+            let (cq, _) = self.create_cq(h, o.cqe, None)?;
             let init = verbs::qp::QpInitAttr {
                 qp_type: QpType::Rc,
                 send_cq: cq,
@@ -1338,7 +1519,7 @@ impl World {
                 cap: o.cap,
                 sq_sig_all: false,
             };
-            let qpn = v.create_qp(pd, &init)?.qpn;
+            let qpn = self.create_qp(h, pd, &init)?.qpn;
             ends.push(Endpoint {
                 host: h,
                 pd,

@@ -117,6 +117,7 @@ fn rdma_write_places_bytes_and_completes_with_timed_stages() {
                 r,
                 TraceRecord::Stage {
                     unit: ExecUnit::Cpu(_),
+                    setup: false,
                     ..
                 }
             )
@@ -124,11 +125,41 @@ fn rdma_write_places_bytes_and_completes_with_timed_stages() {
         .count();
     // post_send on the requester, and each application's own poll_cq: RDMA bypasses the kernel.
     assert_eq!(cpu_stages, 3);
-    let responder: Vec<&str> = w.host(1).cpu().account().by_stage.keys().copied().collect();
+    // Setup went through the kernel: three modify_qp ioctls per side, each a firmware command.
+    let setup: Vec<&str> = t
+        .records
+        .iter()
+        .filter_map(|(_, r)| match r {
+            TraceRecord::Stage {
+                stage,
+                setup: true,
+                unit: ExecUnit::Cpu(_),
+                ..
+            } => Some(*stage),
+            _ => None,
+        })
+        .collect();
     assert_eq!(
-        responder,
+        setup.iter().filter(|s| **s == "ioctl modify_qp").count(),
+        6,
+        "{setup:?}"
+    );
+    assert_eq!(setup.iter().filter(|s| **s == "ioctl create_qp").count(), 2);
+    let responder = w.host(1).cpu().account();
+    let data_path: Vec<&str> = responder
+        .by_stage
+        .keys()
+        .copied()
+        .filter(|s| !s.starts_with("ioctl"))
+        .collect();
+    assert_eq!(
+        data_path,
         vec!["poll_cq"],
         "the responder's CPU only polled; the NIC placed the data"
+    );
+    assert!(
+        responder.setup > responder.data_path,
+        "setup cost more CPU than the data path"
     );
 }
 

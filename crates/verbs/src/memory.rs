@@ -409,7 +409,7 @@ pub fn pattern_byte(seed: u64, offset: u64) -> u8 {
 pub fn fill_pattern(seed: u64, offset: u64, out: &mut [u8]) {
     let mut i = 0usize;
     // Leading bytes up to a word boundary.
-    while i < out.len() && (offset + i as u64) % 8 != 0 {
+    while i < out.len() && !(offset + i as u64).is_multiple_of(8) {
         out[i] = pattern_byte(seed, offset + i as u64);
         i += 1;
     }

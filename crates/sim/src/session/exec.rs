@@ -547,7 +547,7 @@ impl Exec<'_> {
             } => {
                 let h = self.host_of(*pd);
                 let (pd, va) = (self.pd(*pd), self.va(*buf).wrapping_add(*offset));
-                match self.world.verbs(h).reg_mr(pd, va, *len, *access) {
+                match self.world.reg_mr(h, pd, va, *len, *access) {
                     Ok(mr) => {
                         self.bind(*out, Bound::Mr(mr));
                         Done::ok(format!(
@@ -559,7 +559,7 @@ impl Exec<'_> {
                 }
             }
             Call::CreateCq { host, cqe, out } => {
-                match self.world.verbs(host.0 as u32).create_cq(*cqe, None) {
+                match self.world.create_cq(host.0 as u32, *cqe, None) {
                     Ok((cq, size)) => {
                         self.bind(*out, Bound::Cq(cq));
                         Done::ok(format!("{cq} with {size} entries"))
@@ -585,7 +585,7 @@ impl Exec<'_> {
                     sq_sig_all: *sq_sig_all,
                 };
                 let pd = self.pd(*pd);
-                match self.world.verbs(h).create_qp(pd, &init) {
+                match self.world.create_qp(h, pd, &init) {
                     Ok(q) => {
                         self.bind(*out, Bound::Qp(q.qpn));
                         let c = q.cap;
