@@ -661,6 +661,14 @@ impl Fabric {
         }
     }
 
+    /// Schedules the start of one raw flow (at its start time, or now if that has passed).
+    pub fn start_flow<E: From<FabricEvent>>(&self, flow: FlowId, sched: &mut Scheduler<E>) {
+        if let Some(f) = self.flows.get(flow.index()) {
+            let at = f.spec.start.max(sched.now());
+            sched.schedule_at(at, FabricEvent::FlowStart { flow: flow.0 }.into());
+        }
+    }
+
     /// The outcome of every raw flow.
     pub fn flow_results(&self) -> Vec<FlowResult> {
         self.flows

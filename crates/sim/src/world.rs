@@ -135,6 +135,11 @@ pub enum WorldError {
     /// No such host.
     #[error("host {0} does not exist")]
     NoHost(u32),
+    /// The out-of-band exchange did not get through in five tries, 200 ms apart.
+    #[error(
+        "the out-of-band connection exchange was lost five times, 200 ms apart (is the link losing every frame?)"
+    )]
+    Exchange,
 }
 
 #[derive(Debug)]
@@ -1495,9 +1500,68 @@ impl Default for RcOptions {
 }
 
 impl World {
+    /// Sends `bytes` of connection data each way between hosts `a` and `b` over the fabric (a
+    /// lost message is sent again after 200 ms, as TCP would) and runs the world until both
+    /// messages have arrived: the out-of-band exchange of QPN, PSN,
+    /// GID and rkey that RC setup needs before RTR. The messages are raw frames on the RoCE
+    /// priority (they appear in a pcap as SEND_ONLY frames to QP 0x100 + flow id); the scenarios
+    /// work moves the exchange onto a simulated TCP connection.
+    pub fn exchange(&mut self, a: u32, b: u32, bytes: u64) -> Result<SimDuration, WorldError> {
+        /// A lost message is sent again after Linux's minimum TCP retransmission timeout.
+        /// source: research/figures.md §5 / DESIGN.md §3.6, "Linux's 200 ms" minimum RTO.
+        const RESEND_AFTER: SimDuration = SimDuration::from_ms(200);
+        const TRIES: u32 = 5;
+        let start = self.sched.now();
+        // Per direction: the flows sent so far and when the last one left.
+        let mut dirs: Vec<(u32, u32, Vec<FlowId>, SimTime)> =
+            vec![(a, b, Vec::new(), start), (b, a, Vec::new(), start)];
+        let budget = Budget::default();
+        loop {
+            let now = self.sched.now();
+            let results = self.fabric.flow_results();
+            let mut all_done = true;
+            for (src, dst, sent, last) in dirs.iter_mut() {
+                if sent.iter().any(|f| results[f.index()].finish.is_some()) {
+                    continue;
+                }
+                all_done = false;
+                if sent.is_empty() || now >= *last + RESEND_AFTER {
+                    if sent.len() as u32 == TRIES {
+                        return Err(WorldError::Exchange);
+                    }
+                    let f = fabric::RawFlow {
+                        src: self.hosts[*src as usize].node,
+                        dst: self.hosts[*dst as usize].node,
+                        bytes,
+                        payload_mtu: 1024,
+                        priority: ROCE_PRIORITY,
+                        start: self.hosts[*src as usize].app_ready.max(now),
+                        ecn_capable: false,
+                    };
+                    let id = self.fabric.add_flow(f)?;
+                    self.fabric.start_flow(id, &mut self.sched);
+                    sent.push(id);
+                    *last = now;
+                }
+            }
+            if all_done {
+                break;
+            }
+            // Step until the next message could have arrived (or the next resend is due).
+            let resend_due = dirs.iter().map(|d| d.3 + RESEND_AFTER).min().unwrap_or(now);
+            let next = self
+                .sched
+                .peek_time()
+                .unwrap_or(SimTime::MAX)
+                .min(resend_due);
+            self.run_until(next.max(now + SimDuration::from_ns(1)), &budget)?;
+        }
+        Ok(self.sched.now() - start)
+    }
+
     /// Creates a PD, a CQ and an RC QP on hosts `a` and `b` and brings both QPs to RTS
-    /// connected to each other: RESET→INIT→RTR→RTS with the masks IBTA requires. The QPN, PSN
-    /// and GID exchange is instantaneous here.
+    /// connected to each other: RESET→INIT, the out-of-band exchange over the fabric
+    /// ([`World::exchange`]), then INIT→RTR→RTS with the masks IBTA requires.
     pub fn connect_rc(
         &mut self,
         a: u32,
@@ -1527,7 +1591,7 @@ impl World {
                 qpn,
             });
         }
-        for (me, peer) in [(ends[0], ends[1]), (ends[1], ends[0])] {
+        for me in [ends[0], ends[1]] {
             let init = QpAttr {
                 qp_state: QpState::Init,
                 qp_access_flags: o.access,
@@ -1543,6 +1607,11 @@ impl World {
                     | QpAttrMask::PORT
                     | QpAttrMask::ACCESS_FLAGS,
             )?;
+        }
+        // QPN (3 B), PSN (3 B), GID (16 B), and for the application's buffer an rkey (4 B) and
+        // an address (8 B): 34 bytes each way, over the fabric, before RTR.
+        self.exchange(a, b, 34)?;
+        for (me, peer) in [(ends[0], ends[1]), (ends[1], ends[0])] {
             let rtr = QpAttr {
                 qp_state: QpState::Rtr,
                 ah_attr: AhAttr::roce(Gid::from_ipv4(host_ip(peer.host))),

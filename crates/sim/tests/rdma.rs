@@ -421,7 +421,7 @@ fn go_back_n_resends_about_one_window_per_loss() {
         .unwrap()
         .0
         .qpn;
-    let flow = units::FlowId(qpn.get() & 0xffff); // host 0's flow id for this QP (World::tx_out)
+    let flow = World::flow_of(0, qpn);
     let mut link = LinkConfig::new(Bandwidth::gbps(100), 3);
     link.loss.rules = (1..=40)
         .map(|k| fabric::DropRule {
@@ -584,7 +584,31 @@ fn same_seed_same_result() {
 
 #[test]
 fn unreachable_peer_exhausts_retries_then_flushes() {
-    let mut w = world(1.0); // every frame is lost
+    // Every frame of A's QP is lost (the connection exchange before it got through).
+    let qpn = world(0.0)
+        .connect_rc(0, 1, &RcOptions::default())
+        .unwrap()
+        .0
+        .qpn;
+    let mut link = LinkConfig::new(Bandwidth::gbps(100), 3);
+    link.loss.rules.push(fabric::DropRule {
+        flow: World::flow_of(0, qpn),
+        nth: 1,
+        count: 1 << 40,
+    });
+    let mut topo = Topology::new("pair whose requests never arrive");
+    let sw = topo.add_switch("sw");
+    let h0 = topo.add_host("h0");
+    let h1 = topo.add_host("h1");
+    topo.connect(h0, sw, link);
+    topo.connect(h1, sw, LinkConfig::new(Bandwidth::gbps(100), 3));
+    let mut w = World::new(
+        &topo,
+        FabricConfig::default(),
+        Default::default(),
+        NicProfile::Mlx5,
+    )
+    .unwrap();
     let (a, _b) = w
         .connect_rc(
             0,
@@ -615,9 +639,19 @@ fn unreachable_peer_exhausts_retries_then_flushes() {
             }],
         ),
     ];
+    let t0 = w.now();
     w.post_send(0, a.qpn, &wrs).unwrap();
-    run(&mut w, 2_000);
-    let wcs = w.poll_cq(0, a.cq, 16).unwrap();
+    // Poll every microsecond until something completes.
+    let mut wcs = Vec::new();
+    while wcs.is_empty() && w.now() < t0 + SimDuration::from_ms(2) {
+        run(&mut w, 1);
+        wcs = w.poll_cq(0, a.cq, 16).unwrap();
+    }
+    let waited = w.now() - t0;
+    // 4.096 µs × 2^4 = 65.5 µs per timeout: the first try and two retries time out, and the
+    // third timeout gives up.
+    assert!(waited >= SimDuration::from_ps(3 * 65_536_000), "{waited}");
+    assert!(waited < SimDuration::from_ps(4 * 65_536_000), "{waited}");
     let got: Vec<(u64, WcStatus)> = wcs.iter().map(|c| (c.wr_id, c.status)).collect();
     // Unsignaled, yet errors always complete (IBA 10.7.3.1); the next WR is flushed.
     assert_eq!(
@@ -628,8 +662,6 @@ fn unreachable_peer_exhausts_retries_then_flushes() {
         w.verbs(0).qp_state(a.qpn).unwrap(),
         verbs::types::QpState::Err
     );
-    // 4.096 µs × 2^4 = 65.5 µs per timeout, three timeouts before giving up.
-    assert!(w.now() >= SimTime::ZERO + SimDuration::from_ps(3 * 65_536_000));
 }
 
 #[test]
@@ -643,7 +675,7 @@ fn lost_retransmission_waits_for_the_local_ack_timeout() {
         .0
         .qpn;
     let mut link = LinkConfig::new(Bandwidth::gbps(100), 3);
-    let flow = units::FlowId(qpn.get() & 0xffff);
+    let flow = World::flow_of(0, qpn);
     link.loss.rules.push(fabric::DropRule {
         flow,
         nth: 10,
