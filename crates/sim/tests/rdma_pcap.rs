@@ -62,10 +62,6 @@ fn write_read_atomics_decode_in_tshark_with_valid_icrcs() {
         NicProfile::Mlx5,
     )
     .unwrap();
-    w.capture_pcap(Box::new(std::io::BufWriter::new(
-        std::fs::File::create(&path).unwrap(),
-    )))
-    .unwrap();
     let (a, b) = w
         .connect_rc(
             0,
@@ -76,6 +72,11 @@ fn write_read_atomics_decode_in_tshark_with_valid_icrcs() {
             },
         )
         .unwrap();
+    // Capture from here on: the connection exchange before this is not part of the test.
+    w.capture_pcap(Box::new(std::io::BufWriter::new(
+        std::fs::File::create(&path).unwrap(),
+    )))
+    .unwrap();
     let access = AccessFlags::LOCAL_WRITE
         | AccessFlags::REMOTE_WRITE
         | AccessFlags::REMOTE_READ
