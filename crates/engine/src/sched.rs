@@ -142,11 +142,14 @@ pub fn run_until<M: Model>(
         .unwrap_or(SimTime::MAX);
     let mut events = 0u64;
     let mut stopped_by_model = false;
-    while let Some(next) = sched.queue.peek_time() {
-        if next > until {
+    loop {
+        // `run` (no end time) skips the peek: one queue operation per event.
+        if until != SimTime::MAX && sched.queue.peek_time().is_none_or(|next| next > until) {
             break;
         }
-        let (at, ev) = sched.queue.pop().expect("peeked");
+        let Some((at, ev)) = sched.queue.pop() else {
+            break;
+        };
         if at > limit_time {
             return Err(BudgetExceeded::SimTime {
                 limit: budget.sim_time,
