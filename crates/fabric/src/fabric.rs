@@ -1060,11 +1060,10 @@ impl Fabric {
                 return;
             }
         }
-        let p = *self.packets.get(pkt);
         if let Payload::Pause {
             class_enable,
             quanta,
-        } = p.payload
+        } = self.packets.get(pkt).payload
         {
             self.packets.remove(pkt);
             self.receive_pfc(port, class_enable, quanta, sched);
@@ -1102,7 +1101,9 @@ impl Fabric {
                 }
             }
             Payload::Pause { .. } => unreachable!("PFC frames are consumed by the receiving port"),
-            Payload::Roce { .. } => self.inbox.push_back(Delivery::Arrived(node, p)),
+            Payload::Roce { .. } | Payload::Tcp { .. } => {
+                self.inbox.push_back(Delivery::Arrived(node, p))
+            }
         }
     }
 
@@ -1379,7 +1380,7 @@ impl Fabric {
 
     fn drop_packet(&mut self, port: u32, pkt: PacketHandle, reason: DropReason, now: SimTime) {
         let p = self.packets.remove(pkt);
-        if matches!(p.payload, Payload::Roce { .. }) {
+        if matches!(p.payload, Payload::Roce { .. } | Payload::Tcp { .. }) {
             // Its sender owns the payload bytes and must hear of the loss to free them.
             self.inbox.push_back(Delivery::Dropped(p));
         }
