@@ -26,6 +26,23 @@ fn world(loss: f64) -> World {
     .unwrap()
 }
 
+/// Two hosts through a switch; host 0's link is `link` (with its loss rules), host 1's clean.
+fn pair_with_lossy_first_link(link: LinkConfig) -> World {
+    let mut topo = Topology::new("pair with a lossy first link");
+    let sw = topo.add_switch("sw");
+    let h0 = topo.add_host("h0");
+    let h1 = topo.add_host("h1");
+    topo.connect(h0, sw, link);
+    topo.connect(h1, sw, LinkConfig::new(Bandwidth::gbps(100), 3));
+    World::new(
+        &topo,
+        FabricConfig::default(),
+        Default::default(),
+        NicProfile::Mlx5,
+    )
+    .unwrap()
+}
+
 fn buffer(w: &mut World, e: &Endpoint, len: u64) -> (u64, Mr) {
     let v = w.verbs(e.host);
     let va = v.memory_mut().alloc(len).unwrap();
@@ -430,19 +447,7 @@ fn go_back_n_resends_about_one_window_per_loss() {
             count: 1,
         })
         .collect();
-    let mut topo = Topology::new("pair with request losses");
-    let sw = topo.add_switch("sw");
-    let h0 = topo.add_host("h0");
-    let h1 = topo.add_host("h1");
-    topo.connect(h0, sw, link);
-    topo.connect(h1, sw, LinkConfig::new(Bandwidth::gbps(100), 3));
-    let mut w = World::new(
-        &topo,
-        FabricConfig::default(),
-        Default::default(),
-        NicProfile::Mlx5,
-    )
-    .unwrap();
+    let mut w = pair_with_lossy_first_link(link);
     let (a, b) = w
         .connect_rc(
             0,
@@ -596,19 +601,7 @@ fn unreachable_peer_exhausts_retries_then_flushes() {
         nth: 1,
         count: 1 << 40,
     });
-    let mut topo = Topology::new("pair whose requests never arrive");
-    let sw = topo.add_switch("sw");
-    let h0 = topo.add_host("h0");
-    let h1 = topo.add_host("h1");
-    topo.connect(h0, sw, link);
-    topo.connect(h1, sw, LinkConfig::new(Bandwidth::gbps(100), 3));
-    let mut w = World::new(
-        &topo,
-        FabricConfig::default(),
-        Default::default(),
-        NicProfile::Mlx5,
-    )
-    .unwrap();
+    let mut w = pair_with_lossy_first_link(link);
     let (a, _b) = w
         .connect_rc(
             0,
@@ -686,19 +679,7 @@ fn lost_retransmission_waits_for_the_local_ack_timeout() {
         nth: 20,
         count: 41,
     });
-    let mut topo = Topology::new("pair with a burst of request losses");
-    let sw = topo.add_switch("sw");
-    let h0 = topo.add_host("h0");
-    let h1 = topo.add_host("h1");
-    topo.connect(h0, sw, link);
-    topo.connect(h1, sw, LinkConfig::new(Bandwidth::gbps(100), 3));
-    let mut w = World::new(
-        &topo,
-        FabricConfig::default(),
-        Default::default(),
-        NicProfile::Mlx5,
-    )
-    .unwrap();
+    let mut w = pair_with_lossy_first_link(link);
     w.set_tracer(Tracer::new(VecObserver::default()));
     let (a, b) = w
         .connect_rc(
