@@ -5,7 +5,8 @@
 //! timestamp. PFC frames are real 802.1Qbb MAC control frames. Raw-flow frames have no transport
 //! behind them; they are written as RoCEv2 RC SEND_ONLY packets (destination QP = 0x100 + flow
 //! id, PSN = frame number, the flow's UDP source port, IPv4 ECN as marked on the way) with zero
-//! payload bytes, so ECN marks and VLAN priorities show in Wireshark.
+//! payload bytes, so ECN marks and VLAN priorities show in Wireshark. TCP segments are real
+//! `Ethernet | 802.1Q | IPv4 | TCP` frames (RFC 9293 header and options, correct checksums).
 //!
 //! Addresses: host ordinal i is 10.0.0.(i+1) as in [`host_ip`]; every node's MAC is
 //! 02:00:00 followed by its 24-bit node id (a locally administered address); switch-originated
@@ -18,7 +19,8 @@ use std::io::{self, Write};
 use units::{NodeId, PortId, SimTime};
 use wire::ib::{Opcode, Operation, bth};
 use wire::{
-    EthernetAddress, ExtHeaders, Ip, Ipv4Address, Link, PcapWriter, PfcFrame, RoceFrame, pfc, vlan,
+    EthernetAddress, ExtHeaders, Ip, Ipv4Address, Link, PcapWriter, PfcFrame, RoceFrame, TcpFrame,
+    pfc, vlan,
 };
 
 /// Raw flow f is drawn as destination QP `0x100 + f`: QPs 0 and 1 are the special management
@@ -165,6 +167,23 @@ pub fn frame_bytes(
                 let frame = RoceFrame::new(link, ip, sport, bth, ExtHeaders::NONE, len);
                 buf.resize(frame.buffer_len(), 0);
                 frame.emit(&[], buf)?;
+            }
+            Payload::Tcp { repr, .. } => {
+                let mut link = Link::new(node_mac(pkt.src), node_mac(pkt.dst));
+                link.vlan = Some(vlan::Tag {
+                    pcp: pkt.priority,
+                    dei: false,
+                    vid: 0,
+                });
+                let mut ip = Ip::new(src, dst);
+                ip.ecn = pkt.ecn;
+                let frame = TcpFrame {
+                    link,
+                    ip,
+                    tcp: repr,
+                };
+                buf.resize(frame.buffer_len(), 0);
+                frame.emit(payload, buf)?;
             }
             Payload::Roce {
                 hdr, payload_len, ..

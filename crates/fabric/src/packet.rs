@@ -22,6 +22,18 @@ pub fn roce_frame_len(hdr: &RoceHeaders, payload_len: u32) -> u32 {
     (14 + 4 + 20 + 8 + transport + payload_len + pad + 4 + 4).max(MIN_FRAME_BYTES)
 }
 
+/// Frame bytes of a TCP segment over IPv4 with an 802.1Q tag: Ethernet 14, VLAN 4, IPv4 20, the
+/// TCP header with its options, payload and FCS 4 bytes; at least 64.
+/// source: IEEE 802.3 (header, FCS, minimum frame), IEEE 802.1Q (tag), RFC 791 (IPv4 header
+/// without options), RFC 9293 §3.1 (TCP header, options padded to 32 bits).
+pub fn tcp_frame_len(repr: &wire::tcp::Repr) -> u32 {
+    (14 + 4 + 20 + repr.header_len() as u32 + repr.payload_len as u32 + 4).max(MIN_FRAME_BYTES)
+}
+
+/// The 802.1p priority TCP frames travel on: a lossy class (DESIGN.md §3.8, "Lossless covers
+/// RoCE's priority only; TCP stays in a lossy class").
+pub const TCP_PRIORITY: Priority = Priority::of(0);
+
 /// Bytes of header around a raw frame's payload, sized like a RoCEv2 SEND: Ethernet 14, IPv4
 /// 20, UDP 8, BTH 12, ICRC 4, FCS 4.
 /// source: research/verbs-spec.md §6 packet layout.
@@ -61,6 +73,14 @@ pub enum Payload {
         hdr: RoceHeaders,
         /// Payload bytes (without pad).
         payload_len: u32,
+        /// Handle of the payload bytes in the sender's store, or [`NO_DATA`].
+        data: u32,
+    },
+    /// A TCP segment. Like RoCE, its payload bytes live with the sender's host model, named by
+    /// `data`.
+    Tcp {
+        /// TCP header fields and options; `repr.payload_len` is the payload length.
+        repr: wire::tcp::Repr,
         /// Handle of the payload bytes in the sender's store, or [`NO_DATA`].
         data: u32,
     },
@@ -166,6 +186,7 @@ impl Packet {
         match self.payload {
             Payload::Pause { .. } => PacketClass::Pause,
             Payload::Raw { .. } => PacketClass::Raw,
+            Payload::Tcp { .. } => PacketClass::Tcp,
             Payload::Roce { hdr, .. } => {
                 use wire::ib::Operation;
                 if hdr.bth.opcode.is_cnp() {

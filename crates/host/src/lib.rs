@@ -2,6 +2,8 @@
 //!
 //! - [`profile`]: [`HostProfile`], the model constants with units and sources.
 //! - [`cpu`]: [`Cpu`], cores that run stages one at a time, with per-stage accounting.
+//! - [`socket`]: [`SocketCosts`], the kernel socket path's costs (syscall, copy, TCP/IP stack,
+//!   interrupt, wake-up).
 //! - [`pcie`]: [`Pcie`], the link between host memory and the NIC: MMIO writes, DMA reads and
 //!   writes, a bandwidth cap per direction.
 //!
@@ -11,7 +13,9 @@
 pub mod cpu;
 pub mod pcie;
 pub mod profile;
+pub mod socket;
 
 pub use cpu::{Cpu, CpuAccount};
 pub use pcie::Pcie;
 pub use profile::{ControlPath, CpuProfile, HostProfile, NicTiming, PcieProfile, ProfileError};
+pub use socket::{Cost, SocketCosts};

@@ -115,6 +115,9 @@ pub struct HostProfile {
     pub nic: NicTiming,
     /// The verbs control path.
     pub control: ControlPath,
+    /// The kernel socket path (syscalls, copies, TCP/IP stack, interrupts); sources in
+    /// [`crate::socket`].
+    pub socket: crate::socket::SocketCosts,
 }
 
 impl Default for HostProfile {
@@ -147,6 +150,7 @@ impl Default for HostProfile {
                 interrupt: SimDuration::from_ns(400),
                 wakeup: SimDuration::from_ns(1_070),
             },
+            socket: crate::socket::SocketCosts::default(),
         }
     }
 }
@@ -205,7 +209,7 @@ impl HostProfile {
                 return bad(field, d.as_ps(), "0..=1000000000 (1 ms)");
             }
         }
-        Ok(())
+        self.socket.validate()
     }
 }
 

@@ -52,6 +52,9 @@ use verbs::{
 };
 use wire::{Ipv4Address, PcapWriter};
 
+mod tcp;
+pub use tcp::{SocketId, SocketStats, TcpEvent, TcpOptions};
+
 /// The 802.1p priority RoCE traffic uses (the NVIDIA/Cumulus default, research/figures.md §6.2).
 pub const ROCE_PRIORITY: Priority = Priority::of(3);
 
@@ -115,6 +118,8 @@ pub enum HostEvent {
         /// How it ended.
         status: ReqStatus,
     },
+    /// An event of the kernel TCP socket path.
+    Tcp(TcpEvent),
 }
 
 /// Why a world could not be built or driven.
@@ -132,6 +137,9 @@ pub enum WorldError {
     /// A run exceeded a budget.
     #[error(transparent)]
     Budget(#[from] BudgetExceeded),
+    /// A TCP setting is out of range.
+    #[error(transparent)]
+    Tcp(#[from] transport::tcp::ConfigError),
     /// No such host.
     #[error("host {0} does not exist")]
     NoHost(u32),
@@ -234,6 +242,10 @@ pub struct World {
     tracer: Tracer,
     pcap: Option<PcapWriter<Box<dyn std::io::Write>>>,
     frame_buf: Vec<u8>,
+    /// A second scheduler swapped in while the real one is lent to the event loop (building a
+    /// fresh one per run would allocate the event queue's slot tables every time).
+    spare_sched: Option<Scheduler<Event>>,
+    tcp: tcp::TcpWorld,
 }
 
 impl World {
@@ -279,6 +291,8 @@ impl World {
             tracer: Tracer::disabled(),
             pcap: None,
             frame_buf: Vec::new(),
+            spare_sched: None,
+            tcp: Default::default(),
         })
     }
 
@@ -652,11 +666,24 @@ impl World {
         host.verbs.poll_cq(cq, max)
     }
 
+    /// Takes the world's scheduler out (to drive events with `&mut self`), leaving an empty
+    /// spare in its place; give it back with [`World::return_sched`].
+    fn lend_sched(&mut self) -> Scheduler<Event> {
+        let spare = self.spare_sched.take().unwrap_or_default();
+        std::mem::replace(&mut self.sched, spare)
+    }
+
+    /// Puts the scheduler taken by [`World::lend_sched`] back, keeping the spare for next time.
+    fn return_sched(&mut self, sched: Scheduler<Event>) {
+        let spare = std::mem::replace(&mut self.sched, sched);
+        self.spare_sched = Some(spare);
+    }
+
     /// Runs until simulated time `until` (or until nothing is left to do).
     pub fn run_until(&mut self, until: SimTime, budget: &Budget) -> Result<RunStats, WorldError> {
-        let mut sched = std::mem::take(&mut self.sched);
+        let mut sched = self.lend_sched();
         let r = run_until(&mut Driver { world: self }, &mut sched, budget, until);
-        self.sched = sched;
+        self.return_sched(sched);
         // Leave the clock at `until` so that later calls happen then.
         if self.sched.now() < until && until != SimTime::MAX {
             self.sched.advance_to(until);
@@ -686,7 +713,9 @@ impl World {
                             );
                         }
                         Delivery::Dropped(pkt) => {
-                            if let Payload::Roce { data, .. } = pkt.payload {
+                            if let Payload::Roce { data, .. } | Payload::Tcp { data, .. } =
+                                pkt.payload
+                            {
                                 self.free_data(data);
                             }
                         }
@@ -696,6 +725,7 @@ impl World {
                 for node in wake {
                     if let Some(&h) = self.by_node.get(&node.0) {
                         self.pump_tx(h, sched);
+                        self.tcp_nic_pump(h, sched);
                     }
                 }
                 if self.pcap.is_some() {
@@ -709,6 +739,7 @@ impl World {
                 self.rx_in(host, slot, sched);
                 self.deliver_notifications(host, sched.now());
             }
+            Event::Host(HostEvent::Tcp(e)) => self.tcp_handle(e, sched),
             Event::Host(HostEvent::Timer { host, qpn }) => {
                 let now = sched.now();
                 let Some(e) = self.hosts[host as usize].qps.get_mut(&qpn) else {
@@ -1057,6 +1088,9 @@ impl World {
         let pkt = self.hosts[h as usize]
             .rx_slots
             .remove(engine::Handle::from_index(slot));
+        if let Payload::Tcp { repr, data } = pkt.payload {
+            return self.tcp_rx_frame(h, &pkt, repr, data, sched);
+        }
         let Payload::Roce {
             hdr,
             payload_len,
@@ -1261,6 +1295,12 @@ impl World {
                         Some(PoolData::Bytes(v)) => std::borrow::Cow::Borrowed(v.as_slice()),
                         Some(PoolData::Synthetic(r)) => materialize(&[], Some(*r), payload_len),
                         None => std::borrow::Cow::Borrowed(&[][..]),
+                    }
+                }
+                Payload::Tcp { data, .. } if data != fabric::NO_DATA => {
+                    match self.pool.try_get(engine::Handle::from_index(data)) {
+                        Some(PoolData::Bytes(v)) => std::borrow::Cow::Borrowed(v.as_slice()),
+                        _ => std::borrow::Cow::Borrowed(&[][..]),
                     }
                 }
                 _ => std::borrow::Cow::Borrowed(&[][..]),
