@@ -9,6 +9,7 @@
 //! Exit codes: 0 success; 1 a run failed (an expectation did not hold, or a budget was
 //! exceeded); 2 bad input (bad flags, a malformed file).
 
+mod calibrate;
 mod verbs;
 
 use anyhow::Context;
@@ -36,6 +37,19 @@ enum Command {
     Demo(DemoArgs),
     /// Verbs sessions: run a file of verbs calls against the simulated fabric.
     Verbs(verbs::VerbsArgs),
+    /// Measure this machine (memcpy, a null syscall, loopback TCP, mlock) and write a host
+    /// profile TOML.
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(clap::Args)]
+struct CalibrateArgs {
+    /// Where to write the host profile.
+    #[arg(long, default_value = "host-profile.toml")]
+    out: std::path::PathBuf,
+    /// Smaller measurements (under a second), for tests.
+    #[arg(long)]
+    quick: bool,
 }
 
 #[derive(clap::Args, Default)]
@@ -88,7 +102,53 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Demo(a)) => demo(a),
         Some(Command::Verbs(a)) => verbs::verbs(a),
+        Some(Command::Calibrate(a)) => calibrate_cmd(a),
     }
+}
+
+fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let plan = if a.quick {
+        calibrate::Plan::QUICK
+    } else {
+        calibrate::Plan::FULL
+    };
+    let ms = calibrate::measure(plan);
+    let mut t = Table::new();
+    t.set_header(["measurement", "value", "model constant"]);
+    let (profile, _) = calibrate::derive(&ms);
+    for m in &ms {
+        let value = match &m.value {
+            Ok(v) if m.unit == "bytes/s" => format!("{:.2} GB/s", v / 1e9),
+            Ok(v) => format!("{v:.0} {}", m.unit),
+            Err(e) => format!("not measured: {e}"),
+        };
+        let constants: Vec<String> = calibrate::constants_of(m.name)
+            .iter()
+            .filter_map(|k| profile.get(*k).map(|v| format!("{k} = {v} ps")))
+            .collect();
+        let constant = if constants.is_empty() {
+            if m.value.is_ok() {
+                "a check of the TCP model".to_string()
+            } else {
+                "default kept".to_string()
+            }
+        } else {
+            constants.join(", ")
+        };
+        t.add_row([m.name.to_string(), value, constant]);
+    }
+    println!("{t}");
+    calibrate::check(&profile)
+        .map_err(|e| anyhow::anyhow!("the measured constants are out of range: {e}"))?;
+    let text = calibrate::to_toml(&ms).context("writing the profile")?;
+    std::fs::write(&a.out, text).with_context(|| format!("writing {}", a.out.display()))?;
+    println!(
+        "\nwrote {} in {}; failed measurements keep the default profile's value",
+        a.out.display(),
+        calibrate::fmt_elapsed(started.elapsed())
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {

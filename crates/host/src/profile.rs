@@ -156,6 +156,43 @@ impl Default for HostProfile {
 }
 
 impl HostProfile {
+    /// Replaces constants named `section.field_ps` (picoseconds) or `socket.copy.per_byte_ps`,
+    /// as `rdmalab calibrate` writes them in its `[profile]` table, then validates the result.
+    /// Unknown names are errors that list what is known.
+    pub fn apply_overrides(
+        &mut self,
+        values: &std::collections::BTreeMap<String, u64>,
+    ) -> Result<(), ProfileError> {
+        const KNOWN: &str = "control.syscall_ps, control.firmware_command_ps, control.pin_per_page_ps, \
+            control.translation_per_page_ps, control.interrupt_ps, control.wakeup_ps, socket.syscall_ps, \
+            socket.copy.per_byte_ps, socket.copy.fixed_ps, socket.wakeup_ps, cpu.post_wr_ps, cpu.poll_cq_ps";
+        for (key, &v) in values {
+            let ps = SimDuration::from_ps(v);
+            match key.as_str() {
+                "control.syscall_ps" => self.control.syscall = ps,
+                "control.firmware_command_ps" => self.control.firmware_command = ps,
+                "control.pin_per_page_ps" => self.control.pin_per_page = ps,
+                "control.translation_per_page_ps" => self.control.translation_per_page = ps,
+                "control.interrupt_ps" => self.control.interrupt = ps,
+                "control.wakeup_ps" => self.control.wakeup = ps,
+                "socket.syscall_ps" => self.socket.syscall = ps,
+                "socket.copy.per_byte_ps" => self.socket.copy.per_byte_ps = v,
+                "socket.copy.fixed_ps" => self.socket.copy.fixed = ps,
+                "socket.wakeup_ps" => self.socket.wakeup = ps,
+                "cpu.post_wr_ps" => self.cpu.post_wr = ps,
+                "cpu.poll_cq_ps" => self.cpu.poll_cq = ps,
+                _ => {
+                    return Err(ProfileError {
+                        field: "host profile key",
+                        value: key.clone(),
+                        allowed: KNOWN,
+                    });
+                }
+            }
+        }
+        self.validate()
+    }
+
     /// Checks every field.
     pub fn validate(&self) -> Result<(), ProfileError> {
         let bad = |field, value: u64, allowed| {
