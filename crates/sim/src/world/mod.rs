@@ -679,10 +679,34 @@ impl World {
         self.spare_sched = Some(spare);
     }
 
+    /// Runs until `stop` holds after an event, or until simulated time `until`, or until
+    /// nothing is left to do: an application waiting for its socket or CQ without stepping
+    /// event by event. `stop` sees the world between events (its clock is the time of the
+    /// event just handled only through state, so it should test state, not `now()`).
+    pub fn run_until_cond(
+        &mut self,
+        until: SimTime,
+        budget: &Budget,
+        stop: impl FnMut(&World) -> bool,
+    ) -> Result<RunStats, WorldError> {
+        let mut sched = self.lend_sched();
+        let r = run_until(&mut Driver { world: self, stop }, &mut sched, budget, until);
+        self.return_sched(sched);
+        Ok(r?)
+    }
+
     /// Runs until simulated time `until` (or until nothing is left to do).
     pub fn run_until(&mut self, until: SimTime, budget: &Budget) -> Result<RunStats, WorldError> {
         let mut sched = self.lend_sched();
-        let r = run_until(&mut Driver { world: self }, &mut sched, budget, until);
+        let r = run_until(
+            &mut Driver {
+                world: self,
+                stop: |_: &World| false,
+            },
+            &mut sched,
+            budget,
+            until,
+        );
         self.return_sched(sched);
         // Leave the clock at `until` so that later calls happen then.
         if self.sched.now() < until && until != SimTime::MAX {
@@ -1462,15 +1486,20 @@ impl ResponderEnv for VerbsEnv<'_> {
 }
 
 /// Runs the world's events (the scheduler is lent out while it runs).
-struct Driver<'a> {
+struct Driver<'a, F: FnMut(&World) -> bool> {
     world: &'a mut World,
+    stop: F,
 }
 
-impl Model for Driver<'_> {
+impl<F: FnMut(&World) -> bool> Model for Driver<'_, F> {
     type Event = Event;
     fn handle(&mut self, ev: Event, sched: &mut Scheduler<Event>) -> Step {
         self.world.handle(ev, sched);
-        Step::Continue
+        if (self.stop)(self.world) {
+            Step::Stop
+        } else {
+            Step::Continue
+        }
     }
 }
 

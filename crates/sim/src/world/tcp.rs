@@ -318,6 +318,24 @@ impl World {
         self.tcp.socks[sock.0 as usize].conn.send_buffer_free()
     }
 
+    /// Bytes `sock`'s connection holds for the application, whether or not its reader has been
+    /// woken yet (see [`World::tcp_ready_at`]).
+    pub fn tcp_bytes_readable(&self, sock: SocketId) -> usize {
+        self.tcp.socks[sock.0 as usize].conn.bytes_readable()
+    }
+
+    /// When `sock`'s application thread can act: after its blocking calls and after the wake-up
+    /// that follows new data.
+    pub fn tcp_ready_at(&self, sock: SocketId) -> SimTime {
+        let s = &self.tcp.socks[sock.0 as usize];
+        let wake = if s.wake_at == SimTime::MAX {
+            SimTime::ZERO
+        } else {
+            s.wake_at
+        };
+        self.app_ready(s.host).max(wake)
+    }
+
     /// The time of the next pending event, if any.
     pub fn next_event_at(&self) -> Option<SimTime> {
         self.sched.peek_time()
