@@ -249,7 +249,9 @@ struct Port {
     backlogged: u8,
     qbytes: [u64; 8],
     control: VecDeque<PacketHandle>,
-    busy: bool,
+    /// A `TxDone` event is scheduled for `free_at`. Switch ports skip it when nothing waits
+    /// behind the frame: a frame arriving later finds the port free by its clock.
+    tx_done_pending: bool,
     free_at: SimTime,
     pause_from: [SimTime; 8],
     paused_until: [SimTime; 8],
@@ -426,7 +428,7 @@ impl Fabric {
                     backlogged: 0,
                     qbytes: [0; 8],
                     control: VecDeque::new(),
-                    busy: false,
+                    tx_done_pending: false,
                     free_at: SimTime::ZERO,
                     pause_from: [SimTime::ZERO; 8],
                     paused_until: [SimTime::ZERO; 8],
@@ -758,7 +760,7 @@ impl Fabric {
             FabricEvent::Arrive { port, pkt } => self.arrive(port, pkt, sched),
             FabricEvent::TxDone { port } => {
                 let p = &mut self.ports[port as usize];
-                p.busy = false;
+                p.tx_done_pending = false;
                 self.try_tx(port, sched);
                 let p = &self.ports[port as usize];
                 if let Role::Host(_) = self.nodes[p.node.index()].role
@@ -848,7 +850,13 @@ impl Fabric {
     fn try_tx<E: From<FabricEvent>>(&mut self, port: u32, sched: &mut Scheduler<E>) {
         let now = sched.now();
         let pi = port as usize;
-        if self.ports[pi].busy {
+        let pt = &mut self.ports[pi];
+        if now < pt.free_at {
+            // Still sending: look again when the frame on the wire is done.
+            if !pt.tx_done_pending {
+                pt.tx_done_pending = true;
+                sched.schedule_at(pt.free_at, FabricEvent::TxDone { port }.into());
+            }
             return;
         }
         if let Some(h) = self.ports[pi].control.pop_front() {
@@ -980,7 +988,6 @@ impl Fabric {
         // Cut-through may start before `now` (the tail is still arriving); the frame cannot
         // finish leaving before its last bit arrived, so the end is at least `now`.
         let end = (start + ser).max(now);
-        pt.busy = true;
         pt.free_at = end;
         pt.stats.tx_frames += 1;
         pt.stats.tx_bytes += len;
@@ -989,7 +996,14 @@ impl Fabric {
             let p = self.packets.get_mut(pkt);
             p.head_at = start + prop;
         }
-        sched.schedule_at(end, FabricEvent::TxDone { port }.into());
+        // Host ports always hear when a frame is done (their NIC pulls the next one); switch
+        // ports only when something is already waiting behind this frame.
+        let pt = &mut self.ports[pi];
+        let is_host = matches!(self.nodes[pt.node.index()].role, Role::Host(_));
+        if is_host || pt.backlogged != 0 || !pt.control.is_empty() {
+            pt.tx_done_pending = true;
+            sched.schedule_at(end, FabricEvent::TxDone { port }.into());
+        }
         sched.schedule_at(end + prop, FabricEvent::Arrive { port: peer, pkt }.into());
         if let Some(tap) = self.tap.as_mut() {
             tap.on_transmit(start, node, local, self.packets.get(pkt));
