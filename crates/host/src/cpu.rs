@@ -25,15 +25,19 @@ pub struct CpuAccount {
 pub struct Cpu {
     host: NodeId,
     free_at: Vec<SimTime>,
+    /// Busy time run on each core so far.
+    busy: Vec<SimDuration>,
     account: CpuAccount,
 }
 
 impl Cpu {
     /// `cores` idle cores of `host`.
     pub fn new(host: NodeId, cores: u16) -> Self {
+        let n = cores.max(1) as usize;
         Cpu {
             host,
-            free_at: vec![SimTime::ZERO; cores.max(1) as usize],
+            free_at: vec![SimTime::ZERO; n],
+            busy: vec![SimDuration::ZERO; n],
             account: CpuAccount::default(),
         }
     }
@@ -56,6 +60,7 @@ impl Cpu {
         let start = ready.max(self.free_at[c]);
         let end = start + cost;
         self.free_at[c] = end;
+        self.busy[c] += cost;
         if setup {
             self.account.setup += cost;
         } else {
@@ -74,6 +79,42 @@ impl Cpu {
             end,
         });
         (start, end)
+    }
+
+    /// Busy time run on `core` so far (stages scheduled, including ones still to come).
+    pub fn core_busy(&self, core: u16) -> SimDuration {
+        self.busy.get(core as usize).copied().unwrap_or_default()
+    }
+
+    /// Charges `cost` of `name` to `core` over `[start, end]` without moving the core's
+    /// timeline: for a thread that was spinning in the gaps between other stages (busy-poll),
+    /// whose time the core spent but no later stage has to wait for.
+    #[allow(clippy::too_many_arguments)]
+    pub fn charge_spin(
+        &mut self,
+        tracer: &mut Tracer,
+        now: SimTime,
+        core: u16,
+        start: SimTime,
+        end: SimTime,
+        cost: SimDuration,
+        name: &'static str,
+    ) {
+        let c = (core as usize).min(self.free_at.len() - 1);
+        self.busy[c] += cost;
+        self.account.data_path += cost;
+        let e = self.account.by_stage.entry(name).or_default();
+        e.0 += cost;
+        e.1 += 1;
+        let host = self.host;
+        tracer.emit(now, || TraceRecord::Stage {
+            host,
+            unit: ExecUnit::Cpu(c as u16),
+            stage: name,
+            setup: false,
+            start,
+            end,
+        });
     }
 
     /// What ran so far.

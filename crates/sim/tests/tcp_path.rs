@@ -405,17 +405,27 @@ fn busy_poll_replaces_interrupts_and_wakeups() {
         let t = transfer(&mut w, (0, sa), (1, sb), &msg, 4096, 65536);
         assert_eq!(t.received, msg);
         let s = w.socket_stats(1);
+        // The spinning is CPU time on the reader's host, as a stage of its own.
+        let charged = w
+            .host(1)
+            .cpu()
+            .account()
+            .by_stage
+            .get("busy-poll spin")
+            .map_or(SimDuration::ZERO, |e| e.0);
         (
             s.interrupts - before.interrupts,
             s.context_switches - before.context_switches,
             s.busy_poll_time,
+            charged,
         )
     };
-    let (irq, cs, spin) = run(false);
-    assert!(irq >= 1 && cs >= 1 && spin == SimDuration::ZERO);
-    let (irq, cs, spin) = run(true);
+    let (irq, cs, spin, charged) = run(false);
+    assert!(irq >= 1 && cs >= 1 && spin == SimDuration::ZERO && charged == SimDuration::ZERO);
+    let (irq, cs, spin, charged) = run(true);
     assert_eq!((irq, cs), (0, 0));
     assert!(spin > SimDuration::ZERO);
+    assert_eq!(charged, spin, "the spin is accounted as CPU time");
 }
 
 #[test]

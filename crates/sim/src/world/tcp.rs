@@ -251,6 +251,8 @@ struct Sock {
     connected: bool,
     reader_blocked: bool,
     blocked_since: SimTime,
+    /// The application core's busy time when the reader blocked (busy-poll accounting).
+    core_busy_at_block: SimDuration,
     wake_at: SimTime,
     writer_blocked: bool,
     uring_count: u64,
@@ -401,6 +403,7 @@ impl World {
             connected: false,
             reader_blocked: false,
             blocked_since: SimTime::ZERO,
+            core_busy_at_block: SimDuration::ZERO,
             wake_at: SimTime::ZERO,
             writer_blocked: false,
             uring_count: 0,
@@ -580,6 +583,7 @@ impl World {
             if !s.reader_blocked {
                 s.reader_blocked = true;
                 s.blocked_since = ready;
+                s.core_busy_at_block = host.cpu.core_busy(APP_CORE);
                 s.wake_at = SimTime::MAX;
             }
             if new_syscall {
@@ -589,7 +593,25 @@ impl World {
         }
         let mut spin = SimDuration::ZERO;
         if s.reader_blocked && s.opts.busy_poll {
-            spin = now.saturating_duration_since(s.blocked_since);
+            // The reader spun on its core from blocking until now, except while the core ran
+            // other stages (the polling work itself): charge the rest as a CPU stage.
+            let window = now.saturating_duration_since(s.blocked_since);
+            let worked = host
+                .cpu
+                .core_busy(APP_CORE)
+                .saturating_sub(s.core_busy_at_block);
+            spin = window.saturating_sub(worked);
+            if spin > SimDuration::ZERO {
+                host.cpu.charge_spin(
+                    &mut self.tracer,
+                    now,
+                    APP_CORE,
+                    s.blocked_since,
+                    now,
+                    spin,
+                    "busy-poll spin",
+                );
+            }
         }
         s.reader_blocked = false;
         s.wake_at = SimTime::ZERO;
