@@ -784,8 +784,7 @@ impl World {
                 status,
             }) => {
                 let hs = &mut self.hosts[host as usize];
-                let profile = hs.verbs.profile();
-                let wc = wc_status(status, profile);
+                let wc = wc_status(status);
                 if let Ok(done) =
                     hs.verbs
                         .complete_send(QpNum::masked(qpn), verbs::qp::WqeId(id), wc)
@@ -1359,8 +1358,9 @@ fn materialize(
     }
 }
 
-/// Maps a transport outcome to the work-completion status the NIC profile reports.
-fn wc_status(s: ReqStatus, _profile: NicProfile) -> WcStatus {
+/// Maps a transport outcome to its work-completion status (profile differences are decided
+/// where the outcome arises: gather errors and receive errors ask the verbs profile).
+fn wc_status(s: ReqStatus) -> WcStatus {
     match s {
         ReqStatus::Success => WcStatus::Success,
         ReqStatus::RemoteInvalidRequest => WcStatus::RemInvReqErr,
@@ -1501,11 +1501,6 @@ impl<F: FnMut(&World) -> bool> Model for Driver<'_, F> {
             Step::Continue
         }
     }
-}
-
-/// Durations in microseconds, for readable tests and sessions.
-pub fn us(n: u64) -> SimDuration {
-    SimDuration::from_us(n)
 }
 
 /// One side of a connected RC QP.
