@@ -18,10 +18,20 @@ fn world(profile: NicProfile) -> World {
     World::new(&topo, FabricConfig::default(), Default::default(), profile).unwrap()
 }
 
+/// A one-element SGE list.
+fn sges(addr: u64, length: u32, lkey: u32) -> Vec<Sge> {
+    vec![Sge { addr, length, lkey }]
+}
+
 /// A PD, a CQ and an RC QP in RESET on host `h`.
 fn endpoint(w: &mut World, h: u32) -> Endpoint {
+    endpoint_with(w, h, None)
+}
+
+/// As [`endpoint`], with the CQ reporting to `channel`.
+fn endpoint_with(w: &mut World, h: u32, channel: Option<verbs::types::ChannelHandle>) -> Endpoint {
     let pd = w.verbs(h).alloc_pd().unwrap();
-    let (cq, _) = w.create_cq(h, 64, None).unwrap();
+    let (cq, _) = w.create_cq(h, 64, channel).unwrap();
     let cap = QpCap {
         max_send_wr: 16,
         max_recv_wr: 16,
@@ -144,32 +154,10 @@ fn c15_a_responder_in_init_drops_requests_and_the_requester_retries_out() {
         let (abuf, amr) = mr(&mut w, &a, 4096);
         let (bbuf, bmr) = mr(&mut w, &b, 4096);
         // post_recv in INIT is accepted (C15).
-        w.post_recv(
-            1,
-            b.qpn,
-            &[RecvWr::new(
-                9,
-                vec![Sge {
-                    addr: bbuf,
-                    length: 4096,
-                    lkey: bmr.lkey,
-                }],
-            )],
-        )
-        .unwrap();
-        w.post_send(
-            0,
-            a.qpn,
-            &[SendWr::send(
-                1,
-                vec![Sge {
-                    addr: abuf,
-                    length: 100,
-                    lkey: amr.lkey,
-                }],
-            )],
-        )
-        .unwrap();
+        w.post_recv(1, b.qpn, &[RecvWr::new(9, sges(bbuf, 4096, bmr.lkey))])
+            .unwrap();
+        w.post_send(0, a.qpn, &[SendWr::send(1, sges(abuf, 100, amr.lkey))])
+            .unwrap();
         run(&mut w, 1_000);
         assert_eq!(
             statuses(&mut w, &a),
@@ -194,31 +182,9 @@ fn c16_a_responder_in_rtr_receives_but_cannot_send() {
         bring(&mut w, &b, &a, QpState::Rtr, 7);
         let (abuf, amr) = mr(&mut w, &a, 4096);
         let (bbuf, bmr) = mr(&mut w, &b, 4096);
-        w.post_recv(
-            1,
-            b.qpn,
-            &[RecvWr::new(
-                9,
-                vec![Sge {
-                    addr: bbuf,
-                    length: 4096,
-                    lkey: bmr.lkey,
-                }],
-            )],
-        )
-        .unwrap();
-        let r = w.post_send(
-            1,
-            b.qpn,
-            &[SendWr::send(
-                7,
-                vec![Sge {
-                    addr: bbuf + 2048,
-                    length: 8,
-                    lkey: bmr.lkey,
-                }],
-            )],
-        );
+        w.post_recv(1, b.qpn, &[RecvWr::new(9, sges(bbuf, 4096, bmr.lkey))])
+            .unwrap();
+        let r = w.post_send(1, b.qpn, &[SendWr::send(7, sges(bbuf + 2048, 8, bmr.lkey))]);
         assert_eq!(
             r.err().map(|e| e.errno),
             post_result,
@@ -227,15 +193,7 @@ fn c16_a_responder_in_rtr_receives_but_cannot_send() {
         w.post_send(
             0,
             a.qpn,
-            &[SendWr::send(
-                1,
-                vec![Sge {
-                    addr: abuf,
-                    length: 100,
-                    lkey: amr.lkey,
-                }],
-            )
-            .signaled()],
+            &[SendWr::send(1, sges(abuf, 100, amr.lkey)).signaled()],
         )
         .unwrap();
         run(&mut w, 100);
@@ -270,32 +228,10 @@ fn c28_a_receive_wqe_from_another_pd_gives_rem_op_err() {
         let bmr = w
             .reg_mr(1, other_pd, bbuf, 4096, AccessFlags::LOCAL_WRITE)
             .unwrap();
-        w.post_recv(
-            1,
-            b.qpn,
-            &[RecvWr::new(
-                9,
-                vec![Sge {
-                    addr: bbuf,
-                    length: 4096,
-                    lkey: bmr.lkey,
-                }],
-            )],
-        )
-        .unwrap();
-        w.post_send(
-            0,
-            a.qpn,
-            &[SendWr::send(
-                1,
-                vec![Sge {
-                    addr: abuf,
-                    length: 100,
-                    lkey: amr.lkey,
-                }],
-            )],
-        )
-        .unwrap();
+        w.post_recv(1, b.qpn, &[RecvWr::new(9, sges(bbuf, 4096, bmr.lkey))])
+            .unwrap();
+        w.post_send(0, a.qpn, &[SendWr::send(1, sges(abuf, 100, amr.lkey))])
+            .unwrap();
         run(&mut w, 100);
         assert_eq!(
             statuses(&mut w, &a),
@@ -356,60 +292,14 @@ fn completion_channel_costs_an_interrupt_and_a_wake_up_and_honours_solicited() {
     let a = endpoint(&mut w, 0);
     // b's CQ reports to a completion channel.
     let ch = w.verbs(1).create_comp_channel();
-    let pd = w.verbs(1).alloc_pd().unwrap();
-    let (cq, _) = w.create_cq(1, 64, Some(ch)).unwrap();
-    let cap = QpCap {
-        max_send_wr: 16,
-        max_recv_wr: 16,
-        max_send_sge: 2,
-        max_recv_sge: 2,
-        max_inline_data: 64,
-    };
-    let qpn = w
-        .create_qp(
-            1,
-            pd,
-            &QpInitAttr {
-                qp_type: QpType::Rc,
-                send_cq: cq,
-                recv_cq: cq,
-                cap,
-                sq_sig_all: false,
-            },
-        )
-        .unwrap()
-        .qpn;
-    let b = Endpoint {
-        host: 1,
-        pd,
-        cq,
-        qpn,
-    };
+    let b = endpoint_with(&mut w, 1, Some(ch));
     bring(&mut w, &a, &b, QpState::Rts, 7);
     bring(&mut w, &b, &a, QpState::Rts, 7);
     let (abuf, amr) = mr(&mut w, &a, 4096);
     let (bbuf, bmr) = mr(&mut w, &b, 4096);
-    let recv = |i: u64| {
-        RecvWr::new(
-            i,
-            vec![Sge {
-                addr: bbuf,
-                length: 4096,
-                lkey: bmr.lkey,
-            }],
-        )
-    };
+    let recv = |i: u64| RecvWr::new(i, sges(bbuf, 4096, bmr.lkey));
     w.post_recv(1, b.qpn, &[recv(1), recv(2)]).unwrap();
-    let send = |id: u64| {
-        SendWr::send(
-            id,
-            vec![Sge {
-                addr: abuf,
-                length: 64,
-                lkey: amr.lkey,
-            }],
-        )
-    };
+    let send = |id: u64| SendWr::send(id, sges(abuf, 64, amr.lkey));
 
     // Armed for solicited events only: an unsolicited SEND completes but raises no event.
     w.req_notify_cq(1, b.cq, true).unwrap();
