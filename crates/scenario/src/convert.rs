@@ -1,0 +1,166 @@
+//! Conversions from the plan into the crates' own configuration types (DESIGN.md §3.2–§3.6).
+//!
+//! The plan is already bounded, so these never fail except where the target crate applies its
+//! own checks ([`Plan::topology`]).
+
+use fabric::{
+    ConfigError, EcnConfig, FabricConfig, Forwarding, LinkConfig, LossConfig, PfcConfig,
+    Scheduling, SwitchConfig, Topology,
+};
+use host::HostProfile;
+use transport::tcp::{Config as TcpConfig, CongestionControl};
+use units::{Bandwidth, Probability, SimDuration};
+use verbs::NicProfile;
+use verbs::types::{Mtu, QpState, QpType};
+
+use crate::plan::{
+    Completion, Congestion, ForwardingKind, NicKind, Plan, QpKind, QpStateKind, TopologyKind,
+};
+
+/// A probability the plan already bounded to 0..=1.
+fn prob(p: f64) -> Probability {
+    Probability::from_f64(p).unwrap_or(Probability::ZERO)
+}
+
+impl Plan {
+    /// The one link configuration every cable uses (rate, length, corruption).
+    pub fn link_config(&self) -> LinkConfig {
+        let mut link = LinkConfig::new(
+            Bandwidth::gbps(self.topology.link_gbps),
+            self.topology.cable_m,
+        );
+        link.loss = LossConfig {
+            corruption: prob(self.loss.corruption),
+            ..LossConfig::default()
+        };
+        link
+    }
+
+    /// The topology: a pair (or `hosts` hosts) on one switch, or two hosts back to back.
+    pub fn topology(&self) -> Result<Topology, ConfigError> {
+        match self.topology.kind {
+            TopologyKind::Switch => Topology::star(self.topology.hosts, self.link_config()),
+            TopologyKind::BackToBack => Topology::back_to_back(self.link_config()),
+        }
+    }
+
+    /// The fabric configuration: switch buffer, ECN, PFC on the RoCE priority when
+    /// `lossless.enabled`, congestion drops, and the seed.
+    pub fn fabric_config(&self) -> FabricConfig {
+        let roce = 1u8 << self.lossless.priority;
+        let sw = &self.switch;
+        let ecn = sw.ecn.then(|| EcnConfig {
+            priorities: if self.tcp.ecn { 0xff } else { roce },
+            kmin_bytes: sw.ecn_kmin_bytes,
+            kmax_bytes: sw.ecn_kmax_bytes,
+            pmax: prob(sw.ecn_pmax),
+        });
+        let pfc = self
+            .lossless
+            .enabled
+            .then(|| PfcConfig::new(roce, self.lossless.xoff_bytes, self.lossless.xon_bytes));
+        FabricConfig {
+            switch: SwitchConfig {
+                buffer_bytes: sw.buffer_bytes,
+                queue_cap_bytes: sw.queue_cap_bytes,
+                latency: SimDuration::from_ns(sw.latency_ns),
+                forwarding: match sw.forwarding {
+                    ForwardingKind::CutThrough => Forwarding::CutThrough,
+                    ForwardingKind::StoreAndForward => Forwarding::StoreAndForward,
+                },
+                scheduling: if self.lossless.enabled {
+                    Scheduling::roce_default()
+                } else {
+                    Scheduling::default()
+                },
+                ecn,
+                pfc,
+                congestion_drop: prob(self.loss.congestion_drop),
+            },
+            seed: self.seed,
+            ..FabricConfig::default()
+        }
+    }
+
+    /// The host profile: the default profile (DESIGN.md §3.3) with the plan's CPU and PCIe.
+    pub fn host_profile(&self) -> HostProfile {
+        let mut p = HostProfile::default();
+        p.cpu.cores = self.host.cores;
+        p.cpu.clock_mhz = self.host.clock_mhz;
+        p.pcie.generation = self.host.pcie_generation;
+        p.pcie.lanes = self.host.pcie_lanes;
+        p
+    }
+
+    /// The NIC's verbs behaviour profile.
+    pub fn nic_profile(&self) -> NicProfile {
+        match self.nic.profile {
+            NicKind::Mlx5 => NicProfile::Mlx5,
+            NicKind::Rxe => NicProfile::Rxe,
+            NicKind::Ibta => NicProfile::Ibta,
+        }
+    }
+
+    /// The RoCE path MTU.
+    pub fn rdma_mtu(&self) -> Mtu {
+        Mtu::ALL
+            .into_iter()
+            .find(|m| u64::from(m.bytes()) == self.rdma.mtu_bytes)
+            .unwrap_or(Mtu::Mtu4096)
+    }
+
+    /// The QP type.
+    pub fn qp_type(&self) -> QpType {
+        match self.rdma.qp_type {
+            QpKind::Rc => QpType::Rc,
+            QpKind::Uc => QpType::Uc,
+            QpKind::Ud => QpType::Ud,
+        }
+    }
+
+    /// The QP state the setup stops at.
+    pub fn qp_state(&self) -> QpState {
+        match self.rdma.qp_state {
+            QpStateKind::Reset => QpState::Reset,
+            QpStateKind::Init => QpState::Init,
+            QpStateKind::Rtr => QpState::Rtr,
+            QpStateKind::Rts => QpState::Rts,
+        }
+    }
+
+    /// True when the application sleeps on a completion channel instead of polling.
+    pub fn rdma_event_completions(&self) -> bool {
+        self.rdma.completion == Completion::Event
+    }
+
+    /// The local ACK timeout, or `None` for timeout 0 ("wait forever"):
+    /// 4.096 µs × 2^`rdma.timeout`.
+    pub fn rdma_ack_timeout(&self) -> Option<SimDuration> {
+        (self.rdma.timeout != 0)
+            .then(|| SimDuration::from_ps(4_096_000u64 << self.rdma.timeout.min(31)))
+    }
+
+    /// The TCP endpoint configuration (data-centre defaults with the plan's knobs). TSO, GRO
+    /// and busy-poll are socket-path options the simulator reads from [`Plan::tcp`] directly.
+    pub fn tcp_config(&self) -> TcpConfig {
+        TcpConfig {
+            mss: (self.tcp.mtu_bytes - 40) as u16,
+            send_buffer: self.tcp.send_buffer_bytes as usize,
+            recv_buffer: self.tcp.recv_buffer_bytes as usize,
+            min_rto: SimDuration::from_us(self.tcp.min_rto_us),
+            sack: self.tcp.sack,
+            ecn: self.tcp.ecn,
+            congestion_control: match self.tcp.congestion_control {
+                Congestion::Cubic => CongestionControl::Cubic,
+                Congestion::NewReno => CongestionControl::NewReno,
+                Congestion::Dctcp => CongestionControl::Dctcp,
+            },
+            ..TcpConfig::datacenter()
+        }
+    }
+
+    /// The stream duration, or `None` in count mode.
+    pub fn stream_duration(&self) -> Option<SimDuration> {
+        (self.workload.stream_us != 0).then(|| SimDuration::from_us(self.workload.stream_us))
+    }
+}

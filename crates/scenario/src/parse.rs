@@ -1,0 +1,362 @@
+//! Scenario text → [`Plan`], and `--set key.path=value` overrides.
+//!
+//! The document is read with `toml`'s spanned tree ([`DeTable`]), as the verbs-session parser
+//! does (crates/sim/src/session/parse.rs), so every error points at the key or value at fault.
+
+use std::fmt;
+use std::ops::Range;
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::plan::{self, Kind, Plan, Value, allowed_keys, apply, spec};
+
+/// The largest scenario file accepted, bytes.
+pub const MAX_FILE_BYTES: usize = 64 << 10;
+
+/// What is wrong with a scenario.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum ErrorKind {
+    /// Not TOML at all.
+    Syntax,
+    /// A key the schema does not have; `allowed` lists the keys of its table.
+    UnknownKey,
+    /// A value of the wrong TOML type.
+    WrongType,
+    /// A number outside its range.
+    OutOfRange,
+    /// A string that is not one of the key's names.
+    BadEnum,
+    /// Values that each pass but not together.
+    Conflict,
+}
+
+/// Where the text at fault came from.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub enum Origin {
+    /// The scenario file.
+    File,
+    /// A `--set` assignment (the text given).
+    Set(String),
+}
+
+/// A scenario error: where, which key, which value, and what is allowed.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub struct ScenarioError {
+    /// The file, or a `--set` assignment.
+    pub origin: Origin,
+    /// 1-based line (always 1 for `--set`).
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// What kind of error.
+    pub kind: ErrorKind,
+    /// The dotted key path (e.g. `rdma.mtu_bytes`); empty for syntax errors.
+    pub key: String,
+    /// The rejected value as written; empty for unknown keys and syntax errors.
+    pub value: String,
+    /// What is allowed: a range, a list of names or the allowed keys of the table.
+    pub allowed: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Origin::Set(s) = &self.origin {
+            write!(f, "--set {s}: ")?;
+        }
+        write!(f, "{}:{}: ", self.line, self.column)?;
+        let (k, v, a) = (&self.key, &self.value, &self.allowed);
+        match self.kind {
+            ErrorKind::Syntax => write!(f, "invalid TOML: {a}"),
+            ErrorKind::UnknownKey => write!(f, "unknown key `{k}`: allowed keys are {a}"),
+            ErrorKind::WrongType => write!(f, "{k} = {v} has the wrong type: allowed {a}"),
+            ErrorKind::OutOfRange => write!(f, "{k} = {v} is out of range: allowed {a}"),
+            ErrorKind::BadEnum => write!(f, "{k} = {v} is not a known value: allowed {a}"),
+            ErrorKind::Conflict => write!(f, "{k} = {v} is out of range: allowed {a}"),
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// 1-based (line, column in characters) of byte offset `at`.
+fn line_col(src: &str, at: usize) -> (usize, usize) {
+    let mut at = at.min(src.len());
+    while !src.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &src[..at];
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, src[start..at].chars().count() + 1)
+}
+
+/// Builds errors that point into one text.
+struct Ctx<'s> {
+    src: &'s str,
+    origin: Origin,
+}
+
+impl Ctx<'_> {
+    fn err(
+        &self,
+        span: Range<usize>,
+        kind: ErrorKind,
+        key: &str,
+        value: String,
+        allowed: String,
+    ) -> ScenarioError {
+        let (line, column) = line_col(self.src, span.start);
+        ScenarioError {
+            origin: self.origin.clone(),
+            line,
+            column,
+            kind,
+            key: key.to_string(),
+            value,
+            allowed,
+        }
+    }
+
+    fn text(&self, span: &Range<usize>) -> String {
+        self.src
+            .get(span.clone())
+            .unwrap_or("")
+            .trim()
+            .chars()
+            .take(80)
+            .collect()
+    }
+
+    /// Checks `v` against `path`'s kind and converts it.
+    fn value(
+        &self,
+        path: &str,
+        kind: Kind,
+        v: &Spanned<DeValue<'_>>,
+    ) -> Result<Value, ScenarioError> {
+        let span = v.span();
+        let text = self.text(&span);
+        let wrong = |found: &str| {
+            self.err(
+                span.clone(),
+                ErrorKind::WrongType,
+                path,
+                text.clone(),
+                format!("{} ({}), found {found}", kind.type_name(), kind.allowed()),
+            )
+        };
+        let range = || {
+            self.err(
+                span.clone(),
+                ErrorKind::OutOfRange,
+                path,
+                text.clone(),
+                kind.allowed(),
+            )
+        };
+        match (kind, v.get_ref()) {
+            (Kind::Int { .. } | Kind::OneOf(_), DeValue::Integer(i)) => {
+                let n = i128::from_str_radix(i.as_str(), i.radix()).map_err(|_| range())?;
+                let ok = match kind {
+                    Kind::Int { lo, hi } => (i128::from(lo)..=i128::from(hi)).contains(&n),
+                    Kind::OneOf(set) => set.iter().any(|&s| i128::from(s) == n),
+                    _ => false,
+                };
+                if ok {
+                    Ok(Value::Int(n as u64))
+                } else {
+                    Err(range())
+                }
+            }
+            (Kind::Prob, DeValue::Float(x)) => {
+                let x: f64 = x.as_str().replace('_', "").parse().map_err(|_| range())?;
+                if (0.0..=1.0).contains(&x) {
+                    Ok(Value::Float(x))
+                } else {
+                    Err(range())
+                }
+            }
+            (Kind::Prob, DeValue::Integer(i)) => match i.as_str() {
+                "0" => Ok(Value::Float(0.0)),
+                "1" => Ok(Value::Float(1.0)),
+                _ => Err(range()),
+            },
+            (Kind::Bool, DeValue::Boolean(b)) => Ok(Value::Bool(*b)),
+            (Kind::Enum(names), DeValue::String(s)) => {
+                if names.contains(&s.as_ref()) {
+                    Ok(Value::Str(s.to_string()))
+                } else {
+                    Err(self.err(span, ErrorKind::BadEnum, path, text, kind.allowed()))
+                }
+            }
+            (_, other) => Err(wrong(other.type_str())),
+        }
+    }
+}
+
+fn unknown(ctx: &Ctx<'_>, span: Range<usize>, path: &str, table: &str) -> ScenarioError {
+    let keys = allowed_keys(table).join(", ");
+    let allowed = if table.is_empty() {
+        format!("{keys} (top level)")
+    } else {
+        format!("{keys} (in [{table}])")
+    };
+    ctx.err(span, ErrorKind::UnknownKey, path, String::new(), allowed)
+}
+
+/// Parses a scenario file into a plan. Keys not given keep [`Plan::default`]'s values.
+pub fn parse(text: &str) -> Result<Plan, ScenarioError> {
+    let ctx = Ctx {
+        src: text,
+        origin: Origin::File,
+    };
+    if text.len() > MAX_FILE_BYTES {
+        return Err(ctx.err(
+            0..0,
+            ErrorKind::OutOfRange,
+            "file",
+            format!("{} bytes", text.len()),
+            format!("at most {MAX_FILE_BYTES} bytes"),
+        ));
+    }
+    let doc = DeTable::parse(text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        ctx.err(
+            span,
+            ErrorKind::Syntax,
+            "",
+            String::new(),
+            e.message().trim_end().to_string(),
+        )
+    })?;
+    let mut plan = Plan::default();
+    let mut spans: Vec<(&'static str, Range<usize>)> = Vec::new();
+    table(&ctx, doc.get_ref(), "", &mut plan, &mut spans)?;
+    plan.check().map_err(|c| {
+        let span = [c.key, c.other]
+            .iter()
+            .find_map(|k| spans.iter().find(|(p, _)| p == k).map(|(_, s)| s.clone()))
+            .unwrap_or(0..0);
+        ctx.err(span, ErrorKind::Conflict, c.key, c.value, c.allowed)
+    })?;
+    Ok(plan)
+}
+
+fn table(
+    ctx: &Ctx<'_>,
+    t: &DeTable<'_>,
+    prefix: &str,
+    plan: &mut Plan,
+    spans: &mut Vec<(&'static str, Range<usize>)>,
+) -> Result<(), ScenarioError> {
+    for (k, v) in t.iter() {
+        let name: &str = k.get_ref();
+        let path = if prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{prefix}.{name}")
+        };
+        if let Some(s) = spec(&path) {
+            let value = ctx.value(s.path, s.kind, v)?;
+            apply(plan, s.path, &value);
+            spans.push((s.path, v.span()));
+        } else if prefix.is_empty() && plan::tables().contains(&name) {
+            match v.get_ref() {
+                DeValue::Table(inner) => table(ctx, inner, name, plan, spans)?,
+                other => {
+                    return Err(ctx.err(
+                        v.span(),
+                        ErrorKind::WrongType,
+                        name,
+                        ctx.text(&v.span()),
+                        format!("a table ([{name}]), found {}", other.type_str()),
+                    ));
+                }
+            }
+        } else {
+            return Err(unknown(ctx, k.span(), &path, prefix));
+        }
+    }
+    Ok(())
+}
+
+/// Parses `text`, then applies each `--set` assignment in order.
+pub fn parse_with(text: &str, sets: &[&str]) -> Result<Plan, ScenarioError> {
+    let mut plan = parse(text)?;
+    for s in sets {
+        plan.set(s)?;
+    }
+    Ok(plan)
+}
+
+impl Plan {
+    /// Applies one `key.path=value` assignment (a CLI `--set`), checked as a file would be,
+    /// including the rules that tie keys together. Names may be given without quotes
+    /// (`rdma.operation=send`). On error the plan is unchanged.
+    pub fn set(&mut self, assignment: &str) -> Result<(), ScenarioError> {
+        let ctx = Ctx {
+            src: assignment,
+            origin: Origin::Set(assignment.to_string()),
+        };
+        let Some(eq) = assignment.find('=') else {
+            return Err(ctx.err(
+                0..0,
+                ErrorKind::Syntax,
+                "",
+                String::new(),
+                "expected key.path=value".to_string(),
+            ));
+        };
+        let raw_key = &assignment[..eq];
+        let key = raw_key.trim();
+        let key_at = raw_key.len() - raw_key.trim_start().len();
+        let Some(s) = spec(key) else {
+            let table = match key.split_once('.') {
+                Some((t, _)) if plan::tables().contains(&t) => t,
+                _ => "",
+            };
+            return Err(unknown(&ctx, key_at..key_at + key.len(), key, table));
+        };
+        let raw_val = &assignment[eq + 1..];
+        let val = raw_val.trim();
+        let val_at = eq + 1 + (raw_val.len() - raw_val.trim_start().len());
+        let quoted;
+        let (to_parse, wrapped) = match s.kind {
+            Kind::Enum(_) if !val.starts_with(['"', '\'']) => {
+                quoted = format!("\"{val}\"");
+                (quoted.as_str(), true)
+            }
+            _ => (val, false),
+        };
+        let parsed = DeValue::parse(to_parse).map_err(|e| {
+            ctx.err(
+                val_at..val_at,
+                ErrorKind::WrongType,
+                key,
+                val.to_string(),
+                format!(
+                    "{} ({}): {}",
+                    s.kind.type_name(),
+                    s.kind.allowed(),
+                    e.message().trim_end()
+                ),
+            )
+        })?;
+        // Re-anchor the value's span in the assignment text.
+        let inner = parsed.span();
+        let span = if wrapped {
+            val_at..val_at + val.len()
+        } else {
+            (val_at + inner.start).min(assignment.len())..(val_at + inner.end).min(assignment.len())
+        };
+        let v = Spanned::new(span, parsed.into_inner());
+        let value = ctx.value(s.path, s.kind, &v)?;
+        let mut next = self.clone();
+        apply(&mut next, s.path, &value);
+        next.check()
+            .map_err(|c| ctx.err(v.span(), ErrorKind::Conflict, c.key, c.value, c.allowed))?;
+        *self = next;
+        Ok(())
+    }
+}

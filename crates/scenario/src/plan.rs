@@ -1,0 +1,795 @@
+//! The typed plan and its schema: every key a scenario file may set, its kind, bounds, unit and
+//! meaning (DESIGN.md §3.8). The schema table [`KEYS`] is the single source for parsing,
+//! `--set`, [`Plan::to_toml`] and the key table in `scenarios/README.md`.
+
+use std::fmt::Write as _;
+
+/// Defines a closed set of names a scenario value may take.
+macro_rules! named_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+        pub enum $name {
+            $($(#[$vm])* $var),+
+        }
+        impl $name {
+            /// Every value, in the order of [`Self::NAMES`].
+            pub const ALL: &'static [$name] = &[$($name::$var),+];
+            /// The names scenario files use.
+            pub const NAMES: &'static [&'static str] = &[$($s),+];
+            /// The name a scenario file uses for this value.
+            pub const fn name(self) -> &'static str {
+                match self { $($name::$var => $s),+ }
+            }
+            /// The value a scenario file names, if the name is known.
+            pub fn from_name(s: &str) -> Option<Self> {
+                match s { $($s => Some($name::$var),)+ _ => None }
+            }
+        }
+        impl FieldValue for $name {
+            fn to_value(&self) -> Value {
+                Value::Str(self.name().to_string())
+            }
+            fn from_value(v: &Value) -> Option<Self> {
+                match v {
+                    Value::Str(s) => $name::from_name(s),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+named_enum! {
+    /// Which NIC's verbs behaviour the hosts reproduce (DESIGN.md §3.4).
+    NicKind { /// ConnectX-5/6 with rdma-core's mlx5 provider.
+        Mlx5 = "mlx5", /// Soft-RoCE (rxe).
+        Rxe = "rxe", /// The IBTA specification read literally.
+        Ibta = "ibta" }
+}
+
+named_enum! {
+    /// The shape of the fabric.
+    TopologyKind { /// `hosts` hosts on one switch (the lessons' pair is 2 hosts).
+        Switch = "switch", /// Two hosts cabled NIC to NIC, no switch.
+        BackToBack = "back_to_back" }
+}
+
+named_enum! {
+    /// When a switch may start sending a frame it is still receiving.
+    ForwardingKind { /// As soon as the headers are in.
+        CutThrough = "cut_through", /// Only after the last bit arrived.
+        StoreAndForward = "store_and_forward" }
+}
+
+named_enum! {
+    /// The RDMA operation the workload posts.
+    Operation { /// One-sided RDMA WRITE.
+        Write = "write", /// One-sided RDMA READ.
+        Read = "read", /// Two-sided SEND (the responder posts RECVs).
+        Send = "send" }
+}
+
+named_enum! {
+    /// The RDMA queue-pair type.
+    QpKind { /// Reliable connected.
+        Rc = "rc", /// Unreliable connected.
+        Uc = "uc", /// Unreliable datagram.
+        Ud = "ud" }
+}
+
+named_enum! {
+    /// How the RDMA requester recovers lost packets (lesson 5).
+    Retransmission { /// Classic RoCE: resend everything from the lost PSN.
+        GoBackN = "go_back_n", /// Newer NICs: resend only what was lost.
+        Selective = "selective" }
+}
+
+named_enum! {
+    /// The QP state the setup drives both QPs to before the workload posts (lesson 4).
+    QpStateKind { /// Created, never modified.
+        Reset = "reset", /// RESET → INIT.
+        Init = "init", /// … → RTR: can receive, cannot send.
+        Rtr = "rtr", /// … → RTS: ready to send.
+        Rts = "rts" }
+}
+
+named_enum! {
+    /// How the application learns of completions.
+    Completion { /// Busy-poll the CQ from user space.
+        Poll = "poll", /// Arm the CQ and sleep on the completion channel (interrupt + wake-up).
+        Event = "event" }
+}
+
+named_enum! {
+    /// The TCP congestion controller.
+    Congestion { /// CUBIC (Linux default).
+        Cubic = "cubic", /// NewReno.
+        NewReno = "newreno", /// DCTCP (needs `tcp.ecn = true`).
+        Dctcp = "dctcp" }
+}
+
+named_enum! {
+    /// Which paths the run compares.
+    Paths { /// TCP and RDMA side by side (the comparison table).
+        Both = "both", /// The kernel TCP path only.
+        Tcp = "tcp", /// The RDMA path only.
+        Rdma = "rdma" }
+}
+
+/// A scalar read from a scenario, before it is stored in the plan.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// A non-negative integer.
+    Int(u64),
+    /// A number (probabilities).
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+    /// A name from a closed set.
+    Str(String),
+}
+
+impl Value {
+    /// The value as a TOML literal.
+    pub fn to_toml(&self) -> String {
+        match self {
+            Value::Int(n) => n.to_string(),
+            Value::Float(x) => {
+                let s = format!("{x}");
+                if s.contains(['.', 'e', 'E']) {
+                    s
+                } else {
+                    format!("{s}.0")
+                }
+            }
+            Value::Bool(b) => b.to_string(),
+            Value::Str(s) => format!("{s:?}"),
+        }
+    }
+}
+
+/// A plan field that converts to and from [`Value`].
+pub trait FieldValue: Sized {
+    /// The field as a scenario value.
+    fn to_value(&self) -> Value;
+    /// The field from a value already checked against its [`Kind`].
+    fn from_value(v: &Value) -> Option<Self>;
+}
+
+macro_rules! int_field {
+    ($($t:ty),*) => {$(
+        impl FieldValue for $t {
+            fn to_value(&self) -> Value {
+                Value::Int(u64::from(*self))
+            }
+            fn from_value(v: &Value) -> Option<Self> {
+                match v {
+                    Value::Int(n) => <$t>::try_from(*n).ok(),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+int_field!(u8, u16, u32, u64);
+
+impl FieldValue for bool {
+    fn to_value(&self) -> Value {
+        Value::Bool(*self)
+    }
+    fn from_value(v: &Value) -> Option<Self> {
+        match v {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+}
+
+impl FieldValue for f64 {
+    fn to_value(&self) -> Value {
+        Value::Float(*self)
+    }
+    fn from_value(v: &Value) -> Option<Self> {
+        match v {
+            Value::Float(x) => Some(*x),
+            _ => None,
+        }
+    }
+}
+
+/// What a key accepts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    /// An integer in `lo..=hi`.
+    Int {
+        /// Smallest allowed.
+        lo: u64,
+        /// Largest allowed.
+        hi: u64,
+    },
+    /// One of these integers.
+    OneOf(&'static [u64]),
+    /// A probability: a number in 0.0..=1.0.
+    Prob,
+    /// `true` or `false`.
+    Bool,
+    /// One of these strings.
+    Enum(&'static [&'static str]),
+}
+
+impl Kind {
+    /// The allowed values, as error messages and the README print them.
+    pub fn allowed(&self) -> String {
+        match self {
+            Kind::Int { lo, hi } => format!("{lo}..={hi}"),
+            Kind::OneOf(v) => {
+                let v: Vec<String> = v.iter().map(u64::to_string).collect();
+                format!("one of {}", v.join(", "))
+            }
+            Kind::Prob => "0.0..=1.0".to_string(),
+            Kind::Bool => "true or false".to_string(),
+            Kind::Enum(names) => {
+                let v: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+                format!("one of {}", v.join(", "))
+            }
+        }
+    }
+    /// The TOML type the key takes ("an integer", ...).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Kind::Int { .. } | Kind::OneOf(_) => "an integer",
+            Kind::Prob => "a number",
+            Kind::Bool => "a boolean",
+            Kind::Enum(_) => "a string",
+        }
+    }
+}
+
+/// One key of the schema.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KeySpec {
+    /// The dotted path, e.g. `rdma.mtu_bytes`.
+    pub path: &'static str,
+    /// What it accepts.
+    pub kind: Kind,
+    /// Its unit ("" when it has none).
+    pub unit: &'static str,
+    /// What it means.
+    pub doc: &'static str,
+}
+
+/// 2^40: the bound on byte counts (buffers, thresholds), as the fabric's own checks.
+pub const TIB: u64 = 1 << 40;
+/// The most bytes one message may have (1 GiB).
+pub const MAX_MESSAGE_BYTES: u64 = 1 << 30;
+/// The most bytes a count-mode workload may move in total (1 TiB).
+pub const MAX_TOTAL_BYTES: u64 = TIB;
+/// The largest send or receive buffer TCP accepts (RFC 7323 window, about 1 GiB).
+pub const MAX_TCP_BUFFER_BYTES: u64 = transport::tcp::config::MAX_WINDOW_BYTES as u64;
+
+/// The fabric side: topology, links, switches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopologyPlan {
+    /// The shape.
+    pub kind: TopologyKind,
+    /// Hosts on the switch (`switch` only; `back_to_back` is always 2).
+    pub hosts: u64,
+    /// Line rate of every link, Gb/s.
+    pub link_gbps: u64,
+    /// Cable length of every link, metres (5 ns/m).
+    pub cable_m: u64,
+}
+
+/// The NIC.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NicPlan {
+    /// The verbs behaviour profile.
+    pub profile: NicKind,
+}
+
+/// The host profile knobs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostPlan {
+    /// CPU cores available to the workload.
+    pub cores: u16,
+    /// CPU clock, MHz.
+    pub clock_mhz: u32,
+    /// PCIe generation.
+    pub pcie_generation: u8,
+    /// PCIe lanes.
+    pub pcie_lanes: u8,
+}
+
+/// Every switch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwitchPlan {
+    /// Shared packet buffer, bytes.
+    pub buffer_bytes: u64,
+    /// Most bytes one lossy egress queue may hold.
+    pub queue_cap_bytes: u64,
+    /// Port-to-port latency, ns.
+    pub latency_ns: u64,
+    /// Cut-through or store-and-forward.
+    pub forwarding: ForwardingKind,
+    /// RED-style ECN marking on the RoCE priority (and TCP's class when `tcp.ecn`).
+    pub ecn: bool,
+    /// Queue depth where marking starts, bytes.
+    pub ecn_kmin_bytes: u64,
+    /// Queue depth above which every packet is marked, bytes.
+    pub ecn_kmax_bytes: u64,
+    /// Marking probability just below Kmax.
+    pub ecn_pmax: f64,
+}
+
+/// Loss.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LossPlan {
+    /// Probability that a frame arriving at a switch "would overflow the buffer" (lesson 5):
+    /// dropped on a lossy priority, turned into PFC back-pressure on a lossless one.
+    pub congestion_drop: f64,
+    /// Independent per-frame corruption on every link (PFC cannot prevent it).
+    pub corruption: f64,
+}
+
+/// PFC on the RoCE priority.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LosslessPlan {
+    /// PFC on `priority`; TCP stays in a lossy class.
+    pub enabled: bool,
+    /// The RoCE priority (PCP), 0..=7.
+    pub priority: u8,
+    /// Ingress bytes of one port and priority at which PAUSE goes upstream.
+    pub xoff_bytes: u64,
+    /// Ingress bytes at or below which RESUME goes upstream.
+    pub xon_bytes: u64,
+}
+
+/// The RDMA side.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RdmaPlan {
+    /// The operation posted.
+    pub operation: Operation,
+    /// QP type.
+    pub qp_type: QpKind,
+    /// Go-back-N or selective repeat.
+    pub retransmission: Retransmission,
+    /// Local ACK timeout exponent: 4.096 µs × 2^timeout; 0 waits forever.
+    pub timeout: u8,
+    /// Retries after a timeout or sequence NAK.
+    pub retry_cnt: u8,
+    /// Path MTU, bytes.
+    pub mtu_bytes: u64,
+    /// Whether the buffers are registered (lesson 4: unregistered fails at the first verb).
+    pub memory_registered: bool,
+    /// The state the QPs reach before posting (lesson 4: below RTS the send fails).
+    pub qp_state: QpStateKind,
+    /// Poll or event completions.
+    pub completion: Completion,
+    /// DCQCN rate control at the NICs (needs `switch.ecn = true`).
+    pub dcqcn: bool,
+}
+
+/// The TCP side.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpPlan {
+    /// Congestion controller.
+    pub congestion_control: Congestion,
+    /// IP MTU, bytes (MSS = MTU − 40).
+    pub mtu_bytes: u64,
+    /// TCP segmentation offload.
+    pub tso: bool,
+    /// Generic receive offload.
+    pub gro: bool,
+    /// Send buffer, bytes.
+    pub send_buffer_bytes: u64,
+    /// Receive buffer, bytes.
+    pub recv_buffer_bytes: u64,
+    /// SO_BUSY_POLL on the reader.
+    pub busy_poll: bool,
+    /// Minimum RTO, µs.
+    pub min_rto_us: u64,
+    /// SACK.
+    pub sack: bool,
+    /// Negotiate ECN.
+    pub ecn: bool,
+}
+
+/// What the application does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadPlan {
+    /// Which paths run.
+    pub paths: Paths,
+    /// Bytes per message.
+    pub message_bytes: u64,
+    /// Messages per connection (count mode, when `stream_us` is 0).
+    pub messages: u64,
+    /// Stream for this long, µs; 0 = count mode.
+    pub stream_us: u64,
+    /// Connections (TCP) and QPs (RDMA) running at once.
+    pub concurrency: u64,
+}
+
+/// A parsed, bounded scenario (DESIGN.md §3.8). `Plan::default()` is what an empty file gives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The seed every random stream derives from.
+    pub seed: u64,
+    /// Host profile knobs.
+    pub host: HostPlan,
+    /// NIC profile.
+    pub nic: NicPlan,
+    /// Topology and links.
+    pub topology: TopologyPlan,
+    /// Switches.
+    pub switch: SwitchPlan,
+    /// Loss.
+    pub loss: LossPlan,
+    /// PFC.
+    pub lossless: LosslessPlan,
+    /// The RDMA side.
+    pub rdma: RdmaPlan,
+    /// The TCP side.
+    pub tcp: TcpPlan,
+    /// The workload.
+    pub workload: WorkloadPlan,
+}
+
+impl Default for Plan {
+    fn default() -> Self {
+        Plan {
+            seed: 1,
+            host: HostPlan {
+                cores: 16,
+                clock_mhz: 3_000,
+                pcie_generation: 3,
+                pcie_lanes: 16,
+            },
+            nic: NicPlan {
+                profile: NicKind::Mlx5,
+            },
+            topology: TopologyPlan {
+                kind: TopologyKind::Switch,
+                hosts: 2,
+                link_gbps: 100,
+                cable_m: 2,
+            },
+            switch: SwitchPlan {
+                buffer_bytes: 16 << 20,
+                queue_cap_bytes: 2 << 20,
+                latency_ns: 300,
+                forwarding: ForwardingKind::CutThrough,
+                ecn: false,
+                ecn_kmin_bytes: 5_000,
+                ecn_kmax_bytes: 200_000,
+                ecn_pmax: 0.01,
+            },
+            loss: LossPlan {
+                congestion_drop: 0.0,
+                corruption: 0.0,
+            },
+            lossless: LosslessPlan {
+                enabled: false,
+                priority: 3,
+                xoff_bytes: 256 << 10,
+                xon_bytes: 128 << 10,
+            },
+            rdma: RdmaPlan {
+                operation: Operation::Write,
+                qp_type: QpKind::Rc,
+                retransmission: Retransmission::GoBackN,
+                timeout: 14,
+                retry_cnt: 7,
+                mtu_bytes: 4096,
+                memory_registered: true,
+                qp_state: QpStateKind::Rts,
+                completion: Completion::Poll,
+                dcqcn: false,
+            },
+            tcp: TcpPlan {
+                congestion_control: Congestion::Cubic,
+                mtu_bytes: 1500,
+                tso: true,
+                gro: true,
+                send_buffer_bytes: 4 << 20,
+                recv_buffer_bytes: 6 << 20,
+                busy_poll: false,
+                min_rto_us: 1_000,
+                sack: true,
+                ecn: false,
+            },
+            workload: WorkloadPlan {
+                paths: Paths::Both,
+                message_bytes: 4096,
+                messages: 1,
+                stream_us: 0,
+                concurrency: 1,
+            },
+        }
+    }
+}
+
+macro_rules! schema {
+    ($( $path:literal => $($field:ident).+ : $kind:expr, $unit:literal, $doc:literal; )*) => {
+        /// Every key a scenario may set, in file order.
+        pub const KEYS: &[KeySpec] = &[
+            $( KeySpec { path: $path, kind: $kind, unit: $unit, doc: $doc } ),*
+        ];
+
+        /// Stores `v` (already checked against the key's kind) at `path`; false if the path
+        /// is unknown or the value does not fit the field.
+        pub(crate) fn apply(plan: &mut Plan, path: &str, v: &Value) -> bool {
+            match path {
+                $( $path => match FieldValue::from_value(v) {
+                    Some(x) => {
+                        plan.$($field).+ = x;
+                        true
+                    }
+                    None => false,
+                }, )*
+                _ => false,
+            }
+        }
+
+        /// The value at `path`, if the path is a key.
+        pub fn get(plan: &Plan, path: &str) -> Option<Value> {
+            match path {
+                $( $path => Some(plan.$($field).+.to_value()), )*
+                _ => None,
+            }
+        }
+    };
+}
+
+const fn int(lo: u64, hi: u64) -> Kind {
+    Kind::Int { lo, hi }
+}
+
+schema! {
+    "seed" => seed: int(0, i64::MAX as u64), "", "Seed every random stream (loss draws, ECMP, ECN marks) derives from. Same seed, same run.";
+    "host.cores" => host.cores: int(1, 1_024), "cores", "CPU cores available to the workload.";
+    "host.clock_mhz" => host.clock_mhz: int(100, 10_000), "MHz", "CPU clock (cycles per µs).";
+    "host.pcie_generation" => host.pcie_generation: int(3, 6), "", "PCIe generation between memory and NIC.";
+    "host.pcie_lanes" => host.pcie_lanes: Kind::OneOf(&[1, 2, 4, 8, 16]), "lanes", "PCIe lanes.";
+    "nic.profile" => nic.profile: Kind::Enum(NicKind::NAMES), "", "Whose verbs behaviour the NICs reproduce (DESIGN.md §3.4).";
+    "topology.kind" => topology.kind: Kind::Enum(TopologyKind::NAMES), "", "`switch`: `hosts` hosts on one switch; `back_to_back`: two hosts, one cable.";
+    "topology.hosts" => topology.hosts: int(2, 4_096), "hosts", "Hosts on the switch; must be 2 for `back_to_back`.";
+    "topology.link_gbps" => topology.link_gbps: int(1, 1_600), "Gb/s", "Line rate of every link.";
+    "topology.cable_m" => topology.cable_m: int(0, 100_000), "m", "Cable length of every link; propagation 5 ns/m.";
+    "switch.buffer_bytes" => switch.buffer_bytes: int(1_500, TIB), "bytes", "Shared packet buffer of each switch.";
+    "switch.queue_cap_bytes" => switch.queue_cap_bytes: int(64, TIB), "bytes", "Most bytes one lossy egress queue may hold.";
+    "switch.latency_ns" => switch.latency_ns: int(0, 1_000_000), "ns", "Port-to-port pipeline latency.";
+    "switch.forwarding" => switch.forwarding: Kind::Enum(ForwardingKind::NAMES), "", "Cut-through or store-and-forward.";
+    "switch.ecn" => switch.ecn: Kind::Bool, "", "RED-style ECN marking on the RoCE priority (and on TCP's class when `tcp.ecn`).";
+    "switch.ecn_kmin_bytes" => switch.ecn_kmin_bytes: int(0, TIB), "bytes", "Queue depth where marking starts; at most `ecn_kmax_bytes`.";
+    "switch.ecn_kmax_bytes" => switch.ecn_kmax_bytes: int(1, TIB), "bytes", "Queue depth above which every ECN-capable packet is marked.";
+    "switch.ecn_pmax" => switch.ecn_pmax: Kind::Prob, "probability", "Marking probability just below Kmax.";
+    "loss.congestion_drop" => loss.congestion_drop: Kind::Prob, "probability", "Chance a frame arriving at a switch would overflow its buffer: dropped on a lossy priority, PFC back-pressure on a lossless one (lesson 5).";
+    "loss.corruption" => loss.corruption: Kind::Prob, "probability", "Independent per-frame corruption on every link; PFC cannot prevent it.";
+    "lossless.enabled" => lossless.enabled: Kind::Bool, "", "PFC on the RoCE priority (\"lossless network\"); TCP stays in a lossy class.";
+    "lossless.priority" => lossless.priority: int(0, 7), "", "The priority (PCP) RoCE traffic uses.";
+    "lossless.xoff_bytes" => lossless.xoff_bytes: int(1, TIB), "bytes", "Ingress bytes of one port and priority at which PAUSE goes upstream; below `switch.buffer_bytes`.";
+    "lossless.xon_bytes" => lossless.xon_bytes: int(0, TIB), "bytes", "Ingress bytes at or below which RESUME goes upstream; at most `xoff_bytes`.";
+    "rdma.operation" => rdma.operation: Kind::Enum(Operation::NAMES), "", "The verb the workload posts: one-sided `write`/`read` or two-sided `send` (lesson 3).";
+    "rdma.qp_type" => rdma.qp_type: Kind::Enum(QpKind::NAMES), "", "QP type. UC has no `read`; UD has only `send`, one MTU per message.";
+    "rdma.retransmission" => rdma.retransmission: Kind::Enum(Retransmission::NAMES), "", "Loss recovery: go-back-N (classic RoCE) or selective repeat (lesson 5).";
+    "rdma.timeout" => rdma.timeout: int(0, 31), "exponent", "Local ACK timeout = 4.096 µs × 2^timeout; 0 waits forever.";
+    "rdma.retry_cnt" => rdma.retry_cnt: int(0, 7), "retries", "Retries after a timeout or sequence NAK before the QP fails.";
+    "rdma.mtu_bytes" => rdma.mtu_bytes: Kind::OneOf(&[256, 512, 1_024, 2_048, 4_096]), "bytes", "RoCE path MTU (payload per packet).";
+    "rdma.memory_registered" => rdma.memory_registered: Kind::Bool, "", "Whether the buffers are registered; `false` fails at the first verb (lesson 4).";
+    "rdma.qp_state" => rdma.qp_state: Kind::Enum(QpStateKind::NAMES), "", "State the QPs reach before posting; below `rts` sending fails (lesson 4).";
+    "rdma.completion" => rdma.completion: Kind::Enum(Completion::NAMES), "", "`poll`: busy-poll the CQ; `event`: completion channel (interrupt + wake-up).";
+    "rdma.dcqcn" => rdma.dcqcn: Kind::Bool, "", "DCQCN rate control at the NICs; needs `switch.ecn = true`.";
+    "tcp.congestion_control" => tcp.congestion_control: Kind::Enum(Congestion::NAMES), "", "Congestion controller; `dctcp` needs `tcp.ecn = true`.";
+    "tcp.mtu_bytes" => tcp.mtu_bytes: int(576, 9_216), "bytes", "IP MTU; MSS = MTU − 40.";
+    "tcp.tso" => tcp.tso: Kind::Bool, "", "TCP segmentation offload (one stack pass per 64 KiB super-segment).";
+    "tcp.gro" => tcp.gro: Kind::Bool, "", "Generic receive offload (merge in-order segments before the stack).";
+    "tcp.send_buffer_bytes" => tcp.send_buffer_bytes: int(1, MAX_TCP_BUFFER_BYTES), "bytes", "Send buffer (unacknowledged data).";
+    "tcp.recv_buffer_bytes" => tcp.recv_buffer_bytes: int(1, MAX_TCP_BUFFER_BYTES), "bytes", "Receive buffer (the advertised window's ceiling).";
+    "tcp.busy_poll" => tcp.busy_poll: Kind::Bool, "", "SO_BUSY_POLL: the reader spins instead of taking an interrupt and a wake-up.";
+    "tcp.min_rto_us" => tcp.min_rto_us: int(1, 1_000_000), "µs", "Lower bound on the retransmission timeout (Linux: 200 ms; data centres: 1 ms); at most the 1 s initial RTO.";
+    "tcp.sack" => tcp.sack: Kind::Bool, "", "Selective acknowledgements (RFC 2018/6675).";
+    "tcp.ecn" => tcp.ecn: Kind::Bool, "", "Negotiate ECN and send ECT(0).";
+    "workload.paths" => workload.paths: Kind::Enum(Paths::NAMES), "", "Which paths run: `both` (the comparison table), `tcp` or `rdma`.";
+    "workload.message_bytes" => workload.message_bytes: int(1, MAX_MESSAGE_BYTES), "bytes", "Bytes per message.";
+    "workload.messages" => workload.messages: int(1, 1_000_000), "messages", "Messages per connection in count mode (`stream_us = 0`); at most 1 TiB in total.";
+    "workload.stream_us" => workload.stream_us: int(0, 10_000_000), "µs", "Stream back-to-back messages for this long; 0 = count mode.";
+    "workload.concurrency" => workload.concurrency: int(1, 1_024), "connections", "TCP connections and RDMA QPs running at once.";
+}
+
+/// The spec of `path`, if it is a key.
+pub fn spec(path: &str) -> Option<&'static KeySpec> {
+    KEYS.iter().find(|k| k.path == path)
+}
+
+/// The tables of the schema, in file order (`host`, `nic`, ...).
+pub fn tables() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for k in KEYS {
+        if let Some((t, _)) = k.path.split_once('.')
+            && !out.contains(&t)
+        {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// The keys allowed directly in `table` ("" = the top level, whose tables count as keys).
+pub fn allowed_keys(table: &str) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for k in KEYS {
+        match k.path.split_once('.') {
+            None if table.is_empty() => out.push(k.path),
+            Some((t, rest)) if t == table => out.push(rest),
+            Some((t, _)) if table.is_empty() && !out.contains(&t) => out.push(t),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A combination of values that each pass their own range but not together.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub struct Conflict {
+    /// The key blamed.
+    pub key: &'static str,
+    /// Its value.
+    pub value: String,
+    /// What is allowed given the other keys.
+    pub allowed: String,
+    /// The other key involved.
+    pub other: &'static str,
+}
+
+impl Plan {
+    /// Checks the rules that tie keys together (each key's own range is checked on input).
+    pub fn check(&self) -> Result<(), Conflict> {
+        let c = |key, value: &dyn ToString, allowed: String, other| {
+            Err(Conflict {
+                key,
+                value: value.to_string(),
+                allowed,
+                other,
+            })
+        };
+        if self.topology.kind == TopologyKind::BackToBack && self.topology.hosts != 2 {
+            return c(
+                "topology.hosts",
+                &self.topology.hosts,
+                "2 when topology.kind = \"back_to_back\"".into(),
+                "topology.kind",
+            );
+        }
+        if self.switch.ecn_kmin_bytes > self.switch.ecn_kmax_bytes {
+            return c(
+                "switch.ecn_kmin_bytes",
+                &self.switch.ecn_kmin_bytes,
+                format!(
+                    "at most switch.ecn_kmax_bytes ({})",
+                    self.switch.ecn_kmax_bytes
+                ),
+                "switch.ecn_kmax_bytes",
+            );
+        }
+        if self.lossless.xon_bytes > self.lossless.xoff_bytes {
+            return c(
+                "lossless.xon_bytes",
+                &self.lossless.xon_bytes,
+                format!("at most lossless.xoff_bytes ({})", self.lossless.xoff_bytes),
+                "lossless.xoff_bytes",
+            );
+        }
+        if self.lossless.xoff_bytes >= self.switch.buffer_bytes {
+            return c(
+                "lossless.xoff_bytes",
+                &self.lossless.xoff_bytes,
+                format!("below switch.buffer_bytes ({})", self.switch.buffer_bytes),
+                "switch.buffer_bytes",
+            );
+        }
+        match (self.rdma.qp_type, self.rdma.operation) {
+            (QpKind::Ud, Operation::Write | Operation::Read) => {
+                return c(
+                    "rdma.operation",
+                    &format!("{:?}", self.rdma.operation.name()),
+                    "\"send\" when rdma.qp_type = \"ud\"".into(),
+                    "rdma.qp_type",
+                );
+            }
+            (QpKind::Uc, Operation::Read) => {
+                return c(
+                    "rdma.operation",
+                    &"\"read\"",
+                    "\"write\" or \"send\" when rdma.qp_type = \"uc\"".into(),
+                    "rdma.qp_type",
+                );
+            }
+            _ => {}
+        }
+        if self.rdma.qp_type == QpKind::Ud && self.workload.message_bytes > self.rdma.mtu_bytes {
+            return c(
+                "workload.message_bytes",
+                &self.workload.message_bytes,
+                format!(
+                    "at most rdma.mtu_bytes ({}) when rdma.qp_type = \"ud\"",
+                    self.rdma.mtu_bytes
+                ),
+                "rdma.qp_type",
+            );
+        }
+        if self.rdma.dcqcn && !self.switch.ecn {
+            return c(
+                "rdma.dcqcn",
+                &true,
+                "false unless switch.ecn = true".into(),
+                "switch.ecn",
+            );
+        }
+        if self.tcp.congestion_control == Congestion::Dctcp && !self.tcp.ecn {
+            return c(
+                "tcp.congestion_control",
+                &"\"dctcp\"",
+                "\"cubic\" or \"newreno\" unless tcp.ecn = true".into(),
+                "tcp.ecn",
+            );
+        }
+        if self.workload.stream_us == 0
+            && self
+                .workload
+                .message_bytes
+                .saturating_mul(self.workload.messages)
+                > MAX_TOTAL_BYTES
+        {
+            return c(
+                "workload.messages",
+                &self.workload.messages,
+                format!(
+                    "at most {} with {}-byte messages (1 TiB in total)",
+                    MAX_TOTAL_BYTES / self.workload.message_bytes,
+                    self.workload.message_bytes
+                ),
+                "workload.message_bytes",
+            );
+        }
+        Ok(())
+    }
+
+    /// The plan as a scenario file that states every key (parses back to an equal plan).
+    pub fn to_toml(&self) -> String {
+        let mut out = String::new();
+        let mut table = "";
+        for k in KEYS {
+            let (t, name) = k.path.split_once('.').unwrap_or(("", k.path));
+            if t != table {
+                table = t;
+                let _ = write!(out, "\n[{t}]\n");
+            }
+            let v = get(self, k.path).map_or_else(String::new, |v| v.to_toml());
+            let _ = writeln!(out, "{name} = {v}");
+        }
+        out
+    }
+}
+
+/// The key table of `scenarios/README.md`, generated from [`KEYS`] and `Plan::default()`.
+pub fn schema_markdown() -> String {
+    let d = Plan::default();
+    let mut out = String::from(
+        "| key | type | unit | default | allowed | meaning |\n|---|---|---|---|---|---|\n",
+    );
+    for k in KEYS {
+        let v = get(&d, k.path).map_or_else(String::new, |v| v.to_toml());
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | `{}` | {} | {} |",
+            k.path,
+            k.kind.type_name(),
+            if k.unit.is_empty() { "—" } else { k.unit },
+            v,
+            k.kind.allowed(),
+            k.doc
+        );
+    }
+    out
+}

@@ -1,0 +1,87 @@
+//! The six lesson presets of DESIGN.md §3.8, embedded from `scenarios/presets/`.
+//!
+//! Preset `lessonN` is scenario N (①–⑥) of DESIGN.md §3.8. The course lessons they serve:
+//! ① lessons 1–2, ② lesson 3, ③ and ④ lesson 4, ⑤ lesson 5, ⑥ lesson 6. Each file's header
+//! says which lesson and which hands-on step it reproduces.
+
+use crate::parse::{ScenarioError, parse};
+use crate::plan::Plan;
+
+/// One embedded preset.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct Preset {
+    /// The name a user types (`lesson3`).
+    pub name: &'static str,
+    /// The scenario number, 1..=6 (①–⑥).
+    pub number: u8,
+    /// A one-line title.
+    pub title: &'static str,
+    /// The scenario file.
+    pub toml: &'static str,
+}
+
+impl Preset {
+    /// Parses the preset.
+    pub fn plan(&self) -> Result<Plan, ScenarioError> {
+        parse(self.toml)
+    }
+}
+
+const PRESETS: &[Preset] = &[
+    Preset {
+        name: "lesson1",
+        number: 1,
+        title: "① baseline: 4 KB message, TCP vs RDMA WRITE, 100 Gb/s, one switch, no loss (lessons 1–2)",
+        toml: include_str!("../../../scenarios/presets/lesson1.toml"),
+    },
+    Preset {
+        name: "lesson2",
+        number: 2,
+        title: "② SEND/RECV vs WRITE: the remote CPU takes part (lesson 3)",
+        toml: include_str!("../../../scenarios/presets/lesson2.toml"),
+    },
+    Preset {
+        name: "lesson3",
+        number: 3,
+        title: "③ memory not registered: RDMA fails at the first step, TCP sends (lesson 4)",
+        toml: include_str!("../../../scenarios/presets/lesson3.toml"),
+    },
+    Preset {
+        name: "lesson4",
+        number: 4,
+        title: "④ QP not at RTS: posting fails (lesson 4)",
+        toml: include_str!("../../../scenarios/presets/lesson4.toml"),
+    },
+    Preset {
+        name: "lesson5",
+        number: 5,
+        title: "⑤ 1% congestion drops, lossless off; `--set lossless.enabled=true` brings retention back (lesson 5)",
+        toml: include_str!("../../../scenarios/presets/lesson5.toml"),
+    },
+    Preset {
+        name: "lesson6",
+        number: 6,
+        title: "⑥ 1 MB messages; `--set workload.message_bytes=4096` for the 4 KB run (lesson 6)",
+        toml: include_str!("../../../scenarios/presets/lesson6.toml"),
+    },
+];
+
+/// Every preset, ① to ⑥.
+pub fn presets() -> &'static [Preset] {
+    PRESETS
+}
+
+/// The preset named `lesson3`, `3` or `③` (case-insensitive, surrounding spaces ignored).
+pub fn preset(name: &str) -> Option<&'static Preset> {
+    let n = name.trim().to_ascii_lowercase();
+    const CIRCLED: [&str; 6] = ["①", "②", "③", "④", "⑤", "⑥"];
+    PRESETS.iter().find(|p| {
+        n == p.name || n == p.number.to_string() || n == CIRCLED[usize::from(p.number) - 1]
+    })
+}
+
+/// The names [`preset`] accepts, for error messages.
+pub fn preset_names() -> String {
+    let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+    format!("{} (or 1..=6)", names.join(", "))
+}
