@@ -16,8 +16,25 @@ pub struct CpuAccount {
     pub data_path: SimDuration,
     /// Busy time on setup (registration, QP creation, connection exchange).
     pub setup: SimDuration,
-    /// Busy time and count per stage name.
+    /// Data-path busy time and count per stage name.
     pub by_stage: BTreeMap<&'static str, (SimDuration, u64)>,
+    /// Setup busy time and count per stage name, kept apart so a data-path breakdown is not
+    /// mixed with one-off connection work that happens to use the same stage names.
+    pub setup_by_stage: BTreeMap<&'static str, (SimDuration, u64)>,
+}
+
+impl CpuAccount {
+    fn add(&mut self, name: &'static str, cost: SimDuration, setup: bool) {
+        let (total, map) = if setup {
+            (&mut self.setup, &mut self.setup_by_stage)
+        } else {
+            (&mut self.data_path, &mut self.by_stage)
+        };
+        *total += cost;
+        let e = map.entry(name).or_default();
+        e.0 += cost;
+        e.1 += 1;
+    }
 }
 
 /// The cores of one host.
@@ -27,6 +44,8 @@ pub struct Cpu {
     free_at: Vec<SimTime>,
     /// Busy time run on each core so far.
     busy: Vec<SimDuration>,
+    /// While set, every stage counts as setup (e.g. the TCP exchange before RDMA's RTR).
+    setup_mode: bool,
     account: CpuAccount,
 }
 
@@ -38,6 +57,7 @@ impl Cpu {
             host,
             free_at: vec![SimTime::ZERO; n],
             busy: vec![SimDuration::ZERO; n],
+            setup_mode: false,
             account: CpuAccount::default(),
         }
     }
@@ -61,14 +81,8 @@ impl Cpu {
         let end = start + cost;
         self.free_at[c] = end;
         self.busy[c] += cost;
-        if setup {
-            self.account.setup += cost;
-        } else {
-            self.account.data_path += cost;
-        }
-        let e = self.account.by_stage.entry(name).or_default();
-        e.0 += cost;
-        e.1 += 1;
+        let setup = setup || self.setup_mode;
+        self.account.add(name, cost, setup);
         let host = self.host;
         tracer.emit(now, || TraceRecord::Stage {
             host,
@@ -79,6 +93,17 @@ impl Cpu {
             end,
         });
         (start, end)
+    }
+
+    /// Makes every stage count as setup while `on` (work that serves connection setup, such as
+    /// the out-of-band exchange over TCP, though it runs through the data-path code).
+    pub fn set_setup_mode(&mut self, on: bool) {
+        self.setup_mode = on;
+    }
+
+    /// Whether stages currently count as setup.
+    pub fn setup_mode(&self) -> bool {
+        self.setup_mode
     }
 
     /// Busy time run on `core` so far (stages scheduled, including ones still to come).
@@ -102,16 +127,14 @@ impl Cpu {
     ) {
         let c = (core as usize).min(self.free_at.len() - 1);
         self.busy[c] += cost;
-        self.account.data_path += cost;
-        let e = self.account.by_stage.entry(name).or_default();
-        e.0 += cost;
-        e.1 += 1;
+        let setup = self.setup_mode;
+        self.account.add(name, cost, setup);
         let host = self.host;
         tracer.emit(now, || TraceRecord::Stage {
             host,
             unit: ExecUnit::Cpu(c as u16),
             stage: name,
-            setup: false,
+            setup,
             start,
             end,
         });
@@ -166,6 +189,26 @@ mod tests {
         assert_eq!(a.data_path, SimDuration::from_ns(150));
         assert_eq!(a.setup, SimDuration::from_ns(10));
         assert_eq!(a.by_stage["copy"], (SimDuration::from_ns(100), 1));
+        assert_eq!(a.setup_by_stage.len(), 1, "setup stages are kept apart");
+        assert!(!a.by_stage.keys().any(|k| a.setup_by_stage.contains_key(k)));
         assert_eq!(t.take::<VecObserver>().unwrap().records.len(), 3);
+        cpu.set_setup_mode(true);
+        cpu.run(
+            &mut t,
+            SimTime::ZERO,
+            0,
+            SimTime::ZERO,
+            SimDuration::from_ns(7),
+            "copy",
+            false,
+        );
+        let a = cpu.account();
+        assert_eq!(
+            a.setup,
+            SimDuration::from_ns(17),
+            "setup mode turns stages into setup"
+        );
+        assert_eq!(a.setup_by_stage["copy"], (SimDuration::from_ns(7), 1));
+        assert_eq!(a.by_stage["copy"], (SimDuration::from_ns(100), 1));
     }
 }

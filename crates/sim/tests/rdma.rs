@@ -163,16 +163,19 @@ fn rdma_write_places_bytes_and_completes_with_timed_stages() {
     );
     assert_eq!(setup.iter().filter(|s| **s == "ioctl create_qp").count(), 2);
     let responder = w.host(1).cpu().account();
-    let data_path: Vec<&str> = responder
-        .by_stage
-        .keys()
-        .copied()
-        .filter(|s| !s.starts_with("ioctl"))
-        .collect();
+    let data_path: Vec<&str> = responder.by_stage.keys().copied().collect();
     assert_eq!(
         data_path,
         vec!["poll_cq"],
         "the responder's CPU only polled; the NIC placed the data"
+    );
+    assert!(
+        responder.setup_by_stage.contains_key("ioctl create_qp")
+            && responder
+                .setup_by_stage
+                .contains_key("write() syscall entry"),
+        "setup holds the verbs ioctls and the TCP exchange: {:?}",
+        responder.setup_by_stage.keys().collect::<Vec<_>>()
     );
     assert!(
         responder.setup > responder.data_path,

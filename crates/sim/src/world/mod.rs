@@ -1564,67 +1564,52 @@ impl Default for RcOptions {
 }
 
 impl World {
-    /// Sends `bytes` of connection data each way between hosts `a` and `b` over the fabric (a
-    /// lost message is sent again after 200 ms, as TCP would) and runs the world until both
-    /// messages have arrived: the out-of-band exchange of QPN, PSN,
-    /// GID and rkey that RC setup needs before RTR. The messages are raw frames on the RoCE
-    /// priority (they appear in a pcap as SEND_ONLY frames to QP 0x100 + flow id); the scenarios
-    /// work moves the exchange onto a simulated TCP connection.
-    pub fn exchange(&mut self, a: u32, b: u32, bytes: u64) -> Result<SimDuration, WorldError> {
-        /// A lost message is sent again after Linux's minimum TCP retransmission timeout.
-        /// source: research/figures.md §5 / DESIGN.md §3.6, "Linux's 200 ms" minimum RTO.
-        const RESEND_AFTER: SimDuration = SimDuration::from_ms(200);
-        const TRIES: u32 = 5;
+    /// The out-of-band exchange RC setup needs before RTR (QPN, PSN, GID, and for the
+    /// application's buffer an rkey and an address: `bytes` each way), over an ordinary TCP
+    /// connection on the same fabric, as RDMA applications do (lesson 4: RDMA's connection
+    /// setup needs TCP). The three-way handshake, the socket calls and the segments are on the
+    /// timeline like any other TCP traffic. Returns how long the exchange took.
+    pub fn exchange(&mut self, a: u32, b: u32, bytes: usize) -> Result<SimDuration, WorldError> {
         let start = self.sched.now();
-        // Per direction: the flows sent so far and when the last one left.
-        let mut dirs: Vec<(u32, u32, Vec<FlowId>, SimTime)> =
-            vec![(a, b, Vec::new(), start), (b, a, Vec::new(), start)];
-        let budget = Budget::default();
-        loop {
-            let now = self.sched.now();
-            let results = self.fabric.flow_results();
-            let mut all_done = true;
-            for (src, dst, sent, last) in dirs.iter_mut() {
-                if sent.iter().any(|f| results[f.index()].finish.is_some()) {
-                    continue;
-                }
-                all_done = false;
-                if sent.is_empty() || now >= *last + RESEND_AFTER {
-                    if sent.len() as u32 == TRIES {
-                        return Err(WorldError::Exchange);
-                    }
-                    let f = fabric::RawFlow {
-                        src: self.hosts[*src as usize].node,
-                        dst: self.hosts[*dst as usize].node,
-                        bytes,
-                        payload_mtu: 1024,
-                        priority: ROCE_PRIORITY,
-                        start: self.hosts[*src as usize].app_ready.max(now),
-                        ecn_capable: false,
-                    };
-                    let id = self.fabric.add_flow(f)?;
-                    self.fabric.start_flow(id, &mut self.sched);
-                    sent.push(id);
-                    *last = now;
-                }
-            }
-            if all_done {
-                break;
-            }
-            // Step until the next message could have arrived (or the next resend is due).
-            let resend_due = dirs.iter().map(|d| d.3 + RESEND_AFTER).min().unwrap_or(now);
-            let next = self
-                .sched
-                .peek_time()
-                .unwrap_or(SimTime::MAX)
-                .min(resend_due);
-            self.run_until(next.max(now + SimDuration::from_ns(1)), &budget)?;
+        for h in [a, b] {
+            self.hosts[h as usize].cpu.set_setup_mode(true);
         }
+        let r = self.exchange_over_tcp(a, b, bytes);
+        for h in [a, b] {
+            self.hosts[h as usize].cpu.set_setup_mode(false);
+        }
+        r?;
         Ok(self.sched.now() - start)
     }
 
+    fn exchange_over_tcp(&mut self, a: u32, b: u32, bytes: usize) -> Result<(), WorldError> {
+        let (sa, sb) = self.tcp_connect(a, b, &TcpOptions::default())?;
+        let msg = vec![0x5a; bytes];
+        for (h, sock) in [(a, sa), (b, sb)] {
+            let mut sent = 0;
+            while sent < bytes {
+                let n = self.tcp_write(h, sock, &msg[sent..]);
+                if n == 0 && !self.tcp_wait(sock, true, &Budget::default())? {
+                    return Err(WorldError::Exchange);
+                }
+                sent += n;
+            }
+        }
+        let mut buf = vec![0; bytes];
+        for (h, sock) in [(b, sb), (a, sa)] {
+            let mut got = 0;
+            while got < bytes {
+                if !self.tcp_wait(sock, false, &Budget::default())? {
+                    return Err(WorldError::Exchange);
+                }
+                got += self.tcp_read(h, sock, &mut buf[got..]);
+            }
+        }
+        Ok(())
+    }
+
     /// Creates a PD, a CQ and an RC QP on hosts `a` and `b` and brings both QPs to RTS
-    /// connected to each other: RESET→INIT, the out-of-band exchange over the fabric
+    /// connected to each other: RESET→INIT, the out-of-band exchange over a TCP connection
     /// ([`World::exchange`]), then INIT→RTR→RTS with the masks IBTA requires.
     pub fn connect_rc(
         &mut self,
@@ -1673,7 +1658,7 @@ impl World {
             )?;
         }
         // QPN (3 B), PSN (3 B), GID (16 B), and for the application's buffer an rkey (4 B) and
-        // an address (8 B): 34 bytes each way, over the fabric, before RTR.
+        // an address (8 B): 34 bytes each way, over TCP, before RTR.
         self.exchange(a, b, 34)?;
         for (me, peer) in [(ends[0], ends[1]), (ends[1], ends[0])] {
             let rtr = QpAttr {

@@ -717,11 +717,12 @@ impl World {
             );
             let (start, landed) = host.pcie.mmio_write(end, 8);
             let node = host.node;
+            let setup = host.cpu.setup_mode();
             self.tracer.emit(now, || TraceRecord::Stage {
                 host: node,
                 unit: ExecUnit::Pcie,
                 stage: "MMIO doorbell",
-                setup: false,
+                setup,
                 start,
                 end: landed,
             });
@@ -776,6 +777,7 @@ impl World {
             th.stats.dma_bytes += bytes;
             th.stats.segments_sent += 1;
             let node = host.node;
+            let setup = host.cpu.setup_mode();
             self.tracer.emit(now, || TraceRecord::Stage {
                 host: node,
                 unit: ExecUnit::Pcie,
@@ -784,7 +786,7 @@ impl World {
                 } else {
                     "DMA read segment (kernel buffer)"
                 },
-                setup: false,
+                setup,
                 start,
                 end: dma_end,
             });
@@ -794,7 +796,7 @@ impl World {
                 host: node,
                 unit: ExecUnit::Nic,
                 stage: "NIC TX pipeline",
-                setup: false,
+                setup,
                 start: dma_end,
                 end: ready,
             });
@@ -881,11 +883,12 @@ impl World {
         let bytes = payload.len() as u64 + HEADER_BYTES;
         let (start, end) = host.pcie.dma_write(now, bytes);
         let node = host.node;
+        let setup = host.cpu.setup_mode();
         self.tracer.emit(now, || TraceRecord::Stage {
             host: node,
             unit: ExecUnit::Pcie,
             stage: "DMA write segment (kernel ring)",
-            setup: false,
+            setup,
             start,
             end,
         });
