@@ -41,7 +41,7 @@ use transport::roce::{
     Responder, ResponderEnv, ResponderEvent, RocePacket, SendRequest, Transmit, WorkOp,
     requester::RetransmitReason,
 };
-use units::{FlowId, NodeId, Priority, SimDuration, SimTime};
+use units::{FlowId, NodeId, Priority, SimTime};
 use verbs::SyntheticRef;
 use verbs::{
     AccessFlags, Context, ModifyEffect, ModifyOutcome, NicProfile, PostError, PostReport, QpAttr,
@@ -52,7 +52,9 @@ use verbs::{
 };
 use wire::{Ipv4Address, PcapWriter};
 
+mod exchange;
 mod tcp;
+pub use exchange::ConnInfo;
 pub use tcp::{SocketId, SocketStats, TcpEvent, TcpOptions};
 
 /// The 802.1p priority RoCE traffic uses (the NVIDIA/Cumulus default, research/figures.md §6.2).
@@ -143,9 +145,9 @@ pub enum WorldError {
     /// No such host.
     #[error("host {0} does not exist")]
     NoHost(u32),
-    /// The out-of-band exchange did not get through in five tries, 200 ms apart.
+    /// The out-of-band exchange over TCP did not complete.
     #[error(
-        "the out-of-band connection exchange was lost five times, 200 ms apart (is the link losing every frame?)"
+        "the out-of-band connection exchange over TCP did not complete: the connection closed or no event was left to run (is the link losing every frame?)"
     )]
     Exchange,
 }
@@ -1564,50 +1566,6 @@ impl Default for RcOptions {
 }
 
 impl World {
-    /// The out-of-band exchange RC setup needs before RTR (QPN, PSN, GID, and for the
-    /// application's buffer an rkey and an address: `bytes` each way), over an ordinary TCP
-    /// connection on the same fabric, as RDMA applications do (lesson 4: RDMA's connection
-    /// setup needs TCP). The three-way handshake, the socket calls and the segments are on the
-    /// timeline like any other TCP traffic. Returns how long the exchange took.
-    pub fn exchange(&mut self, a: u32, b: u32, bytes: usize) -> Result<SimDuration, WorldError> {
-        let start = self.sched.now();
-        for h in [a, b] {
-            self.hosts[h as usize].cpu.set_setup_mode(true);
-        }
-        let r = self.exchange_over_tcp(a, b, bytes);
-        for h in [a, b] {
-            self.hosts[h as usize].cpu.set_setup_mode(false);
-        }
-        r?;
-        Ok(self.sched.now() - start)
-    }
-
-    fn exchange_over_tcp(&mut self, a: u32, b: u32, bytes: usize) -> Result<(), WorldError> {
-        let (sa, sb) = self.tcp_connect(a, b, &TcpOptions::default())?;
-        let msg = vec![0x5a; bytes];
-        for (h, sock) in [(a, sa), (b, sb)] {
-            let mut sent = 0;
-            while sent < bytes {
-                let n = self.tcp_write(h, sock, &msg[sent..]);
-                if n == 0 && !self.tcp_wait(sock, true, &Budget::default())? {
-                    return Err(WorldError::Exchange);
-                }
-                sent += n;
-            }
-        }
-        let mut buf = vec![0; bytes];
-        for (h, sock) in [(b, sb), (a, sa)] {
-            let mut got = 0;
-            while got < bytes {
-                if !self.tcp_wait(sock, false, &Budget::default())? {
-                    return Err(WorldError::Exchange);
-                }
-                got += self.tcp_read(h, sock, &mut buf[got..]);
-            }
-        }
-        Ok(())
-    }
-
     /// Creates a PD, a CQ and an RC QP on hosts `a` and `b` and brings both QPs to RTS
     /// connected to each other: RESET→INIT, the out-of-band exchange over a TCP connection
     /// ([`World::exchange`]), then INIT→RTR→RTS with the masks IBTA requires.
@@ -1657,16 +1615,24 @@ impl World {
                     | QpAttrMask::ACCESS_FLAGS,
             )?;
         }
-        // QPN (3 B), PSN (3 B), GID (16 B), and for the application's buffer an rkey (4 B) and
-        // an address (8 B): 34 bytes each way, over TCP, before RTR.
-        self.exchange(a, b, 34)?;
-        for (me, peer) in [(ends[0], ends[1]), (ends[1], ends[0])] {
+        // Each side's QPN, first PSN and GID cross a TCP connection before RTR; the RTR
+        // attributes come from the bytes each side read. connect_rc registers no buffer, so
+        // rkey and address are zero here (applications send theirs in the same message).
+        let info = |e: &Endpoint| ConnInfo {
+            qpn: e.qpn.get(),
+            psn: 0,
+            gid: Gid::from_ipv4(host_ip(e.host)).0,
+            ..ConnInfo::default()
+        };
+        let (a_learned, b_learned) =
+            self.exchange_conn_info(a, b, [info(&ends[0]), info(&ends[1])])?;
+        for (me, peer) in [(ends[0], a_learned), (ends[1], b_learned)] {
             let rtr = QpAttr {
                 qp_state: QpState::Rtr,
-                ah_attr: AhAttr::roce(Gid::from_ipv4(host_ip(peer.host))),
+                ah_attr: AhAttr::roce(Gid(peer.gid)),
                 path_mtu: o.mtu,
-                dest_qp_num: peer.qpn.get(),
-                rq_psn: 0,
+                dest_qp_num: peer.qpn,
+                rq_psn: peer.psn,
                 max_dest_rd_atomic: o.rd_atomic,
                 min_rnr_timer: o.min_rnr_timer,
                 ..QpAttr::default()
