@@ -126,6 +126,10 @@ fn the_qp_exchange_runs_over_tcp_in_the_pcap_and_on_the_timeline() {
             "tcp.flags.str",
             "-e",
             "tcp.len",
+            "-e",
+            "tcp.options.timestamp.tsval",
+            "-e",
+            "tcp.options.timestamp.tsecr",
         ])
         .output()
         .unwrap();
@@ -140,8 +144,15 @@ fn the_qp_exchange_runs_over_tcp_in_the_pcap_and_on_the_timeline() {
         rows.iter().any(|r| r.contains("S") && !r.contains("A")),
         "a SYN: {rows:?}"
     );
+    let cols: Vec<Vec<&str>> = rows.iter().map(|r| r.split('\t').collect()).collect();
+    let data: Vec<&Vec<&str>> = cols.iter().filter(|c| c[1] == "34").collect();
+    assert_eq!(data.len(), 2, "two 34-byte messages: {rows:?}");
+    // RFC 7323 §4.3: the passive side echoes the TSval of the handshake's final (pure) ACK.
+    let final_ack = &cols[2];
+    assert_eq!(final_ack[1], "0", "third segment is the bare ACK: {rows:?}");
     assert!(
-        rows.iter().filter(|r| r.ends_with("\t34")).count() == 2,
-        "two 34-byte messages: {rows:?}"
+        data.iter().any(|c| c[3] == final_ack[2]),
+        "the passive side's data echoes the final ACK's TSval {}: {rows:?}",
+        final_ack[2]
     );
 }

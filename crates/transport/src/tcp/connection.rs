@@ -900,6 +900,15 @@ impl Connection {
             self.ack_now = true;
             return;
         }
+        if let Some(ts) = repr.timestamp
+            && self.negotiated.timestamps
+            && seg_off <= self.last_ack_sent
+        {
+            // RFC 7323 §4.3 (3): remember the TSval of an acceptable segment at the left edge,
+            // pure ACKs included (the handshake's final ACK is the first one the passive side
+            // can echo).
+            self.ts_recent = ts.tsval;
+        }
         // Fifth: the ACK field.
         if !flags.contains(Flags::ACK) {
             return;
@@ -1288,13 +1297,6 @@ impl Connection {
         let flags = repr.flags;
         if self.negotiated.ecn {
             self.receive_ecn(now, flags, ecn, !payload.is_empty());
-        }
-        if let Some(ts) = repr.timestamp
-            && self.negotiated.timestamps
-            && seg_off <= self.last_ack_sent
-        {
-            // RFC 7323 §4.3 (3): remember the TSval of the segment that advances the edge.
-            self.ts_recent = ts.tsval;
         }
         // Offset 0 is the SYN; text claiming it is bogus.
         let Some(data_off) = seg_off.checked_sub(1) else {
