@@ -10,6 +10,7 @@
 //! exceeded); 2 bad input (bad flags, a malformed file).
 
 mod calibrate;
+mod run;
 mod verbs;
 
 use anyhow::Context;
@@ -40,6 +41,10 @@ enum Command {
     /// Measure this machine (memcpy, a null syscall, loopback TCP, mlock) and write a host
     /// profile TOML.
     Calibrate(CalibrateArgs),
+    /// List the lesson presets, one line each.
+    Presets,
+    /// Run a preset or scenario file through TCP and RDMA and print the comparison table.
+    Run(run::RunArgs),
 }
 
 #[derive(clap::Args)]
@@ -103,6 +108,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Demo(a)) => demo(a),
         Some(Command::Verbs(a)) => verbs::verbs(a),
         Some(Command::Calibrate(a)) => calibrate_cmd(a),
+        Some(Command::Presets) => run::presets(),
+        Some(Command::Run(a)) => run::run(a),
     }
 }
 

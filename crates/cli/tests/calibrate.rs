@@ -40,8 +40,10 @@ fn calibrate_writes_a_profile_with_a_plausible_memcpy_figure() {
         })
         .fold(0.0, f64::max);
     let ratio = reported / ours;
+    // Wide enough for a loaded 2-core CI box (other test binaries run alongside), narrow
+    // enough to catch a unit slip (bits for bytes, ns for ps, MiB for bytes).
     assert!(
-        (0.5..=2.0).contains(&ratio),
+        (0.2..=5.0).contains(&ratio),
         "calibrate says {reported:.3e} B/s, this test {ours:.3e} B/s"
     );
     // The [profile] table is accepted by the host model and maps memcpy to the copy cost.

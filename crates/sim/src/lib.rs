@@ -6,12 +6,14 @@
 //! (DESIGN.md §2, §3.7).
 
 pub mod demo;
+pub mod report;
 pub mod session;
 pub mod world;
 
 pub use engine;
 pub use fabric;
 pub use host;
+pub use scenario;
 pub use transport;
 pub use units;
 pub use verbs;

@@ -1,0 +1,185 @@
+//! `rdmalab presets` and `rdmalab run`: run a scenario and print the comparison report.
+
+use comfy_table::{ContentArrangement, Table};
+use rdmalab::report::{Report, run_plan_with_host};
+use rdmalab::scenario;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+/// Arguments of `rdmalab run`.
+#[derive(clap::Args)]
+#[command(after_long_help = RUN_HELP)]
+pub struct RunArgs {
+    /// A preset name (`lesson1`..`lesson6`, `1`..`6`) or a scenario TOML file.
+    pub scenario: String,
+    /// Override one key after the file is read, e.g. `--set rdma.operation=send` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// A NIC profile (`mlx5`, `rxe`, `ibta`: whose verbs behaviour to reproduce, the same as
+    /// `--set nic.profile=...`) or a host profile TOML written by `rdmalab calibrate` (its
+    /// `[profile]` constants replace the built-in ones). Repeatable: one of each.
+    #[arg(long, value_name = "NIC|FILE")]
+    pub profile: Vec<String>,
+    /// Print one JSON document (schema below) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+const RUN_HELP: &str = "\
+Exit codes: 0 the run finished (a failing RDMA verb is a result, shown in the outcome row);
+2 bad input (unknown preset or file, unknown --set key, out-of-range value).
+
+JSON schema (\"schema\": \"rdmalab.report/1\"), documented in full in the rdmalab::report module:
+  scenario   {seed, message_bytes, messages, operation, link_gbps, mode}
+  tcp, rdma  null or {path, operation, outcome {status: success|failed, verb, code, where, why},
+             messages_delivered, bytes_delivered,
+             data_path and setup {copies, copied_bytes, syscalls, kernel_local, kernel_remote,
+               cpu_stages_local, cpu_stages_remote [{name, count, busy_ns, kernel}],
+               cpu_ns_local, cpu_ns_remote, cpu_ns_per_message_local, cpu_ns_per_message_remote,
+               duration_ns},
+             transport_in (\"kernel software\" | \"NIC hardware\"),
+             remote_cpu (none | light | full), remote_cpu_why,
+             latency null or {delivered_ns, delivered_at, placed_at_remote_ns,
+               local_completion_ns, local_completion_at,
+               breakdown [{side, unit, stage, count, busy_ns, start_ns, end_ns}]},
+             memory_bus_bytes_per_delivered_byte {local, remote},
+             retransmitted_bytes, drops, pfc_pauses, ecn_marks}
+  rdma_over_tcp_latency  number or null
+Remote CPU: none = no CPU stage on the remote's data path; light = only user-space verbs calls
+(post_recv, poll_cq, req_notify_cq) plus at most one completion interrupt and one wake-up per
+message and at most 2 µs of CPU per message; full = anything else (kernel protocol work, copies,
+syscalls). Times are ns of simulated time.";
+
+fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
+    eprintln!("rdmalab run: {msg}");
+    Ok(ExitCode::from(2))
+}
+
+/// `rdmalab presets`: one line each.
+pub fn presets() -> anyhow::Result<ExitCode> {
+    for p in scenario::presets() {
+        println!("{}  {}", p.name, p.title);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `rdmalab run`.
+pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let text = match scenario::preset(&a.scenario) {
+        Some(p) => p.toml.to_string(),
+        None => {
+            let path = std::path::Path::new(&a.scenario);
+            if !path.is_file() {
+                return bad(format!(
+                    "{} is neither a preset ({}) nor a scenario file",
+                    a.scenario,
+                    scenario::preset_names()
+                ));
+            }
+            match std::fs::read_to_string(path) {
+                Ok(t) => t,
+                Err(e) => return bad(format!("reading {}: {e}", path.display())),
+            }
+        }
+    };
+    let mut sets: Vec<String> = Vec::new();
+    let mut host = BTreeMap::new();
+    for p in &a.profile {
+        if ["mlx5", "rxe", "ibta"].contains(&p.as_str()) {
+            sets.push(format!("nic.profile=\"{p}\""));
+            continue;
+        }
+        match load_host_profile(std::path::Path::new(p)) {
+            Ok(m) => host.extend(m),
+            Err(e) => return bad(format!("--profile {p}: {e}")),
+        }
+    }
+    // --set comes last, so it wins over --profile.
+    sets.extend(a.sets.iter().cloned());
+    let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+    let plan = match scenario::parse_with(&text, &sets) {
+        Ok(p) => p,
+        Err(e) => return bad(e),
+    };
+    let report = match run_plan_with_host(&plan, &host) {
+        Ok(r) => r,
+        Err(e) => return bad(e),
+    };
+    let name = scenario::preset(&a.scenario).map_or(a.scenario.as_str(), |p| p.name);
+    let out = if a.json {
+        serde_json::to_string_pretty(&report)? + "\n"
+    } else {
+        table(name, &report)
+    };
+    // A closed pipe (`| head`) is the reader's choice, not an error.
+    match std::io::stdout().lock().write_all(out.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// The `[profile]` table of a `rdmalab calibrate` file: constant name → picoseconds. Unknown
+/// names and out-of-range values are reported when the hosts are built.
+fn load_host_profile(path: &std::path::Path) -> Result<BTreeMap<String, u64>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!("{e} (expected mlx5, rxe, ibta or a host profile file from `rdmalab calibrate`)")
+    })?;
+    let doc: toml::Table = text.parse().map_err(|e| format!("not TOML: {e}"))?;
+    let Some(profile) = doc.get("profile").and_then(|v| v.as_table()) else {
+        return Err("no [profile] table (write one with `rdmalab calibrate --out FILE`)".into());
+    };
+    let mut m = BTreeMap::new();
+    for (k, v) in profile {
+        let Some(ps) = v.as_integer().and_then(|x| u64::try_from(x).ok()) else {
+            return Err(format!(
+                "[profile] {k} = {v}: expected a non-negative integer (picoseconds)"
+            ));
+        };
+        m.insert(k.clone(), ps);
+    }
+    crate::calibrate::check(&m)?;
+    Ok(m)
+}
+
+fn table(name: &str, r: &Report) -> String {
+    let s = &r.scenario;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{name}: {} message(s) of {} B, RDMA {}, {} Gb/s, seed {}",
+        s.messages, s.message_bytes, s.operation, s.link_gbps, s.seed
+    );
+    let mut t = Table::new();
+    t.set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(140);
+    t.set_header(["", "TCP (kernel sockets)", "RDMA"]);
+    for (label, tcp, rdma) in r.rows() {
+        t.add_row([label, tcp, rdma]);
+    }
+    let _ = writeln!(o, "{t}");
+    for p in [&r.tcp, &r.rdma].into_iter().flatten() {
+        let Some(l) = &p.latency else { continue };
+        let _ = writeln!(
+            o,
+            "\n{} first message, stage by stage (ns after the call):",
+            p.path
+        );
+        let mut b = Table::new();
+        b.set_header(["side", "unit", "stage", "runs", "busy", "start", "end"]);
+        for x in &l.breakdown {
+            b.add_row([
+                x.side.to_string(),
+                x.unit.to_string(),
+                x.stage.to_string(),
+                x.count.to_string(),
+                format!("{:.1}", x.busy_ns),
+                format!("{:.1}", x.start_ns),
+                format!("{:.1}", x.end_ns),
+            ]);
+        }
+        let _ = writeln!(o, "{b}");
+    }
+    o
+}

@@ -1,0 +1,131 @@
+//! `rdmalab presets` and `rdmalab run`: what a user sees, exit codes and bad input.
+
+use assert_cmd::Command;
+
+fn rdmalab() -> Command {
+    Command::cargo_bin("rdmalab").unwrap()
+}
+
+#[test]
+fn presets_lists_six_lines() {
+    let out = rdmalab()
+        .arg("presets")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(text.lines().count(), 6, "{text}");
+    assert!(text.starts_with("lesson1"));
+}
+
+#[test]
+fn run_prints_a_table_and_json() {
+    let out = rdmalab()
+        .args(["run", "lesson1"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("memory copies") && text.contains("remote CPU participation"));
+    let out = rdmalab()
+        .args(["run", "2", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["schema"], "rdmalab.report/1");
+    assert_eq!(v["rdma"]["remote_cpu"], "light");
+    assert_eq!(v["tcp"]["remote_cpu"], "full");
+}
+
+#[test]
+fn a_failing_verb_is_a_result_with_its_status() {
+    let out = rdmalab()
+        .args(["run", "lesson3", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["rdma"]["outcome"]["status"], "failed");
+    assert_eq!(v["tcp"]["outcome"]["status"], "success");
+}
+
+fn bad_input(args: &[&str], needle: &str) {
+    let out = rdmalab()
+        .args(args)
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(err.contains(needle), "stderr should name {needle}: {err}");
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_problem() {
+    bad_input(&["run", "lesson9"], "lesson9");
+    bad_input(&["run", "lesson1", "--set", "rdma.nope=1"], "rdma.nope");
+    bad_input(
+        &["run", "lesson1", "--set", "rdma.mtu_bytes=1000"],
+        "rdma.mtu_bytes",
+    );
+}
+
+#[test]
+fn profile_picks_the_nic_behaviour_or_a_calibrated_host() {
+    // ④ under rxe: post_send itself refuses a QP that is not at RTS.
+    let out = rdmalab()
+        .args(["run", "4", "--profile", "rxe", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["rdma"]["outcome"]["verb"], "ibv_post_send", "{v}");
+    assert_eq!(v["rdma"]["outcome"]["code"], "EINVAL", "{v}");
+
+    // A calibrate-style host profile replaces the copy cost: TCP's CPU per message moves.
+    let cpu = |extra: &[&str]| {
+        let mut args = vec!["run", "1", "--json"];
+        args.extend_from_slice(extra);
+        let out = rdmalab()
+            .args(&args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        v["tcp"]["data_path"]["cpu_ns_per_message_local"]
+            .as_f64()
+            .unwrap()
+    };
+    let dir = std::env::temp_dir().join(format!("rdmalab-run-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let slow = dir.join("slow.toml");
+    std::fs::write(&slow, "[profile]\n\"socket.copy.per_byte_ps\" = 1000\n").unwrap();
+    let (base, slower) = (cpu(&[]), cpu(&["--profile", slow.to_str().unwrap()]));
+    assert!(
+        slower > base + 3000.0,
+        "4 KiB at 1 ns/B adds ≥ 3 µs: {base} → {slower}"
+    );
+
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[profile]\n\"socket.nope_ps\" = 5\n").unwrap();
+    bad_input(
+        &["run", "1", "--profile", bad.to_str().unwrap()],
+        "socket.nope_ps",
+    );
+    bad_input(&["run", "1", "--profile", "mlx6"], "mlx6");
+    std::fs::remove_dir_all(&dir).ok();
+}

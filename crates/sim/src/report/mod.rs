@@ -1,0 +1,463 @@
+//! The comparison report (DESIGN.md §3.7): run a scenario [`Plan`] through the kernel TCP path
+//! and the RDMA path, then read every row of the table out of that run's trace and counters.
+//!
+//! [`run_plan`] builds two worlds from the plan (same topology, fabric configuration, host and
+//! NIC profiles and seed): one carries the workload over a TCP connection (`write()` on host 0,
+//! blocking `read()` on host 1), the other over an RC queue pair (host 0 posts, host 1 is the
+//! responder). Count mode only: `workload.messages` messages of `workload.message_bytes`, one
+//! after the other (the next starts when the previous one has been delivered and completed).
+//! Stream mode (`workload.stream_us > 0`) is reported as not implemented yet.
+//!
+//! Nothing in the report is a constant: counts, times and ratios are read from the host-stage
+//! trace ([`engine::TraceRecord::Stage`]), the CPU accounts, the socket counters, the PCIe DMA
+//! counters, the transports' counters and the fabric's counters of the run.
+//!
+//! # JSON schema (`rdmalab run --json`)
+//!
+//! One object, [`Report`]:
+//! - `schema`: `"rdmalab.report/1"`.
+//! - `scenario`: `{ seed, message_bytes, messages, operation, link_gbps, mode }`.
+//! - `tcp`, `rdma`: a [`PathReport`] each, or `null` when `workload.paths` leaves it out.
+//! - `rdma_over_tcp_latency`: RDMA's one-message latency ÷ TCP's, when both delivered.
+//!
+//! A [`PathReport`] has:
+//! - `path` (`"tcp"`/`"rdma"`), `operation` (what the application called);
+//! - `outcome`: `{"status": "success"}` or `{"status": "failed", "verb", "code", "where",
+//!   "why"}` — `code` is the verb's errno (`EINVAL`) or the completion status text;
+//! - `messages_delivered`, `bytes_delivered`;
+//! - `data_path` and `setup`: a [`Costs`] each — `copies`, `copied_bytes`, `syscalls`,
+//!   `kernel_local`, `kernel_remote` (did any kernel CPU stage run on that host),
+//!   `cpu_stages_local`/`cpu_stages_remote` (`[{name, count, busy_ns, kernel}]`),
+//!   `cpu_ns_local`/`cpu_ns_remote` (total busy CPU time), and for the data path
+//!   `cpu_ns_per_message_local`/`cpu_ns_per_message_remote`; setup also has `duration_ns`;
+//! - `transport_in`: `"kernel software"` when any CPU stage ran TCP/IP protocol processing on
+//!   the data path, else `"NIC hardware"`;
+//! - `remote_cpu`: `"none"`, `"light"` or `"full"` and `remote_cpu_why` (thresholds below);
+//! - `latency`: `null` when no message was delivered, else [`Latency`]: `delivered_ns` (the
+//!   data usable at the remote: TCP `read()` returned, WRITE placed in remote memory, SEND's
+//!   receive CQE in the remote CQ, READ's data placed locally), `placed_at_remote_ns` (WRITE and
+//!   SEND: the end of the remote's last "DMA write payload" stage), `local_completion_ns`
+//!   (TCP `write()` returned, RDMA: the local CQE written), `delivered_at` and
+//!   `local_completion_at` naming those events, and `breakdown`: the first message's stages
+//!   `[{side, unit, stage, count, busy_ns, start_ns, end_ns}]`, times relative to the call
+//!   that started the message, grouped by (side, unit, stage name), sorted by start;
+//! - `memory_bus_bytes_per_delivered_byte`: `{local, remote}` — (DMA bytes + 2 × CPU-copied
+//!   bytes) on that host during the data path ÷ bytes delivered;
+//! - `retransmitted_bytes`, `drops`, `pfc_pauses`, `ecn_marks` (fabric and transport counters
+//!   of the data path).
+//!
+//! # Remote CPU participation thresholds
+//!
+//! Read from the remote host's data-path CPU stages, per delivered message:
+//! - **none**: no CPU stage ran on the remote host.
+//! - **light**: only user-space verbs calls ([`USER_SPACE_STAGES`]: `post_recv`, `poll_cq`,
+//!   `req_notify_cq`...) plus at most one completion interrupt and one wake-up per message, and
+//!   at most [`LIGHT_MAX_CPU_NS_PER_MESSAGE`] of remote CPU time per message.
+//! - **full**: anything else — kernel protocol work, copies or syscalls on the remote.
+//!
+//! # Kernel and user space
+//!
+//! A CPU stage counts as kernel work unless its name is one of [`USER_SPACE_STAGES`] (verbs
+//! calls run in the application's address space, with no system call).
+
+mod run;
+
+pub use run::{run_plan, run_plan_with_host};
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// CPU stages that run in user space; every other CPU stage is kernel work.
+pub const USER_SPACE_STAGES: &[&str] = &[
+    "post_send (write WQE)",
+    "post_recv (write WQE)",
+    "poll_cq",
+    "req_notify_cq",
+    "io_uring SQE prep",
+];
+
+/// The most remote CPU time per message that still counts as "light" participation, ns.
+pub const LIGHT_MAX_CPU_NS_PER_MESSAGE: f64 = 2_000.0;
+
+/// Whether a CPU stage of this name is kernel work.
+pub fn is_kernel_stage(name: &str) -> bool {
+    !USER_SPACE_STAGES.contains(&name)
+}
+
+/// The whole report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// `"rdmalab.report/1"`.
+    pub schema: &'static str,
+    /// What ran.
+    pub scenario: ScenarioSummary,
+    /// The kernel TCP path, if run.
+    pub tcp: Option<PathReport>,
+    /// The RDMA path, if run.
+    pub rdma: Option<PathReport>,
+    /// RDMA's one-message latency ÷ TCP's, when both delivered.
+    pub rdma_over_tcp_latency: Option<f64>,
+}
+
+/// The scenario in a few words.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScenarioSummary {
+    /// The seed.
+    pub seed: u64,
+    /// Bytes per message.
+    pub message_bytes: u64,
+    /// Messages (count mode).
+    pub messages: u64,
+    /// The RDMA operation.
+    pub operation: String,
+    /// Link rate.
+    pub link_gbps: u64,
+    /// `"count"` (stream mode is not run yet).
+    pub mode: &'static str,
+}
+
+/// One path's column.
+#[derive(Clone, Debug, Serialize)]
+pub struct PathReport {
+    /// `"tcp"` or `"rdma"`.
+    pub path: &'static str,
+    /// What the application called.
+    pub operation: String,
+    /// Success or the exact failure.
+    pub outcome: Outcome,
+    /// Messages whose bytes arrived intact.
+    pub messages_delivered: u64,
+    /// Bytes delivered.
+    pub bytes_delivered: u64,
+    /// The data path's costs.
+    pub data_path: Costs,
+    /// Setup's costs (TCP handshake; registration, QP creation and transitions, exchange).
+    pub setup: Costs,
+    /// Where transport processing ran.
+    pub transport_in: &'static str,
+    /// Remote CPU participation: none, light or full.
+    pub remote_cpu: Participation,
+    /// Why that level (the stages that decided it).
+    pub remote_cpu_why: String,
+    /// One-message latency of the first message.
+    pub latency: Option<Latency>,
+    /// Memory-bus bytes per delivered byte.
+    pub memory_bus_bytes_per_delivered_byte: Sides,
+    /// Bytes the transport sent again.
+    pub retransmitted_bytes: u64,
+    /// Frames the fabric dropped.
+    pub drops: u64,
+    /// PFC PAUSE frames sent.
+    pub pfc_pauses: u64,
+    /// ECN marks.
+    pub ecn_marks: u64,
+}
+
+/// A value per host.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Sides {
+    /// Host 0 (the sender / requester).
+    pub local: f64,
+    /// Host 1 (the receiver / responder).
+    pub remote: f64,
+}
+
+/// How a path ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every message delivered.
+    Success,
+    /// A verb failed.
+    Failed {
+        /// The verb (`ibv_post_send`, `ibv_poll_cq`...).
+        verb: String,
+        /// Its errno or completion status.
+        code: String,
+        /// Which host / queue.
+        #[serde(rename = "where")]
+        at: String,
+        /// Why, as the model explains it.
+        why: String,
+    },
+}
+
+/// Remote CPU participation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Participation {
+    /// No remote CPU stage.
+    None,
+    /// User-space verbs calls (and at most one interrupt + wake-up per message).
+    Light,
+    /// Kernel protocol work, copies or syscalls.
+    Full,
+}
+
+impl Participation {
+    /// The name the table prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Participation::None => "none",
+            Participation::Light => "light",
+            Participation::Full => "full",
+        }
+    }
+}
+
+/// One CPU stage name's total.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageCount {
+    /// The stage.
+    pub name: &'static str,
+    /// How many times it ran.
+    pub count: u64,
+    /// CPU time, ns.
+    pub busy_ns: f64,
+    /// Kernel work (not user space).
+    pub kernel: bool,
+}
+
+/// Costs of the data path or of setup.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Costs {
+    /// Memory copies by the CPU.
+    pub copies: u64,
+    /// Bytes the CPU copied.
+    pub copied_bytes: u64,
+    /// System calls (socket calls and verbs ioctls).
+    pub syscalls: u64,
+    /// A kernel CPU stage ran on host 0.
+    pub kernel_local: bool,
+    /// A kernel CPU stage ran on host 1.
+    pub kernel_remote: bool,
+    /// CPU stages on host 0.
+    pub cpu_stages_local: Vec<StageCount>,
+    /// CPU stages on host 1.
+    pub cpu_stages_remote: Vec<StageCount>,
+    /// CPU time on host 0, ns.
+    pub cpu_ns_local: f64,
+    /// CPU time on host 1, ns.
+    pub cpu_ns_remote: f64,
+    /// Data path: CPU time per delivered message on host 0, ns.
+    pub cpu_ns_per_message_local: f64,
+    /// Data path: CPU time per delivered message on host 1, ns.
+    pub cpu_ns_per_message_remote: f64,
+    /// Setup: how long it took, ns (0 for the data path).
+    pub duration_ns: f64,
+}
+
+impl Costs {
+    /// CPU stage runs on host 0.
+    pub fn stage_runs_local(&self) -> u64 {
+        self.cpu_stages_local.iter().map(|s| s.count).sum()
+    }
+    /// CPU stage runs on host 1.
+    pub fn stage_runs_remote(&self) -> u64 {
+        self.cpu_stages_remote.iter().map(|s| s.count).sum()
+    }
+}
+
+/// One group of stages of the first message.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageSpan {
+    /// `"local"` (host 0) or `"remote"` (host 1).
+    pub side: &'static str,
+    /// `"cpu"`, `"nic"` or `"pcie"`.
+    pub unit: &'static str,
+    /// The stage.
+    pub stage: &'static str,
+    /// Runs.
+    pub count: u64,
+    /// Summed duration, ns.
+    pub busy_ns: f64,
+    /// First start, ns after the message started.
+    pub start_ns: f64,
+    /// Last end, ns after the message started.
+    pub end_ns: f64,
+}
+
+/// The first message's latency.
+#[derive(Clone, Debug, Serialize)]
+pub struct Latency {
+    /// Data usable at the destination, ns.
+    pub delivered_ns: f64,
+    /// What "delivered" means here.
+    pub delivered_at: &'static str,
+    /// Data placed in the remote's memory (RDMA WRITE/SEND), ns.
+    pub placed_at_remote_ns: Option<f64>,
+    /// The local side learned it is done, ns.
+    pub local_completion_ns: f64,
+    /// What "local completion" means here.
+    pub local_completion_at: &'static str,
+    /// The stages.
+    pub breakdown: Vec<StageSpan>,
+}
+
+/// Why a plan could not be run at all (a path's own failure is an [`Outcome`], not this).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The plan's fabric or profile is out of range.
+    #[error(transparent)]
+    World(#[from] crate::world::WorldError),
+    /// The topology could not be built.
+    #[error(transparent)]
+    Fabric(#[from] fabric::ConfigError),
+    /// A host-profile override is unknown or out of range.
+    #[error("host profile: {0}")]
+    HostProfile(String),
+    /// Something the report cannot run yet.
+    #[error("not implemented yet: {0}")]
+    Unsupported(String),
+}
+
+impl Report {
+    /// The table: (row label, TCP cell, RDMA cell), in DESIGN.md §3.7's order.
+    pub fn rows(&self) -> Vec<(String, String, String)> {
+        let mut rows = Vec::new();
+        let cell = |p: &Option<PathReport>, f: &dyn Fn(&PathReport) -> String| {
+            p.as_ref().map(f).unwrap_or_else(|| "not run".to_string())
+        };
+        let mut row = |label: &str, f: &dyn Fn(&PathReport) -> String| {
+            rows.push((label.to_string(), cell(&self.tcp, f), cell(&self.rdma, f)));
+        };
+        let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
+        let n = |x: f64| format_ns(x);
+        row("operation", &|p| p.operation.clone());
+        row("outcome", &|p| match &p.outcome {
+            Outcome::Success => format!("success ({} delivered)", p.messages_delivered),
+            Outcome::Failed {
+                verb,
+                code,
+                at,
+                why,
+            } => {
+                format!("FAILED: {verb} → {code} at {at}: {why}")
+            }
+        });
+        row("memory copies (data path)", &|p| {
+            format!("{} ({} B)", p.data_path.copies, p.data_path.copied_bytes)
+        });
+        row("syscalls (data path)", &|p| {
+            p.data_path.syscalls.to_string()
+        });
+        row("kernel crossed local / remote (data path)", &|p| {
+            format!(
+                "{} / {}",
+                yes(p.data_path.kernel_local),
+                yes(p.data_path.kernel_remote)
+            )
+        });
+        row("transport processing", &|p| p.transport_in.to_string());
+        row("CPU stages local", &|p| {
+            stage_list(&p.data_path.cpu_stages_local)
+        });
+        row("CPU stages remote", &|p| {
+            stage_list(&p.data_path.cpu_stages_remote)
+        });
+        row("CPU time per message local / remote", &|p| {
+            format!(
+                "{} / {}",
+                n(p.data_path.cpu_ns_per_message_local),
+                n(p.data_path.cpu_ns_per_message_remote)
+            )
+        });
+        row("remote CPU participation", &|p| {
+            format!("{} ({})", p.remote_cpu.name(), p.remote_cpu_why)
+        });
+        row("one-message latency (delivered)", &|p| match &p.latency {
+            Some(l) => format!("{} ({})", n(l.delivered_ns), l.delivered_at),
+            None => "—".to_string(),
+        });
+        row("  data placed at the remote", &|p| match p
+            .latency
+            .as_ref()
+            .and_then(|l| l.placed_at_remote_ns)
+        {
+            Some(x) => n(x),
+            None => "—".to_string(),
+        });
+        row("  local completion", &|p| match &p.latency {
+            Some(l) => format!("{} ({})", n(l.local_completion_ns), l.local_completion_at),
+            None => "—".to_string(),
+        });
+        row("memory-bus bytes per delivered byte local / remote", &|p| {
+            let m = p.memory_bus_bytes_per_delivered_byte;
+            format!("{:.2} / {:.2}", m.local, m.remote)
+        });
+        row("retransmitted bytes", &|p| {
+            p.retransmitted_bytes.to_string()
+        });
+        row("drops / PFC pauses / ECN marks", &|p| {
+            format!("{} / {} / {}", p.drops, p.pfc_pauses, p.ecn_marks)
+        });
+        row("setup: syscalls", &|p| p.setup.syscalls.to_string());
+        row("setup: kernel crossed local / remote", &|p| {
+            format!(
+                "{} / {}",
+                yes(p.setup.kernel_local),
+                yes(p.setup.kernel_remote)
+            )
+        });
+        row("setup: CPU time local / remote", &|p| {
+            format!("{} / {}", n(p.setup.cpu_ns_local), n(p.setup.cpu_ns_remote))
+        });
+        row("setup: duration", &|p| n(p.setup.duration_ns));
+        row("setup: CPU stages (both hosts)", &|p| {
+            // One entry per stage name, counts summed over the two hosts.
+            let mut by: BTreeMap<&'static str, StageCount> = BTreeMap::new();
+            for s in p
+                .setup
+                .cpu_stages_local
+                .iter()
+                .chain(&p.setup.cpu_stages_remote)
+            {
+                let e = by.entry(s.name).or_insert(StageCount {
+                    count: 0,
+                    busy_ns: 0.0,
+                    ..s.clone()
+                });
+                e.count += s.count;
+                e.busy_ns += s.busy_ns;
+            }
+            stage_list(&by.into_values().collect::<Vec<_>>())
+        });
+        if let Some(r) = self.rdma_over_tcp_latency {
+            rows.push((
+                "RDMA ÷ TCP one-message latency".to_string(),
+                String::new(),
+                format!("{r:.3}"),
+            ));
+        }
+        rows
+    }
+}
+
+fn stage_list(s: &[StageCount]) -> String {
+    if s.is_empty() {
+        return "none".to_string();
+    }
+    let runs: u64 = s.iter().map(|x| x.count).sum();
+    let names: Vec<String> = s
+        .iter()
+        .map(|x| {
+            if x.count == 1 {
+                x.name.to_string()
+            } else {
+                format!("{} ×{}", x.name, x.count)
+            }
+        })
+        .collect();
+    format!("{runs}: {}", names.join(", "))
+}
+
+/// A duration in ns as the table prints it.
+pub fn format_ns(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.3} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.3} µs", ns / 1e3)
+    } else {
+        format!("{ns:.1} ns")
+    }
+}

@@ -1,0 +1,905 @@
+//! Running a plan's two paths and reading the report rows out of the runs.
+
+use super::{
+    Costs, LIGHT_MAX_CPU_NS_PER_MESSAGE, Latency, Outcome, Participation, PathReport, Report,
+    RunError, ScenarioSummary, Sides, StageCount, StageSpan, is_kernel_stage,
+};
+use crate::world::{Endpoint, TcpOptions, World};
+use engine::{Budget, ExecUnit, TraceRecord, Tracer, VecObserver};
+use scenario::{Operation, Paths, Plan, QpStateKind};
+use std::collections::BTreeMap;
+use units::{NodeId, SimDuration, SimTime};
+use verbs::{
+    AccessFlags, QpAttr, QpAttrMask, WcStatus,
+    types::{AhAttr, Gid, QpState, QpType},
+    wr::{RecvWr, SendWr, Sge},
+};
+
+/// How long (simulated) a message may take before the run gives up on it.
+const MESSAGE_DEADLINE: SimDuration = SimDuration::from_secs(2);
+
+/// (side, unit, stage) of a breakdown group.
+type GroupKey = (usize, &'static str, &'static str);
+/// (runs, busy, first start, last end) of a breakdown group.
+type GroupVal = (u64, SimDuration, SimTime, SimTime);
+
+/// A stage record from the trace.
+#[derive(Clone, Copy, Debug)]
+struct Rec {
+    host: NodeId,
+    unit: ExecUnit,
+    stage: &'static str,
+    setup: bool,
+    start: SimTime,
+    end: SimTime,
+}
+
+/// Per-host counters snapshot taken when setup ends.
+#[derive(Clone, Debug, Default)]
+struct Snap {
+    dma: [u64; 2],
+    copies: [u64; 2],
+    copied: [u64; 2],
+    syscalls: [u64; 2],
+    cpu_data: [SimDuration; 2],
+    fabric: fabric::Counters,
+    at: SimTime,
+}
+
+/// Lets the work setup left behind (delayed ACKs of a handshake or of the out-of-band
+/// exchange) finish, for at most 1 ms, so that it is not counted as data path.
+fn settle(w: &mut World) -> Result<(), RunError> {
+    let limit = w.now() + SimDuration::from_ms(1);
+    let budget = Budget::default();
+    while let Some(t) = w.next_event_at() {
+        if t > limit {
+            break;
+        }
+        w.run_until(t.max(w.now() + SimDuration::from_ps(1)), &budget)?;
+    }
+    let ready = w.app_ready(0).max(w.app_ready(1));
+    if ready > w.now() && ready <= limit {
+        w.run_until(ready, &budget)?;
+    }
+    Ok(())
+}
+
+fn snap(w: &World) -> Snap {
+    let mut s = Snap {
+        fabric: w.fabric.counters(),
+        at: w.now(),
+        ..Default::default()
+    };
+    for h in 0..2 {
+        let st = w.socket_stats(h as u32);
+        s.dma[h] = w.host(h as u32).dma_bytes();
+        s.copies[h] = st.copies;
+        s.copied[h] = st.copied_bytes;
+        s.syscalls[h] = st.syscall_count();
+        s.cpu_data[h] = w.host(h as u32).cpu().account().data_path;
+    }
+    s
+}
+
+/// What one path's driver measured for the first message and overall.
+struct Measured {
+    outcome: Outcome,
+    delivered: u64,
+    /// First message: started, delivered, placed at remote, local completion.
+    first: Option<(SimTime, SimTime, Option<SimTime>, SimTime)>,
+    retransmitted_bytes: u64,
+    setup_start: SimTime,
+    /// When the setup calls returned (before [`settle`] lets stray ACKs finish).
+    setup_end: SimTime,
+}
+
+/// Runs `plan`'s paths and builds the report.
+pub fn run_plan(plan: &Plan) -> Result<Report, RunError> {
+    run_plan_with_host(plan, &BTreeMap::new())
+}
+
+/// [`run_plan`] on hosts whose model constants are overridden by `host` (the `[profile]`
+/// table `rdmalab calibrate` writes: key → picoseconds), applied on top of the plan's
+/// `host.*` settings.
+pub fn run_plan_with_host(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<Report, RunError> {
+    if plan.stream_duration().is_some() {
+        return Err(RunError::Unsupported(
+            "stream mode (workload.stream_us > 0); use count mode (workload.stream_us = 0)"
+                .to_string(),
+        ));
+    }
+    let tcp = match plan.workload.paths {
+        Paths::Both | Paths::Tcp => Some(run_tcp(plan, host)?),
+        Paths::Rdma => None,
+    };
+    let rdma = match plan.workload.paths {
+        Paths::Both | Paths::Rdma => Some(run_rdma(plan, host)?),
+        Paths::Tcp => None,
+    };
+    let lat = |p: &Option<PathReport>| p.as_ref()?.latency.as_ref().map(|l| l.delivered_ns);
+    let ratio = match (lat(&tcp), lat(&rdma)) {
+        (Some(t), Some(r)) if t > 0.0 => Some(r / t),
+        _ => None,
+    };
+    Ok(Report {
+        schema: "rdmalab.report/1",
+        scenario: ScenarioSummary {
+            seed: plan.seed,
+            message_bytes: plan.workload.message_bytes,
+            messages: plan.workload.messages,
+            operation: plan.rdma.operation.name().to_string(),
+            link_gbps: plan.topology.link_gbps,
+            mode: "count",
+        },
+        tcp,
+        rdma,
+        rdma_over_tcp_latency: ratio,
+    })
+}
+
+fn new_world(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<World, RunError> {
+    let topo = plan.topology()?;
+    let mut profile = plan.host_profile();
+    profile
+        .apply_overrides(host)
+        .map_err(|e| RunError::HostProfile(e.to_string()))?;
+    let mut w = World::new(&topo, plan.fabric_config(), profile, plan.nic_profile())?;
+    w.set_tracer(Tracer::new(VecObserver::default()));
+    Ok(w)
+}
+
+fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn run_tcp(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<PathReport, RunError> {
+    let mut w = new_world(plan, host)?;
+    let opts = TcpOptions {
+        config: plan.tcp_config(),
+        tso: plan.tcp.tso,
+        gro: plan.tcp.gro,
+        busy_poll: plan.tcp.busy_poll,
+        ..TcpOptions::default()
+    };
+    let setup_start = w.now();
+    let (sa, sb) = w.tcp_connect(0, 1, &opts)?;
+    let setup_end = w.now();
+    settle(&mut w)?;
+    let before = snap(&w);
+    let len = plan.workload.message_bytes as usize;
+    let budget = Budget::default();
+    let mut m = Measured {
+        outcome: Outcome::Success,
+        delivered: 0,
+        first: None,
+        retransmitted_bytes: 0,
+        setup_start,
+        setup_end,
+    };
+    let mut buf = vec![0u8; len];
+    for i in 0..plan.workload.messages {
+        let msg = pattern(plan.seed ^ (i + 1), len);
+        let t0 = w.now().max(w.app_ready(0));
+        if t0 > w.now() {
+            w.run_until(t0, &budget)?;
+        }
+        let deadline = t0 + MESSAGE_DEADLINE;
+        let (mut sent, mut got) = (0usize, 0usize);
+        let mut received = Vec::with_capacity(len);
+        let mut blocked = false;
+        let mut write_done = t0;
+        loop {
+            let now = w.now();
+            if sent < len && now >= w.app_ready(0) && w.tcp_writable(sa) > 0 {
+                sent += w.tcp_write(0, sa, &msg[sent..]);
+                if sent == len {
+                    write_done = w.app_ready(0);
+                }
+                continue;
+            }
+            if now >= w.tcp_ready_at(sb) && (!blocked || w.tcp_bytes_readable(sb) > 0) {
+                let n = w.tcp_read(1, sb, &mut buf[..len - got]);
+                blocked = n == 0;
+                got += n;
+                received.extend_from_slice(&buf[..n]);
+                if got == len {
+                    break;
+                }
+                continue;
+            }
+            let mut next = w.next_event_at().unwrap_or(SimTime::MAX);
+            for t in [w.app_ready(0), w.tcp_ready_at(sb)] {
+                if t > now {
+                    next = next.min(t);
+                }
+            }
+            if next == SimTime::MAX || next > deadline {
+                m.outcome = Outcome::Failed {
+                    verb: "read".to_string(),
+                    code: "no data".to_string(),
+                    at: "host 1 (receiver)".to_string(),
+                    why: format!(
+                        "message {i}: {got} of {len} bytes arrived before the run stalled"
+                    ),
+                };
+                break;
+            }
+            w.run_until(next.max(now + SimDuration::from_ps(1)), &budget)?;
+        }
+        if got < len {
+            break;
+        }
+        if received != msg {
+            m.outcome = Outcome::Failed {
+                verb: "read".to_string(),
+                code: "corrupt".to_string(),
+                at: "host 1 (receiver)".to_string(),
+                why: format!("message {i}: the bytes read differ from the bytes written"),
+            };
+            break;
+        }
+        m.delivered += 1;
+        if m.first.is_none() {
+            m.first = Some((t0, w.app_ready(1), None, write_done));
+        }
+    }
+    let c = w.tcp_connection(sa).counters().retransmitted_bytes
+        + w.tcp_connection(sb).counters().retransmitted_bytes;
+    m.retransmitted_bytes = c;
+    finish(
+        &mut w,
+        plan,
+        "tcp",
+        "write() / blocking read()".to_string(),
+        m,
+        &before,
+        ("read() returned the data", "write() returned"),
+    )
+}
+
+/// Sets up an RC QP pair, stopping at `plan.rdma.qp_state`; returns the endpoints and, per
+/// host, (buffer address, lkey, rkey).
+type RdmaSetup = ((Endpoint, Endpoint), [(u64, u32, u32); 2]);
+
+fn rdma_setup(w: &mut World, plan: &Plan) -> Result<RdmaSetup, Outcome> {
+    let fail = |verb: &str, h: u32, e: verbs::VerbsError| Outcome::Failed {
+        verb: verb.to_string(),
+        code: format!("{:?}", e.errno()),
+        at: format!("host {h}"),
+        why: e.to_string(),
+    };
+    let len = plan.workload.message_bytes;
+    let cap = verbs::qp::QpCap {
+        max_send_wr: 1024,
+        max_recv_wr: 1024,
+        max_send_sge: 4,
+        max_recv_sge: 4,
+        max_inline_data: 256,
+    };
+    let access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ;
+    let mut ends = Vec::new();
+    let mut bufs = [(0u64, 0u32, 0u32); 2];
+    for h in [0u32, 1] {
+        let pd = w
+            .verbs(h)
+            .alloc_pd()
+            .map_err(|e| fail("ibv_alloc_pd", h, e))?;
+        let (cq, _) = w
+            .create_cq(h, 4096, None)
+            .map_err(|e| fail("ibv_create_cq", h, e))?;
+        let init = verbs::qp::QpInitAttr {
+            qp_type: QpType::Rc,
+            send_cq: cq,
+            recv_cq: cq,
+            cap,
+            sq_sig_all: false,
+        };
+        let qpn = w
+            .create_qp(h, pd, &init)
+            .map_err(|e| fail("ibv_create_qp", h, e))?
+            .qpn;
+        let mem = w.verbs(h).memory_mut();
+        let va = if len <= verbs::Memory::MAX_REAL_LEN {
+            mem.alloc(len)
+        } else {
+            mem.alloc_synthetic(len, plan.seed)
+        }
+        .map_err(|e| Outcome::Failed {
+            verb: "malloc".to_string(),
+            code: "ENOMEM".to_string(),
+            at: format!("host {h}"),
+            why: e.to_string(),
+        })?;
+        bufs[h as usize].0 = va;
+        if plan.rdma.memory_registered {
+            let mr = w
+                .reg_mr(h, pd, va, len, access)
+                .map_err(|e| fail("ibv_reg_mr", h, e))?;
+            bufs[h as usize].1 = mr.lkey;
+            bufs[h as usize].2 = mr.rkey;
+        }
+        ends.push(Endpoint {
+            host: h,
+            pd,
+            cq,
+            qpn,
+        });
+    }
+    let order = [
+        QpStateKind::Reset,
+        QpStateKind::Init,
+        QpStateKind::Rtr,
+        QpStateKind::Rts,
+    ];
+    let reach = |s: QpStateKind| {
+        order.iter().position(|x| *x == plan.rdma.qp_state) >= order.iter().position(|x| *x == s)
+    };
+    if reach(QpStateKind::Init) {
+        for me in &ends {
+            let a = QpAttr {
+                qp_state: QpState::Init,
+                qp_access_flags: access,
+                port_num: 1,
+                ..QpAttr::default()
+            };
+            w.modify_qp(
+                me.host,
+                me.qpn,
+                &a,
+                QpAttrMask::STATE
+                    | QpAttrMask::PKEY_INDEX
+                    | QpAttrMask::PORT
+                    | QpAttrMask::ACCESS_FLAGS,
+            )
+            .map_err(|e| fail("ibv_modify_qp(INIT)", me.host, e))?;
+        }
+    }
+    if reach(QpStateKind::Rtr) {
+        // QPN, PSN, GID, rkey and address: 34 bytes each way before RTR.
+        w.exchange(0, 1, 34).map_err(|e| Outcome::Failed {
+            verb: "out-of-band exchange".to_string(),
+            code: "lost".to_string(),
+            at: "hosts 0 and 1".to_string(),
+            why: e.to_string(),
+        })?;
+        for (me, peer) in [(ends[0], ends[1]), (ends[1], ends[0])] {
+            let a = QpAttr {
+                qp_state: QpState::Rtr,
+                ah_attr: AhAttr::roce(Gid::from_ipv4(fabric::packet::host_ip(peer.host))),
+                path_mtu: plan.rdma_mtu(),
+                dest_qp_num: peer.qpn.get(),
+                rq_psn: 0,
+                max_dest_rd_atomic: 16,
+                min_rnr_timer: 12,
+                ..QpAttr::default()
+            };
+            w.modify_qp(
+                me.host,
+                me.qpn,
+                &a,
+                QpAttrMask::STATE
+                    | QpAttrMask::AV
+                    | QpAttrMask::PATH_MTU
+                    | QpAttrMask::DEST_QPN
+                    | QpAttrMask::RQ_PSN
+                    | QpAttrMask::MAX_DEST_RD_ATOMIC
+                    | QpAttrMask::MIN_RNR_TIMER,
+            )
+            .map_err(|e| fail("ibv_modify_qp(RTR)", me.host, e))?;
+        }
+    }
+    if reach(QpStateKind::Rts) {
+        for me in &ends {
+            let a = QpAttr {
+                qp_state: QpState::Rts,
+                timeout: plan.rdma.timeout,
+                retry_cnt: plan.rdma.retry_cnt,
+                rnr_retry: 7,
+                sq_psn: 0,
+                max_rd_atomic: 16,
+                ..QpAttr::default()
+            };
+            w.modify_qp(
+                me.host,
+                me.qpn,
+                &a,
+                QpAttrMask::STATE
+                    | QpAttrMask::TIMEOUT
+                    | QpAttrMask::RETRY_CNT
+                    | QpAttrMask::RNR_RETRY
+                    | QpAttrMask::SQ_PSN
+                    | QpAttrMask::MAX_QP_RD_ATOMIC,
+            )
+            .map_err(|e| fail("ibv_modify_qp(RTS)", me.host, e))?;
+        }
+    }
+    Ok(((ends[0], ends[1]), bufs))
+}
+
+fn cq_ready(w: &World, e: &Endpoint) -> bool {
+    w.host(e.host).verbs.cq(e.cq).is_some_and(|c| !c.is_empty())
+}
+
+fn run_rdma(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<PathReport, RunError> {
+    let mut w = new_world(plan, host)?;
+    let op = plan.rdma.operation;
+    let op_name = match op {
+        Operation::Write => "RDMA WRITE",
+        Operation::Read => "RDMA READ",
+        Operation::Send => "SEND / RECV",
+    };
+    let setup_start = w.now();
+    let mut m = Measured {
+        outcome: Outcome::Success,
+        delivered: 0,
+        first: None,
+        retransmitted_bytes: 0,
+        setup_start,
+        setup_end: setup_start,
+    };
+    let setup = rdma_setup(&mut w, plan);
+    m.setup_end = w.now();
+    settle(&mut w)?;
+    let before = snap(&w);
+    let labels = match op {
+        Operation::Write => ("data placed in remote memory", "local CQE written"),
+        Operation::Send => ("receive CQE in the remote CQ", "local CQE written"),
+        Operation::Read => ("READ data placed in local memory", "local CQE written"),
+    };
+    let ((a, b), bufs) = match setup {
+        Ok(s) => s,
+        Err(o) => {
+            m.outcome = o;
+            return finish(
+                &mut w,
+                plan,
+                "rdma",
+                op_name.to_string(),
+                m,
+                &before,
+                labels,
+            );
+        }
+    };
+    let len = plan.workload.message_bytes;
+    let budget = Budget::default();
+    let synthetic = len > verbs::Memory::MAX_REAL_LEN;
+    for i in 0..plan.workload.messages {
+        let msg = if synthetic {
+            Vec::new()
+        } else {
+            pattern(plan.seed ^ (i + 1), len as usize)
+        };
+        // The source of the bytes: host 0 for WRITE/SEND, host 1 for READ.
+        let src_host = if op == Operation::Read { 1 } else { 0 };
+        if !synthetic {
+            let _ = w
+                .verbs(src_host)
+                .memory_mut()
+                .write(bufs[src_host as usize].0, &msg);
+        }
+        if op == Operation::Send {
+            let rwr = RecvWr::new(
+                i,
+                vec![Sge {
+                    addr: bufs[1].0,
+                    length: len as u32,
+                    lkey: bufs[1].1,
+                }],
+            );
+            if let Err(e) = w.post_recv(1, b.qpn, &[rwr]) {
+                m.outcome = post_failed("ibv_post_recv", 1, &e, &w, b);
+                break;
+            }
+        }
+        let t0 = w.now().max(w.app_ready(0));
+        if t0 > w.now() {
+            w.run_until(t0, &budget)?;
+        }
+        let sge = vec![Sge {
+            addr: bufs[0].0,
+            length: len as u32,
+            lkey: bufs[0].1,
+        }];
+        let wr = match op {
+            Operation::Write => SendWr::write(i, sge, bufs[1].0, bufs[1].2),
+            Operation::Read => SendWr::read(i, sge, bufs[1].0, bufs[1].2),
+            Operation::Send => SendWr::send(i, sge),
+        }
+        .signaled();
+        if let Err(e) = w.post_send(0, a.qpn, &[wr]) {
+            m.outcome = post_failed("ibv_post_send", 0, &e, &w, a);
+            break;
+        }
+        let deadline = t0 + MESSAGE_DEADLINE;
+        // SEND: the receive completion first (the remote application's view).
+        let mut remote_cqe = None;
+        if op == Operation::Send {
+            w.run_until_cond(deadline, &budget, |w| cq_ready(w, &b))?;
+            if cq_ready(&w, &b) {
+                remote_cqe = Some(w.now());
+                let wcs = w
+                    .poll_cq(1, b.cq, 16)
+                    .map_err(crate::world::WorldError::from)?;
+                if let Some(wc) = wcs.iter().find(|c| c.status != WcStatus::Success) {
+                    m.outcome = wc_failed(wc.status, 1, "receive", &w, b);
+                    break;
+                }
+            }
+        }
+        w.run_until_cond(deadline, &budget, |w| cq_ready(w, &a))?;
+        if !cq_ready(&w, &a) {
+            let state = w
+                .host(0)
+                .verbs
+                .qp_state(a.qpn)
+                .map(|s| format!("{s:?}"))
+                .unwrap_or_default();
+            m.outcome = Outcome::Failed {
+                verb: "ibv_poll_cq".to_string(),
+                code: "no completion".to_string(),
+                at: format!("host 0, QP {}", a.qpn.get()),
+                why: format!(
+                    "ibv_post_send returned 0 but no completion arrived within {} ms of simulated time; the QP is in {state}",
+                    MESSAGE_DEADLINE.as_ns() / 1_000_000
+                ),
+            };
+            break;
+        }
+        let local_cqe = w.now();
+        let wcs = w
+            .poll_cq(0, a.cq, 16)
+            .map_err(crate::world::WorldError::from)?;
+        if let Some(wc) = wcs.iter().find(|c| c.status != WcStatus::Success) {
+            m.outcome = wc_failed(wc.status, 0, "send", &w, a);
+            break;
+        }
+        if !synthetic {
+            let dst_host = if op == Operation::Read { 0 } else { 1 };
+            let mut got = vec![0u8; len as usize];
+            let _ = w
+                .verbs(dst_host)
+                .memory()
+                .read(bufs[dst_host as usize].0, &mut got);
+            if got != msg {
+                m.outcome = Outcome::Failed {
+                    verb: "memory check".to_string(),
+                    code: "corrupt".to_string(),
+                    at: format!("host {dst_host}"),
+                    why: format!("message {i}: the destination buffer differs from the source"),
+                };
+                break;
+            }
+        }
+        m.delivered += 1;
+        if m.first.is_none() {
+            m.first = Some((t0, remote_cqe.unwrap_or(local_cqe), None, local_cqe));
+        }
+    }
+    m.retransmitted_bytes = w
+        .host(0)
+        .requester_counters(a.qpn)
+        .map(|c| c.bytes_retransmitted)
+        .unwrap_or(0)
+        + w.host(1)
+            .requester_counters(b.qpn)
+            .map(|c| c.bytes_retransmitted)
+            .unwrap_or(0);
+    finish(
+        &mut w,
+        plan,
+        "rdma",
+        op_name.to_string(),
+        m,
+        &before,
+        labels,
+    )
+}
+
+fn post_failed(verb: &str, h: u32, e: &verbs::PostError, w: &World, ep: Endpoint) -> Outcome {
+    let state = w
+        .host(h)
+        .verbs
+        .qp_state(ep.qpn)
+        .map(|s| format!("{s:?}"))
+        .unwrap_or_default();
+    Outcome::Failed {
+        verb: verb.to_string(),
+        code: format!("{:?}", e.errno),
+        at: format!("host {h}, QP {} (in {state})", ep.qpn.get()),
+        why: e.to_string(),
+    }
+}
+
+fn wc_failed(status: WcStatus, h: u32, queue: &str, w: &World, ep: Endpoint) -> Outcome {
+    let state = w
+        .host(h)
+        .verbs
+        .qp_state(ep.qpn)
+        .map(|s| format!("{s:?}"))
+        .unwrap_or_default();
+    Outcome::Failed {
+        verb: "ibv_poll_cq".to_string(),
+        code: format!("{status:?} ({}, {})", status.value(), status.as_str()),
+        at: format!(
+            "host {h}, {queue} completion of QP {} (now in {state})",
+            ep.qpn.get()
+        ),
+        why: format!("the work request completed with status \"{status}\""),
+    }
+}
+
+fn ns(d: SimDuration) -> f64 {
+    d.as_ps() as f64 / 1000.0
+}
+
+fn unit_name(u: ExecUnit) -> &'static str {
+    match u {
+        ExecUnit::Cpu(_) => "cpu",
+        ExecUnit::Nic => "nic",
+        ExecUnit::Pcie => "pcie",
+    }
+}
+
+fn stage_counts(recs: &[&Rec]) -> Vec<StageCount> {
+    let mut by: BTreeMap<&'static str, (u64, SimDuration)> = BTreeMap::new();
+    for r in recs {
+        let e = by.entry(r.stage).or_default();
+        e.0 += 1;
+        e.1 += r.end.saturating_duration_since(r.start);
+    }
+    by.into_iter()
+        .map(|(name, (count, d))| StageCount {
+            name,
+            count,
+            busy_ns: ns(d),
+            kernel: is_kernel_stage(name),
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    w: &mut World,
+    plan: &Plan,
+    path: &'static str,
+    operation: String,
+    m: Measured,
+    before: &Snap,
+    labels: (&'static str, &'static str),
+) -> Result<PathReport, RunError> {
+    let nodes = [w.host(0).node, w.host(1).node];
+    let trace = w
+        .tracer_mut()
+        .take::<VecObserver>()
+        .map(|t| t.records)
+        .unwrap_or_default();
+    let recs: Vec<Rec> = trace
+        .iter()
+        .filter_map(|(_, r)| match *r {
+            TraceRecord::Stage {
+                host,
+                unit,
+                stage,
+                setup,
+                start,
+                end,
+            } => Some(Rec {
+                host,
+                unit,
+                stage,
+                setup,
+                start,
+                end,
+            }),
+            _ => None,
+        })
+        .collect();
+    // Setup: stages flagged setup, and whatever ran before the data path began.
+    let is_setup = |r: &Rec| r.setup || r.start < before.at;
+    let cpu = |host: NodeId, setup: bool| -> Vec<&Rec> {
+        recs.iter()
+            .filter(|r| r.host == host && r.unit.is_cpu() && is_setup(r) == setup)
+            .collect()
+    };
+    let after = snap(w);
+    let delivered = m.delivered.max(1) as f64;
+    let bytes = m.delivered * plan.workload.message_bytes;
+    // Data path.
+    let dl = cpu(nodes[0], false);
+    let dr = cpu(nodes[1], false);
+    let ioctls = |v: &[&Rec]| v.iter().filter(|r| r.stage.starts_with("ioctl")).count() as u64;
+    let sum = |a: [u64; 2], b: [u64; 2]| (a[0] - b[0]) + (a[1] - b[1]);
+    let data_path = Costs {
+        copies: sum(after.copies, before.copies),
+        copied_bytes: sum(after.copied, before.copied),
+        syscalls: sum(after.syscalls, before.syscalls) + ioctls(&dl) + ioctls(&dr),
+        kernel_local: dl.iter().any(|r| is_kernel_stage(r.stage)),
+        kernel_remote: dr.iter().any(|r| is_kernel_stage(r.stage)),
+        cpu_stages_local: stage_counts(&dl),
+        cpu_stages_remote: stage_counts(&dr),
+        cpu_ns_local: ns(after.cpu_data[0] - before.cpu_data[0]),
+        cpu_ns_remote: ns(after.cpu_data[1] - before.cpu_data[1]),
+        cpu_ns_per_message_local: ns(after.cpu_data[0] - before.cpu_data[0]) / delivered,
+        cpu_ns_per_message_remote: ns(after.cpu_data[1] - before.cpu_data[1]) / delivered,
+        duration_ns: 0.0,
+    };
+    // Setup.
+    let sl = cpu(nodes[0], true);
+    let sr = cpu(nodes[1], true);
+    let socket_setup: u64 = (0..2)
+        .map(|h| w.socket_stats(h).setup_syscalls.values().sum::<u64>())
+        .sum();
+    let setup = Costs {
+        copies: before.copies[0] + before.copies[1],
+        copied_bytes: before.copied[0] + before.copied[1],
+        // Socket setup calls, the exchange's read()/write() (every socket call before the
+        // data path began) and the verbs ioctls.
+        syscalls: socket_setup
+            + before.syscalls[0]
+            + before.syscalls[1]
+            + ioctls(&sl)
+            + ioctls(&sr),
+        kernel_local: sl.iter().any(|r| is_kernel_stage(r.stage)),
+        kernel_remote: sr.iter().any(|r| is_kernel_stage(r.stage)),
+        cpu_stages_local: stage_counts(&sl),
+        cpu_stages_remote: stage_counts(&sr),
+        cpu_ns_local: ns(w.host(0).cpu().account().setup + before.cpu_data[0]),
+        cpu_ns_remote: ns(w.host(1).cpu().account().setup + before.cpu_data[1]),
+        cpu_ns_per_message_local: 0.0,
+        cpu_ns_per_message_remote: 0.0,
+        duration_ns: ns(m.setup_end.saturating_duration_since(m.setup_start)),
+    };
+    let transport_in = if dl
+        .iter()
+        .chain(dr.iter())
+        .any(|r| r.stage.starts_with("TCP"))
+    {
+        "kernel software"
+    } else {
+        "NIC hardware"
+    };
+    let (remote_cpu, remote_cpu_why) = participation(&data_path, delivered);
+    let latency = m.first.map(|(t0, done, _, local)| {
+        let end = done.max(local);
+        let first: Vec<&Rec> = recs
+            .iter()
+            .filter(|r| !is_setup(r) && r.start >= t0 && r.start <= end)
+            .collect();
+        let placed = first
+            .iter()
+            .filter(|r| r.host == nodes[1] && r.stage == "DMA write payload")
+            .map(|r| r.end)
+            .max();
+        let rel = |t: SimTime| ns(t.saturating_duration_since(t0));
+        let mut groups: BTreeMap<GroupKey, GroupVal> = BTreeMap::new();
+        for r in &first {
+            let side = if r.host == nodes[0] { 0 } else { 1 };
+            let e = groups.entry((side, unit_name(r.unit), r.stage)).or_insert((
+                0,
+                SimDuration::ZERO,
+                r.start,
+                r.end,
+            ));
+            e.0 += 1;
+            e.1 += r.end.saturating_duration_since(r.start);
+            e.2 = e.2.min(r.start);
+            e.3 = e.3.max(r.end);
+        }
+        let mut breakdown: Vec<StageSpan> = groups
+            .into_iter()
+            .map(|((side, unit, stage), (count, busy, s, e))| StageSpan {
+                side: if side == 0 { "local" } else { "remote" },
+                unit,
+                stage,
+                count,
+                busy_ns: ns(busy),
+                start_ns: rel(s),
+                end_ns: rel(e),
+            })
+            .collect();
+        breakdown.sort_by(|a, b| a.start_ns.total_cmp(&b.start_ns));
+        let delivered_at = if path == "rdma" && plan.rdma.operation == Operation::Write {
+            placed.unwrap_or(done)
+        } else {
+            done
+        };
+        Latency {
+            delivered_ns: rel(delivered_at),
+            delivered_at: labels.0,
+            placed_at_remote_ns: placed.map(rel),
+            local_completion_ns: rel(local),
+            local_completion_at: labels.1,
+            breakdown,
+        }
+    });
+    let bus = |h: usize| {
+        let dma = after.dma[h] - before.dma[h];
+        let copied = after.copied[h] - before.copied[h];
+        if bytes == 0 {
+            0.0
+        } else {
+            (dma + 2 * copied) as f64 / bytes as f64
+        }
+    };
+    let f = after.fabric;
+    let b = before.fabric;
+    Ok(PathReport {
+        path,
+        operation,
+        outcome: m.outcome,
+        messages_delivered: m.delivered,
+        bytes_delivered: bytes,
+        data_path,
+        setup,
+        transport_in,
+        remote_cpu,
+        remote_cpu_why,
+        latency,
+        memory_bus_bytes_per_delivered_byte: Sides {
+            local: bus(0),
+            remote: bus(1),
+        },
+        retransmitted_bytes: m.retransmitted_bytes,
+        drops: f.drops() - b.drops(),
+        pfc_pauses: f.pauses_sent - b.pauses_sent,
+        ecn_marks: f.ecn_marks - b.ecn_marks,
+    })
+}
+
+/// Applies the documented thresholds (module docs) to the remote's data-path CPU stages.
+fn participation(c: &Costs, messages: f64) -> (Participation, String) {
+    let stages = &c.cpu_stages_remote;
+    if stages.is_empty() {
+        return (
+            Participation::None,
+            "no CPU stage ran on the remote".to_string(),
+        );
+    }
+    let per_msg = c.cpu_ns_remote / messages;
+    let mut heavy = Vec::new();
+    for s in stages {
+        let allowed_once = matches!(s.name, "completion interrupt" | "wake-up (context switch)")
+            && (s.count as f64) <= messages;
+        if s.kernel && !allowed_once {
+            heavy.push(s.name);
+        }
+    }
+    if heavy.is_empty() && per_msg <= LIGHT_MAX_CPU_NS_PER_MESSAGE {
+        let names: Vec<&str> = stages.iter().map(|s| s.name).collect();
+        (
+            Participation::Light,
+            format!(
+                "{} per message: {}",
+                super::format_ns(per_msg),
+                names.join(", ")
+            ),
+        )
+    } else if heavy.is_empty() {
+        (
+            Participation::Full,
+            format!(
+                "{} of remote CPU per message, above the {} light threshold",
+                super::format_ns(per_msg),
+                super::format_ns(LIGHT_MAX_CPU_NS_PER_MESSAGE)
+            ),
+        )
+    } else {
+        (
+            Participation::Full,
+            format!(
+                "kernel work on the remote, {} per message: {}",
+                super::format_ns(per_msg),
+                heavy.join(", ")
+            ),
+        )
+    }
+}
