@@ -129,3 +129,17 @@ fn profile_picks_the_nic_behaviour_or_a_calibrated_host() {
     bad_input(&["run", "1", "--profile", "mlx6"], "mlx6");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn lesson1_report_snapshot() {
+    // The whole ① table: any change to the model's numbers or to the rows shows up here as a
+    // reviewed diff (`cargo insta review`), never silently.
+    let out = rdmalab()
+        .args(["run", "lesson1"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    insta::assert_snapshot!("lesson1_report", String::from_utf8(out).unwrap());
+}
