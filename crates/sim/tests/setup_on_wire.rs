@@ -29,7 +29,17 @@ fn the_qp_exchange_runs_over_tcp_in_the_pcap_and_on_the_timeline() {
         std::fs::File::create(&path).unwrap(),
     )))
     .unwrap();
+    let t0 = w.now();
     let (a, b) = w.connect_rc(0, 1, &RcOptions::default()).unwrap();
+    // Each host runs five firmware commands (create CQ, create QP, three modify_qp) in order;
+    // the two hosts run theirs side by side, so the whole setup takes one host's share plus
+    // the exchange, not both hosts' shares added up.
+    let took = w.now() - t0;
+    let fw = host::HostProfile::default().control.firmware_command;
+    assert!(
+        took >= fw * 5 && took < fw * 7,
+        "setup took {took:?}, firmware command {fw:?}"
+    );
     w.finish_pcap().unwrap();
     for e in [a, b] {
         assert_eq!(w.verbs(e.host).qp_state(e.qpn).unwrap(), QpState::Rts);

@@ -4,7 +4,7 @@ use super::{
     Costs, LIGHT_MAX_CPU_NS_PER_MESSAGE, Latency, Outcome, Participation, PathReport, Report,
     RunError, ScenarioSummary, Sides, StageCount, StageSpan, is_kernel_stage,
 };
-use crate::world::{Endpoint, TcpOptions, World};
+use crate::world::{ConnInfo, Endpoint, TcpOptions, World};
 use engine::{Budget, ExecUnit, TraceRecord, Tracer, VecObserver};
 use scenario::{Operation, Paths, Plan, QpStateKind};
 use std::collections::BTreeMap;
@@ -363,20 +363,30 @@ fn rdma_setup(w: &mut World, plan: &Plan) -> Result<RdmaSetup, Outcome> {
         }
     }
     if reach(QpStateKind::Rtr) {
-        // QPN, PSN, GID, rkey and address: 34 bytes each way before RTR.
-        w.exchange(0, 1, 34).map_err(|e| Outcome::Failed {
-            verb: "out-of-band exchange".to_string(),
-            code: "lost".to_string(),
-            at: "hosts 0 and 1".to_string(),
-            why: e.to_string(),
-        })?;
-        for (me, peer) in [(ends[0], ends[1]), (ends[1], ends[0])] {
+        // QPN, PSN, GID, rkey and buffer address: 34 bytes each way over TCP before RTR;
+        // RTR is configured from what each side read.
+        let info = |e: &Endpoint| ConnInfo {
+            qpn: e.qpn.get(),
+            psn: 0,
+            gid: Gid::from_ipv4(fabric::packet::host_ip(e.host)).0,
+            rkey: bufs[e.host as usize].2,
+            addr: bufs[e.host as usize].0,
+        };
+        let (a_learned, b_learned) = w
+            .exchange_conn_info(0, 1, [info(&ends[0]), info(&ends[1])])
+            .map_err(|e| Outcome::Failed {
+                verb: "out-of-band exchange".to_string(),
+                code: "lost".to_string(),
+                at: "hosts 0 and 1".to_string(),
+                why: e.to_string(),
+            })?;
+        for (me, peer) in [(ends[0], a_learned), (ends[1], b_learned)] {
             let a = QpAttr {
                 qp_state: QpState::Rtr,
-                ah_attr: AhAttr::roce(Gid::from_ipv4(fabric::packet::host_ip(peer.host))),
+                ah_attr: AhAttr::roce(Gid(peer.gid)),
                 path_mtu: plan.rdma_mtu(),
-                dest_qp_num: peer.qpn.get(),
-                rq_psn: 0,
+                dest_qp_num: peer.qpn,
+                rq_psn: peer.psn,
                 max_dest_rd_atomic: 16,
                 min_rnr_timer: 12,
                 ..QpAttr::default()
@@ -445,7 +455,8 @@ fn run_rdma(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<PathReport, Run
         setup_start,
         setup_end: setup_start,
     };
-    let setup = rdma_setup(&mut w, plan);
+    // Both hosts set up side by side, as two applications would.
+    let setup = w.in_parallel(|w| rdma_setup(w, plan));
     m.setup_end = w.now();
     settle(&mut w)?;
     let before = snap(&w);

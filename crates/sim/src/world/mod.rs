@@ -248,6 +248,9 @@ pub struct World {
     /// fresh one per run would allocate the event queue's slot tables every time).
     spare_sched: Option<Scheduler<Event>>,
     tcp: tcp::TcpWorld,
+    /// Inside [`World::in_parallel`]: control-path verbs queue on their host's application
+    /// thread instead of advancing the shared clock, so two hosts set up side by side.
+    defer_control: bool,
 }
 
 impl World {
@@ -294,6 +297,7 @@ impl World {
             pcap: None,
             frame_buf: Vec::new(),
             spare_sched: None,
+            defer_control: false,
             tcp: Default::default(),
         })
     }
@@ -376,10 +380,32 @@ impl World {
             end,
         });
         host.app_ready = end;
+        if self.defer_control {
+            return;
+        }
         // The call returns when the firmware is done: the world runs until then. The span is
         // one command's time, so the events in it are bounded; a budget error cannot happen
         // with an unlimited budget.
         let _ = self.run_until(end, &Budget::UNLIMITED);
+    }
+
+    /// Runs `f`, whose control-path verbs (create_cq, create_qp, reg_mr, modify_qp) on
+    /// different hosts overlap in time as they do when each host's application sets itself up
+    /// (without it every blocking verb advances the one shared clock, so two hosts' setups
+    /// would add up). Each host's calls still run one after another on its own thread. Returns
+    /// when every host's application thread is free again.
+    pub fn in_parallel<R>(&mut self, f: impl FnOnce(&mut World) -> R) -> R {
+        let outer = std::mem::replace(&mut self.defer_control, true);
+        let r = f(self);
+        self.defer_control = outer;
+        if !outer {
+            let end = self.hosts.iter().map(|h| h.app_ready).max();
+            if let Some(end) = end.filter(|e| *e > self.sched.now()) {
+                // Bounded like a single control-path call: setup spans, no data yet.
+                let _ = self.run_until(end, &Budget::UNLIMITED);
+            }
+        }
+        r
     }
 
     /// `ibv_reg_mr`, timed as setup: the ioctl, pinning every 4 KiB page, and the firmware
@@ -1569,7 +1595,18 @@ impl World {
     /// Creates a PD, a CQ and an RC QP on hosts `a` and `b` and brings both QPs to RTS
     /// connected to each other: RESET→INIT, the out-of-band exchange over a TCP connection
     /// ([`World::exchange`]), then INIT→RTR→RTS with the masks IBTA requires.
+    /// The two hosts set up side by side ([`World::in_parallel`]): each host's calls run in
+    /// order on its own application thread, and the exchange waits for both.
     pub fn connect_rc(
+        &mut self,
+        a: u32,
+        b: u32,
+        o: &RcOptions,
+    ) -> Result<(Endpoint, Endpoint), WorldError> {
+        self.in_parallel(|w| w.connect_rc_now(a, b, o))
+    }
+
+    fn connect_rc_now(
         &mut self,
         a: u32,
         b: u32,
