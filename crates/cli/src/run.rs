@@ -32,7 +32,7 @@ Exit codes: 0 the run finished (a failing RDMA verb is a result, shown in the ou
 2 bad input (unknown preset or file, unknown --set key, out-of-range value).
 
 JSON schema (\"schema\": \"rdmalab.report/1\"), documented in full in the rdmalab::report module:
-  scenario   {seed, message_bytes, messages, operation, link_gbps, mode}
+  scenario   {seed, message_bytes, messages, operation, link_gbps, mode (count|stream), stream_us}
   tcp, rdma  null or {path, operation, outcome {status: success|failed, verb, code, where, why},
              messages_delivered, bytes_delivered,
              data_path and setup {copies, copied_bytes, syscalls, kernel_local, kernel_remote,
@@ -45,7 +45,8 @@ JSON schema (\"schema\": \"rdmalab.report/1\"), documented in full in the rdmala
                local_completion_ns, local_completion_at,
                breakdown [{side, unit, stage, count, busy_ns, start_ns, end_ns}]},
              memory_bus_bytes_per_delivered_byte {local, remote},
-             retransmitted_bytes, drops, pfc_pauses, ecn_marks}
+             retransmitted_bytes, drops, pfc_pauses, ecn_marks,
+             throughput null or {gbps, window_ns, bytes, baseline_gbps, retention}}
   rdma_over_tcp_latency  number or null
 Remote CPU: none = no CPU stage on the remote's data path; light = only user-space verbs calls
 (post_recv, poll_cq, req_notify_cq) plus at most one completion interrupt and one wake-up per
@@ -146,10 +147,18 @@ fn load_host_profile(path: &std::path::Path) -> Result<BTreeMap<String, u64>, St
 fn table(name: &str, r: &Report) -> String {
     let s = &r.scenario;
     let mut o = String::new();
+    let workload = if s.mode == "stream" {
+        format!(
+            "{} µs stream of {} B messages",
+            s.stream_us, s.message_bytes
+        )
+    } else {
+        format!("{} message(s) of {} B", s.messages, s.message_bytes)
+    };
     let _ = writeln!(
         o,
-        "{name}: {} message(s) of {} B, RDMA {}, {} Gb/s, seed {}",
-        s.messages, s.message_bytes, s.operation, s.link_gbps, s.seed
+        "{name}: {workload}, RDMA {}, {} Gb/s, seed {}",
+        s.operation, s.link_gbps, s.seed
     );
     let mut t = Table::new();
     t.set_content_arrangement(ContentArrangement::Dynamic)

@@ -4,9 +4,12 @@
 //! [`run_plan`] builds two worlds from the plan (same topology, fabric configuration, host and
 //! NIC profiles and seed): one carries the workload over a TCP connection (`write()` on host 0,
 //! blocking `read()` on host 1), the other over an RC queue pair (host 0 posts, host 1 is the
-//! responder). Count mode only: `workload.messages` messages of `workload.message_bytes`, one
+//! responder). Count mode: `workload.messages` messages of `workload.message_bytes`, one
 //! after the other (the next starts when the previous one has been delivered and completed).
-//! Stream mode (`workload.stream_us > 0`) is reported as not implemented yet.
+//! Stream mode (`workload.stream_us > 0`): TCP writes back to back and reads as data arrives;
+//! RDMA keeps 8 signaled WRITEs in flight. Throughput is measured after a warm-up (a quarter
+//! of the stream, at most 500 µs) over a window of at least 1 ms; when the plan loses frames
+//! the stream is run again without loss, and retention is the ratio of the two.
 //!
 //! Nothing in the report is a constant: counts, times and ratios are read from the host-stage
 //! trace ([`engine::TraceRecord::Stage`]), the CPU accounts, the socket counters, the PCIe DMA
@@ -16,7 +19,8 @@
 //!
 //! One object, [`Report`]:
 //! - `schema`: `"rdmalab.report/1"`.
-//! - `scenario`: `{ seed, message_bytes, messages, operation, link_gbps, mode }`.
+//! - `scenario`: `{ seed, message_bytes, messages, operation, link_gbps, mode, stream_us }`
+//!   (`mode` is `"count"` or `"stream"`).
 //! - `tcp`, `rdma`: a [`PathReport`] each, or `null` when `workload.paths` leaves it out.
 //! - `rdma_over_tcp_latency`: RDMA's one-message latency ÷ TCP's, when both delivered.
 //!
@@ -44,7 +48,9 @@
 //! - `memory_bus_bytes_per_delivered_byte`: `{local, remote}` — (DMA bytes + 2 × CPU-copied
 //!   bytes) on that host during the data path ÷ bytes delivered;
 //! - `retransmitted_bytes`, `drops`, `pfc_pauses`, `ecn_marks` (fabric and transport counters
-//!   of the data path).
+//!   of the data path);
+//! - `throughput`: `null` in count mode, else [`Throughput`]: `gbps`, `window_ns`, `bytes`,
+//!   and with loss in the plan `baseline_gbps` (the loss-free rerun) and `retention`.
 //!
 //! # Remote CPU participation thresholds
 //!
@@ -61,6 +67,7 @@
 //! calls run in the application's address space, with no system call).
 
 mod run;
+mod stream;
 
 pub use run::{run_plan, run_plan_with_host};
 
@@ -114,6 +121,8 @@ pub struct ScenarioSummary {
     pub link_gbps: u64,
     /// `"count"` (stream mode is not run yet).
     pub mode: &'static str,
+    /// Stream length, µs (0 in count mode).
+    pub stream_us: u64,
 }
 
 /// One path's column.
@@ -151,6 +160,23 @@ pub struct PathReport {
     pub pfc_pauses: u64,
     /// ECN marks.
     pub ecn_marks: u64,
+    /// Stream mode: steady-state throughput (and retention when the plan loses frames).
+    pub throughput: Option<Throughput>,
+}
+
+/// Steady-state throughput of a stream.
+#[derive(Clone, Debug, Serialize)]
+pub struct Throughput {
+    /// Application bytes delivered in the window, as Gb/s.
+    pub gbps: f64,
+    /// The window (after the warm-up), ns of simulated time; at least 1 ms.
+    pub window_ns: f64,
+    /// Bytes delivered in the window.
+    pub bytes: u64,
+    /// The same stream with the plan's loss set to zero, Gb/s (only when the plan loses).
+    pub baseline_gbps: Option<f64>,
+    /// `gbps / baseline_gbps`: the share of its loss-free throughput the path keeps.
+    pub retention: Option<f64>,
 }
 
 /// A value per host.
@@ -306,6 +332,9 @@ pub enum RunError {
     /// A host-profile override is unknown or out of range.
     #[error("host profile: {0}")]
     HostProfile(String),
+    /// The plan cannot give what the report needs (e.g. a stream too short to measure).
+    #[error("{0}")]
+    Plan(String),
     /// Something the report cannot run yet.
     #[error("not implemented yet: {0}")]
     Unsupported(String),
@@ -385,6 +414,30 @@ impl Report {
             let m = p.memory_bus_bytes_per_delivered_byte;
             format!("{:.2} / {:.2}", m.local, m.remote)
         });
+        if self
+            .tcp
+            .iter()
+            .chain(&self.rdma)
+            .any(|p| p.throughput.is_some())
+        {
+            row("throughput (steady state)", &|p| match &p.throughput {
+                Some(t) => format!(
+                    "{:.2} Gb/s ({} B in {})",
+                    t.gbps,
+                    t.bytes,
+                    format_ns(t.window_ns)
+                ),
+                None => "—".to_string(),
+            });
+            row("throughput retention under loss", &|p| match p
+                .throughput
+                .as_ref()
+                .and_then(|t| Some((t.retention?, t.baseline_gbps?)))
+            {
+                Some((r, b)) => format!("{:.1}% of {b:.2} Gb/s loss-free", r * 100.0),
+                None => "— (no loss in this scenario)".to_string(),
+            });
+        }
         row("retransmitted bytes", &|p| {
             p.retransmitted_bytes.to_string()
         });

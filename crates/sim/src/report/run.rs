@@ -2,7 +2,7 @@
 
 use super::{
     Costs, LIGHT_MAX_CPU_NS_PER_MESSAGE, Latency, Outcome, Participation, PathReport, Report,
-    RunError, ScenarioSummary, Sides, StageCount, StageSpan, is_kernel_stage,
+    RunError, ScenarioSummary, Sides, StageCount, StageSpan, is_kernel_stage, stream,
 };
 use crate::world::{ConnInfo, Endpoint, TcpOptions, World};
 use engine::{Budget, ExecUnit, TraceRecord, Tracer, VecObserver};
@@ -102,18 +102,50 @@ pub fn run_plan(plan: &Plan) -> Result<Report, RunError> {
 /// table `rdmalab calibrate` writes: key → picoseconds), applied on top of the plan's
 /// `host.*` settings.
 pub fn run_plan_with_host(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<Report, RunError> {
-    if plan.stream_duration().is_some() {
-        return Err(RunError::Unsupported(
-            "stream mode (workload.stream_us > 0); use count mode (workload.stream_us = 0)"
-                .to_string(),
-        ));
+    if let Some(what) = not_modelled(plan) {
+        return Err(RunError::Unsupported(what));
     }
+    let streaming = plan.stream_duration().is_some();
+    if streaming && plan.rdma.operation != Operation::Write {
+        return Err(RunError::Unsupported(format!(
+            "stream mode with rdma.operation = {} (stream mode streams RDMA WRITEs)",
+            plan.rdma.operation.name()
+        )));
+    }
+    let lossy = plan.loss.congestion_drop > 0.0 || plan.loss.corruption > 0.0;
+    let mut loss_free = plan.clone();
+    loss_free.loss.congestion_drop = 0.0;
+    loss_free.loss.corruption = 0.0;
+    // Retention = this run's throughput over the same stream's without loss.
+    let with_baseline = |mut r: PathReport, base: Option<PathReport>| {
+        if let (Some(t), Some(b)) = (r.throughput.as_mut(), base.and_then(|b| b.throughput)) {
+            t.baseline_gbps = Some(b.gbps);
+            t.retention = (b.gbps > 0.0).then(|| t.gbps / b.gbps);
+        }
+        r
+    };
     let tcp = match plan.workload.paths {
-        Paths::Both | Paths::Tcp => Some(run_tcp(plan, host)?),
+        Paths::Both | Paths::Tcp => {
+            let r = run_tcp(plan, host)?;
+            let base = if streaming && lossy {
+                Some(run_tcp(&loss_free, host)?)
+            } else {
+                None
+            };
+            Some(with_baseline(r, base))
+        }
         Paths::Rdma => None,
     };
     let rdma = match plan.workload.paths {
-        Paths::Both | Paths::Rdma => Some(run_rdma(plan, host)?),
+        Paths::Both | Paths::Rdma => {
+            let r = run_rdma(plan, host)?;
+            let base = if streaming && lossy {
+                Some(run_rdma(&loss_free, host)?)
+            } else {
+                None
+            };
+            Some(with_baseline(r, base))
+        }
         Paths::Tcp => None,
     };
     let lat = |p: &Option<PathReport>| p.as_ref()?.latency.as_ref().map(|l| l.delivered_ns);
@@ -129,12 +161,44 @@ pub fn run_plan_with_host(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<R
             messages: plan.workload.messages,
             operation: plan.rdma.operation.name().to_string(),
             link_gbps: plan.topology.link_gbps,
-            mode: "count",
+            mode: if streaming { "stream" } else { "count" },
+            stream_us: plan.workload.stream_us,
         },
         tcp,
         rdma,
         rdma_over_tcp_latency: ratio,
     })
+}
+
+/// Settings the schema accepts but this report does not model yet: refused by name rather
+/// than silently run as something else.
+fn not_modelled(plan: &Plan) -> Option<String> {
+    use scenario::{Completion, QpKind, Retransmission};
+    let r = &plan.rdma;
+    if r.qp_type != QpKind::Rc {
+        return Some(format!(
+            "rdma.qp_type = {} (the report runs RC)",
+            r.qp_type.name()
+        ));
+    }
+    if r.retransmission == Retransmission::Selective {
+        return Some(
+            "rdma.retransmission = selective (the RC requester recovers by go-back-N)".into(),
+        );
+    }
+    if r.dcqcn {
+        return Some("rdma.dcqcn = true (DCQCN rate control)".into());
+    }
+    if r.completion == Completion::Event {
+        return Some("rdma.completion = event (the report polls the CQ)".into());
+    }
+    if plan.workload.concurrency > 1 {
+        return Some(format!(
+            "workload.concurrency = {} (the report runs one connection and one QP)",
+            plan.workload.concurrency
+        ));
+    }
+    None
 }
 
 fn new_world(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<World, RunError> {
@@ -184,6 +248,24 @@ fn run_tcp(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<PathReport, RunE
         setup_start,
         setup_end,
     };
+    if let Some(d) = plan.stream_duration() {
+        let (bytes, thr) = stream::tcp(&mut w, sa, sb, plan, d)?;
+        m.delivered = bytes / plan.workload.message_bytes.max(1);
+        m.retransmitted_bytes = w.tcp_connection(sa).counters().retransmitted_bytes
+            + w.tcp_connection(sb).counters().retransmitted_bytes;
+        let labels = ("read() returned the data", "write() returned");
+        let mut r = finish(
+            &mut w,
+            plan,
+            "tcp",
+            "write() / read() stream".to_string(),
+            m,
+            &before,
+            labels,
+        )?;
+        r.throughput = Some(thr);
+        return Ok(r);
+    }
     let mut buf = vec![0u8; len];
     for i in 0..plan.workload.messages {
         let msg = pattern(plan.seed ^ (i + 1), len);
@@ -480,6 +562,36 @@ fn run_rdma(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<PathReport, Run
             );
         }
     };
+    if let Some(d) = plan.stream_duration() {
+        let (bytes, thr, failed) = stream::rdma(
+            &mut w,
+            a,
+            (bufs[0].0, bufs[0].1),
+            (bufs[1].0, bufs[1].2),
+            plan,
+            d,
+        )?;
+        m.delivered = bytes / plan.workload.message_bytes.max(1);
+        if let Some(o) = failed {
+            m.outcome = o;
+        }
+        m.retransmitted_bytes = [(0, a), (1, b)]
+            .iter()
+            .filter_map(|(h, e)| w.host(*h).requester_counters(e.qpn))
+            .map(|c| c.bytes_retransmitted)
+            .sum();
+        let mut r = finish(
+            &mut w,
+            plan,
+            "rdma",
+            format!("{op_name} stream"),
+            m,
+            &before,
+            labels,
+        )?;
+        r.throughput = Some(thr);
+        return Ok(r);
+    }
     let len = plan.workload.message_bytes;
     let budget = Budget::default();
     let synthetic = len > verbs::Memory::MAX_REAL_LEN;
@@ -862,6 +974,7 @@ fn finish(
         retransmitted_bytes: m.retransmitted_bytes,
         drops: f.drops() - b.drops(),
         pfc_pauses: f.pauses_sent - b.pauses_sent,
+        throughput: None,
         ecn_marks: f.ecn_marks - b.ecn_marks,
     })
 }
