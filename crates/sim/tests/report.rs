@@ -170,6 +170,13 @@ fn lesson5_stream_measures_throughput_and_retention() {
             p.path
         );
     }
+    let (tr, dr) = (t.recovery.as_ref().unwrap(), d.recovery.as_ref().unwrap());
+    assert!(tr.loss_events > 0 && dr.loss_events > 0, "{tr:?} {dr:?}");
+    assert!(
+        dr.loss_events <= d.drops,
+        "one NAK per lost request at most: {dr:?}"
+    );
+    assert!(dr.mean_inflight_packets.unwrap() > 1.0, "{dr:?}");
     // Go-back-N resends from the lost packet on; SACK resends only what was lost.
     let per_drop = |p: &PathReport| p.retransmitted_bytes as f64 / p.drops as f64;
     assert!(
@@ -184,6 +191,7 @@ fn lesson5_stream_measures_throughput_and_retention() {
     let l = run("lesson5", &["lossless.enabled=true"]);
     let (lt, ld) = paths(&l);
     assert_eq!((ld.drops, ld.retransmitted_bytes), (0, 0));
+    assert_eq!(ld.recovery.as_ref().unwrap().loss_events, 0);
     assert!(ld.pfc_pauses > 0);
     let keeps = |p: &PathReport| p.throughput.as_ref().unwrap().retention.unwrap();
     assert!(keeps(ld) > keeps(d), "{} vs {}", keeps(ld), keeps(d));

@@ -49,6 +49,8 @@
 //!   bytes) on that host during the data path ÷ bytes delivered;
 //! - `retransmitted_bytes`, `drops`, `pfc_pauses`, `ecn_marks` (fabric and transport counters
 //!   of the data path);
+//! - `recovery`: `{loss_events, timeouts, tail_probes, mean_inflight_packets}` (RDMA:
+//!   sequence NAKs, ACK timeouts, mean in-flight packets; TCP: fast recoveries, RTOs, TLPs);
 //! - `throughput`: `null` in count mode, else [`Throughput`]: `gbps`, `window_ns`, `bytes`,
 //!   and with loss in the plan `baseline_gbps` (the loss-free rerun) and `retention`.
 //!
@@ -162,6 +164,22 @@ pub struct PathReport {
     pub ecn_marks: u64,
     /// Stream mode: steady-state throughput (and retention when the plan loses frames).
     pub throughput: Option<Throughput>,
+    /// How the transport recovered from loss (the whole run, setup excluded only in that
+    /// setup loses nothing on a clean path).
+    pub recovery: Option<Recovery>,
+}
+
+/// Loss recovery counters of one path.
+#[derive(Clone, Debug, Serialize)]
+pub struct Recovery {
+    /// RDMA: PSN-sequence NAKs (each starts a go-back-N resend). TCP: fast recoveries.
+    pub loss_events: u64,
+    /// RDMA: local ACK timeouts. TCP: retransmission timeouts (RTO).
+    pub timeouts: u64,
+    /// TCP: tail loss probes sent (RACK-TLP); 0 for RDMA.
+    pub tail_probes: u64,
+    /// RDMA: mean packets in flight when a packet was first sent.
+    pub mean_inflight_packets: Option<f64>,
 }
 
 /// Steady-state throughput of a stream.
@@ -438,6 +456,19 @@ impl Report {
                 None => "— (no loss in this scenario)".to_string(),
             });
         }
+        row("loss recovery", &|p| match &p.recovery {
+            Some(r) if p.path == "rdma" => format!(
+                "{} sequence NAK(s) (go-back-N), {} timeout(s), {:.1} packets in flight on average",
+                r.loss_events,
+                r.timeouts,
+                r.mean_inflight_packets.unwrap_or(0.0)
+            ),
+            Some(r) => format!(
+                "{} fast recover(ies) (SACK), {} RTO(s), {} tail-loss probe(s)",
+                r.loss_events, r.timeouts, r.tail_probes
+            ),
+            None => "—".to_string(),
+        });
         row("retransmitted bytes", &|p| {
             p.retransmitted_bytes.to_string()
         });

@@ -1,8 +1,8 @@
 //! Running a plan's two paths and reading the report rows out of the runs.
 
 use super::{
-    Costs, LIGHT_MAX_CPU_NS_PER_MESSAGE, Latency, Outcome, Participation, PathReport, Report,
-    RunError, ScenarioSummary, Sides, StageCount, StageSpan, is_kernel_stage, stream,
+    Costs, LIGHT_MAX_CPU_NS_PER_MESSAGE, Latency, Outcome, Participation, PathReport, Recovery,
+    Report, RunError, ScenarioSummary, Sides, StageCount, StageSpan, is_kernel_stage, stream,
 };
 use crate::world::{ConnInfo, Endpoint, TcpOptions, World};
 use engine::{Budget, ExecUnit, TraceRecord, Tracer, VecObserver};
@@ -264,6 +264,7 @@ fn run_tcp(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<PathReport, RunE
             labels,
         )?;
         r.throughput = Some(thr);
+        r.recovery = Some(tcp_recovery(&w, sa, sb));
         return Ok(r);
     }
     let mut buf = vec![0u8; len];
@@ -336,7 +337,7 @@ fn run_tcp(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<PathReport, RunE
     let c = w.tcp_connection(sa).counters().retransmitted_bytes
         + w.tcp_connection(sb).counters().retransmitted_bytes;
     m.retransmitted_bytes = c;
-    finish(
+    let mut r = finish(
         &mut w,
         plan,
         "tcp",
@@ -344,7 +345,9 @@ fn run_tcp(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<PathReport, RunE
         m,
         &before,
         ("read() returned the data", "write() returned"),
-    )
+    )?;
+    r.recovery = Some(tcp_recovery(&w, sa, sb));
+    Ok(r)
 }
 
 /// Sets up an RC QP pair, stopping at `plan.rdma.qp_state`; returns the endpoints and, per
@@ -590,6 +593,7 @@ fn run_rdma(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<PathReport, Run
             labels,
         )?;
         r.throughput = Some(thr);
+        r.recovery = Some(rdma_recovery(&w, a, b));
         return Ok(r);
     }
     let len = plan.workload.message_bytes;
@@ -716,7 +720,7 @@ fn run_rdma(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<PathReport, Run
             .requester_counters(b.qpn)
             .map(|c| c.bytes_retransmitted)
             .unwrap_or(0);
-    finish(
+    let mut r = finish(
         &mut w,
         plan,
         "rdma",
@@ -724,7 +728,42 @@ fn run_rdma(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<PathReport, Run
         m,
         &before,
         labels,
-    )
+    )?;
+    r.recovery = Some(rdma_recovery(&w, a, b));
+    Ok(r)
+}
+
+/// TCP's loss recovery, both directions added.
+fn tcp_recovery(w: &World, sa: crate::world::SocketId, sb: crate::world::SocketId) -> Recovery {
+    let (x, y) = (
+        w.tcp_connection(sa).counters(),
+        w.tcp_connection(sb).counters(),
+    );
+    Recovery {
+        loss_events: x.fast_recoveries + y.fast_recoveries,
+        timeouts: x.rtos + y.rtos,
+        tail_probes: x.tlp_probes + y.tlp_probes,
+        mean_inflight_packets: None,
+    }
+}
+
+/// The RC requesters' loss recovery: sequence NAKs, ACK timeouts, and the mean in-flight
+/// window (what each go-back-N recovery resends).
+fn rdma_recovery(w: &World, a: Endpoint, b: Endpoint) -> Recovery {
+    let cs: Vec<_> = [(0, a), (1, b)]
+        .iter()
+        .filter_map(|(h, e)| w.host(*h).requester_counters(e.qpn))
+        .collect();
+    let sum = |f: &dyn Fn(&transport::roce::requester::RequesterCounters) -> u64| {
+        cs.iter().map(f).sum::<u64>()
+    };
+    let first = sum(&|c| c.first_transmissions);
+    Recovery {
+        loss_events: sum(&|c| c.sequence_naks),
+        timeouts: sum(&|c| c.timeouts),
+        tail_probes: 0,
+        mean_inflight_packets: (first > 0).then(|| sum(&|c| c.inflight_sum) as f64 / first as f64),
+    }
 }
 
 fn post_failed(verb: &str, h: u32, e: &verbs::PostError, w: &World, ep: Endpoint) -> Outcome {
@@ -975,6 +1014,7 @@ fn finish(
         drops: f.drops() - b.drops(),
         pfc_pauses: f.pauses_sent - b.pauses_sent,
         throughput: None,
+        recovery: None,
         ecn_marks: f.ecn_marks - b.ecn_marks,
     })
 }
