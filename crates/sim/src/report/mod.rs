@@ -52,6 +52,7 @@
 //! - `recovery`: `{loss_events, timeouts, tail_probes, mean_inflight_packets}` (RDMA:
 //!   sequence NAKs, ACK timeouts, mean in-flight packets; TCP: fast recoveries, RTOs, TLPs);
 //! - `throughput`: `null` in count mode, else [`Throughput`]: `gbps`, `window_ns`, `bytes`,
+//!   `stalled_ns` (window end minus the last delivery),
 //!   and with loss in the plan `baseline_gbps` (the loss-free rerun) and `retention`.
 //!
 //! # Remote CPU participation thresholds
@@ -191,6 +192,9 @@ pub struct Throughput {
     pub window_ns: f64,
     /// Bytes delivered in the window.
     pub bytes: u64,
+    /// How long before the window's end the last delivery (TCP read, RDMA completion)
+    /// happened, ns: a long tail means the stream stalled, e.g. waiting for an ACK timeout.
+    pub stalled_ns: f64,
     /// The same stream with the plan's loss set to zero, Gb/s (only when the plan loses).
     pub baseline_gbps: Option<f64>,
     /// `gbps / baseline_gbps`: the share of its loss-free throughput the path keeps.
@@ -439,12 +443,23 @@ impl Report {
             .any(|p| p.throughput.is_some())
         {
             row("throughput (steady state)", &|p| match &p.throughput {
-                Some(t) => format!(
-                    "{:.2} Gb/s ({} B in {})",
-                    t.gbps,
-                    t.bytes,
-                    format_ns(t.window_ns)
-                ),
+                Some(t) => {
+                    let mut c = format!(
+                        "{:.2} Gb/s ({} B in {})",
+                        t.gbps,
+                        t.bytes,
+                        format_ns(t.window_ns)
+                    );
+                    // Normal gaps between deliveries are microseconds; a tenth of the window
+                    // without one is a stall worth naming.
+                    if t.stalled_ns > t.window_ns / 10.0 {
+                        c += &format!(
+                            "; stalled: nothing delivered in the last {}",
+                            format_ns(t.stalled_ns)
+                        );
+                    }
+                    c
+                }
                 None => "—".to_string(),
             });
             row("throughput retention under loss", &|p| match p

@@ -40,7 +40,7 @@ pub fn window(t0: SimTime, d: SimDuration) -> Result<(SimTime, SimTime), RunErro
     Ok((t0 + warm, t0 + d))
 }
 
-fn throughput(bytes: u64, from: SimTime, to: SimTime) -> Throughput {
+fn throughput(bytes: u64, from: SimTime, to: SimTime, last_progress: SimTime) -> Throughput {
     let ns = to.saturating_duration_since(from).as_ns() as f64;
     Throughput {
         gbps: if ns > 0.0 {
@@ -50,6 +50,9 @@ fn throughput(bytes: u64, from: SimTime, to: SimTime) -> Throughput {
         },
         window_ns: ns,
         bytes,
+        stalled_ns: to
+            .saturating_duration_since(last_progress.max(from))
+            .as_ns() as f64,
         baseline_gbps: None,
         retention: None,
     }
@@ -72,6 +75,7 @@ pub fn tcp(
     let (warm, end) = window(t0, d)?;
     let (mut sent, mut got) = (0u64, 0u64);
     let mut at_warm = None;
+    let mut last = t0;
     loop {
         let now = w.now();
         if at_warm.is_none() && now >= warm {
@@ -87,6 +91,7 @@ pub fn tcp(
         }
         if now >= w.tcp_ready_at(sb) && w.tcp_bytes_readable(sb) > 0 {
             got += w.tcp_read(1, sb, &mut buf) as u64;
+            last = w.now();
             continue;
         }
         // Sleep until the next thing either application can do, or the next milestone.
@@ -105,7 +110,7 @@ pub fn tcp(
         }
     }
     let (g0, t_warm) = at_warm.unwrap_or((0, warm));
-    Ok((got, throughput(got - g0, t_warm, w.now())))
+    Ok((got, throughput(got - g0, t_warm, w.now(), last)))
 }
 
 /// Keeps [`RDMA_WINDOW`] signaled WRITEs of `message_bytes` in flight from `a` to `b`'s buffer
@@ -126,6 +131,7 @@ pub fn rdma(
     let (warm, end) = window(t0, d)?;
     let (mut posted, mut done) = (0u64, 0u64);
     let mut at_warm = None;
+    let mut last = t0;
     loop {
         let now = w.now();
         if at_warm.is_none() && now >= warm {
@@ -148,7 +154,7 @@ pub fn rdma(
                     at: "host 0".to_string(),
                     why: e.to_string(),
                 };
-                return Ok((done * len, throughput(0, warm, end), Some(o)));
+                return Ok((done * len, throughput(0, warm, end, t0), Some(o)));
             }
             posted += 1;
             continue;
@@ -163,10 +169,11 @@ pub fn rdma(
                 at: "host 0".to_string(),
                 why: format!("a streamed WRITE completed with {:?}", wc.status),
             };
-            return Ok((done * len, throughput(0, warm, end), Some(o)));
+            return Ok((done * len, throughput(0, warm, end, t0), Some(o)));
         }
         done += wcs.len() as u64;
         if !wcs.is_empty() {
+            last = w.now();
             continue;
         }
         let mut wait = if at_warm.is_none() { warm } else { end };
@@ -184,7 +191,7 @@ pub fn rdma(
     let (b0, t_warm) = at_warm.unwrap_or((0, warm));
     Ok((
         done * len,
-        throughput(done * len - b0, t_warm, w.now()),
+        throughput(done * len - b0, t_warm, w.now(), last),
         None,
     ))
 }
