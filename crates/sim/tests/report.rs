@@ -249,3 +249,52 @@ fn same_plan_same_report() {
     let b = serde_json::to_string(&run("lesson5", &[])).unwrap();
     assert_eq!(a, b);
 }
+
+#[test]
+fn send_recv_with_a_completion_channel_adds_an_interrupt_and_a_wake_up() {
+    let poll = run("lesson2", &[]);
+    let event = run("lesson2", &["rdma.completion=\"event\""]);
+    let (p, e) = (poll.rdma.as_ref().unwrap(), event.rdma.as_ref().unwrap());
+    assert_eq!(e.remote_cpu, Participation::Light, "{}", e.remote_cpu_why);
+    let names: Vec<&str> = e
+        .data_path
+        .cpu_stages_remote
+        .iter()
+        .map(|s| s.name)
+        .collect();
+    for s in [
+        "completion interrupt",
+        "wake-up (context switch)",
+        "req_notify_cq",
+        "poll_cq",
+    ] {
+        assert!(names.contains(&s), "missing {s}: {names:?}");
+    }
+    assert_eq!((e.data_path.copies, e.data_path.syscalls), (0, 0));
+    // The receiver learns of the message later by the interrupt and the wake-up.
+    let (lp, le) = (p.latency.as_ref().unwrap(), e.latency.as_ref().unwrap());
+    let extra = le.delivered_ns - lp.delivered_ns;
+    let irq_wake: f64 = e
+        .data_path
+        .cpu_stages_remote
+        .iter()
+        .filter(|s| s.name == "completion interrupt" || s.name.starts_with("wake-up"))
+        .map(|s| s.busy_ns)
+        .sum();
+    assert!(
+        (extra - irq_wake).abs() < 1.0,
+        "extra {extra} ns vs interrupt + wake-up {irq_wake} ns"
+    );
+    // One-sided WRITE never touches the remote application, so event mode is refused there.
+    let plan = scenario::parse_with(
+        scenario::preset("lesson1").unwrap().toml,
+        &["rdma.completion=\"event\""],
+    )
+    .unwrap();
+    assert!(
+        run_plan(&plan)
+            .unwrap_err()
+            .to_string()
+            .contains("rdma.completion")
+    );
+}

@@ -10,6 +10,9 @@
 //! RDMA keeps 8 signaled WRITEs in flight. Throughput is measured after a warm-up (a quarter
 //! of the stream, at most 500 µs) over a window of at least 1 ms; when the plan loses frames
 //! the stream is run again without loss, and retention is the ratio of the two.
+//! With `rdma.completion = "event"` (SEND/RECV), the receiver arms its CQ
+//! (`req_notify_cq`) and sleeps on a completion channel: the CQE raises an interrupt, the
+//! interrupt wakes the thread, and only then does it poll.
 //!
 //! Nothing in the report is a constant: counts, times and ratios are read from the host-stage
 //! trace ([`engine::TraceRecord::Stage`]), the CPU accounts, the socket counters, the PCIe DMA

@@ -481,6 +481,17 @@ impl World {
         host.verbs.req_notify_cq(cq, solicited_only)
     }
 
+    /// When the first completion event pending on `channel` reaches the application (its
+    /// wake-up ends), if one is pending: a blocking `ibv_get_cq_event` returns then.
+    pub fn cq_event_at(&self, h: u32, channel: verbs::types::ChannelHandle) -> Option<SimTime> {
+        self.hosts[h as usize]
+            .cq_events
+            .iter()
+            .filter(|(_, ch)| *ch == channel)
+            .map(|(t, _)| *t)
+            .min()
+    }
+
     /// `ibv_get_cq_event`: the CQ whose event has reached the application on `channel`, once
     /// the interrupt and the wake-up have run; `None` before that.
     pub fn get_cq_event(
