@@ -1,7 +1,7 @@
 //! `rdmalab presets` and `rdmalab run`: run a scenario and print the comparison report.
 
 use comfy_table::{ContentArrangement, Table};
-use rdmalab::report::{Report, run_plan_with_host};
+use rdmalab::report::{Report, RunOptions, run_plan_with};
 use rdmalab::scenario;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -22,6 +22,10 @@ pub struct RunArgs {
     /// `[profile]` constants replace the built-in ones). Repeatable: one of each.
     #[arg(long, value_name = "NIC|FILE")]
     pub profile: Vec<String>,
+    /// Write every frame of the two runs to pcaps: `--pcap out.pcap` gives `out-tcp.pcap` and
+    /// `out-rdma.pcap` (Wireshark and tshark decode TCP, RoCEv2 and PFC).
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<std::path::PathBuf>,
     /// Print one JSON document (schema below) instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -45,7 +49,7 @@ JSON schema (\"schema\": \"rdmalab.report/1\"), documented in full in the rdmala
                local_completion_ns, local_completion_at,
                breakdown [{side, unit, stage, count, busy_ns, start_ns, end_ns}]},
              memory_bus_bytes_per_delivered_byte {local, remote},
-             retransmitted_bytes, drops, pfc_pauses, ecn_marks,
+             retransmitted_bytes, drops, pfc_pauses, drawn_overflows_paused, ecn_marks,
              recovery {loss_events, timeouts, tail_probes, mean_inflight_packets},
              throughput null or {gbps, window_ns, bytes, stalled_ns, baseline_gbps, retention}}
   rdma_over_tcp_latency  number or null
@@ -105,7 +109,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(p) => p,
         Err(e) => return bad(e),
     };
-    let report = match run_plan_with_host(&plan, &host) {
+    let opts = RunOptions {
+        host,
+        pcap: a.pcap.clone(),
+    };
+    let report = match run_plan_with(&plan, &opts) {
         Ok(r) => r,
         Err(e) => return bad(e),
     };

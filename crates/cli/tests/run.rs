@@ -143,3 +143,26 @@ fn lesson1_report_snapshot() {
         .clone();
     insta::assert_snapshot!("lesson1_report", String::from_utf8(out).unwrap());
 }
+
+#[test]
+fn pcap_writes_one_capture_per_path() {
+    let dir = std::env::temp_dir().join(format!("rdmalab-run-pcap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("one.pcap");
+    rdmalab()
+        .args(["run", "1", "--pcap", out.to_str().unwrap()])
+        .assert()
+        .success();
+    for name in ["one-tcp.pcap", "one-rdma.pcap"] {
+        let len = std::fs::metadata(dir.join(name)).unwrap().len();
+        assert!(
+            len > 24,
+            "{name} holds frames after the pcap header: {len} B"
+        );
+    }
+    bad_input(
+        &["run", "1", "--pcap", "/nonexistent-dir/x.pcap"],
+        "/nonexistent-dir/x-tcp.pcap",
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,7 +1,9 @@
 //! The comparison report run on the lesson presets: every assertion reads what the model
 //! produced for that preset.
 
-use rdmalab::report::{Outcome, Participation, PathReport, Report, run_plan};
+use rdmalab::report::{
+    Outcome, Participation, PathReport, Report, RunOptions, run_plan, run_plan_with,
+};
 
 fn run(name: &str, sets: &[&str]) -> Report {
     let p = scenario::preset(name).expect("preset");
@@ -297,4 +299,44 @@ fn send_recv_with_a_completion_channel_adds_an_interrupt_and_a_wake_up() {
             .to_string()
             .contains("rdma.completion")
     );
+}
+
+/// ⑤ lossless: every drawn overflow on RoCE's priority is one PAUSE frame in the capture
+/// (class 3, non-zero quanta), followed by its RESUME (quanta 0).
+#[test]
+fn lesson5_lossless_pause_frames_in_the_pcap_equal_the_drawn_overflows() {
+    let dir = std::env::temp_dir().join(format!("rdmalab-report-pcap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = scenario::preset("lesson5").unwrap();
+    let plan = scenario::parse_with(p.toml, &["lossless.enabled=true"]).unwrap();
+    let opts = RunOptions {
+        pcap: Some(dir.join("l5.pcap")),
+        ..Default::default()
+    };
+    let r = run_plan_with(&plan, &opts).unwrap();
+    let d = r.rdma.as_ref().unwrap();
+    let (mut pauses, mut resumes) = (0u64, 0u64);
+    let file = std::fs::File::open(dir.join("l5-rdma.pcap")).unwrap();
+    for rec in wire::PcapReader::new(file).unwrap() {
+        let f = rec.unwrap().data;
+        if f.len() >= 26 && f[12..14] == [0x88, 0x08] && f[14..16] == [0x01, 0x01] {
+            assert_ne!(f[17] & 0x08, 0, "class 3 enabled");
+            match u16::from_be_bytes([f[24], f[25]]) {
+                0 => resumes += 1,
+                _ => pauses += 1,
+            }
+        }
+    }
+    assert!(d.drawn_overflows_paused > 0);
+    // A draw that lands while the port is already paused (ingress still above XON) extends
+    // that pause rather than sending another PAUSE: at seed 1, 39 draws give 38 PAUSEs.
+    assert!(
+        pauses <= d.drawn_overflows_paused && d.drawn_overflows_paused - pauses <= pauses / 10,
+        "{pauses} PAUSEs for {} drawn overflows",
+        d.drawn_overflows_paused
+    );
+    assert_eq!(pauses, d.pfc_pauses);
+    assert_eq!(resumes, pauses);
+    assert!(dir.join("l5-tcp.pcap").exists());
+    std::fs::remove_dir_all(&dir).ok();
 }

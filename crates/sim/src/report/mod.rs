@@ -50,7 +50,7 @@
 //!   that started the message, grouped by (side, unit, stage name), sorted by start;
 //! - `memory_bus_bytes_per_delivered_byte`: `{local, remote}` — (DMA bytes + 2 × CPU-copied
 //!   bytes) on that host during the data path ÷ bytes delivered;
-//! - `retransmitted_bytes`, `drops`, `pfc_pauses`, `ecn_marks` (fabric and transport counters
+//! - `retransmitted_bytes`, `drops`, `pfc_pauses`, `drawn_overflows_paused`, `ecn_marks` (fabric and transport counters
 //!   of the data path);
 //! - `recovery`: `{loss_events, timeouts, tail_probes, mean_inflight_packets}` (RDMA:
 //!   sequence NAKs, ACK timeouts, mean in-flight packets; TCP: fast recoveries, RTOs, TLPs);
@@ -75,7 +75,7 @@
 mod run;
 mod stream;
 
-pub use run::{run_plan, run_plan_with_host};
+pub use run::{run_plan, run_plan_with};
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -164,6 +164,9 @@ pub struct PathReport {
     pub drops: u64,
     /// PFC PAUSE frames sent.
     pub pfc_pauses: u64,
+    /// Drawn congestion overflows (`loss.congestion_drop`) on a lossless priority, each
+    /// turned into PFC back-pressure instead of a drop.
+    pub drawn_overflows_paused: u64,
     /// ECN marks.
     pub ecn_marks: u64,
     /// Stream mode: steady-state throughput (and retention when the plan loses frames).
@@ -184,6 +187,17 @@ pub struct Recovery {
     pub tail_probes: u64,
     /// RDMA: mean packets in flight when a packet was first sent.
     pub mean_inflight_packets: Option<f64>,
+}
+
+/// How to run a plan beyond what the plan itself says.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Host model constants to override (the `[profile]` table `rdmalab calibrate` writes:
+    /// key → picoseconds), applied on top of the plan's `host.*` settings.
+    pub host: BTreeMap<String, u64>,
+    /// Capture every frame of the two main runs (not the loss-free reruns) to
+    /// `<stem>-tcp.pcap` and `<stem>-rdma.pcap` next to this path.
+    pub pcap: Option<std::path::PathBuf>,
 }
 
 /// Steady-state throughput of a stream.
@@ -354,6 +368,9 @@ pub enum RunError {
     /// The topology could not be built.
     #[error(transparent)]
     Fabric(#[from] fabric::ConfigError),
+    /// The pcap could not be written.
+    #[error("pcap: {0}")]
+    Pcap(String),
     /// A host-profile override is unknown or out of range.
     #[error("host profile: {0}")]
     HostProfile(String),

@@ -2,12 +2,14 @@
 
 use super::{
     Costs, LIGHT_MAX_CPU_NS_PER_MESSAGE, Latency, Outcome, Participation, PathReport, Recovery,
-    Report, RunError, ScenarioSummary, Sides, StageCount, StageSpan, is_kernel_stage, stream,
+    Report, RunError, RunOptions, ScenarioSummary, Sides, StageCount, StageSpan, is_kernel_stage,
+    stream,
 };
 use crate::world::{ConnInfo, Endpoint, TcpOptions, World};
 use engine::{Budget, ExecUnit, TraceRecord, Tracer, VecObserver};
 use scenario::{Operation, Paths, Plan, QpStateKind};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use units::{NodeId, SimDuration, SimTime};
 use verbs::{
     AccessFlags, QpAttr, QpAttrMask, WcStatus,
@@ -95,13 +97,17 @@ struct Measured {
 
 /// Runs `plan`'s paths and builds the report.
 pub fn run_plan(plan: &Plan) -> Result<Report, RunError> {
-    run_plan_with_host(plan, &BTreeMap::new())
+    run_plan_with(plan, &RunOptions::default())
 }
 
-/// [`run_plan`] on hosts whose model constants are overridden by `host` (the `[profile]`
-/// table `rdmalab calibrate` writes: key → picoseconds), applied on top of the plan's
-/// `host.*` settings.
-pub fn run_plan_with_host(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<Report, RunError> {
+/// [`run_plan`] with [`RunOptions`]: calibrated host constants, pcap capture.
+pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError> {
+    let host = &opts.host;
+    let pcap = |path: &str| {
+        opts.pcap
+            .as_ref()
+            .map(|p| p.with_file_name(format!("{}-{path}.pcap", stem(p))))
+    };
     if let Some(what) = not_modelled(plan) {
         return Err(RunError::Unsupported(what));
     }
@@ -126,9 +132,9 @@ pub fn run_plan_with_host(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<R
     };
     let tcp = match plan.workload.paths {
         Paths::Both | Paths::Tcp => {
-            let r = run_tcp(plan, host)?;
+            let r = run_tcp(plan, host, pcap("tcp"))?;
             let base = if streaming && lossy {
-                Some(run_tcp(&loss_free, host)?)
+                Some(run_tcp(&loss_free, host, None)?)
             } else {
                 None
             };
@@ -138,9 +144,9 @@ pub fn run_plan_with_host(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<R
     };
     let rdma = match plan.workload.paths {
         Paths::Both | Paths::Rdma => {
-            let r = run_rdma(plan, host)?;
+            let r = run_rdma(plan, host, pcap("rdma"))?;
             let base = if streaming && lossy {
-                Some(run_rdma(&loss_free, host)?)
+                Some(run_rdma(&loss_free, host, None)?)
             } else {
                 None
             };
@@ -204,7 +210,19 @@ fn not_modelled(plan: &Plan) -> Option<String> {
     None
 }
 
-fn new_world(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<World, RunError> {
+/// `run.pcap` → `run`; a path without a file name → `capture`.
+fn stem(p: &Path) -> String {
+    p.file_stem().map_or_else(
+        || "capture".to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
+}
+
+fn new_world(
+    plan: &Plan,
+    host: &BTreeMap<String, u64>,
+    pcap: Option<PathBuf>,
+) -> Result<World, RunError> {
     let topo = plan.topology()?;
     let mut profile = plan.host_profile();
     profile
@@ -212,6 +230,12 @@ fn new_world(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<World, RunErro
         .map_err(|e| RunError::HostProfile(e.to_string()))?;
     let mut w = World::new(&topo, plan.fabric_config(), profile, plan.nic_profile())?;
     w.set_tracer(Tracer::new(VecObserver::default()));
+    if let Some(path) = pcap {
+        let f = std::fs::File::create(&path)
+            .map_err(|e| RunError::Pcap(format!("{}: {e}", path.display())))?;
+        w.capture_pcap(Box::new(std::io::BufWriter::new(f)))
+            .map_err(|e| RunError::Pcap(format!("{}: {e}", path.display())))?;
+    }
     Ok(w)
 }
 
@@ -227,8 +251,12 @@ fn pattern(seed: u64, len: usize) -> Vec<u8> {
         .collect()
 }
 
-fn run_tcp(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<PathReport, RunError> {
-    let mut w = new_world(plan, host)?;
+fn run_tcp(
+    plan: &Plan,
+    host: &BTreeMap<String, u64>,
+    pcap: Option<PathBuf>,
+) -> Result<PathReport, RunError> {
+    let mut w = new_world(plan, host, pcap)?;
     let opts = TcpOptions {
         config: plan.tcp_config(),
         tso: plan.tcp.tso,
@@ -531,8 +559,12 @@ fn cq_ready(w: &World, e: &Endpoint) -> bool {
     w.host(e.host).verbs.cq(e.cq).is_some_and(|c| !c.is_empty())
 }
 
-fn run_rdma(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<PathReport, RunError> {
-    let mut w = new_world(plan, host)?;
+fn run_rdma(
+    plan: &Plan,
+    host: &BTreeMap<String, u64>,
+    pcap: Option<PathBuf>,
+) -> Result<PathReport, RunError> {
+    let mut w = new_world(plan, host, pcap)?;
     let op = plan.rdma.operation;
     let op_name = match op {
         Operation::Write => "RDMA WRITE",
@@ -873,6 +905,7 @@ fn finish(
     before: &Snap,
     labels: (&'static str, &'static str),
 ) -> Result<PathReport, RunError> {
+    w.finish_pcap().map_err(|e| RunError::Pcap(e.to_string()))?;
     let nodes = [w.host(0).node, w.host(1).node];
     let trace = w
         .tracer_mut()
@@ -1048,6 +1081,7 @@ fn finish(
         retransmitted_bytes: m.retransmitted_bytes,
         drops: f.drops() - b.drops(),
         pfc_pauses: f.pauses_sent - b.pauses_sent,
+        drawn_overflows_paused: f.congestion_draws_paused - b.congestion_draws_paused,
         throughput: None,
         recovery: None,
         ecn_marks: f.ecn_marks - b.ecn_marks,
