@@ -107,6 +107,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
     let plan = match scenario::parse_with(&text, &sets) {
         Ok(p) => p,
+        // A file's errors are FILE:LINE:COL; a --set error already names its assignment.
+        Err(e) if e.origin == scenario::Origin::File => return bad(format!("{}:{e}", a.scenario)),
         Err(e) => return bad(e),
     };
     let opts = RunOptions {

@@ -73,6 +73,16 @@ fn bad_input(args: &[&str], needle: &str) {
 #[test]
 fn bad_input_exits_2_naming_the_problem() {
     bad_input(&["run", "lesson9"], "lesson9");
+    let dir = std::env::temp_dir().join(format!("rdmalab-run-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.toml");
+    std::fs::write(&f, "[workload]\nmessage_bytes = -5\n").unwrap();
+    let named = format!(
+        "{}:2:17: workload.message_bytes = -5 is out of range",
+        f.display()
+    );
+    bad_input(&["run", f.to_str().unwrap()], &named);
+    std::fs::remove_dir_all(&dir).ok();
     bad_input(&["run", "lesson1", "--set", "rdma.nope=1"], "rdma.nope");
     bad_input(
         &["run", "lesson1", "--set", "rdma.mtu_bytes=1000"],
