@@ -51,7 +51,8 @@ JSON schema (\"schema\": \"rdmalab.report/1\"), documented in full in the rdmala
              memory_bus_bytes_per_delivered_byte {local, remote},
              retransmitted_bytes, drops, pfc_pauses, drawn_overflows_paused, ecn_marks,
              recovery {loss_events, timeouts, tail_probes, mean_inflight_packets},
-             throughput null or {gbps, window_ns, bytes, stalled_ns, baseline_gbps, retention}}
+             throughput null or {gbps, window_ns, bytes, stalled_ns, batch_gbps, ci95_gbps,
+               retention_ci95, baseline_gbps, retention}}
   rdma_over_tcp_latency  number or null
 Remote CPU: none = no CPU stage on the remote's data path; light = only user-space verbs calls
 (post_recv, poll_cq, req_notify_cq) plus at most one completion interrupt and one wake-up per

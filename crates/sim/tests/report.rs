@@ -164,6 +164,17 @@ fn lesson5_stream_measures_throughput_and_retention() {
             (ret - th.gbps / base).abs() < 1e-12,
             "retention is the ratio of two runs"
         );
+        // Batch means: 10 batches whose mean is the window's throughput, and an interval
+        // around the retention.
+        assert_eq!(th.batch_gbps.len(), 10);
+        let mean = th.batch_gbps.iter().sum::<f64>() / 10.0;
+        assert!(
+            (mean - th.gbps).abs() < 1e-6 * th.gbps.max(1.0),
+            "{mean} vs {}",
+            th.gbps
+        );
+        let (lo, hi) = th.retention_ci95.unwrap();
+        assert!(lo <= ret && ret <= hi && lo < hi, "{lo} {ret} {hi}");
         assert!(ret < 1.0, "{}: 1% drops cost throughput ({ret})", p.path);
         assert!(p.drops > 0 && p.retransmitted_bytes > 0, "{}", p.path);
         assert!(
@@ -192,6 +203,11 @@ fn lesson5_stream_measures_throughput_and_retention() {
         "{} {}",
         stalled(d),
         stalled(t)
+    );
+    let rb = &d.throughput.as_ref().unwrap().batch_gbps;
+    assert!(
+        rb[0] > 0.0 && *rb.last().unwrap() == 0.0,
+        "the stall empties the last batches: {rb:?}"
     );
     // Go-back-N resends from the lost packet on; SACK resends only what was lost.
     let per_drop = |p: &PathReport| p.retransmitted_bytes as f64 / p.drops as f64;

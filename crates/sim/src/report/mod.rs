@@ -55,7 +55,8 @@
 //! - `recovery`: `{loss_events, timeouts, tail_probes, mean_inflight_packets}` (RDMA:
 //!   sequence NAKs, ACK timeouts, mean in-flight packets; TCP: fast recoveries, RTOs, TLPs);
 //! - `throughput`: `null` in count mode, else [`Throughput`]: `gbps`, `window_ns`, `bytes`,
-//!   `stalled_ns` (window end minus the last delivery),
+//!   `stalled_ns` (window end minus the last delivery), `batch_gbps` (10 equal batches),
+//!   `ci95_gbps` and `retention_ci95` (batch means, Student's t),
 //!   and with loss in the plan `baseline_gbps` (the loss-free rerun) and `retention`.
 //!
 //! # Remote CPU participation thresholds
@@ -212,6 +213,15 @@ pub struct Throughput {
     /// How long before the window's end the last delivery (TCP read, RDMA completion)
     /// happened, ns: a long tail means the stream stalled, e.g. waiting for an ACK timeout.
     pub stalled_ns: f64,
+    /// Throughput of each of the window's 10 equal batches, Gb/s.
+    pub batch_gbps: Vec<f64>,
+    /// 95% confidence interval of the mean throughput from the batch means (Student's t,
+    /// 9 degrees of freedom), Gb/s. Batches are not fully independent; a stall shows up as
+    /// zero batches and a wide interval.
+    pub ci95_gbps: Option<(f64, f64)>,
+    /// `ci95_gbps` divided by the loss-free throughput (its own variation is ignored: the
+    /// loss-free stream is steady).
+    pub retention_ci95: Option<(f64, f64)>,
     /// The same stream with the plan's loss set to zero, Gb/s (only when the plan loses).
     pub baseline_gbps: Option<f64>,
     /// `gbps / baseline_gbps`: the share of its loss-free throughput the path keeps.
@@ -487,7 +497,15 @@ impl Report {
                 .as_ref()
                 .and_then(|t| Some((t.retention?, t.baseline_gbps?)))
             {
-                Some((r, b)) => format!("{:.1}% of {b:.2} Gb/s loss-free", r * 100.0),
+                Some((r, b)) => match p.throughput.as_ref().and_then(|t| t.retention_ci95) {
+                    Some((lo, hi)) => format!(
+                        "{:.1}% of {b:.2} Gb/s loss-free (95% CI {:.1}–{:.1}%)",
+                        r * 100.0,
+                        lo * 100.0,
+                        hi * 100.0
+                    ),
+                    None => format!("{:.1}% of {b:.2} Gb/s loss-free", r * 100.0),
+                },
                 None => "— (no loss in this scenario)".to_string(),
             });
         }

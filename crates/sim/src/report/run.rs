@@ -127,6 +127,10 @@ pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError>
         if let (Some(t), Some(b)) = (r.throughput.as_mut(), base.and_then(|b| b.throughput)) {
             t.baseline_gbps = Some(b.gbps);
             t.retention = (b.gbps > 0.0).then(|| t.gbps / b.gbps);
+            t.retention_ci95 = t
+                .ci95_gbps
+                .filter(|_| b.gbps > 0.0)
+                .map(|(lo, hi)| (lo / b.gbps, hi / b.gbps));
         }
         r
     };

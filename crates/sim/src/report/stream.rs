@@ -40,6 +40,65 @@ pub fn window(t0: SimTime, d: SimDuration) -> Result<(SimTime, SimTime), RunErro
     Ok((t0 + warm, t0 + d))
 }
 
+/// Batches the window is cut into for the confidence interval (batch means).
+const BATCHES: u64 = 10;
+/// Student's t, 97.5th percentile, BATCHES − 1 = 9 degrees of freedom (two-sided 95%).
+const T_975_DF9: f64 = 2.262;
+
+/// Delivered bytes sampled at the warm-up's end and at [`BATCHES`] equal steps to the
+/// stream's end, for the throughput and its batch-means confidence interval.
+struct Marks {
+    at: Vec<SimTime>,
+    seen: Vec<u64>,
+}
+
+impl Marks {
+    fn new(warm: SimTime, end: SimTime) -> Marks {
+        let span = end.saturating_duration_since(warm).as_ps();
+        let at = (0..=BATCHES)
+            .map(|i| warm + SimDuration::from_ps(span * i / BATCHES))
+            .collect();
+        Marks {
+            at,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Records `bytes` for every mark reached by `now`.
+    fn observe(&mut self, now: SimTime, bytes: u64) {
+        while self.seen.len() < self.at.len() && self.at[self.seen.len()] <= now {
+            self.seen.push(bytes);
+        }
+    }
+
+    /// The next mark to stop at (the stream's end once all are seen).
+    fn next(&self) -> SimTime {
+        self.at[self.seen.len().min(self.at.len() - 1)]
+    }
+
+    /// The throughput over the window, its batches and their 95% interval.
+    fn finish(mut self, now: SimTime, bytes: u64, last: SimTime) -> Throughput {
+        self.observe(now, bytes);
+        while self.seen.len() < self.at.len() {
+            self.seen.push(bytes);
+        }
+        let (warm, end) = (self.at[0], self.at[BATCHES as usize]);
+        let mut t = throughput(bytes - self.seen[0], warm, end, last);
+        let batch_ns = end.saturating_duration_since(warm).as_ns() as f64 / BATCHES as f64;
+        t.batch_gbps = self
+            .seen
+            .windows(2)
+            .map(|b| (b[1] - b[0]) as f64 * 8.0 / batch_ns)
+            .collect();
+        let n = t.batch_gbps.len() as f64;
+        let mean = t.batch_gbps.iter().sum::<f64>() / n;
+        let var = t.batch_gbps.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        let half = T_975_DF9 * (var / n).sqrt();
+        t.ci95_gbps = Some(((mean - half).max(0.0), mean + half));
+        t
+    }
+}
+
 fn throughput(bytes: u64, from: SimTime, to: SimTime, last_progress: SimTime) -> Throughput {
     let ns = to.saturating_duration_since(from).as_ns() as f64;
     Throughput {
@@ -53,6 +112,9 @@ fn throughput(bytes: u64, from: SimTime, to: SimTime, last_progress: SimTime) ->
         stalled_ns: to
             .saturating_duration_since(last_progress.max(from))
             .as_ns() as f64,
+        batch_gbps: Vec::new(),
+        ci95_gbps: None,
+        retention_ci95: None,
         baseline_gbps: None,
         retention: None,
     }
@@ -74,13 +136,11 @@ pub fn tcp(
     let t0 = w.now().max(w.app_ready(0));
     let (warm, end) = window(t0, d)?;
     let (mut sent, mut got) = (0u64, 0u64);
-    let mut at_warm = None;
+    let mut marks = Marks::new(warm, end);
     let mut last = t0;
     loop {
         let now = w.now();
-        if at_warm.is_none() && now >= warm {
-            at_warm = Some((got, now));
-        }
+        marks.observe(now, got);
         if now >= end {
             break;
         }
@@ -94,8 +154,8 @@ pub fn tcp(
             last = w.now();
             continue;
         }
-        // Sleep until the next thing either application can do, or the next milestone.
-        let mut wait = if at_warm.is_none() { warm } else { end };
+        // Sleep until the next thing either application can do, or the next mark.
+        let mut wait = marks.next();
         if w.tcp_writable(sa) > 0 && w.app_ready(0) > now {
             wait = wait.min(w.app_ready(0));
         }
@@ -109,8 +169,7 @@ pub fn tcp(
             w.run_until(wait.max(now + SimDuration::from_ps(1)), &budget)?;
         }
     }
-    let (g0, t_warm) = at_warm.unwrap_or((0, warm));
-    Ok((got, throughput(got - g0, t_warm, w.now(), last)))
+    Ok((got, marks.finish(w.now(), got, last)))
 }
 
 /// Keeps [`RDMA_WINDOW`] signaled WRITEs of `message_bytes` in flight from `a` to `b`'s buffer
@@ -130,13 +189,11 @@ pub fn rdma(
     let t0 = w.now().max(w.app_ready(0));
     let (warm, end) = window(t0, d)?;
     let (mut posted, mut done) = (0u64, 0u64);
-    let mut at_warm = None;
+    let mut marks = Marks::new(warm, end);
     let mut last = t0;
     loop {
         let now = w.now();
-        if at_warm.is_none() && now >= warm {
-            at_warm = Some((done * len, now));
-        }
+        marks.observe(now, done * len);
         if now >= end {
             break;
         }
@@ -176,7 +233,7 @@ pub fn rdma(
             last = w.now();
             continue;
         }
-        let mut wait = if at_warm.is_none() { warm } else { end };
+        let mut wait = marks.next();
         if w.app_ready(0) > now {
             wait = wait.min(w.app_ready(0));
         }
@@ -188,10 +245,5 @@ pub fn rdma(
             w.run_until(wait.max(now + SimDuration::from_ps(1)), &budget)?;
         }
     }
-    let (b0, t_warm) = at_warm.unwrap_or((0, warm));
-    Ok((
-        done * len,
-        throughput(done * len - b0, t_warm, w.now(), last),
-        None,
-    ))
+    Ok((done * len, marks.finish(w.now(), done * len, last), None))
 }
