@@ -33,7 +33,7 @@ pub struct RunArgs {
 
 const RUN_HELP: &str = "\
 Exit codes: 0 the run finished (a failing RDMA verb is a result, shown in the outcome row);
-2 bad input (unknown preset or file, unknown --set key, out-of-range value).
+1 the run itself failed (an event budget exceeded); 2 bad input (unknown preset or file, unknown --set key, out-of-range value).
 
 JSON schema (\"schema\": \"rdmalab.report/1\"), documented in full in the rdmalab::report module:
   scenario   {seed, message_bytes, messages, operation, link_gbps, mode (count|stream), stream_us}
@@ -94,7 +94,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut sets: Vec<String> = Vec::new();
     let mut host = BTreeMap::new();
     for p in &a.profile {
-        if ["mlx5", "rxe", "ibta"].contains(&p.as_str()) {
+        if scenario::NicKind::NAMES.contains(&p.as_str()) {
             sets.push(format!("nic.profile=\"{p}\""));
             continue;
         }
@@ -118,7 +118,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let report = match run_plan_with(&plan, &opts) {
         Ok(r) => r,
-        Err(e) => return bad(e),
+        Err(e) if e.is_bad_input() => return bad(e),
+        Err(e) => {
+            eprintln!("rdmalab run: the run failed: {e}");
+            return Ok(ExitCode::from(1));
+        }
     };
     let name = scenario::preset(&a.scenario).map_or(a.scenario.as_str(), |p| p.name);
     let out = if a.json {

@@ -81,11 +81,15 @@ fn unregistered_memory_fails_rdma_while_tcp_delivers() {
     let r = run("lesson3", &[]);
     let (t, d) = paths(&r);
     assert_eq!(t.outcome, Outcome::Success);
-    let Outcome::Failed { verb, code, .. } = &d.outcome else {
+    let Outcome::Failed { verb, code, at, .. } = &d.outcome else {
         panic!("RDMA should fail: {:?}", d.outcome)
     };
-    eprintln!("lesson3: {verb} → {code}");
-    assert_eq!(d.messages_delivered, 0);
+    // mlx5: post_send returns 0; the gather fails and the send completion says so.
+    assert_eq!(verb, "ibv_poll_cq", "{:?}", d.outcome);
+    assert!(code.starts_with("LocProtErr"), "{code}");
+    assert!(at.starts_with("host 0"), "{at}");
+    assert_eq!((d.messages_delivered, d.bytes_delivered), (0, 0));
+    assert_eq!(d.drops, 0);
 }
 
 #[test]
@@ -355,4 +359,54 @@ fn lesson5_lossless_pause_frames_in_the_pcap_equal_the_drawn_overflows() {
     assert_eq!(resumes, pauses);
     assert!(dir.join("l5-tcp.pcap").exists());
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// (RoCE frames, TCP segments) in a capture: IPv4 over an optional 802.1Q tag, UDP port 4791.
+fn roce_and_tcp_frames(path: &std::path::Path) -> (u32, u32) {
+    let (mut roce, mut tcp) = (0, 0);
+    for rec in wire::PcapReader::new(std::fs::File::open(path).unwrap()).unwrap() {
+        let f = rec.unwrap().data;
+        let ip = if f[12..14] == [0x81, 0x00] { 18 } else { 14 };
+        if f.len() > ip + 24 && f[ip - 2..ip] == [0x08, 0x00] {
+            match f[ip + 9] {
+                17 if f[ip + 22..ip + 24] == [0x12, 0xb7] => roce += 1,
+                6 => tcp += 1,
+                _ => {}
+            }
+        }
+    }
+    (roce, tcp)
+}
+
+/// ③ on the wire: the unregistered buffer fails at the gather, so no RoCE frame (UDP 4791)
+/// ever leaves host 0; the capture holds only the TCP exchange. Under rxe the failure is
+/// rxe's own, and still nothing is sent. ① with the same capture does send RoCE frames.
+#[test]
+fn lesson3_sends_no_roce_frame() {
+    for (preset, nic) in [("lesson3", "mlx5"), ("lesson3", "rxe"), ("lesson1", "mlx5")] {
+        let dir =
+            std::env::temp_dir().join(format!("rdmalab-{preset}-{nic}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = scenario::preset(preset).unwrap();
+        let set = format!("nic.profile=\"{nic}\"");
+        let plan = scenario::parse_with(p.toml, &[set.as_str()]).unwrap();
+        let opts = RunOptions {
+            pcap: Some(dir.join("c.pcap")),
+            ..Default::default()
+        };
+        let r = run_plan_with(&plan, &opts).unwrap();
+        let failed = matches!(r.rdma.as_ref().unwrap().outcome, Outcome::Failed { .. });
+        let (roce, tcp) = roce_and_tcp_frames(&dir.join("c-rdma.pcap"));
+        assert!(
+            tcp >= 5,
+            "{preset}/{nic}: the exchange's TCP segments are there ({tcp})"
+        );
+        if preset == "lesson3" {
+            assert!(failed);
+            assert_eq!(roce, 0, "{nic}: no RoCE frame leaves");
+        } else {
+            assert!(!failed && roce > 0, "{preset}: {roce} RoCE frames");
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

@@ -392,6 +392,19 @@ pub enum RunError {
     Unsupported(String),
 }
 
+impl RunError {
+    /// Whether the plan or the options are at fault (fix the input), rather than the run
+    /// (an event budget exceeded, the connection exchange never completing, a verbs error
+    /// the setup did not expect).
+    pub fn is_bad_input(&self) -> bool {
+        use crate::world::WorldError as W;
+        !matches!(
+            self,
+            RunError::World(W::Budget(_) | W::Exchange | W::Verbs(_))
+        )
+    }
+}
+
 impl Report {
     /// The table: (row label, TCP cell, RDMA cell), in DESIGN.md §3.7's order.
     pub fn rows(&self) -> Vec<(String, String, String)> {
@@ -511,10 +524,11 @@ impl Report {
         }
         row("loss recovery", &|p| match &p.recovery {
             Some(r) if p.path == "rdma" => format!(
-                "{} sequence NAK(s) (go-back-N), {} timeout(s), {:.1} packets in flight on average",
+                "{} sequence NAK(s) (go-back-N), {} timeout(s), {} packets in flight on average",
                 r.loss_events,
                 r.timeouts,
-                r.mean_inflight_packets.unwrap_or(0.0)
+                r.mean_inflight_packets
+                    .map_or("—".to_string(), |x| format!("{x:.1}"))
             ),
             Some(r) => format!(
                 "{} fast recover(ies) (SACK), {} RTO(s), {} tail-loss probe(s)",

@@ -284,10 +284,13 @@ fn run_tcp(
         setup_end,
     };
     if let Some(d) = plan.stream_duration() {
-        let (bytes, thr) = stream::tcp(&mut w, sa, sb, plan, d)?;
+        let (bytes, thr, failed) = stream::tcp(&mut w, sa, sb, plan, d)?;
         m.delivered = bytes / plan.workload.message_bytes.max(1);
-        m.retransmitted_bytes = w.tcp_connection(sa).counters().retransmitted_bytes
-            + w.tcp_connection(sb).counters().retransmitted_bytes;
+        if let Some(o) = failed {
+            m.outcome = o;
+        }
+        let (recovery, resent) = tcp_recovery(&w, sa, sb);
+        m.retransmitted_bytes = resent;
         let labels = ("read() returned the data", "write() returned");
         let mut r = finish(
             &mut w,
@@ -299,7 +302,7 @@ fn run_tcp(
             labels,
         )?;
         r.throughput = Some(thr);
-        r.recovery = Some(tcp_recovery(&w, sa, sb));
+        r.recovery = Some(recovery);
         return Ok(r);
     }
     let mut buf = vec![0u8; len];
@@ -369,9 +372,8 @@ fn run_tcp(
             m.first = Some((t0, w.app_ready(1), None, write_done));
         }
     }
-    let c = w.tcp_connection(sa).counters().retransmitted_bytes
-        + w.tcp_connection(sb).counters().retransmitted_bytes;
-    m.retransmitted_bytes = c;
+    let (recovery, resent) = tcp_recovery(&w, sa, sb);
+    m.retransmitted_bytes = resent;
     let mut r = finish(
         &mut w,
         plan,
@@ -381,7 +383,7 @@ fn run_tcp(
         &before,
         ("read() returned the data", "write() returned"),
     )?;
-    r.recovery = Some(tcp_recovery(&w, sa, sb));
+    r.recovery = Some(recovery);
     Ok(r)
 }
 
@@ -629,11 +631,8 @@ fn run_rdma(
         if let Some(o) = failed {
             m.outcome = o;
         }
-        m.retransmitted_bytes = [(0, a), (1, b)]
-            .iter()
-            .filter_map(|(h, e)| w.host(*h).requester_counters(e.qpn))
-            .map(|c| c.bytes_retransmitted)
-            .sum();
+        let (recovery, resent) = rdma_recovery(&w, a, b);
+        m.retransmitted_bytes = resent;
         let mut r = finish(
             &mut w,
             plan,
@@ -644,7 +643,7 @@ fn run_rdma(
             labels,
         )?;
         r.throughput = Some(thr);
-        r.recovery = Some(rdma_recovery(&w, a, b));
+        r.recovery = Some(recovery);
         return Ok(r);
     }
     let len = plan.workload.message_bytes;
@@ -658,11 +657,19 @@ fn run_rdma(
         };
         // The source of the bytes: host 0 for WRITE/SEND, host 1 for READ.
         let src_host = if op == Operation::Read { 1 } else { 0 };
-        if !synthetic {
-            let _ = w
+        if !synthetic
+            && let Err(e) = w
                 .verbs(src_host)
                 .memory_mut()
-                .write(bufs[src_host as usize].0, &msg);
+                .write(bufs[src_host as usize].0, &msg)
+        {
+            m.outcome = Outcome::Failed {
+                verb: "memory write".to_string(),
+                code: "EFAULT".to_string(),
+                at: format!("host {src_host}"),
+                why: e.to_string(),
+            };
+            break;
         }
         if op == Operation::Send {
             let rwr = RecvWr::new(
@@ -760,37 +767,49 @@ fn run_rdma(
             m.outcome = wc_failed(wc.status, 0, "send", &w, a);
             break;
         }
-        if !synthetic {
-            let dst_host = if op == Operation::Read { 0 } else { 1 };
-            let mut got = vec![0u8; len as usize];
-            let _ = w
-                .verbs(dst_host)
+        // The bytes arrived intact: compared directly, or for a synthetic buffer (over
+        // MAX_REAL_LEN) by the memory's own position check of every placed byte.
+        let dst_host = if op == Operation::Read { 0 } else { 1 };
+        let dst_va = bufs[dst_host as usize].0;
+        let intact = if synthetic {
+            w.verbs(dst_host)
                 .memory()
-                .read(bufs[dst_host as usize].0, &mut got);
-            if got != msg {
+                .synthetic_stats(dst_va)
+                .is_some_and(|st| st.mismatched_bytes == 0)
+        } else {
+            let mut got = vec![0u8; len as usize];
+            w.verbs(dst_host).memory().read(dst_va, &mut got).is_ok() && got == msg
+        };
+        if !intact {
+            m.outcome = Outcome::Failed {
+                verb: "memory check".to_string(),
+                code: "corrupt".to_string(),
+                at: format!("host {dst_host}"),
+                why: format!("message {i}: the destination buffer differs from the source"),
+            };
+            break;
+        }
+        let remote_cqe = match (op, remote_cqe) {
+            (Operation::Send, None) => {
                 m.outcome = Outcome::Failed {
-                    verb: "memory check".to_string(),
-                    code: "corrupt".to_string(),
-                    at: format!("host {dst_host}"),
-                    why: format!("message {i}: the destination buffer differs from the source"),
+                    verb: "ibv_poll_cq".to_string(),
+                    code: "no completion".to_string(),
+                    at: format!("host 1, QP {}", b.qpn.get()),
+                    why: format!(
+                        "message {i}: the send completed but no receive completion reached host 1"
+                    ),
                 };
                 break;
             }
-        }
+            (_, t) => t.unwrap_or(local_cqe),
+        };
         m.delivered += 1;
         if m.first.is_none() {
-            m.first = Some((t0, remote_cqe.unwrap_or(local_cqe), None, local_cqe));
+            m.first = Some((t0, remote_cqe, None, local_cqe));
         }
     }
-    m.retransmitted_bytes = w
-        .host(0)
-        .requester_counters(a.qpn)
-        .map(|c| c.bytes_retransmitted)
-        .unwrap_or(0)
-        + w.host(1)
-            .requester_counters(b.qpn)
-            .map(|c| c.bytes_retransmitted)
-            .unwrap_or(0);
+    let (recovery, resent) = rdma_recovery(&w, a, b);
+    m.retransmitted_bytes = resent;
     let mut r = finish(
         &mut w,
         plan,
@@ -800,27 +819,32 @@ fn run_rdma(
         &before,
         labels,
     )?;
-    r.recovery = Some(rdma_recovery(&w, a, b));
+    r.recovery = Some(recovery);
     Ok(r)
 }
 
-/// TCP's loss recovery, both directions added.
-fn tcp_recovery(w: &World, sa: crate::world::SocketId, sb: crate::world::SocketId) -> Recovery {
+/// TCP's loss recovery and retransmitted bytes, both directions added.
+fn tcp_recovery(
+    w: &World,
+    sa: crate::world::SocketId,
+    sb: crate::world::SocketId,
+) -> (Recovery, u64) {
     let (x, y) = (
         w.tcp_connection(sa).counters(),
         w.tcp_connection(sb).counters(),
     );
-    Recovery {
+    let r = Recovery {
         loss_events: x.fast_recoveries + y.fast_recoveries,
         timeouts: x.rtos + y.rtos,
         tail_probes: x.tlp_probes + y.tlp_probes,
         mean_inflight_packets: None,
-    }
+    };
+    (r, x.retransmitted_bytes + y.retransmitted_bytes)
 }
 
 /// The RC requesters' loss recovery: sequence NAKs, ACK timeouts, and the mean in-flight
-/// window (what each go-back-N recovery resends).
-fn rdma_recovery(w: &World, a: Endpoint, b: Endpoint) -> Recovery {
+/// window (what each go-back-N recovery resends); and the bytes resent.
+fn rdma_recovery(w: &World, a: Endpoint, b: Endpoint) -> (Recovery, u64) {
     let cs: Vec<_> = [(0, a), (1, b)]
         .iter()
         .filter_map(|(h, e)| w.host(*h).requester_counters(e.qpn))
@@ -829,12 +853,13 @@ fn rdma_recovery(w: &World, a: Endpoint, b: Endpoint) -> Recovery {
         cs.iter().map(f).sum::<u64>()
     };
     let first = sum(&|c| c.first_transmissions);
-    Recovery {
+    let r = Recovery {
         loss_events: sum(&|c| c.sequence_naks),
         timeouts: sum(&|c| c.timeouts),
         tail_probes: 0,
         mean_inflight_packets: (first > 0).then(|| sum(&|c| c.inflight_sum) as f64 / first as f64),
-    }
+    };
+    (r, sum(&|c| c.bytes_retransmitted))
 }
 
 fn post_failed(verb: &str, h: u32, e: &verbs::PostError, w: &World, ep: Endpoint) -> Outcome {
