@@ -154,8 +154,18 @@ pub fn tcp(
         }
         if now >= w.tcp_ready_at(sb) && w.tcp_bytes_readable(sb) > 0 {
             let n = w.tcp_read(1, sb, &mut buf);
-            // The sender repeats `src`; byte k of the stream is src[k % len].
-            let bad = (0..n).find(|&i| buf[i] != src[((got + i as u64) % len as u64) as usize]);
+            // The sender repeats `src`; byte k of the stream is src[k % len]. Compared a
+            // run of `src` at a time (memcmp), then located byte by byte only on a mismatch.
+            let mut bad = None;
+            let mut i = 0;
+            while i < n && bad.is_none() {
+                let off = ((got + i as u64) % len as u64) as usize;
+                let k = (len - off).min(n - i);
+                if buf[i..i + k] != src[off..off + k] {
+                    bad = (0..k).find(|&x| buf[i + x] != src[off + x]).map(|x| i + x);
+                }
+                i += k;
+            }
             if let Some(i) = bad {
                 let o = Outcome::Failed {
                     verb: "read".to_string(),
