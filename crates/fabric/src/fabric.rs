@@ -25,8 +25,9 @@
 //! With probability `congestion_drop` an arriving frame "would overflow the buffer". On a lossy
 //! priority it is dropped. On a lossless priority the frame is admitted, and the draw stands for a
 //! burst of cross traffic just large enough to push its ingress count one frame past XOFF: those
-//! phantom bytes drain at the link rate, so the ordinary PFC code sends a real PAUSE upstream
-//! and a RESUME once the count falls to XON.
+//! phantom bytes drain at the link rate (a [`PHANTOM_CHUNK`] at a time, so the count falls as a
+//! real queue's would and XON is crossed when a real burst would cross it), so the ordinary PFC
+//! code sends a real PAUSE upstream and a RESUME once the count falls to XON.
 //!
 //! # Simplifications and what they cost
 //! - Admission: lossless frames may use the whole buffer; lossy frames the buffer minus the PFC
@@ -59,6 +60,10 @@ use units::{
     Bandwidth, ByteLen, FlowId, LinkId, NodeId, PortId, Priority, Probability, SimDuration, SimTime,
 };
 use wire::pfc::pause_duration;
+
+/// Bytes of a congestion draw's phantom burst drained per step: one 4 KiB frame, so the
+/// ingress count falls at the link rate in frame-sized steps rather than all at once.
+pub const PHANTOM_CHUNK: u32 = 4096;
 
 /// Sees every frame as it starts onto a wire, e.g. to write a pcap. The fabric carries no
 /// bytes; a tap that wants them builds the frame from the packet's fields (the `wire` crate
@@ -95,13 +100,14 @@ pub enum FabricEvent {
         /// Index into the fabric's flows.
         flow: u32,
     },
-    /// Phantom bytes from a congestion draw have drained from an ingress count.
+    /// One chunk ([`PHANTOM_CHUNK`]) of a congestion draw's phantom bytes has drained from an
+    /// ingress count; the next chunk is scheduled one serialization time later.
     PhantomDrain {
         /// The ingress port.
         port: u32,
         /// The priority.
         prio: u8,
-        /// How many phantom bytes drained.
+        /// Phantom bytes of this draw still counted (this chunk included).
         bytes: u32,
     },
     /// Time to re-send a PAUSE that is still needed.
@@ -788,7 +794,22 @@ impl Fabric {
             }
             FabricEvent::PhantomDrain { port, prio, bytes } => {
                 let p = &mut self.ports[port as usize];
-                p.phantom[prio as usize] -= bytes as u64;
+                let d = bytes.min(PHANTOM_CHUNK);
+                p.phantom[prio as usize] -= d as u64;
+                let rest = bytes - d;
+                if rest > 0 {
+                    let next =
+                        p.bw.serialization_time(ByteLen::new(rest.min(PHANTOM_CHUNK) as u64));
+                    sched.schedule_in(
+                        next,
+                        FabricEvent::PhantomDrain {
+                            port,
+                            prio,
+                            bytes: rest,
+                        }
+                        .into(),
+                    );
+                }
                 self.check_xon(port, prio as usize, sched);
             }
             FabricEvent::PfcRefresh {
@@ -1154,7 +1175,9 @@ impl Fabric {
             let total = pt.ingress[prio] + pt.phantom[prio];
             let push = (pfc.xoff_bytes.saturating_sub(total) + len).min(u32::MAX as u64);
             pt.phantom[prio] += push;
-            let drain = pt.bw.serialization_time(ByteLen::new(push));
+            let drain = pt
+                .bw
+                .serialization_time(ByteLen::new(push.min(PHANTOM_CHUNK as u64)));
             sched.schedule_in(
                 drain,
                 FabricEvent::PhantomDrain {

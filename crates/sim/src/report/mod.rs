@@ -57,7 +57,12 @@
 //! - `throughput`: `null` in count mode, else [`Throughput`]: `gbps`, `window_ns`, `bytes`,
 //!   `stalled_ns` (window end minus the last delivery), `batch_gbps` (10 equal batches),
 //!   `ci95_gbps` and `retention_ci95` (batch means, Student's t),
-//!   and with loss in the plan `baseline_gbps` (the loss-free rerun) and `retention`.
+//!   and with loss in the plan `baseline_gbps` (the loss-free rerun) and `retention`;
+//!   `model`: the path's loss model over the same window ([`LossModel`]: `model`
+//!   `"go-back-N"` or `"Mathis"`, its inputs `packets`, `loss_events`, `loss_rate`,
+//!   `timeouts`, `timeout_wait_ns`, `inflight_packets` (W), `rtt_ns`, `mss_bytes`, and with
+//!   a baseline `predicted_gbps`, `predicted_retention`,
+//!   `measured_over_predicted`).
 //!
 //! # Remote CPU participation thresholds
 //!
@@ -73,8 +78,11 @@
 //! A CPU stage counts as kernel work unless its name is one of [`USER_SPACE_STAGES`] (verbs
 //! calls run in the application's address space, with no system call).
 
+mod loss_model;
 mod run;
 mod stream;
+
+pub use loss_model::LossModel;
 
 pub use run::{run_plan, run_plan_with};
 
@@ -226,6 +234,9 @@ pub struct Throughput {
     pub baseline_gbps: Option<f64>,
     /// `gbps / baseline_gbps`: the share of its loss-free throughput the path keeps.
     pub retention: Option<f64>,
+    /// The transport's loss model (go-back-N or Mathis) fed with this window's measurements,
+    /// and what it predicts once the baseline is known.
+    pub model: Option<LossModel>,
 }
 
 /// A value per host.
@@ -521,6 +532,14 @@ impl Report {
                 },
                 None => "— (no loss in this scenario)".to_string(),
             });
+            row("loss model prediction", &|p| match p
+                .throughput
+                .as_ref()
+                .and_then(|t| t.model.as_ref())
+            {
+                Some(m) if m.predicted_retention.is_some() && m.loss_events > 0 => model_cell(m),
+                _ => "—".to_string(),
+            });
         }
         row("loss recovery", &|p| match &p.recovery {
             Some(r) if p.path == "rdma" => format!(
@@ -611,4 +630,43 @@ pub fn format_ns(ns: f64) -> String {
     } else {
         format!("{ns:.1} ns")
     }
+}
+
+/// The "loss model prediction" cell: the prediction, the inputs it came from, and how the
+/// measurement compares.
+fn model_cell(m: &LossModel) -> String {
+    let inputs = match m.model {
+        "go-back-N" => format!(
+            "η = (1−p)/(1+(W−1)p) with W {:.1} in flight, p {:.2}% ({} loss events / {} packets)",
+            m.inflight_packets.unwrap_or(0.0),
+            m.loss_rate * 100.0,
+            m.loss_events,
+            m.packets
+        ),
+        _ => format!(
+            "(MSS/RTT)·√(3/(2p)) with MSS {} B, RTT {}, p {:.2}% ({} loss events / {} packets)",
+            m.mss_bytes.unwrap_or(0),
+            format_ns(m.rtt_ns.unwrap_or(0.0)),
+            m.loss_rate * 100.0,
+            m.loss_events,
+            m.packets
+        ),
+    };
+    let wait = if m.timeout_wait_ns > 0.0 {
+        format!(
+            ", less {} idle waiting for {} timeout(s){}",
+            format_ns(m.timeout_wait_ns),
+            m.timeouts,
+            if m.timeouts == 0 { " (pending)" } else { "" }
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{}: {:.1}% predicted — {inputs}{wait}; measured ÷ predicted = {}",
+        m.model,
+        m.predicted_retention.unwrap_or(0.0) * 100.0,
+        m.measured_over_predicted
+            .map_or("—".to_string(), |x| format!("{x:.2}"))
+    )
 }

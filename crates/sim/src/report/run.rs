@@ -131,6 +131,10 @@ pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError>
                 .ci95_gbps
                 .filter(|_| b.gbps > 0.0)
                 .map(|(lo, hi)| (lo / b.gbps, hi / b.gbps));
+            let (gbps, window) = (t.gbps, t.window_ns);
+            if let Some(m) = t.model.as_mut() {
+                m.predict(b.gbps, gbps, window);
+            }
         }
         r
     };

@@ -6,10 +6,11 @@
 //! 1 ms of steady state); the warm-up is a quarter of the stream, at most 500 µs, so slow start
 //! and the first round trips are not averaged in.
 
-use super::{Outcome, RunError, Throughput};
+use super::{LossModel, Outcome, RunError, Throughput};
 use crate::world::{Endpoint, SocketId, World};
 use engine::Budget;
 use scenario::Plan;
+use transport::tcp::Counters;
 use units::{SimDuration, SimTime};
 use verbs::{
     WcStatus,
@@ -73,6 +74,11 @@ impl Marks {
         }
     }
 
+    /// Whether the warm-up is over (the window's first mark is seen).
+    fn started(&self) -> bool {
+        !self.seen.is_empty()
+    }
+
     /// The next mark to stop at (the stream's end once all are seen).
     fn next(&self) -> SimTime {
         self.at[self.seen.len().min(self.at.len() - 1)]
@@ -119,6 +125,7 @@ fn throughput(bytes: u64, from: SimTime, to: SimTime, last_progress: SimTime) ->
         retention_ci95: None,
         baseline_gbps: None,
         retention: None,
+        model: None,
     }
 }
 
@@ -141,9 +148,20 @@ pub fn tcp(
     let (mut sent, mut got) = (0u64, 0u64);
     let mut marks = Marks::new(warm, end);
     let mut last = t0;
+    // The transports' counters when the window opens, for the loss model.
+    let probe = |w: &World| *w.tcp_connection(sa).counters();
+    let mut at_warm = None;
+    let model = |w: &World, at_warm: Option<Counters>| {
+        let mss = w.tcp_connection(sa).send_mss() as u64;
+        let s0 = at_warm.unwrap_or_default();
+        LossModel::mathis((&s0, &probe(w)), mss, (end - warm).as_ps())
+    };
     loop {
         let now = w.now();
         marks.observe(now, got);
+        if at_warm.is_none() && marks.started() {
+            at_warm = Some(probe(w));
+        }
         if now >= end {
             break;
         }
@@ -176,7 +194,9 @@ pub fn tcp(
                         got + i as u64
                     ),
                 };
-                return Ok((got, marks.finish(w.now(), got, last), Some(o)));
+                let mut t = marks.finish(w.now(), got, last);
+                t.model = Some(model(w, at_warm));
+                return Ok((got, t, Some(o)));
             }
             got += n as u64;
             last = w.now();
@@ -197,7 +217,9 @@ pub fn tcp(
             w.run_until(wait.max(now + SimDuration::from_ps(1)), &budget)?;
         }
     }
-    Ok((got, marks.finish(w.now(), got, last), None))
+    let mut t = marks.finish(w.now(), got, last);
+    t.model = Some(model(w, at_warm));
+    Ok((got, t, None))
 }
 
 /// Keeps [`RDMA_WINDOW`] signaled WRITEs of `message_bytes` in flight from `a` to `b`'s buffer
@@ -219,9 +241,14 @@ pub fn rdma(
     let (mut posted, mut done) = (0u64, 0u64);
     let mut marks = Marks::new(warm, end);
     let mut last = t0;
+    let probe = |w: &World| w.host(0).requester_counters(a.qpn).unwrap_or_default();
+    let mut at_warm = None;
     loop {
         let now = w.now();
         marks.observe(now, done * len);
+        if at_warm.is_none() && marks.started() {
+            at_warm = Some(probe(w));
+        }
         if now >= end {
             break;
         }
@@ -273,5 +300,18 @@ pub fn rdma(
             w.run_until(wait.max(now + SimDuration::from_ps(1)), &budget)?;
         }
     }
-    Ok((done * len, marks.finish(w.now(), done * len, last), None))
+    // A requester still waiting on its ACK timer when the window closes has been idle since
+    // its last activity (or the window's start, if that came first).
+    let pending = w
+        .host(0)
+        .requester_waiting_since(a.qpn)
+        .map_or(0, |t| end.saturating_duration_since(t.max(warm)).as_ps());
+    let mut t = marks.finish(w.now(), done * len, last);
+    t.model = Some(LossModel::go_back_n(
+        &at_warm.unwrap_or_default(),
+        &probe(w),
+        pending,
+        (end - warm).as_ps(),
+    ));
+    Ok((done * len, t, None))
 }

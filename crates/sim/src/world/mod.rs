@@ -218,6 +218,12 @@ impl SimHost {
             .as_ref()
             .map(Requester::counters)
     }
+
+    /// When QP `qpn`'s requester last did anything, if it is now waiting on its local ACK
+    /// timer with packets outstanding (see [`Requester::waiting_since`]).
+    pub fn requester_waiting_since(&self, qpn: QpNum) -> Option<SimTime> {
+        self.qps.get(&qpn.get())?.req.as_ref()?.waiting_since()
+    }
     /// The responder's counters of QP `qpn`, once it is in RTR.
     pub fn responder_counters(
         &self,

@@ -258,6 +258,10 @@ struct Sock {
     uring_count: u64,
     written: u64,
     zc_pending: VecDeque<u64>,
+    /// Opened while the host's CPU counted work as setup (the out-of-band exchange): the
+    /// socket's work stays setup after the exchange returns, e.g. a delayed ACK that fires
+    /// while the RDMA data path is already running.
+    setup: bool,
 }
 
 /// The socket path's state in the world.
@@ -392,6 +396,7 @@ impl World {
         let pb = 5_001 + (cb as u16);
         let client = Connection::connect(opts.config.clone(), pa, pb, isn_for(a, pa))?;
         let server = Connection::listen(opts.config.clone(), pb, isn_for(b, pb))?;
+        let setup = self.hosts[a as usize].cpu.setup_mode();
         let mk = |host, peer_host, port, peer_port, conn| Sock {
             host,
             peer_host,
@@ -409,6 +414,7 @@ impl World {
             uring_count: 0,
             written: 0,
             zc_pending: VecDeque::new(),
+            setup,
         };
         self.tcp.socks.push(mk(a, b, pa, pb, client));
         self.tcp.socks.push(mk(b, a, pb, pa, server));
@@ -862,7 +868,6 @@ impl World {
         data: u32,
         sched: &mut Scheduler<Event>,
     ) {
-        let now = sched.now();
         let payload = if data == fabric::NO_DATA {
             Vec::new()
         } else {
@@ -879,6 +884,71 @@ impl World {
         else {
             return;
         };
+        let setup = self.tcp.socks[si as usize].setup;
+        self.as_setup_if(h, setup, |w| {
+            w.tcp_rx_landed(h, si, pkt, repr, payload, sched)
+        });
+    }
+
+    /// Runs `f` with host `h`'s stages counted as setup when `setup` is true (work for a
+    /// socket of the out-of-band exchange), restoring the previous mode after.
+    fn as_setup_if<R>(&mut self, h: u32, setup: bool, f: impl FnOnce(&mut World) -> R) -> R {
+        let prev = self.hosts[h as usize].cpu.setup_mode();
+        if !setup || prev {
+            return f(self);
+        }
+        self.hosts[h as usize].cpu.set_setup_mode(true);
+        let r = f(self);
+        self.hosts[h as usize].cpu.set_setup_mode(prev);
+        r
+    }
+
+    /// Whether the work `ev` starts is for a setup socket (see [`Sock::setup`]), and on which
+    /// host. Host-wide work (a NAPI poll, the NIC pump) goes by the socket of the segment at
+    /// the head of the queue it serves.
+    fn tcp_event_setup(&self, ev: &TcpEvent) -> (u32, bool) {
+        let sock_setup = |si: u32| self.tcp.socks.get(si as usize).is_some_and(|s| s.setup);
+        let th = |h: u32| self.tcp.hosts.get(h as usize);
+        match *ev {
+            TcpEvent::NicPump { host } => (
+                host,
+                th(host)
+                    .and_then(|t| t.nic_q.front())
+                    .is_some_and(|s| sock_setup(s.sock)),
+            ),
+            TcpEvent::TxOut { host, slot } => (
+                host,
+                sock_setup(self.tcp.tx_slots.get(engine::Handle::from_index(slot)).sock),
+            ),
+            TcpEvent::IrqTimer { host } | TcpEvent::Napi { host } => (
+                host,
+                th(host)
+                    .and_then(|t| t.ring.front())
+                    .is_some_and(|s| sock_setup(s.sock)),
+            ),
+            TcpEvent::RxStack { host } => (
+                host,
+                th(host)
+                    .and_then(|t| t.stack_q.front())
+                    .and_then(|g| g.first())
+                    .is_some_and(|s| sock_setup(s.sock)),
+            ),
+            TcpEvent::Timer { host, sock } => (host, sock_setup(sock)),
+        }
+    }
+
+    /// A segment for socket `si` reached host `h`'s NIC: DMA into the ring, then an interrupt
+    /// (or busy-poll) per the coalescing settings.
+    fn tcp_rx_landed(
+        &mut self,
+        h: u32,
+        si: u32,
+        pkt: &fabric::Packet,
+        repr: wire::tcp::Repr,
+        payload: Vec<u8>,
+        sched: &mut Scheduler<Event>,
+    ) {
+        let now = sched.now();
         let host = &mut self.hosts[h as usize];
         let bytes = payload.len() as u64 + HEADER_BYTES;
         let (start, end) = host.pcie.dma_write(now, bytes);
@@ -1158,6 +1228,11 @@ impl World {
 
     /// Handles an event of the socket path.
     pub(super) fn tcp_handle(&mut self, ev: TcpEvent, sched: &mut Scheduler<Event>) {
+        let (h, setup) = self.tcp_event_setup(&ev);
+        self.as_setup_if(h, setup, |w| w.tcp_dispatch(ev, sched));
+    }
+
+    fn tcp_dispatch(&mut self, ev: TcpEvent, sched: &mut Scheduler<Event>) {
         match ev {
             TcpEvent::NicPump { host } => self.tcp_nic_pump(host, sched),
             TcpEvent::TxOut { host, slot } => self.tcp_tx_out(host, slot, sched),

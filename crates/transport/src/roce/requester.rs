@@ -202,6 +202,11 @@ pub struct RequesterCounters {
     /// Retransmitted packets by the recovery that caused them: after a sequence NAK, an ACK
     /// timeout, an RNR NAK, a READ response gap.
     pub retransmitted_by_reason: [u64; 4],
+    /// Idle time spent waiting for local ACK timeouts: for each timeout, the time from the
+    /// requester's last activity (a packet sent or an ACK that made progress) to the timeout,
+    /// ps. A loss nobody NAKs (the tail of a burst, or a lost NAK: the responder NAKs a
+    /// sequence error once) costs this much dead time.
+    pub timeout_wait_ps: u64,
 }
 
 impl RequesterCounters {
@@ -250,6 +255,8 @@ pub struct Requester {
     retry_left: u8,
     rnr_left: u8,
     ack_timer: Option<SimTime>,
+    /// The last packet sent or ACK that made progress (for `timeout_wait_ps`).
+    last_activity: SimTime,
     rnr_until: Option<SimTime>,
     since_ack_req: u32,
     rd_atomic_outstanding: u32,
@@ -277,6 +284,7 @@ impl Requester {
             retry_left: cfg.retry_cnt,
             rnr_left: cfg.rnr_retry,
             ack_timer: None,
+            last_activity: SimTime::ZERO,
             rnr_until: None,
             since_ack_req: 0,
             rd_atomic_outstanding: 0,
@@ -380,6 +388,8 @@ impl Requester {
                 return;
             }
             self.counters.timeouts += 1;
+            self.counters.timeout_wait_ps +=
+                now.saturating_duration_since(self.last_activity).as_ps();
             if self.retry_left == 0 {
                 let una = self.una;
                 self.fail_at(una, ReqStatus::RetryExceeded);
@@ -548,6 +558,7 @@ impl Requester {
         if self.ack_timer.is_none() {
             self.ack_timer = self.cfg.ack_timeout().map(|d| now + d);
         }
+        self.last_activity = now;
         Some(Transmit {
             pkt: RocePacket {
                 bth,
@@ -757,8 +768,17 @@ impl Requester {
             self.gap_recovery = None;
             self.retry_left = self.cfg.retry_cnt;
             self.rnr_left = self.cfg.rnr_retry;
+            self.last_activity = now;
             self.arm_ack_timer(now);
         }
+    }
+
+    /// While the local ACK timer runs with packets outstanding: when the requester last did
+    /// anything (sent, or saw progress). A report measuring a window that ends during a stall
+    /// adds the wait so far with this.
+    pub fn waiting_since(&self) -> Option<SimTime> {
+        (self.ack_timer.is_some() && self.outstanding_psns() && !self.failed)
+            .then_some(self.last_activity)
     }
 
     /// Reports completions at the head of the queue, in order.

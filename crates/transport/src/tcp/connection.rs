@@ -191,6 +191,15 @@ pub struct Counters {
     pub window_probes: u64,
     /// Resets sent.
     pub resets_sent: u64,
+    /// RTT samples taken (handshake and data), and their sum in picoseconds: with
+    /// `rtt_samples`, the mean RTT over any span of the connection (difference two readings),
+    /// which loss models such as Mathis's need.
+    pub rtt_samples: u64,
+    /// Sum of the RTT samples, ps.
+    pub rtt_sum_ps: u64,
+    /// Idle time spent waiting for retransmission timeouts: for each RTO, the time from the
+    /// connection's last transmission to the timeout, ps.
+    pub rto_wait_ps: u64,
 }
 
 /// A tail loss probe that has been sent and not yet acknowledged (RFC 8985 §7.4, TLP.end_seq).
@@ -234,6 +243,8 @@ pub struct Connection {
     syn_pending: bool,
     syn_sent_at: Option<SimTime>,
     syn_retransmitted: bool,
+    /// When the last segment left (for [`Counters::rto_wait_ps`]).
+    last_tx_at: SimTime,
     /// `send` accepted less than offered; emit `SendSpaceAvailable` when room returns.
     send_blocked: bool,
 
@@ -351,6 +362,7 @@ impl Connection {
             syn_pending: false,
             syn_sent_at: None,
             syn_retransmitted: false,
+            last_tx_at: SimTime::ZERO,
             send_blocked: false,
             rx_space: SeqSpace::default(),
             peer_fin: None,
@@ -628,6 +640,7 @@ impl Connection {
         };
         self.counters.segments_sent += 1;
         self.counters.bytes_sent += transmit.payload.len() as u64;
+        self.last_tx_at = now;
         Some(transmit)
     }
 
@@ -747,16 +760,23 @@ impl Connection {
         self.retries = 0;
     }
 
+    /// Feeds one RTT sample to the estimator and counts it.
+    fn on_rtt_sample(&mut self, rtt: SimDuration) {
+        self.counters.rtt_samples += 1;
+        self.counters.rtt_sum_ps += rtt.as_ps();
+        self.rtt.on_sample(rtt);
+    }
+
     /// An RTT sample from the handshake, unless the SYN was retransmitted (Karn).
     fn sample_syn_rtt(&mut self, now: SimTime, repr: &tcp::Repr) {
         if !self.syn_retransmitted
             && let Some(sent) = self.syn_sent_at
         {
-            self.rtt.on_sample(now - sent);
+            self.on_rtt_sample(now - sent);
             return;
         }
         if let Some(rtt) = self.timestamp_rtt(now, repr) {
-            self.rtt.on_sample(rtt);
+            self.on_rtt_sample(rtt);
         }
     }
 
@@ -1255,7 +1275,7 @@ impl Connection {
             })
         };
         if let Some(rtt) = sample {
-            self.rtt.on_sample(rtt);
+            self.on_rtt_sample(rtt);
         }
     }
 
@@ -1468,6 +1488,7 @@ impl Connection {
             return;
         }
         self.counters.rtos += 1;
+        self.counters.rto_wait_ps += now.saturating_duration_since(self.last_tx_at).as_ps();
         self.cc.on_rto(&CongestionEvent {
             now,
             is_ecn: false,
