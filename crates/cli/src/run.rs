@@ -66,8 +66,13 @@ fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
 
 /// `rdmalab presets`: one line each.
 pub fn presets() -> anyhow::Result<ExitCode> {
+    let width = scenario::presets()
+        .iter()
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(0);
     for p in scenario::presets() {
-        println!("{}  {}", p.name, p.title);
+        println!("{:<width$}  {}", p.name, p.title);
     }
     Ok(ExitCode::SUCCESS)
 }

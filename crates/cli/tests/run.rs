@@ -7,7 +7,7 @@ fn rdmalab() -> Command {
 }
 
 #[test]
-fn presets_lists_six_lines() {
+fn presets_lists_one_line_each() {
     let out = rdmalab()
         .arg("presets")
         .assert()
@@ -16,8 +16,11 @@ fn presets_lists_six_lines() {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
-    assert_eq!(text.lines().count(), 6, "{text}");
-    assert!(text.starts_with("lesson1"));
+    // ①–⑥ and ⑤b, names aligned.
+    assert_eq!(text.lines().count(), 7, "{text}");
+    assert!(text.starts_with("lesson1 "));
+    assert!(text.contains("\nlesson5b  ⑤b"), "{text}");
+    assert!(text.contains("\nlesson6   ⑥"), "{text}");
 }
 
 #[test]

@@ -231,6 +231,8 @@ pub struct FlowResult {
     pub delivered: u64,
     /// Frames sent.
     pub frames_sent: u64,
+    /// Frames the fabric dropped (raw flows are not retransmitted: their bytes are lost).
+    pub frames_dropped: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -312,6 +314,7 @@ struct FlowState {
     id: FlowId,
     sent: u64,
     frames_sent: u64,
+    frames_dropped: u64,
     delivered: u64,
     finish: Option<SimTime>,
     tuple_hash: u32,
@@ -652,6 +655,7 @@ impl Fabric {
             id,
             sent: 0,
             frames_sent: 0,
+            frames_dropped: 0,
             delivered: 0,
             finish: None,
             tuple_hash: tuple.hash(),
@@ -687,6 +691,7 @@ impl Fabric {
                 finish: f.finish,
                 delivered: f.delivered,
                 frames_sent: f.frames_sent,
+                frames_dropped: f.frames_dropped,
             })
             .collect()
     }
@@ -1420,6 +1425,10 @@ impl Fabric {
         if matches!(p.payload, Payload::Roce { .. } | Payload::Tcp { .. }) {
             // Its sender owns the payload bytes and must hear of the loss to free them.
             self.inbox.push_back(Delivery::Dropped(p));
+        } else if let (Payload::Raw { .. }, Some(f)) =
+            (&p.payload, self.flows.get_mut(p.flow.index()))
+        {
+            f.frames_dropped += 1;
         }
         match reason {
             DropReason::BufferFull => {} // counted by the caller (lossy vs lossless overflow)

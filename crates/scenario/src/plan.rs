@@ -265,6 +265,10 @@ pub const TIB: u64 = 1 << 40;
 pub const MAX_MESSAGE_BYTES: u64 = 1 << 30;
 /// The most bytes a count-mode workload may move in total (1 TiB).
 pub const MAX_TOTAL_BYTES: u64 = TIB;
+
+/// Most cross-traffic bursts one stream may schedule (`workload.stream_us / cross_traffic.period_us`).
+pub const MAX_BURSTS: u64 = 100_000;
+
 /// The largest send or receive buffer TCP accepts (RFC 7323 window, about 1 GiB).
 pub const MAX_TCP_BUFFER_BYTES: u64 = transport::tcp::config::MAX_WINDOW_BYTES as u64;
 
@@ -330,6 +334,21 @@ pub struct LossPlan {
     pub congestion_drop: f64,
     /// Independent per-frame corruption on every link (PFC cannot prevent it).
     pub corruption: f64,
+}
+
+/// Bursty cross traffic (preset ⑤b): real congestion instead of drawn drops. Hosts 2, 3, …
+/// each send a burst of raw frames at line rate to host 1 (the receiver of the path under
+/// test) every `period_us`, in the path's own traffic class, so the bursts and the path share
+/// one egress queue: on a lossy class the queue overflows and drops frames of both, on the
+/// lossless RoCE class PFC pauses every sender instead.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrossTrafficPlan {
+    /// Bytes each sender sends per burst; 0 turns cross traffic off.
+    pub burst_bytes: u64,
+    /// Time from one burst's start to the next's.
+    pub period_us: u64,
+    /// Hosts sending bursts at the same time (hosts 2 .. 2 + senders).
+    pub senders: u64,
 }
 
 /// PFC on the RoCE priority.
@@ -427,6 +446,8 @@ pub struct Plan {
     pub loss: LossPlan,
     /// PFC.
     pub lossless: LosslessPlan,
+    /// Bursty cross traffic.
+    pub cross_traffic: CrossTrafficPlan,
     /// The RDMA side.
     pub rdma: RdmaPlan,
     /// The TCP side.
@@ -473,6 +494,11 @@ impl Default for Plan {
                 priority: 3,
                 xoff_bytes: 256 << 10,
                 xon_bytes: 128 << 10,
+            },
+            cross_traffic: CrossTrafficPlan {
+                burst_bytes: 0,
+                period_us: 100,
+                senders: 1,
             },
             rdma: RdmaPlan {
                 operation: Operation::Write,
@@ -570,6 +596,9 @@ schema! {
     "lossless.priority" => lossless.priority: int(0, 7), "", "The priority (PCP) RoCE traffic uses.";
     "lossless.xoff_bytes" => lossless.xoff_bytes: int(1, TIB), "bytes", "Ingress bytes of one port and priority at which PAUSE goes upstream; below `switch.buffer_bytes`.";
     "lossless.xon_bytes" => lossless.xon_bytes: int(0, TIB), "bytes", "Ingress bytes at or below which RESUME goes upstream; at most `xoff_bytes`.";
+    "cross_traffic.burst_bytes" => cross_traffic.burst_bytes: int(0, 1 << 30), "bytes", "Bytes each cross-traffic host sends to host 1 per burst, at line rate, in the path's traffic class (preset ⑤b); 0 = none. Needs stream mode and `topology.hosts` ≥ 2 + `senders`.";
+    "cross_traffic.period_us" => cross_traffic.period_us: int(1, 1_000_000), "µs", "Time from one burst's start to the next's; at most 100 000 bursts per stream.";
+    "cross_traffic.senders" => cross_traffic.senders: int(1, 64), "hosts", "Hosts (2, 3, …) that burst at the same time.";
     "rdma.operation" => rdma.operation: Kind::Enum(Operation::NAMES), "", "The verb the workload posts: one-sided `write`/`read` or two-sided `send` (lesson 3).";
     "rdma.qp_type" => rdma.qp_type: Kind::Enum(QpKind::NAMES), "", "QP type. UC has no `read`; UD has only `send`, one MTU per message.";
     "rdma.retransmission" => rdma.retransmission: Kind::Enum(Retransmission::NAMES), "", "Loss recovery: go-back-N (classic RoCE) or selective repeat (lesson 5).";
@@ -687,6 +716,60 @@ impl Plan {
                 format!("below switch.buffer_bytes ({})", self.switch.buffer_bytes),
                 "switch.buffer_bytes",
             );
+        }
+        let ct = &self.cross_traffic;
+        if ct.burst_bytes > 0 {
+            if self.workload.stream_us == 0 {
+                return c(
+                    "cross_traffic.burst_bytes",
+                    &ct.burst_bytes,
+                    "0 unless workload.stream_us > 0 (cross traffic runs beside a stream)".into(),
+                    "workload.stream_us",
+                );
+            }
+            if self.topology.kind != TopologyKind::Switch || self.topology.hosts < 2 + ct.senders {
+                return c(
+                    "topology.hosts",
+                    &self.topology.hosts,
+                    format!(
+                        "at least {} on a switch with cross_traffic.senders = {} (hosts 0 and 1 \
+                         carry the path, 2.. send the bursts)",
+                        2 + ct.senders,
+                        ct.senders
+                    ),
+                    "cross_traffic.senders",
+                );
+            }
+            let bursts = self.workload.stream_us.div_ceil(ct.period_us);
+            if ct
+                .burst_bytes
+                .saturating_mul(ct.senders)
+                .saturating_mul(bursts)
+                > MAX_TOTAL_BYTES
+            {
+                return c(
+                    "cross_traffic.burst_bytes",
+                    &ct.burst_bytes,
+                    format!(
+                        "at most {} with {} sender(s) and {bursts} bursts (1 TiB in total)",
+                        MAX_TOTAL_BYTES / ct.senders / bursts,
+                        ct.senders
+                    ),
+                    "cross_traffic.senders",
+                );
+            }
+            if bursts > MAX_BURSTS {
+                return c(
+                    "cross_traffic.period_us",
+                    &ct.period_us,
+                    format!(
+                        "at least {} µs for a {} µs stream (at most {MAX_BURSTS} bursts)",
+                        self.workload.stream_us.div_ceil(MAX_BURSTS),
+                        self.workload.stream_us
+                    ),
+                    "workload.stream_us",
+                );
+            }
         }
         match (self.rdma.qp_type, self.rdma.operation) {
             (QpKind::Ud, Operation::Write | Operation::Read) => {

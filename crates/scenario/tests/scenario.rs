@@ -12,10 +12,18 @@ fn err(text: &str) -> scenario::ScenarioError {
 
 #[test]
 fn every_preset_parses_and_states_every_key() {
-    assert_eq!(presets().len(), 6);
-    for (i, p) in presets().iter().enumerate() {
+    // ①–⑥ in order, with ⑤b after ⑤.
+    let keys: Vec<String> = presets()
+        .iter()
+        .map(|p| format!("{}{}", p.number, p.variant))
+        .collect();
+    assert_eq!(keys, ["1", "2", "3", "4", "5", "5b", "6"]);
+    for p in presets() {
         let plan = p.plan().unwrap_or_else(|e| panic!("{}: {e}", p.name));
-        assert_eq!(p.number as usize, i + 1);
+        assert_eq!(p.name, format!("lesson{}{}", p.number, p.variant));
+        for alias in [format!("{}{}", p.number, p.variant), p.name.to_uppercase()] {
+            assert_eq!(preset(&alias).map(|x| x.name), Some(p.name), "{alias}");
+        }
         assert!(p.toml.starts_with("# Preset "), "{} has no header", p.name);
         assert!(p.toml.contains("DESIGN.md §3.8"), "{}", p.name);
         assert!(p.toml.contains("Course lesson"), "{}", p.name);
@@ -268,6 +276,41 @@ fn conflicts_point_at_the_key() {
     assert_eq!(e.key, "rdma.dcqcn");
     let e = err("[workload]\nmessage_bytes = 1073741824\nmessages = 1_000_000\n");
     assert_eq!((e.key.as_str(), e.line), ("workload.messages", 3));
+}
+
+#[test]
+fn cross_traffic_needs_a_stream_hosts_to_send_from_and_a_bounded_burst_count() {
+    // Count mode: no stream for the bursts to run beside.
+    let e = err("[cross_traffic]\nburst_bytes = 4096\n");
+    assert_eq!(e.kind, ErrorKind::Conflict);
+    assert_eq!(e.key, "cross_traffic.burst_bytes");
+    assert!(e.allowed.contains("workload.stream_us"), "{e}");
+    // Two hosts carry the path: a sender needs a third.
+    let stream = "[workload]\nstream_us = 2000\n";
+    let e = err(&format!("{stream}[cross_traffic]\nburst_bytes = 4096\n"));
+    assert_eq!(e.key, "topology.hosts");
+    assert!(e.allowed.contains("at least 3"), "{e}");
+    let e = err(&format!(
+        "[topology]\nhosts = 3\n{stream}[cross_traffic]\nburst_bytes = 4096\nsenders = 2\n"
+    ));
+    assert!(e.allowed.contains("at least 4"), "{e}");
+    // 10 s of stream at one burst per µs is more than 100 000 bursts.
+    let e = err(
+        "[topology]\nhosts = 3\n[workload]\nstream_us = 10_000_000\n\
+         [cross_traffic]\nburst_bytes = 64\nperiod_us = 1\n",
+    );
+    assert_eq!(e.key, "cross_traffic.period_us");
+    assert!(e.allowed.contains("at least 100 µs"), "{e}");
+    let ok = parse(&format!(
+        "[topology]\nhosts = 3\n{stream}[cross_traffic]\nburst_bytes = 4096\n"
+    ))
+    .unwrap();
+    assert_eq!(ok.cross_traffic.burst_bytes, 4096);
+    // `back_to_back` has no switch to share.
+    let e = err(&format!(
+        "[topology]\nkind = \"back_to_back\"\n{stream}[cross_traffic]\nburst_bytes = 1\n"
+    ));
+    assert_eq!(e.key, "topology.hosts");
 }
 
 #[test]

@@ -294,6 +294,74 @@ fn lesson5_stream_measures_throughput_and_retention() {
     assert_eq!(lt.drops, t.drops);
 }
 
+/// ⑤b: real bursty cross traffic in each path's own class overflows the shared egress queue
+/// (no drawn drops); with lossless on, PFC pauses every sender instead and RoCE keeps about
+/// what the bursts leave it.
+#[test]
+fn lesson5b_real_bursts_overflow_the_queue_and_pfc_shares_the_link_instead() {
+    let r = run("lesson5b", &[]);
+    let plan = scenario::preset("5b").unwrap().plan().unwrap();
+    assert_eq!(plan.loss.congestion_drop, 0.0, "no drawn drops in ⑤b");
+    let (t, d) = paths(&r);
+    let keeps = |p: &PathReport| p.throughput.as_ref().unwrap().retention.unwrap();
+    for p in [t, d] {
+        let c = p.cross_traffic.as_ref().expect("cross traffic reported");
+        // 2 senders × 128 KiB every 100 µs over the 4 ms stream.
+        assert_eq!((c.senders, c.bursts), (2, 40), "{}", p.path);
+        assert_eq!(c.bytes_offered, 80 * 131_072);
+        assert!((c.offered_gbps - 2.0 * 131_072.0 * 8.0 / 100e3).abs() < 1e-9);
+        // Real overflows: the path's own frames and the bursts' are dropped, and nothing was
+        // drawn.
+        assert!(p.drops > 0 && c.frames_dropped > 0, "{}: {c:?}", p.path);
+        assert_eq!(p.drawn_overflows_paused, 0);
+        assert!(c.bytes_delivered < c.bytes_offered);
+        assert!(keeps(p) < 1.0, "{}", p.path);
+        assert_eq!(p.outcome, Outcome::Success);
+    }
+    // What the bursts leave each path: TCP (CPU-bound near 33 Gb/s) fits beside 21 Gb/s of
+    // bursts; RoCE at line rate does not.
+    let ceiling = |p: &PathReport| p.cross_traffic.as_ref().unwrap().ceiling.unwrap();
+    assert_eq!(ceiling(t), 1.0);
+    assert!((0.7..0.9).contains(&ceiling(d)), "{}", ceiling(d));
+    // Each path still behaves as its loss model says, from the capacity the bursts leave.
+    let ratio = |p: &PathReport| {
+        let m = p.throughput.as_ref().unwrap().model.as_ref().unwrap();
+        m.measured_over_predicted.unwrap()
+    };
+    assert!((1.0 / 1.3..=1.3).contains(&ratio(d)), "{}", ratio(d));
+    assert!((1.0 / 1.5..=1.5).contains(&ratio(t)), "{}", ratio(t));
+    // Forward-only, clustered drops: go-back-N's NAKs come back, no ACK timeout fires, and
+    // RoCE keeps more than TCP here — unlike ⑤'s drawn drops at 67 ms timeouts.
+    assert_eq!(d.recovery.as_ref().unwrap().timeouts, 0);
+    assert!(keeps(d) > keeps(t), "{} vs {}", keeps(d), keeps(t));
+
+    // Lossless on: the switch pauses all three senders instead of dropping; RoCE loses
+    // nothing and keeps close to what the bursts leave it; TCP's lossy class is unchanged.
+    let l = run("lesson5b", &["lossless.enabled=true"]);
+    let (lt, ld) = paths(&l);
+    let lc = ld.cross_traffic.as_ref().unwrap();
+    assert_eq!(
+        (ld.drops, lc.frames_dropped, ld.retransmitted_bytes),
+        (0, 0, 0)
+    );
+    assert_eq!(
+        lc.bytes_delivered, lc.bytes_offered,
+        "every burst byte arrives"
+    );
+    assert!(ld.pfc_pauses > 0);
+    let share = keeps(ld) / ceiling(ld);
+    assert!(
+        (0.9..=1.02).contains(&share),
+        "{} of {}",
+        keeps(ld),
+        ceiling(ld)
+    );
+    assert_eq!(
+        lt.throughput.as_ref().unwrap().bytes,
+        t.throughput.as_ref().unwrap().bytes
+    );
+}
+
 fn th_window(p: &PathReport) -> f64 {
     p.throughput.as_ref().unwrap().window_ns
 }

@@ -141,6 +141,19 @@ impl LossModel {
     /// Fills the prediction from the loss-free throughput, the measured one and the window
     /// (ns). Without loss events the model predicts the baseline (less any timeout wait).
     pub fn predict(&mut self, baseline_gbps: f64, measured_gbps: f64, window_ns: f64) {
+        self.predict_within(baseline_gbps, 1.0, measured_gbps, window_ns);
+    }
+
+    /// [`LossModel::predict`] when cross traffic leaves the path only `ceiling` (0..=1) of
+    /// its loss-free rate: the models work from that capacity.
+    pub fn predict_within(
+        &mut self,
+        baseline_gbps: f64,
+        ceiling: f64,
+        measured_gbps: f64,
+        window_ns: f64,
+    ) {
+        let capacity = baseline_gbps * ceiling.clamp(0.0, 1.0);
         let busy = if window_ns > 0.0 {
             (1.0 - self.timeout_wait_ns / window_ns).max(0.0)
         } else {
@@ -148,14 +161,12 @@ impl LossModel {
         };
         let p = self.loss_rate;
         let while_sending = match (self.model, self.inflight_packets) {
-            ("go-back-N", Some(w)) => baseline_gbps * Self::go_back_n_efficiency(p, w),
+            ("go-back-N", Some(w)) => capacity * Self::go_back_n_efficiency(p, w),
             ("Mathis", _) if p > 0.0 => match (self.mss_bytes, self.rtt_ns) {
-                (Some(mss), Some(rtt)) if rtt > 0.0 => {
-                    Self::mathis_gbps(mss, rtt, p).min(baseline_gbps)
-                }
+                (Some(mss), Some(rtt)) if rtt > 0.0 => Self::mathis_gbps(mss, rtt, p).min(capacity),
                 _ => return,
             },
-            _ => baseline_gbps,
+            _ => capacity,
         };
         let predicted = while_sending * busy;
         self.predicted_gbps = Some(predicted);

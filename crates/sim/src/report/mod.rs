@@ -52,6 +52,9 @@
 //!   bytes) on that host during the data path ÷ bytes delivered;
 //! - `retransmitted_bytes`, `drops`, `pfc_pauses`, `drawn_overflows_paused`, `ecn_marks` (fabric and transport counters
 //!   of the data path);
+//! - `cross_traffic`: `null`, or with `[cross_traffic]` bursts [`CrossTraffic`]: `senders`,
+//!   `bursts`, `bytes_offered`, `bytes_delivered`, `frames_dropped` (not in `drops`),
+//!   `offered_gbps`, `ceiling` ((link rate − offered) ÷ loss-free throughput, at most 1);
 //! - `recovery`: `{loss_events, timeouts, tail_probes, mean_inflight_packets}` (RDMA:
 //!   sequence NAKs, ACK timeouts, mean in-flight packets; TCP: fast recoveries, RTOs, TLPs);
 //! - `throughput`: `null` in count mode, else [`Throughput`]: `gbps`, `window_ns`, `bytes`,
@@ -183,6 +186,30 @@ pub struct PathReport {
     /// How the transport recovered from loss (the whole run, setup excluded only in that
     /// setup loses nothing on a clean path).
     pub recovery: Option<Recovery>,
+    /// The bursty cross traffic that shared the path's egress queue, when the plan has some.
+    pub cross_traffic: Option<CrossTraffic>,
+}
+
+/// Bursty cross traffic beside a stream (`[cross_traffic]`, preset ⑤b), as the fabric
+/// counted it.
+#[derive(Clone, Debug, Serialize)]
+pub struct CrossTraffic {
+    /// Hosts that sent bursts.
+    pub senders: u64,
+    /// Bursts each sender started during the stream.
+    pub bursts: u64,
+    /// Bytes the bursts offered in all.
+    pub bytes_offered: u64,
+    /// Bytes of them that arrived.
+    pub bytes_delivered: u64,
+    /// Burst frames the fabric dropped (not counted in the path's `drops`).
+    pub frames_dropped: u64,
+    /// Average offered load over the stream, Gb/s.
+    pub offered_gbps: f64,
+    /// `(link − offered_gbps) ÷ loss-free throughput`, at most 1: the share of its loss-free
+    /// throughput the path can keep while the bursts take theirs of the bottleneck link (the
+    /// loss models work from it). Known once the baseline has run.
+    pub ceiling: Option<f64>,
 }
 
 /// Loss recovery counters of one path.
@@ -532,6 +559,29 @@ impl Report {
                 },
                 None => "— (no loss in this scenario)".to_string(),
             });
+            if self
+                .tcp
+                .iter()
+                .chain(&self.rdma)
+                .any(|p| p.cross_traffic.is_some())
+            {
+                row(
+                    "cross traffic (same class, same egress)",
+                    &|p| match &p.cross_traffic {
+                        Some(c) => format!(
+                            "{} host(s) × {} bursts: {:.2} Gb/s offered on average, {} frames of \
+                             it dropped; leaves the path at most {} of its loss-free rate",
+                            c.senders,
+                            c.bursts,
+                            c.offered_gbps,
+                            c.frames_dropped,
+                            c.ceiling
+                                .map_or("—".to_string(), |x| format!("{:.1}%", x * 100.0))
+                        ),
+                        None => "—".to_string(),
+                    },
+                );
+            }
             row("loss model prediction", &|p| match p
                 .throughput
                 .as_ref()

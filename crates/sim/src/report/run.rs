@@ -118,10 +118,14 @@ pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError>
             plan.rdma.operation.name()
         )));
     }
-    let lossy = plan.loss.congestion_drop > 0.0 || plan.loss.corruption > 0.0;
+    let lossy = plan.loss.congestion_drop > 0.0
+        || plan.loss.corruption > 0.0
+        || plan.cross_traffic.burst_bytes > 0;
+    // The baseline: the same stream with no drawn loss, no corruption and no cross traffic.
     let mut loss_free = plan.clone();
     loss_free.loss.congestion_drop = 0.0;
     loss_free.loss.corruption = 0.0;
+    loss_free.cross_traffic.burst_bytes = 0;
     // Retention = this run's throughput over the same stream's without loss.
     let with_baseline = |mut r: PathReport, base: Option<PathReport>| {
         if let (Some(t), Some(b)) = (r.throughput.as_mut(), base.and_then(|b| b.throughput)) {
@@ -131,9 +135,13 @@ pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError>
                 .ci95_gbps
                 .filter(|_| b.gbps > 0.0)
                 .map(|(lo, hi)| (lo / b.gbps, hi / b.gbps));
+            let ceiling = stream::cross_traffic_ceiling(plan, b.gbps);
+            if let Some(c) = r.cross_traffic.as_mut() {
+                c.ceiling = Some(ceiling);
+            }
             let (gbps, window) = (t.gbps, t.window_ns);
             if let Some(m) = t.model.as_mut() {
-                m.predict(b.gbps, gbps, window);
+                m.predict_within(b.gbps, ceiling, gbps, window);
             }
         }
         r
@@ -238,6 +246,8 @@ fn new_world(
         .map_err(|e| RunError::HostProfile(e.to_string()))?;
     let mut w = World::new(&topo, plan.fabric_config(), profile, plan.nic_profile())?;
     w.set_tracer(Tracer::new(VecObserver::default()));
+    // RoCE travels in the priority the plan's PFC settings name.
+    w.set_roce_priority(units::Priority::of(plan.lossless.priority));
     if let Some(path) = pcap {
         let f = std::fs::File::create(&path)
             .map_err(|e| RunError::Pcap(format!("{}: {e}", path.display())))?;
@@ -307,6 +317,7 @@ fn run_tcp(
         )?;
         r.throughput = Some(thr);
         r.recovery = Some(recovery);
+        r.cross_traffic = stream::cross_traffic_report(&w, plan);
         return Ok(r);
     }
     let mut buf = vec![0u8; len];
@@ -648,6 +659,7 @@ fn run_rdma(
         )?;
         r.throughput = Some(thr);
         r.recovery = Some(recovery);
+        r.cross_traffic = stream::cross_traffic_report(&w, plan);
         return Ok(r);
     }
     let len = plan.workload.message_bytes;
@@ -1095,6 +1107,12 @@ fn finish(
     };
     let f = after.fabric;
     let b = before.fabric;
+    let cross_drops: u64 = w
+        .fabric
+        .flow_results()
+        .iter()
+        .map(|r| r.frames_dropped)
+        .sum();
     Ok(PathReport {
         path,
         operation,
@@ -1112,11 +1130,13 @@ fn finish(
             remote: bus(1),
         },
         retransmitted_bytes: m.retransmitted_bytes,
-        drops: f.drops() - b.drops(),
+        // The path's own frames: cross-traffic bursts (the world's only raw flows) apart.
+        drops: f.drops() - b.drops() - cross_drops,
         pfc_pauses: f.pauses_sent - b.pauses_sent,
         drawn_overflows_paused: f.congestion_draws_paused - b.congestion_draws_paused,
         throughput: None,
         recovery: None,
+        cross_traffic: None,
         ecn_marks: f.ecn_marks - b.ecn_marks,
     })
 }

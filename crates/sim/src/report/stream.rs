@@ -6,12 +6,12 @@
 //! 1 ms of steady state); the warm-up is a quarter of the stream, at most 500 µs, so slow start
 //! and the first round trips are not averaged in.
 
-use super::{LossModel, Outcome, RunError, Throughput};
+use super::{CrossTraffic, LossModel, Outcome, RunError, Throughput};
 use crate::world::{Endpoint, SocketId, World};
 use engine::Budget;
 use scenario::Plan;
 use transport::tcp::Counters;
-use units::{SimDuration, SimTime};
+use units::{Priority, SimDuration, SimTime};
 use verbs::{
     WcStatus,
     wr::{SendWr, Sge},
@@ -41,6 +41,66 @@ pub fn window(t0: SimTime, d: SimDuration) -> Result<(SimTime, SimTime), RunErro
         )));
     }
     Ok((t0 + warm, t0 + d))
+}
+
+/// Starts the plan's cross-traffic bursts (none when `cross_traffic.burst_bytes` is 0)
+/// beside a stream that runs from `t0` for `d`: at the start of every period each sender
+/// (hosts 2, 3, …) sends `burst_bytes` to host 1 at line rate, in `priority` (the path's own
+/// class) with `mtu`-byte payloads.
+fn start_cross_traffic(
+    w: &mut World,
+    plan: &Plan,
+    t0: SimTime,
+    d: SimDuration,
+    priority: Priority,
+    mtu: u32,
+) -> Result<(), RunError> {
+    let ct = &plan.cross_traffic;
+    if ct.burst_bytes == 0 {
+        return Ok(());
+    }
+    let period = SimDuration::from_us(ct.period_us).as_ps();
+    for k in 0..d.as_ps().div_ceil(period) {
+        for s in 0..ct.senders {
+            let at = t0 + SimDuration::from_ps(period * k);
+            w.add_raw_flow(2 + s as u32, 1, ct.burst_bytes, mtu, priority, at)?;
+        }
+    }
+    Ok(())
+}
+
+/// The share of its loss-free rate (`baseline_gbps`) a path can keep beside the plan's
+/// cross traffic: what the link has left after the average burst load, over the baseline,
+/// within 0..=1; 1 without cross traffic.
+pub fn cross_traffic_ceiling(plan: &Plan, baseline_gbps: f64) -> f64 {
+    if plan.cross_traffic.burst_bytes == 0 || baseline_gbps <= 0.0 {
+        return 1.0;
+    }
+    ((plan.topology.link_gbps as f64 - offered_gbps(plan)) / baseline_gbps).clamp(0.0, 1.0)
+}
+
+fn offered_gbps(plan: &Plan) -> f64 {
+    let ct = &plan.cross_traffic;
+    (ct.burst_bytes * ct.senders) as f64 * 8.0 / (ct.period_us as f64 * 1e3)
+}
+
+/// What the fabric counted of the cross traffic (its raw flows are the only ones a report
+/// world has).
+pub fn cross_traffic_report(w: &World, plan: &Plan) -> Option<CrossTraffic> {
+    let ct = &plan.cross_traffic;
+    if ct.burst_bytes == 0 {
+        return None;
+    }
+    let flows = w.fabric.flow_results();
+    Some(CrossTraffic {
+        senders: ct.senders,
+        bursts: flows.len() as u64 / ct.senders.max(1),
+        bytes_offered: ct.burst_bytes * flows.len() as u64,
+        bytes_delivered: flows.iter().map(|f| f.delivered).sum(),
+        frames_dropped: flows.iter().map(|f| f.frames_dropped).sum(),
+        offered_gbps: offered_gbps(plan),
+        ceiling: None,
+    })
 }
 
 /// Batches the window is cut into for the confidence interval (batch means).
@@ -145,6 +205,8 @@ pub fn tcp(
     let budget = Budget::default();
     let t0 = w.now().max(w.app_ready(0));
     let (warm, end) = window(t0, d)?;
+    let mtu = w.tcp_connection(sa).send_mss() as u32;
+    start_cross_traffic(w, plan, t0, d, fabric::packet::TCP_PRIORITY, mtu)?;
     let (mut sent, mut got) = (0u64, 0u64);
     let mut marks = Marks::new(warm, end);
     let mut last = t0;
@@ -238,6 +300,8 @@ pub fn rdma(
     let budget = Budget::default();
     let t0 = w.now().max(w.app_ready(0));
     let (warm, end) = window(t0, d)?;
+    let priority = w.roce_priority();
+    start_cross_traffic(w, plan, t0, d, priority, plan.rdma.mtu_bytes as u32)?;
     let (mut posted, mut done) = (0u64, 0u64);
     let mut marks = Marks::new(warm, end);
     let mut last = t0;

@@ -241,6 +241,8 @@ impl SimHost {
 pub struct World {
     /// The network.
     pub fabric: Fabric,
+    /// The 802.1p priority RoCE frames travel in ([`ROCE_PRIORITY`] unless set).
+    roce_priority: Priority,
     hosts: Vec<SimHost>,
     by_node: BTreeMap<u32, u32>,
     by_ip: BTreeMap<[u8; 4], u32>,
@@ -257,6 +259,48 @@ pub struct World {
     /// Inside [`World::in_parallel`]: control-path verbs queue on their host's application
     /// thread instead of advancing the shared clock, so two hosts set up side by side.
     defer_control: bool,
+}
+
+impl World {
+    /// Sends RoCE frames in priority `p` (a scenario's `lossless.priority`: PFC protects the
+    /// priority RoCE really uses only when the two agree).
+    pub fn set_roce_priority(&mut self, p: Priority) {
+        self.roce_priority = p;
+    }
+
+    /// The priority RoCE frames travel in.
+    pub fn roce_priority(&self) -> Priority {
+        self.roce_priority
+    }
+
+    /// Starts a raw flow of `bytes` from host `src` to host `dst` at `start` (now if that has
+    /// passed): line-rate frames of `payload_mtu` bytes in `priority`, with no transport and
+    /// no CPU, for cross traffic. The fabric counts what it delivered and dropped.
+    pub fn add_raw_flow(
+        &mut self,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        payload_mtu: u32,
+        priority: Priority,
+        start: SimTime,
+    ) -> Result<FlowId, WorldError> {
+        let node = |h: u32| self.hosts.get(h as usize).map(|x| x.node);
+        let (Some(s), Some(d)) = (node(src), node(dst)) else {
+            return Err(WorldError::NoHost(src.max(dst)));
+        };
+        let id = self.fabric.add_flow(fabric::RawFlow {
+            src: s,
+            dst: d,
+            bytes,
+            payload_mtu,
+            priority,
+            start,
+            ecn_capable: false,
+        })?;
+        self.fabric.start_flow(id, &mut self.sched);
+        Ok(id)
+    }
 }
 
 impl World {
@@ -293,6 +337,7 @@ impl World {
         }
         Ok(World {
             fabric,
+            roce_priority: ROCE_PRIORITY,
             hosts,
             by_node,
             by_ip,
@@ -1127,7 +1172,7 @@ impl World {
         let spec = PacketSpec {
             flow: World::flow_of(h, QpNum::masked(s.qpn)),
             dst: self.hosts[peer as usize].node,
-            priority: ROCE_PRIORITY,
+            priority: self.roce_priority,
             ecn: Ecn::Ect0,
             len_bytes: roce_frame_len(&hdr, s.t.pkt.payload_len),
             ecmp_hash: FiveTuple {
