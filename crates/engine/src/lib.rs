@@ -31,6 +31,6 @@ pub use queue::EventQueue;
 pub use rng::{Rng, RngStreams, StreamId};
 pub use sched::{Model, RunStats, Scheduler, Step, run, run_until};
 pub use trace::{
-    DropReason, ExecUnit, Observer, PacketClass, PacketRef, PacketStage, TraceHasher, TraceRecord,
-    Tracer, VecObserver,
+    DropReason, ExecUnit, FirstObserver, Observer, PacketClass, PacketRef, PacketStage,
+    TraceHasher, TraceRecord, Tracer, VecObserver,
 };

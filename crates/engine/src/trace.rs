@@ -242,6 +242,39 @@ impl Observer for VecObserver {
     }
 }
 
+/// Keeps the first `limit` records and counts the rest: a bounded trace of the start of a
+/// run (the report's ladder of the first message) whatever the run's length.
+#[derive(Debug, Default)]
+pub struct FirstObserver {
+    /// The records kept, in order, with their times.
+    pub records: Vec<(SimTime, TraceRecord)>,
+    /// How many to keep.
+    pub limit: usize,
+    /// Records seen past the limit.
+    pub skipped: u64,
+}
+
+impl FirstObserver {
+    /// An observer that keeps the first `limit` records.
+    pub fn new(limit: usize) -> FirstObserver {
+        FirstObserver {
+            records: Vec::new(),
+            limit,
+            skipped: 0,
+        }
+    }
+}
+
+impl Observer for FirstObserver {
+    fn record(&mut self, at: SimTime, rec: &TraceRecord) {
+        if self.records.len() < self.limit {
+            self.records.push((at, rec.clone()));
+        } else {
+            self.skipped += 1;
+        }
+    }
+}
+
 /// Folds a run's records into one 64-bit FNV-1a hash: equal hashes mean (overwhelmingly likely)
 /// identical runs. Stable across runs and machines for one build.
 #[derive(Clone, Copy, Debug)]
@@ -307,6 +340,18 @@ mod tests {
             },
             reason: DropReason::BufferFull,
         }
+    }
+
+    #[test]
+    fn first_observer_keeps_the_first_records_and_counts_the_rest() {
+        let mut t = Tracer::new(FirstObserver::new(2));
+        for uid in 0..5 {
+            t.emit(SimTime::from_ps(uid * 1000), || rec(uid));
+        }
+        let o = t.take::<FirstObserver>().unwrap();
+        assert_eq!(o.records.len(), 2);
+        assert_eq!(o.records[1].0, SimTime::from_ps(1000));
+        assert_eq!(o.skipped, 3);
     }
 
     #[test]

@@ -60,6 +60,74 @@ fn baseline_tcp_costs_two_copies_and_rdma_write_none() {
     assert_eq!(json["rdma"]["outcome"]["status"], "success");
 }
 
+/// The drawing's intervals: which boxes of the path light, and when, come from the trace.
+#[test]
+fn the_timeline_lights_the_boxes_each_path_really_uses() {
+    let lanes = |p: &PathReport, side: &str| -> Vec<&'static str> {
+        let l = p.latency.as_ref().expect("delivered");
+        let mut v: Vec<_> = l
+            .timeline
+            .iter()
+            .filter(|i| i.side == side)
+            .map(|i| i.lane)
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let r = run("lesson1", &[]);
+    let (t, d) = paths(&r);
+    // WRITE: the remote's CPU is never touched; only its NIC works. No kernel anywhere.
+    assert_eq!(lanes(d, "remote"), ["nic"]);
+    assert_eq!(lanes(d, "local"), ["app", "nic"]);
+    assert_eq!(lanes(d, "fabric"), ["switch"]);
+    // TCP: every box on both sides.
+    assert_eq!(lanes(t, "remote"), ["app", "kernel", "nic"]);
+    assert_eq!(lanes(t, "local"), ["app", "kernel", "nic"]);
+    for p in [t, d] {
+        let l = p.latency.as_ref().unwrap();
+        assert!(
+            l.timeline
+                .iter()
+                .all(|i| i.end_ns >= i.start_ns && i.start_ns >= 0.0)
+        );
+        // The ladder: the data frames go forward through the switch and arrive.
+        let data: Vec<_> = l.frames.iter().filter(|f| f.forward).collect();
+        assert!(!data.is_empty() && !l.frames_truncated, "{}", p.path);
+        for f in data {
+            let (a, b, c) = (
+                f.at_switch_ns.unwrap(),
+                f.left_switch_ns.unwrap(),
+                f.arrived_ns.unwrap(),
+            );
+            assert!(f.sent_ns < a && a <= b && b < c, "{f:?}");
+        }
+        // Placement at the remote happens within the drawn intervals.
+        assert!(
+            l.timeline.iter().any(|i| i.end_ns >= l.delivered_ns * 0.99),
+            "{}",
+            p.path
+        );
+    }
+    // SEND/RECV: the remote application takes part (post_recv, poll_cq).
+    let s = run("lesson2", &[]);
+    assert!(lanes(s.rdma.as_ref().unwrap(), "remote").contains(&"app"));
+    assert!(!lanes(s.rdma.as_ref().unwrap(), "remote").contains(&"kernel"));
+    // A bigger message: more frames, longer intervals.
+    let b = run("lesson1", &["workload.message_bytes=65536"]);
+    let frames = |r: &Report| {
+        r.rdma
+            .as_ref()
+            .unwrap()
+            .latency
+            .as_ref()
+            .unwrap()
+            .frames
+            .len()
+    };
+    assert!(frames(&b) > frames(&r), "{} vs {}", frames(&b), frames(&r));
+}
+
 #[test]
 fn send_recv_makes_the_remote_cpu_light() {
     let r = run("lesson2", &[]);

@@ -48,6 +48,10 @@
 //!   `local_completion_at` naming those events, and `breakdown`: the first message's stages
 //!   `[{side, unit, stage, count, busy_ns, start_ns, end_ns}]`, times relative to the call
 //!   that started the message, grouped by (side, unit, stage name), sorted by start;
+//!   `timeline`: the same stages ungrouped plus the frames' time in the switch, each
+//!   `{side, lane, stage, start_ns, end_ns}` with `lane` the box it lights (`app`, `kernel`,
+//!   `nic`, `switch`); `frames` (at most 256, `frames_truncated` if more): `{kind, forward,
+//!   bytes, sent_ns, at_switch_ns, left_switch_ns, arrived_ns, dropped}`;
 //! - `memory_bus_bytes_per_delivered_byte`: `{local, remote}` — (DMA bytes + 2 × CPU-copied
 //!   bytes) on that host during the data path ÷ bytes delivered;
 //! - `retransmitted_bytes`, `drops`, `pfc_pauses`, `drawn_overflows_paused`, `ecn_marks` (fabric and transport counters
@@ -405,6 +409,54 @@ pub struct Latency {
     pub local_completion_at: &'static str,
     /// The stages.
     pub breakdown: Vec<StageSpan>,
+    /// Every stage of the first message as its own interval, and the time its frames spent
+    /// in the switch, by the box of the drawing they light (simulation page).
+    pub timeline: Vec<Interval>,
+    /// The first message's frames hop by hop (the ladder), at most [`MAX_LADDER_FRAMES`].
+    pub frames: Vec<FrameHops>,
+    /// More frames than [`MAX_LADDER_FRAMES`] belonged to the first message.
+    pub frames_truncated: bool,
+}
+
+/// The most frames a report's ladder lists.
+pub const MAX_LADDER_FRAMES: usize = 256;
+
+/// One interval during which a box of the path drawing works.
+#[derive(Clone, Debug, Serialize)]
+pub struct Interval {
+    /// `"local"` (host 0), `"remote"` (host 1) or `"fabric"`.
+    pub side: &'static str,
+    /// The box: `"app"` (user-space verbs calls, and the application's system-call entry
+    /// and exit), `"kernel"` (every other CPU stage), `"nic"` (NIC engine and PCIe), or
+    /// `"switch"` (a frame between arriving at the switch and leaving it).
+    pub lane: &'static str,
+    /// The stage's name, or for the switch the frame's kind.
+    pub stage: String,
+    /// Start, ns after the message started.
+    pub start_ns: f64,
+    /// End, ns after the message started.
+    pub end_ns: f64,
+}
+
+/// One frame of the first message on its way, ns after the message started.
+#[derive(Clone, Debug, Serialize)]
+pub struct FrameHops {
+    /// `"RoCE data"`, `"RoCE ACK"`, `"CNP"`, `"TCP"`, `"PFC"` or `"raw"`.
+    pub kind: &'static str,
+    /// From host 0 toward host 1.
+    pub forward: bool,
+    /// Frame bytes.
+    pub bytes: u32,
+    /// Left its sender's port.
+    pub sent_ns: f64,
+    /// Reached the switch (none back to back).
+    pub at_switch_ns: Option<f64>,
+    /// Left the switch.
+    pub left_switch_ns: Option<f64>,
+    /// Reached the far host.
+    pub arrived_ns: Option<f64>,
+    /// The fabric dropped it.
+    pub dropped: bool,
 }
 
 /// Why a plan could not be run at all (a path's own failure is an [`Outcome`], not this).

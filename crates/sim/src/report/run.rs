@@ -1,12 +1,14 @@
 //! Running a plan's two paths and reading the report rows out of the runs.
 
 use super::{
-    Costs, LIGHT_MAX_CPU_NS_PER_MESSAGE, Latency, Outcome, Participation, PathReport, Recovery,
-    Report, RunError, RunOptions, ScenarioSummary, Sides, StageCount, StageSpan, is_kernel_stage,
-    stream,
+    Costs, FrameHops, Interval, LIGHT_MAX_CPU_NS_PER_MESSAGE, Latency, MAX_LADDER_FRAMES, Outcome,
+    Participation, PathReport, Recovery, Report, RunError, RunOptions, ScenarioSummary, Sides,
+    StageCount, StageSpan, is_kernel_stage, stream,
 };
 use crate::world::{ConnInfo, Endpoint, TcpOptions, World};
-use engine::{Budget, ExecUnit, TraceRecord, Tracer, VecObserver};
+use engine::{
+    Budget, ExecUnit, FirstObserver, PacketClass, PacketStage, TraceRecord, Tracer, VecObserver,
+};
 use scenario::{Operation, Paths, Plan, QpStateKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -287,6 +289,7 @@ fn run_tcp(
     let setup_end = w.now();
     settle(&mut w)?;
     let before = snap(&w);
+    ladder_from_here(&mut w, plan);
     let len = plan.workload.message_bytes as usize;
     let budget = Budget::default();
     let mut m = Measured {
@@ -609,6 +612,7 @@ fn run_rdma(
     m.setup_end = w.now();
     settle(&mut w)?;
     let before = snap(&w);
+    ladder_from_here(&mut w, plan);
     let labels = match op {
         Operation::Write => ("data placed in remote memory", "local CQE written"),
         Operation::Send if channel.is_some() => (
@@ -915,6 +919,127 @@ fn ns(d: SimDuration) -> f64 {
     d.as_ps() as f64 / 1000.0
 }
 
+/// The box a stage lights on the path drawing (see [`Interval::lane`]).
+fn lane(r: &Rec) -> &'static str {
+    match r.unit {
+        ExecUnit::Cpu(_)
+            if !is_kernel_stage(r.stage)
+                || r.stage.ends_with("syscall entry")
+                || r.stage.ends_with("syscall exit") =>
+        {
+            "app"
+        }
+        ExecUnit::Cpu(_) => "kernel",
+        ExecUnit::Nic | ExecUnit::Pcie => "nic",
+    }
+}
+
+fn frame_kind(c: PacketClass) -> &'static str {
+    match c {
+        PacketClass::RoceData => "RoCE data",
+        PacketClass::RoceAck => "RoCE ACK",
+        PacketClass::RoceCnp => "CNP",
+        PacketClass::Tcp => "TCP",
+        PacketClass::Pause => "PFC",
+        PacketClass::Raw => "raw",
+    }
+}
+
+/// The first message's intervals by box and its frames hop by hop, from the stage records
+/// `first` and the packet records of `trace` between `t0` and `end`.
+fn drawing(
+    trace: &[(SimTime, TraceRecord)],
+    first: &[&Rec],
+    nodes: [NodeId; 2],
+    (t0, end): (SimTime, SimTime),
+    link_gbps: u64,
+) -> (Vec<Interval>, Vec<FrameHops>, bool) {
+    let rel = |t: SimTime| ns(t.saturating_duration_since(t0));
+    let mut timeline: Vec<Interval> = first
+        .iter()
+        .map(|r| Interval {
+            side: if r.host == nodes[0] {
+                "local"
+            } else {
+                "remote"
+            },
+            lane: lane(r),
+            stage: r.stage.to_string(),
+            start_ns: rel(r.start),
+            end_ns: rel(r.end),
+        })
+        .collect();
+    // Frames: follow each packet uid through Dequeued (at its sender host), Arrived/Dequeued
+    // at the switch, Arrived at the far host.
+    let mut by_uid: BTreeMap<u64, FrameHops> = BTreeMap::new();
+    for (t, r) in trace {
+        if *t < t0 || *t > end {
+            continue;
+        }
+        let (node, pkt, stage) = match *r {
+            TraceRecord::Packet {
+                node, pkt, stage, ..
+            } => (node, pkt, Some(stage)),
+            TraceRecord::Dropped { node, pkt, .. } => (node, pkt, None),
+            _ => continue,
+        };
+        let at_host = nodes.contains(&node);
+        let f = by_uid.entry(pkt.uid).or_insert_with(|| FrameHops {
+            kind: frame_kind(pkt.class),
+            forward: node == nodes[0],
+            bytes: pkt.bytes,
+            sent_ns: rel(*t),
+            at_switch_ns: None,
+            left_switch_ns: None,
+            arrived_ns: None,
+            dropped: false,
+        });
+        match (stage, at_host) {
+            (None, _) => f.dropped = true,
+            (Some(PacketStage::Dequeued), true) if f.at_switch_ns.is_none() => {
+                f.sent_ns = rel(*t);
+                f.forward = node == nodes[0];
+            }
+            (Some(PacketStage::Arrived), false) => f.at_switch_ns = Some(rel(*t)),
+            (Some(PacketStage::Dequeued), false) => f.left_switch_ns = Some(rel(*t)),
+            (Some(PacketStage::Arrived), true) => f.arrived_ns = Some(rel(*t)),
+            _ => {}
+        }
+    }
+    // The switch holds a frame from its first bit in to its last bit out: the records mark
+    // the last bit's arrival and the first bit's departure, so widen by one serialization
+    // time (frame + preamble, SFD, FCS and inter-frame gap) on each side.
+    for f in by_uid.values() {
+        if let (Some(a), Some(b)) = (f.at_switch_ns, f.left_switch_ns) {
+            let ser = (f.bytes as f64 + 24.0) * 8.0 / link_gbps as f64;
+            timeline.push(Interval {
+                side: "fabric",
+                lane: "switch",
+                stage: format!("{} frame", f.kind),
+                start_ns: (a - ser).max(f.sent_ns),
+                end_ns: b + ser,
+            });
+        }
+    }
+    timeline.sort_by(|a, b| a.start_ns.total_cmp(&b.start_ns));
+    let truncated = by_uid.len() > MAX_LADDER_FRAMES;
+    let frames = by_uid.into_values().take(MAX_LADDER_FRAMES).collect();
+    (timeline, frames, truncated)
+}
+
+/// Packet records kept for the first message's ladder: enough for a 1 MiB message's frames
+/// and ACKs several times over, a bound whatever the workload.
+const LADDER_RECORDS: usize = 16_384;
+
+/// From here (the data path's start) the fabric's packet records feed the ladder; count
+/// mode only (a stream has no "first message" to draw).
+fn ladder_from_here(w: &mut World, plan: &Plan) {
+    if plan.stream_duration().is_none() {
+        w.fabric
+            .set_tracer(Tracer::new(FirstObserver::new(LADDER_RECORDS)));
+    }
+}
+
 fn unit_name(u: ExecUnit) -> &'static str {
     match u {
         ExecUnit::Cpu(_) => "cpu",
@@ -955,6 +1080,12 @@ fn finish(
     let trace = w
         .tracer_mut()
         .take::<VecObserver>()
+        .map(|t| t.records)
+        .unwrap_or_default();
+    let packets = w
+        .fabric
+        .tracer_mut()
+        .take::<FirstObserver>()
         .map(|t| t.records)
         .unwrap_or_default();
     let recs: Vec<Rec> = trace
@@ -1082,6 +1213,13 @@ fn finish(
             })
             .collect();
         breakdown.sort_by(|a, b| a.start_ns.total_cmp(&b.start_ns));
+        let (timeline, frames, frames_truncated) = drawing(
+            &packets,
+            &first,
+            nodes,
+            (t0, end),
+            plan.topology.link_gbps.max(1),
+        );
         let delivered_at = if path == "rdma" && plan.rdma.operation == Operation::Write {
             placed.unwrap_or(done)
         } else {
@@ -1094,6 +1232,9 @@ fn finish(
             local_completion_ns: rel(local),
             local_completion_at: labels.1,
             breakdown,
+            timeline,
+            frames,
+            frames_truncated,
         }
     });
     let bus = |h: usize| {
