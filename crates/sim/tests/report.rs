@@ -489,8 +489,16 @@ fn send_recv_with_a_completion_channel_adds_an_interrupt_and_a_wake_up() {
         assert!(names.contains(&s), "missing {s}: {names:?}");
     }
     assert_eq!((e.data_path.copies, e.data_path.syscalls), (0, 0));
-    // The receiver learns of the message later by the interrupt and the wake-up.
+    // The receive CQE lands after the payload (posted PCIe writes stay in order), so the
+    // receiver never sees the completion before the data.
     let (lp, le) = (p.latency.as_ref().unwrap(), e.latency.as_ref().unwrap());
+    for l in [lp, le] {
+        assert!(l.delivered_ns >= l.placed_at_remote_ns.unwrap(), "{l:?}");
+    }
+    // The sender's CQE does not wait for the receiver's wake-up: one completion time in
+    // both modes.
+    assert_eq!(lp.local_completion_ns, le.local_completion_ns);
+    // The receiver learns of the message later by the interrupt and the wake-up.
     let extra = le.delivered_ns - lp.delivered_ns;
     let irq_wake: f64 = e
         .data_path

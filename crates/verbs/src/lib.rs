@@ -122,7 +122,7 @@ pub use profile::{DeviceAttr, NicProfile, PortAttr};
 pub use qp::{QpCap, QpInitAttr, RecvWqe, SendWqe, WqeId, WqeState};
 pub use transport::{
     AtomicOp, GatherError, Nak, RecvCompletion, RecvOutcome, RemoteOp, ResponderError,
-    ScatterError, SendBlock, SendCompletion, StartSend, UD_GRH_LEN,
+    ScatterError, SendBlock, SendCompletion, StartSend, TakenRecv, UD_GRH_LEN,
 };
 pub use types::{
     AhAttr, ChannelHandle, CqHandle, Gid, GlobalRoute, MrHandle, Mtu, PdHandle, QpNum, QpState,

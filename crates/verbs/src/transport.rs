@@ -156,6 +156,17 @@ impl RecvCompletion {
     }
 }
 
+/// A receive completion taken from the receive queue, not yet written to its CQ.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TakenRecv {
+    /// The CQ it goes to.
+    pub cq: CqHandle,
+    /// The completion.
+    pub wc: Wc,
+    /// The message asked for a solicited event.
+    pub solicited: bool,
+}
+
 /// What [`Context::complete_recv`] did.
 #[derive(Clone, Debug, Eq, PartialEq)]
 pub struct RecvOutcome {
@@ -699,6 +710,52 @@ impl Context {
         msg.extend_from_slice(grh);
         msg.extend_from_slice(payload);
         scatter_sges(&self.mrs, &mut self.memory, qp.pd, &w.sg_list, 0, &msg)
+    }
+
+    /// Pops the head receive WQE for a successful receive and returns its completion without
+    /// writing it: the NIC writes the CQE after the payload's DMA, so the caller delivers it
+    /// with [`Context::deliver_recv`] when that write lands. A receive WQE is consumed when
+    /// its message arrives either way, so the next message scatters into the next WQE.
+    pub fn take_recv(&mut self, qpn: QpNum, c: RecvCompletion) -> Result<TakenRecv, VerbsError> {
+        let qp = self.qp_mut(qpn)?;
+        let wqe = qp.rq.pop_front().ok_or(VerbsError::NoSuchWqe {
+            qpn,
+            id: WqeId(u64::MAX),
+        })?;
+        let mut flags = WcFlags::empty();
+        if c.imm_data.is_some() {
+            flags |= WcFlags::WITH_IMM;
+        }
+        if c.grh {
+            flags |= WcFlags::GRH;
+        }
+        Ok(TakenRecv {
+            cq: qp.recv_cq,
+            wc: Wc {
+                wr_id: wqe.wr_id,
+                status: c.status,
+                opcode: Some(c.opcode),
+                byte_len: c.byte_len,
+                imm_data: c.imm_data,
+                qp_num: qpn,
+                src_qp: c.src_qp,
+                wc_flags: flags,
+            },
+            solicited: c.solicited,
+        })
+    }
+
+    /// Writes a completion [`Context::take_recv`] returned; an overrun CQ moves the QP to ERR.
+    pub fn deliver_recv(&mut self, qpn: QpNum, t: TakenRecv) -> CqeWritten {
+        let push = self.push_wc(t.cq, t.wc, t.solicited);
+        if push == CqPush::Overrun && self.qps.contains_key(&qpn) {
+            self.enter_error(qpn);
+        }
+        CqeWritten {
+            cq: t.cq,
+            wc: t.wc,
+            push,
+        }
     }
 
     /// Pops the head receive WQE and writes its CQE (see the module docs).

@@ -1185,6 +1185,14 @@ fn finish(
             .filter(|r| r.host == nodes[1] && r.stage == "DMA write payload")
             .map(|r| r.end)
             .max();
+        // The local CQE landed when its DMA write ended: the application (one thread here,
+        // which may have been waiting on the remote first) can only notice it later.
+        let local = first
+            .iter()
+            .filter(|r| r.host == nodes[0] && r.stage == "DMA write CQE")
+            .map(|r| r.end)
+            .max()
+            .map_or(local, |t| t.min(local));
         let rel = |t: SimTime| ns(t.saturating_duration_since(t0));
         let mut groups: BTreeMap<GroupKey, GroupVal> = BTreeMap::new();
         for r in &first {

@@ -120,6 +120,13 @@ pub enum HostEvent {
         /// How it ended.
         status: ReqStatus,
     },
+    /// The oldest pending receive CQE of a QP has been written to host memory.
+    RecvDone {
+        /// Host ordinal.
+        host: u32,
+        /// The QP.
+        qpn: u32,
+    },
     /// An event of the kernel TCP socket path.
     Tcp(TcpEvent),
 }
@@ -161,6 +168,9 @@ struct QpEngine {
     /// WQEs taken from the send queue, usable by the transport from the given time.
     fetched: VecDeque<(SimTime, SendRequest)>,
     timer_at: Option<SimTime>,
+    /// Receive completions whose CQE write is still crossing PCIe (behind the payload's),
+    /// delivered in order by [`HostEvent::RecvDone`].
+    recv_cqes: VecDeque<verbs::TakenRecv>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -634,6 +644,7 @@ impl World {
             sport: 0xc000 | ((qpn.get() ^ (qpn.get() >> 14)) & 0x3fff) as u16,
             fetched: VecDeque::new(),
             timer_at: None,
+            recv_cqes: VecDeque::new(),
         });
         for effect in &out.effects {
             match effect {
@@ -777,8 +788,18 @@ impl World {
         &mut self,
         until: SimTime,
         budget: &Budget,
-        stop: impl FnMut(&World) -> bool,
+        mut stop: impl FnMut(&World) -> bool,
     ) -> Result<RunStats, WorldError> {
+        // Already true: run nothing (the next event may be far in the future, and running it
+        // would move the clock past the moment the caller is waiting for).
+        if stop(self) {
+            return Ok(RunStats {
+                events: 0,
+                end_time: self.sched.now(),
+                stopped_by_model: true,
+                wall: std::time::Duration::ZERO,
+            });
+        }
         let mut sched = self.lend_sched();
         let r = run_until(&mut Driver { world: self, stop }, &mut sched, budget, until);
         self.return_sched(sched);
@@ -866,6 +887,13 @@ impl World {
                     r.handle_timeout(now);
                 }
                 self.after_transport(host, qpn, sched);
+            }
+            Event::Host(HostEvent::RecvDone { host, qpn }) => {
+                let hs = &mut self.hosts[host as usize];
+                if let Some(t) = hs.qps.get_mut(&qpn).and_then(|e| e.recv_cqes.pop_front()) {
+                    let _ = hs.verbs.deliver_recv(QpNum::masked(qpn), t);
+                }
+                self.deliver_notifications(host, sched.now());
             }
             Event::Host(HostEvent::SendDone {
                 host,
@@ -1245,9 +1273,11 @@ impl World {
                 ctx: &mut host.verbs,
                 qpn: QpNum::masked(qpn),
                 pending_fail: None,
+                taken: Vec::new(),
                 symbolic,
             };
             resp.handle_request(now, &rp, &bytes, &mut env);
+            let taken = std::mem::take(&mut env.taken);
             if payload_len > 0 {
                 let (start, end) = host.pcie.dma_write(now, payload_len as u64);
                 self.tracer.emit(now, || TraceRecord::Stage {
@@ -1258,6 +1288,21 @@ impl World {
                     start,
                     end,
                 });
+            }
+            // A receive's CQE follows its payload over PCIe (posted writes stay in order): the
+            // application can see the completion only once the data is in memory.
+            for t in taken {
+                let (start, end) = host.pcie.dma_write(now, 64);
+                self.tracer.emit(now, || TraceRecord::Stage {
+                    host: node,
+                    unit: ExecUnit::Pcie,
+                    stage: "DMA write receive CQE",
+                    setup: false,
+                    start,
+                    end,
+                });
+                e.recv_cqes.push_back(t);
+                sched.schedule_at(end, Event::Host(HostEvent::RecvDone { host: h, qpn }));
             }
             let mut fatal = false;
             while let Some(ev) = resp.poll_event() {
@@ -1469,6 +1514,8 @@ struct VerbsEnv<'a> {
     ctx: &'a mut Context,
     qpn: QpNum,
     pending_fail: Option<ScatterError>,
+    /// Successful receives whose CQE the NIC writes after the payload (see `take_recv`).
+    taken: Vec<verbs::TakenRecv>,
     /// The current packet's payload, when it travels as a reference to synthetic memory.
     symbolic: Option<SyntheticRef>,
 }
@@ -1532,7 +1579,9 @@ impl ResponderEnv for VerbsEnv<'_> {
             grh: false,
             solicited,
         };
-        let _ = self.ctx.complete_recv(self.qpn, c);
+        if let Ok(t) = self.ctx.take_recv(self.qpn, c) {
+            self.taken.push(t);
+        }
     }
     fn fail_recv(&mut self, why: RecvFailure) {
         let profile = self.ctx.profile();
