@@ -1,8 +1,7 @@
 //! The `rdmalab` command.
 //!
-//! Until the web lab exists, running `rdmalab` with no subcommand runs the fabric demo
-//! (`rdmalab demo`): an N→1 incast through one switch, four ways, with every figure computed
-//! by the simulator.
+//! `rdmalab` with no subcommand is `rdmalab serve`: the web lab on http://127.0.0.1:7878
+//! (`--port`, `--bind`, `--open`), until Ctrl-C.
 //!
 //! `rdmalab verbs run FILE` runs a verbs session file (scenarios/verbs/README.md).
 //!
@@ -33,6 +32,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Serve the web lab (the default): the course, the six lessons and the simulation page.
+    Serve(ServeArgs),
     /// Run the fabric demo: an N→1 incast through one switch with drop-tail, PFC, PFC+ECN and
     /// PFC with a 1% congestion draw.
     Demo(DemoArgs),
@@ -45,6 +46,30 @@ enum Command {
     Presets,
     /// Run a preset or scenario file through TCP and RDMA and print the comparison table.
     Run(run::RunArgs),
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Port to listen on.
+    #[arg(long, default_value_t = 7878)]
+    port: u16,
+    /// Address to bind. The default keeps the lab on this machine; 0.0.0.0 shares it with
+    /// the network (a classroom), with no authentication.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: std::net::IpAddr,
+    /// Open the lab in the default browser once it listens.
+    #[arg(long)]
+    open: bool,
+}
+
+impl Default for ServeArgs {
+    fn default() -> Self {
+        ServeArgs {
+            port: 7878,
+            bind: std::net::IpAddr::from([127, 0, 0, 1]),
+            open: false,
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -92,24 +117,61 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        None => {
-            println!(
-                "rdmalab: the web lab is not built yet; here is the fabric demo (rdmalab demo --help).\n"
-            );
-            demo(DemoArgs {
-                senders: 4,
-                kib: 4096,
-                gbps: 100,
-                cable_m: 3,
-                buffer_kib: 1024,
-                seed: 1,
-            })
-        }
+        None => serve(ServeArgs::default()),
+        Some(Command::Serve(a)) => serve(a),
         Some(Command::Demo(a)) => demo(a),
         Some(Command::Verbs(a)) => verbs::verbs(a),
         Some(Command::Calibrate(a)) => calibrate_cmd(a),
         Some(Command::Presets) => run::presets(),
         Some(Command::Run(a)) => run::run(a),
+    }
+}
+
+fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    let state = match web::AppState::new() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("rdmalab serve: the embedded course is broken: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    rt.block_on(async move {
+        let addr = std::net::SocketAddr::new(a.bind, a.port);
+        let listener = match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!(
+                    "rdmalab serve: cannot listen on {addr}: {e} (try --port with another number)"
+                );
+                return Ok(ExitCode::from(2));
+            }
+        };
+        let url = format!("http://{}/", listener.local_addr()?);
+        println!("rdmalab lab: {url}  (Ctrl-C stops it)");
+        if a.open {
+            open_browser(&url);
+        }
+        web::serve(listener, state).await?;
+        println!("rdmalab lab: stopped");
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Best effort: the desktop's URL opener; the URL is printed either way.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    if let Err(e) = std::process::Command::new(opener).arg(url).spawn() {
+        eprintln!("rdmalab serve: could not open a browser ({opener}: {e}); open {url} yourself");
     }
 }
 

@@ -1,0 +1,99 @@
+// The lab's router: one HTML shell, pages rendered from the JSON API. Links marked
+// `data-link` navigate without reloading; the language lives in the query (`?lang=en`).
+
+import { t, lang, esc } from './i18n.js';
+import { renderHome, renderOverview, renderChapter, renderLesson } from './course.js';
+import { renderSim } from './sim.js';
+
+const routes = [
+  [/^\/$/, renderHome],
+  [/^\/overview$/, renderOverview],
+  [/^\/chapter\/([A-Za-z0-9_-]{1,20})$/, renderChapter],
+  [/^\/lesson\/(\d{1,2})$/, renderLesson],
+  [/^\/sim$/, renderSim],
+];
+
+/** Fetches JSON from the API; throws an Error carrying the API's error body. */
+export async function api(path, body) {
+  const init = body === undefined ? {} : {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  };
+  const r = await fetch(path, init);
+  const j = await r.json().catch(() => ({ error: r.statusText }));
+  if (!r.ok) {
+    const e = new Error(j.error || r.statusText);
+    e.api = j;
+    e.status = r.status;
+    throw e;
+  }
+  return j;
+}
+
+/** An API error as one readable line. */
+export function errorText(e) {
+  const a = e.api;
+  if (a && a.field && a.allowed) return t('err.field', { f: a.field, e: a.error, a: a.allowed });
+  return e.message;
+}
+
+function chrome() {
+  document.documentElement.lang = lang() === 'en' ? 'en' : 'zh-CN';
+  document.querySelectorAll('[data-i18n]').forEach((el) => { el.textContent = t(el.dataset.i18n); });
+  document.querySelectorAll('a[data-link]').forEach((a) => {
+    const u = new URL(a.getAttribute('href'), location.origin);
+    if (lang() === 'en') u.searchParams.set('lang', 'en'); else u.searchParams.delete('lang');
+    a.setAttribute('href', u.pathname + u.search);
+  });
+  const b = document.getElementById('lang');
+  b.textContent = t('lang.other');
+  for (const a of document.querySelectorAll('nav a')) {
+    const here = new URL(a.href).pathname === location.pathname;
+    if (here) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+  }
+}
+
+let generation = 0;
+
+async function route() {
+  const gen = ++generation;
+  chrome();
+  const main = document.getElementById('app');
+  const path = location.pathname;
+  for (const [re, render] of routes) {
+    const m = path.match(re);
+    if (!m) continue;
+    try {
+      await render(main, ...m.slice(1), () => gen === generation);
+    } catch (e) {
+      if (gen === generation) main.innerHTML = `<p class="error" role="alert">${esc(errorText(e))}</p>`;
+    }
+    return;
+  }
+  main.innerHTML = '<p class="error">404</p>';
+}
+
+/** Navigates to `url` (same origin) without a reload. */
+export function go(url, replace = false) {
+  if (replace) history.replaceState(null, '', url); else history.pushState(null, '', url);
+  route();
+}
+
+document.addEventListener('click', (e) => {
+  const a = e.target.closest('a[data-link]');
+  if (!a || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
+  const u = new URL(a.href);
+  if (u.origin !== location.origin) return;
+  e.preventDefault();
+  go(u.pathname + u.search + u.hash);
+  window.scrollTo(0, 0);
+  document.getElementById('app').focus({ preventScroll: true });
+});
+
+document.getElementById('lang').addEventListener('click', () => {
+  const u = new URL(location.href);
+  if (lang() === 'en') u.searchParams.delete('lang'); else u.searchParams.set('lang', 'en');
+  go(u.pathname + u.search, true);
+});
+
+window.addEventListener('popstate', route);
+route();

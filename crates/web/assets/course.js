@@ -1,0 +1,102 @@
+// The course pages: the map (home), the overview, chapters and lessons.
+
+import { t, lang, href, esc } from './i18n.js';
+import { api } from './app.js';
+
+const stars = (n) => '★'.repeat(n) + '☆'.repeat(Math.max(0, 3 - n));
+
+/** `/sim` with a preset, overrides and the row to highlight. */
+export function simHref(preset, set = [], hl = null) {
+  const p = [['preset', preset], ...set.map((s) => ['set', s])];
+  if (hl) p.push(['hl', hl]);
+  return href('/sim', p);
+}
+
+function presetLinks(presets) {
+  return presets.map((p) => `<a class="chip" data-link href="${simHref(p)}">${esc(p)}</a>`).join(' ');
+}
+
+function lessonLinks(ls) {
+  return ls.map((n) => `<a class="chip" data-link href="${href(`/lesson/${n}`)}">${esc(t('open.lesson', { n }))}</a>`).join(' ');
+}
+
+export async function renderHome(main, live) {
+  const c = await api(`/api/course/${lang()}`);
+  if (!live()) return;
+  document.title = t('title');
+  const lessons = c.lessons.map((l) => `
+    <li class="card">
+      <a data-link href="${href(`/lesson/${l.number}`)}">
+        <span class="num">${esc(t('lesson'))} ${l.number}</span>
+        <strong>${esc(l.title)}</strong>
+        <span class="meta"><span aria-label="difficulty ${l.difficulty}">${stars(l.difficulty)}</span> · ${l.minutes} ${esc(t('minutes'))}</span>
+        <span class="goal">${esc(l.goal)}</span>
+      </a>
+    </li>`).join('');
+  const modules = c.modules.map((m) => `
+    <section class="module" aria-labelledby="mod-${esc(m.id)}">
+      <h3 id="mod-${esc(m.id)}">${esc(m.title)}</h3>
+      <p class="muted">${esc(m.summary)}</p>
+      <ol class="chapters">${m.chapters.map((ch) => `
+        <li><a data-link href="${href(`/chapter/${ch.id}`)}">${esc(ch.title)}</a>
+          <span class="muted">${esc(ch.summary)}</span>
+          ${ch.lessons.length || ch.presets.length ? `<span class="demo" title="${esc(t('chapter.demo'))}">▶</span>` : ''}</li>`).join('')}
+      </ol>
+    </section>`).join('');
+  main.innerHTML = `
+    <section class="hero">
+      <h1>${esc(t('title'))}</h1>
+      <p class="lead">${esc(t('home.lead'))}</p>
+      <p><a class="button" data-link href="${href('/overview')}">${esc(t('home.overview'))}</a>
+         <a class="button secondary" data-link href="${simHref('lesson1')}">${esc(t('open.sim'))}</a></p>
+    </section>
+    <h2>${esc(t('home.lessons'))}</h2>
+    <ol class="cards">${lessons}</ol>
+    <h2>${esc(t('home.map'))}</h2>
+    <div class="modules">${modules}</div>`;
+}
+
+export async function renderOverview(main, live) {
+  const c = await api(`/api/course/${lang()}`);
+  if (!live()) return;
+  document.title = `${t('nav.overview')} · ${t('title')}`;
+  main.innerHTML = `<article class="prose">${c.overview_html}</article>`;
+}
+
+export async function renderChapter(main, id, live) {
+  const c = await api(`/api/course/${lang()}/chapter/${encodeURIComponent(id)}`);
+  if (!live()) return;
+  document.title = `${c.title} · ${t('title')}`;
+  const demo = c.lessons.length || c.presets.length
+    ? `<aside class="demo-box"><h2>${esc(t('chapter.demo'))}</h2><p>${lessonLinks(c.lessons)} ${presetLinks(c.presets)}</p></aside>` : '';
+  const nav = (x, label) => x ? `<a data-link href="${href(`/chapter/${x.id}`)}">${esc(label)} ${esc(x.title)}</a>` : '<span></span>';
+  main.innerHTML = `
+    <article class="prose">
+      <p class="crumb">${esc(c.module.title)}</p>
+      <h1>${esc(c.title)}</h1>
+      <p class="lead">${esc(c.summary)}</p>
+      ${c.body_html}
+      ${demo}
+      <nav class="pager">${nav(c.prev, t('chapter.prev'))}${nav(c.next, t('chapter.next'))}</nav>
+    </article>`;
+}
+
+export async function renderLesson(main, n, live) {
+  const l = await api(`/api/course/${lang()}/lesson/${encodeURIComponent(n)}`);
+  if (!live()) return;
+  document.title = `${t('lesson')} ${l.number} · ${l.title}`;
+  const tries = l.try.map((x, i) => `
+    <li>
+      <a class="button${i ? ' secondary' : ''}" data-link data-try="${i}" href="${simHref(x.preset, x.set, l.highlight)}">${esc(x.label)}</a>
+      <span class="explain">${x.explain}</span>
+    </li>`).join('');
+  main.innerHTML = `
+    <article class="prose lesson">
+      <p class="crumb">${esc(t('lesson'))} ${l.number} · ${stars(l.difficulty)} · ${l.minutes} ${esc(t('minutes'))}</p>
+      <h1>${esc(l.title)}</h1>
+      <p class="goal"><strong>${esc(t('goal'))}：</strong>${esc(l.goal)}</p>
+      ${l.text_html}
+      <section class="try"><h2>${esc(t('tryit'))}</h2><ol>${tries}</ol></section>
+      <section class="points"><h2>${esc(t('keypoints'))}</h2><ul>${l.key_points.map((k) => `<li>${k}</li>`).join('')}</ul></section>
+    </article>`;
+}

@@ -1,0 +1,229 @@
+// SVG drawings of a run: the two paths side by side (boxes lit from the trace), the
+// timeline/ladder of the first message, and small charts. Pure functions from the report.
+
+import { t, esc } from './i18n.js';
+
+const LANES = ['app', 'kernel', 'nic'];
+const BOX_W = 112;
+const BOX_H = 64;
+const ROW_Y = { tcp: 38, rdma: 188 };
+// x of each box: local app, kernel, NIC, the switch, remote NIC, kernel, app.
+const BOX_X = { 'local-app': 8, 'local-kernel': 144, 'local-nic': 280, 'fabric-switch': 444, 'remote-nic': 608, 'remote-kernel': 744, 'remote-app': 880 };
+
+/** Formats ns as ns, µs or ms. */
+export function fmtNs(ns) {
+  if (ns == null || Number.isNaN(ns)) return '—';
+  if (ns >= 1e6) return `${(ns / 1e6).toFixed(3)} ms`;
+  if (ns >= 1e3) return `${(ns / 1e3).toFixed(3)} µs`;
+  return `${ns.toFixed(1)} ns`;
+}
+
+function boxKey(iv) {
+  return iv.lane === 'switch' ? 'fabric-switch' : `${iv.side}-${iv.lane}`;
+}
+
+/** Which box a failure happened at, and what to say there. */
+function failureAt(p) {
+  const o = p.outcome;
+  if (!o || o.status !== 'failed') return null;
+  if (o.verb === 'ibv_post_send' || o.verb === 'ibv_post_recv') return { box: 'local-app', text: `${o.verb} → ${o.code}` };
+  if (o.code === 'no completion') return { box: 'local-app', text: t('sim.silence') };
+  if (/LocProt|LocLen|LocQpOp/.test(o.code)) return { box: 'local-nic', text: `${o.verb} → ${o.code}` };
+  if (/Rem/.test(o.code)) return { box: 'remote-nic', text: `${o.verb} → ${o.code}` };
+  return { box: 'local-app', text: `${o.verb} → ${o.code}` };
+}
+
+/** The two paths, each box carrying its intervals (`g.iv` with data-stage/start/end). */
+export function pathsSvg(report) {
+  const rows = [['tcp', report.tcp, t('sim.tcp')], ['rdma', report.rdma, t('sim.rdma')]];
+  let out = `<svg class="paths" viewBox="0 0 1000 300" role="img" aria-label="${esc(t('sim.tcp'))} / ${esc(t('sim.rdma'))}">
+    <defs><marker id="arr" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" class="arrowhead"/></marker></defs>`;
+  for (const [path, p, title] of rows) {
+    const y = ROW_Y[path];
+    out += `<g class="row" data-path="${path}"><text class="rowtitle" x="8" y="${y - 10}">${esc(title)}${p ? '' : ` — ${esc(t('sim.notrun'))}`}</text>`;
+    const ivs = {};
+    for (const iv of (p && p.latency ? p.latency.timeline : [])) (ivs[boxKey(iv)] ||= []).push(iv);
+    const keys = Object.keys(BOX_X);
+    keys.forEach((k, i) => {
+      if (i + 1 < keys.length) {
+        const x1 = BOX_X[k] + BOX_W, x2 = BOX_X[keys[i + 1]];
+        out += `<line class="wire" x1="${x1}" y1="${y + BOX_H / 2}" x2="${x2}" y2="${y + BOX_H / 2}"/>`;
+      }
+    });
+    const fail = p ? failureAt(p) : null;
+    for (const k of keys) {
+      const [side, lane] = k.split('-');
+      const x = BOX_X[k];
+      const list = (ivs[k] || []).map((iv) => `<g class="iv" data-stage="${esc(iv.stage)}" data-start="${iv.start_ns}" data-end="${iv.end_ns}"></g>`).join('');
+      const sideLabel = side === 'fabric' ? '' : ` · ${t(`side.${side}`)}`;
+      out += `<g class="box${fail && fail.box === k ? ' failed' : ''}" data-path="${path}" data-side="${side}" data-lane="${lane}" data-count="${(ivs[k] || []).length}">
+        <rect x="${x}" y="${y}" width="${BOX_W}" height="${BOX_H}" rx="8"/>
+        <text class="name" x="${x + BOX_W / 2}" y="${y + 22}">${esc(t(`box.${lane}`))}${esc(sideLabel)}</text>
+        <text class="stage" x="${x + BOX_W / 2}" y="${y + 44}"></text>
+        <g class="ivs">${list}</g>
+      </g>`;
+    }
+    if (fail) {
+      const x = BOX_X[fail.box];
+      out += `<g class="failure-mark"><text class="x" x="${x + BOX_W - 14}" y="${y + 18}">✗</text>
+        <text class="why" x="${Math.min(x, 560)}" y="${y + BOX_H + 18}">${esc(fail.text)}</text></g>`;
+    }
+    // Frames of the first message: dots that travel NIC → switch → NIC.
+    const frames = p && p.latency ? p.latency.frames : [];
+    frames.forEach((f, i) => {
+      out += `<circle class="frame k-${esc(f.kind.replace(/\W+/g, '-'))}" r="5" cx="-20" cy="${y + BOX_H / 2}" data-i="${i}"/>`;
+    });
+    out += '</g>';
+  }
+  out += '</svg>';
+  return out;
+}
+
+/** Where frame `f` is at time `tn` on a row at `y` (null when not on a wire or in the switch). */
+function framePos(f, tn, y) {
+  const L = BOX_X['local-nic'] + BOX_W / 2, S = BOX_X['fabric-switch'] + BOX_W / 2, R = BOX_X['remote-nic'] + BOX_W / 2;
+  const [a, b] = f.forward ? [L, R] : [R, L];
+  const cy = y + BOX_H / 2 + (f.forward ? -10 : 10);
+  const lerp = (x0, x1, t0, t1) => x0 + (x1 - x0) * Math.min(1, Math.max(0, (tn - t0) / Math.max(1e-9, t1 - t0)));
+  const ins = f.at_switch_ns ?? f.arrived_ns;
+  const outs = f.left_switch_ns ?? ins;
+  if (tn < f.sent_ns) return null;
+  if (ins != null && tn < ins) return [lerp(a, S, f.sent_ns, ins), cy];
+  if (outs != null && tn < outs) return [S, cy];
+  if (f.arrived_ns != null && tn < f.arrived_ns) return [lerp(S, b, outs, f.arrived_ns), cy];
+  return null;
+}
+
+/** Lights the boxes whose intervals contain `tn` and moves the frames; returns nothing. */
+export function paintAt(svg, report, tn) {
+  for (const g of svg.querySelectorAll('g.box')) {
+    let stage = '';
+    for (const iv of g.querySelectorAll('g.iv')) {
+      if (+iv.dataset.start <= tn && tn < +iv.dataset.end) { stage = iv.dataset.stage; break; }
+    }
+    g.classList.toggle('lit', stage !== '');
+    const s = g.querySelector('text.stage');
+    s.textContent = stage.length > 18 ? `${stage.slice(0, 17)}…` : stage;
+  }
+  for (const row of svg.querySelectorAll('g.row')) {
+    const p = report[row.dataset.path];
+    const frames = p && p.latency ? p.latency.frames : [];
+    const y = ROW_Y[row.dataset.path];
+    for (const c of row.querySelectorAll('circle.frame')) {
+      const pos = framePos(frames[+c.dataset.i], tn, y);
+      if (pos) { c.setAttribute('cx', pos[0]); c.setAttribute('cy', pos[1]); c.style.display = ''; } else c.style.display = 'none';
+    }
+  }
+}
+
+/** The end of the last interval or frame of either path, ns. */
+export function spanNs(report) {
+  let end = 0;
+  for (const p of [report.tcp, report.rdma]) {
+    if (!p || !p.latency) continue;
+    for (const iv of p.latency.timeline) end = Math.max(end, iv.end_ns);
+    for (const f of p.latency.frames) end = Math.max(end, f.arrived_ns ?? f.left_switch_ns ?? f.sent_ns);
+  }
+  return end;
+}
+
+const LADDER_LANES = ['local-app', 'local-kernel', 'local-nic', 'fabric-switch', 'remote-nic', 'remote-kernel', 'remote-app'];
+
+/** The timeline (one lane per box) and ladder (frames between NICs) of one path. */
+export function ladderSvg(path, p, span) {
+  if (!p || !p.latency) return '';
+  const W = 1000, left = 120, lh = 22, top = 20;
+  const H = top + LADDER_LANES.length * lh + 30;
+  const x = (ns) => left + (W - left - 10) * (span > 0 ? ns / span : 0);
+  let out = `<svg class="ladder" data-path="${path}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(t('sim.ladder'))} ${esc(path)}">`;
+  out += `<text class="rowtitle" x="4" y="12">${esc(path === 'tcp' ? t('sim.tcp') : t('sim.rdma'))}</text>`;
+  LADDER_LANES.forEach((k, i) => {
+    const [side, lane] = k.split('-');
+    const y = top + i * lh;
+    out += `<text class="lane" x="4" y="${y + 15}">${esc(t(`box.${lane}`))}${side === 'fabric' ? '' : ` · ${esc(t(`side.${side}`))}`}</text>`;
+    out += `<line class="grid" x1="${left}" x2="${W - 10}" y1="${y + lh / 2}" y2="${y + lh / 2}"/>`;
+  });
+  const laneY = (k) => top + LADDER_LANES.indexOf(k) * lh;
+  for (const iv of p.latency.timeline) {
+    const y = laneY(boxKey(iv));
+    const w = Math.max(1, x(iv.end_ns) - x(iv.start_ns));
+    out += `<rect class="bar l-${iv.lane}" x="${x(iv.start_ns)}" y="${y + 3}" width="${w}" height="${lh - 6}"><title>${esc(iv.stage)}: ${fmtNs(iv.start_ns)} – ${fmtNs(iv.end_ns)}</title></rect>`;
+  }
+  const yn = (k) => laneY(k) + lh / 2;
+  for (const f of p.latency.frames) {
+    const [a, b] = f.forward ? ['local-nic', 'remote-nic'] : ['remote-nic', 'local-nic'];
+    const pts = [[x(f.sent_ns), yn(a)]];
+    if (f.at_switch_ns != null) pts.push([x(f.at_switch_ns), yn('fabric-switch')]);
+    if (f.left_switch_ns != null) pts.push([x(f.left_switch_ns), yn('fabric-switch')]);
+    if (f.arrived_ns != null) pts.push([x(f.arrived_ns), yn(b)]);
+    out += `<polyline class="hop${f.dropped ? ' dropped' : ''} k-${esc(f.kind.replace(/\W+/g, '-'))}" points="${pts.map((q) => q.join(',')).join(' ')}"><title>${esc(f.kind)} ${f.bytes} B</title></polyline>`;
+  }
+  out += `<line class="cursor" x1="${left}" x2="${left}" y1="${top}" y2="${H - 26}"/>`;
+  out += `<text class="axis" x="${left}" y="${H - 8}">0</text><text class="axis end" x="${W - 10}" y="${H - 8}">${esc(fmtNs(span))}</text>`;
+  return out + '</svg>';
+}
+
+/** Moves the ladders' cursors to `tn`. */
+export function cursorAt(root, span, tn) {
+  for (const svg of root.querySelectorAll('svg.ladder')) {
+    const c = svg.querySelector('line.cursor');
+    const x = 120 + (1000 - 120 - 10) * (span > 0 ? Math.min(tn, span) / span : 0);
+    c.setAttribute('x1', x); c.setAttribute('x2', x);
+  }
+}
+
+/** A horizontal bar chart: `items` = [[label, value, text]]. */
+export function barsSvg(title, items, cls = '') {
+  const W = 480, lh = 26, left = 170, top = 26;
+  const max = Math.max(1e-12, ...items.map((i) => i[1] ?? 0));
+  const H = top + items.length * lh + 8;
+  let out = `<svg class="chart ${cls}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(title)}"><text class="ctitle" x="4" y="16">${esc(title)}</text>`;
+  items.forEach(([label, v, text], i) => {
+    const y = top + i * lh;
+    const w = Math.max(v ? 1 : 0, (W - left - 90) * ((v ?? 0) / max));
+    out += `<text class="lane" x="4" y="${y + 16}">${esc(label)}</text><rect class="cbar b${i % 2}" x="${left}" y="${y + 4}" width="${w}" height="${lh - 8}" data-value="${v ?? ''}"/><text class="val" x="${left + w + 6}" y="${y + 16}">${esc(text)}</text>`;
+  });
+  return out + '</svg>';
+}
+
+/** Batch throughputs of the stream as columns, one group per path. */
+export function batchesSvg(title, report) {
+  const W = 480, H = 170, top = 24, bottom = 20, left = 36;
+  const series = [['tcp', report.tcp], ['rdma', report.rdma]].filter(([, p]) => p && p.throughput);
+  const max = Math.max(1e-12, ...series.flatMap(([, p]) => [...p.throughput.batch_gbps, p.throughput.baseline_gbps ?? 0]));
+  let out = `<svg class="chart batches" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(title)}"><text class="ctitle" x="4" y="16">${esc(title)}</text>`;
+  const n = 10, gw = (W - left - 8) / n;
+  series.forEach(([name, p], si) => {
+    p.throughput.batch_gbps.forEach((g, i) => {
+      const h = (H - top - bottom) * (g / max);
+      const x = left + i * gw + si * (gw / 2);
+      out += `<rect class="col s-${name}" x="${x + 1}" y="${H - bottom - h}" width="${gw / 2 - 2}" height="${h}" data-value="${g}"><title>${name} ${g.toFixed(2)} Gb/s</title></rect>`;
+    });
+    if (p.throughput.baseline_gbps) {
+      const y = H - bottom - (H - top - bottom) * (p.throughput.baseline_gbps / max);
+      out += `<line class="base s-${name}" x1="${left}" x2="${W - 8}" y1="${y}" y2="${y}"><title>${name} loss-free ${p.throughput.baseline_gbps.toFixed(2)} Gb/s</title></line>`;
+    }
+  });
+  out += `<text class="axis" x="4" y="${top + 8}">${max.toFixed(0)}</text><text class="axis" x="4" y="${H - bottom}">0 Gb/s</text>`;
+  out += `<text class="legend s-tcp" x="${left}" y="${H - 4}">■ TCP</text><text class="legend s-rdma" x="${left + 70}" y="${H - 4}">■ RDMA</text>`;
+  return out + '</svg>';
+}
+
+/** Retention of each path with its 95% interval. */
+export function retentionSvg(title, report) {
+  const items = [['TCP', report.tcp], ['RDMA', report.rdma]].filter(([, p]) => p && p.throughput && p.throughput.retention != null);
+  if (!items.length) return '';
+  const W = 480, lh = 30, left = 70, top = 26, H = top + items.length * lh + 10;
+  const sx = (r) => left + (W - left - 60) * Math.min(1.1, Math.max(0, r)) / 1.1;
+  let out = `<svg class="chart retention" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(title)}"><text class="ctitle" x="4" y="16">${esc(title)}</text>`;
+  out += `<line class="grid" x1="${sx(1)}" x2="${sx(1)}" y1="${top}" y2="${H - 6}"/>`;
+  items.forEach(([label, p], i) => {
+    const y = top + i * lh, r = p.throughput.retention, ci = p.throughput.retention_ci95;
+    out += `<text class="lane" x="4" y="${y + 18}">${label}</text><rect class="cbar b${i}" x="${left}" y="${y + 6}" width="${sx(r) - left}" height="${lh - 12}" data-value="${r}"/>`;
+    if (ci) out += `<line class="ci" x1="${sx(ci[0])}" x2="${sx(ci[1])}" y1="${y + lh / 2}" y2="${y + lh / 2}"/>`;
+    out += `<text class="val" x="${sx(r) + 6}" y="${y + 18}">${(r * 100).toFixed(1)}%</text>`;
+  });
+  return out + '</svg>';
+}
+
+export { LANES };

@@ -1,0 +1,99 @@
+// Interface strings in Chinese (default) and English. Course text comes from the API.
+
+const S = {
+  zh: {
+    'title': 'RDMA 实验室',
+    'nav.course': '课程', 'nav.overview': '概览', 'nav.sim': '流量仿真',
+    'footer': '每个数字都由仿真器算出；每次点击都重新运行。',
+    'lang.other': 'EN',
+    'home.lead': '亲手运行 RDMA 的 Queue Pair 模型：同一段网络上，内核 TCP 和 RDMA 各走一遍，看拷贝、系统调用、CPU 和延迟差在哪里。',
+    'home.lessons': '六个动手实验', 'home.map': '课程地图（4 个模块，30 章）', 'home.overview': '先读概览 →',
+    'lesson': '实验', 'minutes': '分钟', 'goal': '目标', 'keypoints': '要点', 'tryit': '动手试试',
+    'chapter.demo': '在实验里看到它', 'chapter.prev': '← 上一章', 'chapter.next': '下一章 →',
+    'open.sim': '打开仿真页', 'open.lesson': '第 {n} 课',
+    'sim.presets': '预设场景', 'sim.params': '实验参数', 'sim.run': '运行', 'sim.reset': '恢复预设',
+    'sim.running': '仿真中…', 'sim.done': '完成：{ms} ms', 'sim.error': '出错了',
+    'sim.play': '播放', 'sim.pause': '暂停', 'sim.speed': '速度', 'sim.time': '仿真时间',
+    'sim.stream': '流模式：没有"第一条消息"的动画，看下面的吞吐图。',
+    'sim.compare': '对比表', 'sim.ladder': '时间线（第一条消息）', 'sim.charts': '图表',
+    'sim.tcp': 'TCP（内核套接字）', 'sim.rdma': 'RDMA',
+    'sim.notrun': '未运行', 'sim.silence': '静默：没有帧，没有完成事件，应用自己的超时触发了',
+    'sim.url': '这个页面的地址就是这次实验：复制链接即可复现。',
+    'box.app': '应用', 'box.kernel': '内核', 'box.nic': '网卡', 'box.switch': '交换机',
+    'side.local': '本端', 'side.remote': '远端',
+    'chart.cpu': '每条消息的 CPU 时间（本端 / 远端）', 'chart.tput': '吞吐随时间（10 个批次）',
+    'chart.retention': '丢包后的吞吐保持率（95% 置信区间）', 'chart.latency': '单条消息延迟',
+    'yes': '是', 'no': '否', 'none': '无', 'light': '轻', 'full': '重',
+    'row.outcome': '结果', 'row.copies': '内存拷贝（数据路径）', 'row.syscalls': '系统调用（数据路径）',
+    'row.kernel': '经过内核 本端 / 远端', 'row.transport_in': '传输层在哪里跑', 'row.cpu_stages': 'CPU 阶段（远端）',
+    'row.cpu_per_message': '每条消息 CPU 时间 本端 / 远端', 'row.remote_cpu': '远端 CPU 参与度',
+    'row.latency': '单条消息延迟（数据可用）', 'row.placed': '  数据写入远端内存', 'row.completion': '  本端完成',
+    'row.bus_bytes': '每字节内存总线流量 本端 / 远端', 'row.throughput': '吞吐（稳态）',
+    'row.retention': '丢包后的吞吐保持率', 'row.loss_model': '丢包模型预测', 'row.recovery': '丢包恢复',
+    'row.retransmitted': '重传字节', 'row.drops': '丢包 / PFC 暂停帧 / ECN 标记',
+    'row.setup_syscalls': '建连：系统调用', 'row.setup_kernel': '建连：经过内核 本端 / 远端',
+    'row.setup_cpu': '建连：CPU 时间 本端 / 远端', 'row.setup_duration': '建连：耗时',
+    'ok': '成功', 'failed': '失败',
+    'err.field': '参数 {f}：{e}（允许：{a}）',
+  },
+  en: {
+    'title': 'RDMA Lab',
+    'nav.course': 'Course', 'nav.overview': 'Overview', 'nav.sim': 'Traffic simulation',
+    'footer': 'Every number is computed by the simulator; every click reruns it.',
+    'lang.other': '中文',
+    'home.lead': 'Run the RDMA Queue Pair model yourself: kernel TCP and RDMA over the same fabric, and see where the copies, system calls, CPU time and latency go.',
+    'home.lessons': 'Six hands-on lessons', 'home.map': 'Course map (4 modules, 30 chapters)', 'home.overview': 'Start with the overview →',
+    'lesson': 'Lesson', 'minutes': 'min', 'goal': 'Goal', 'keypoints': 'Key points', 'tryit': 'Try it',
+    'chapter.demo': 'See it in the lab', 'chapter.prev': '← Previous', 'chapter.next': 'Next →',
+    'open.sim': 'Open the simulation', 'open.lesson': 'Lesson {n}',
+    'sim.presets': 'Presets', 'sim.params': 'Experiment parameters', 'sim.run': 'Run', 'sim.reset': 'Back to preset',
+    'sim.running': 'Simulating…', 'sim.done': 'Done: {ms} ms', 'sim.error': 'Error',
+    'sim.play': 'Play', 'sim.pause': 'Pause', 'sim.speed': 'Speed', 'sim.time': 'Simulated time',
+    'sim.stream': 'Stream mode: no single message to animate; see the throughput charts below.',
+    'sim.compare': 'Comparison', 'sim.ladder': 'Timeline (first message)', 'sim.charts': 'Charts',
+    'sim.tcp': 'TCP (kernel sockets)', 'sim.rdma': 'RDMA',
+    'sim.notrun': 'not run', 'sim.silence': 'Silence: no frame, no completion; the application\'s own timeout fired',
+    'sim.url': 'This page\'s address is the experiment: copy the link to reproduce it.',
+    'box.app': 'App', 'box.kernel': 'Kernel', 'box.nic': 'NIC', 'box.switch': 'Switch',
+    'side.local': 'local', 'side.remote': 'remote',
+    'chart.cpu': 'CPU time per message (local / remote)', 'chart.tput': 'Throughput over time (10 batches)',
+    'chart.retention': 'Throughput retention under loss (95% CI)', 'chart.latency': 'One-message latency',
+    'yes': 'yes', 'no': 'no', 'none': 'none', 'light': 'light', 'full': 'full',
+    'row.outcome': 'outcome', 'row.copies': 'memory copies (data path)', 'row.syscalls': 'system calls (data path)',
+    'row.kernel': 'kernel crossed local / remote', 'row.transport_in': 'transport runs in', 'row.cpu_stages': 'CPU stages (remote)',
+    'row.cpu_per_message': 'CPU time per message local / remote', 'row.remote_cpu': 'remote CPU participation',
+    'row.latency': 'one-message latency (delivered)', 'row.placed': '  data placed at the remote', 'row.completion': '  local completion',
+    'row.bus_bytes': 'memory-bus bytes per delivered byte local / remote', 'row.throughput': 'throughput (steady state)',
+    'row.retention': 'throughput retention under loss', 'row.loss_model': 'loss model prediction', 'row.recovery': 'loss recovery',
+    'row.retransmitted': 'retransmitted bytes', 'row.drops': 'drops / PFC pauses / ECN marks',
+    'row.setup_syscalls': 'setup: system calls', 'row.setup_kernel': 'setup: kernel crossed local / remote',
+    'row.setup_cpu': 'setup: CPU time local / remote', 'row.setup_duration': 'setup: duration',
+    'ok': 'success', 'failed': 'failed',
+    'err.field': '{f}: {e} (allowed: {a})',
+  },
+};
+
+/** The page language: `?lang=en` or Chinese. */
+export function lang() {
+  const l = new URLSearchParams(location.search).get('lang');
+  return l === 'en' ? 'en' : 'zh';
+}
+
+/** An interface string, with `{name}` filled from `vars`. */
+export function t(key, vars = {}) {
+  const s = (S[lang()] && S[lang()][key]) ?? S.zh[key] ?? key;
+  return s.replace(/\{(\w+)\}/g, (_, k) => (k in vars ? String(vars[k]) : `{${k}}`));
+}
+
+/** `path` with the current language kept in its query. */
+export function href(path, params = null) {
+  const u = new URL(path, location.origin);
+  if (params) for (const [k, v] of params) u.searchParams.append(k, v);
+  if (lang() === 'en') u.searchParams.set('lang', 'en');
+  return u.pathname + u.search;
+}
+
+/** Escapes text for HTML. */
+export function esc(s) {
+  return String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
+}

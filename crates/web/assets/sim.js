@@ -1,0 +1,273 @@
+// The traffic-simulation page: presets, the experiment-parameters panel, the two paths
+// animated from the run's trace, the comparison table, the timeline and charts. The whole
+// state is in the URL (`preset`, `set`..., `profile`, `hl`, `speed`, `lang`).
+
+import { t, href, esc } from './i18n.js';
+import { api, errorText, go } from './app.js';
+import { pathsSvg, paintAt, spanNs, ladderSvg, cursorAt, barsSvg, batchesSvg, retentionSvg, fmtNs } from './draw.js';
+
+const PRESETS = [['lesson1', '①'], ['lesson2', '②'], ['lesson3', '③'], ['lesson4', '④'], ['lesson5', '⑤'], ['lesson5b', '⑤b'], ['lesson6', '⑥']];
+// The keys the panel offers, in this order (every other key keeps the preset's value).
+const PARAMS = ['rdma.operation', 'workload.message_bytes', 'workload.messages', 'workload.stream_us',
+  'loss.congestion_drop', 'lossless.enabled', 'rdma.retransmission', 'rdma.timeout', 'rdma.mtu_bytes',
+  'rdma.memory_registered', 'rdma.qp_state', 'rdma.completion', 'nic.profile', 'topology.link_gbps',
+  'topology.cable_m', 'tcp.congestion_control', 'tcp.mtu_bytes', 'tcp.busy_poll', 'seed'];
+const SPEEDS = [0.25, 0.5, 1, 2, 4];
+
+let schema = null;
+let anim = null;
+
+function state() {
+  const q = new URLSearchParams(location.search);
+  const speed = Number(q.get('speed'));
+  return {
+    preset: q.get('preset') || 'lesson1',
+    set: q.getAll('set'),
+    profile: q.get('profile'),
+    hl: q.get('hl'),
+    speed: SPEEDS.includes(speed) ? speed : 1,
+  };
+}
+
+function url(st) {
+  const p = [['preset', st.preset], ...st.set.map((s) => ['set', s])];
+  if (st.profile) p.push(['profile', st.profile]);
+  if (st.hl) p.push(['hl', st.hl]);
+  if (st.speed !== 1) p.push(['speed', String(st.speed)]);
+  return href('/sim', p);
+}
+
+const yn = (b) => t(b ? 'yes' : 'no');
+const pct = (x) => (x == null ? '—' : `${(x * 100).toFixed(1)}%`);
+
+// Rows of the comparison table: id, whether it applies, and (text, raw value) per path. The raw
+// value goes in `data-value` so a test can compare the page with the API.
+const ROWS = [
+  ['outcome', () => true, (p) => (p.outcome.status === 'success'
+    ? [t('ok'), 'success']
+    : [`${p.outcome.verb} → ${p.outcome.code} (${p.outcome.where}): ${p.outcome.why}`, p.outcome.code])],
+  ['copies', () => true, (p) => [`${p.data_path.copies} (${p.data_path.copied_bytes} B)`, p.data_path.copies]],
+  ['syscalls', () => true, (p) => [String(p.data_path.syscalls), p.data_path.syscalls]],
+  ['kernel', () => true, (p) => [`${yn(p.data_path.kernel_local)} / ${yn(p.data_path.kernel_remote)}`, [p.data_path.kernel_local, p.data_path.kernel_remote]]],
+  ['transport_in', () => true, (p) => [p.transport_in, p.transport_in]],
+  ['cpu_stages', () => true, (p) => [p.data_path.cpu_stages_remote.map((s) => (s.count > 1 ? `${s.name} ×${s.count}` : s.name)).join(', ') || '—', p.data_path.cpu_stages_remote.length]],
+  ['cpu_per_message', () => true, (p) => [`${fmtNs(p.data_path.cpu_ns_per_message_local)} / ${fmtNs(p.data_path.cpu_ns_per_message_remote)}`, [p.data_path.cpu_ns_per_message_local, p.data_path.cpu_ns_per_message_remote]]],
+  ['remote_cpu', () => true, (p) => [`${t(p.remote_cpu)} — ${p.remote_cpu_why}`, p.remote_cpu]],
+  ['latency', (r) => r.scenario.mode === 'count', (p) => (p.latency ? [`${fmtNs(p.latency.delivered_ns)} (${p.latency.delivered_at})`, p.latency.delivered_ns] : ['—', null])],
+  ['placed', (r) => r.scenario.mode === 'count', (p) => (p.latency && p.latency.placed_at_remote_ns != null ? [fmtNs(p.latency.placed_at_remote_ns), p.latency.placed_at_remote_ns] : ['—', null])],
+  ['completion', (r) => r.scenario.mode === 'count', (p) => (p.latency ? [`${fmtNs(p.latency.local_completion_ns)} (${p.latency.local_completion_at})`, p.latency.local_completion_ns] : ['—', null])],
+  ['bus_bytes', () => true, (p) => [`${p.memory_bus_bytes_per_delivered_byte.local.toFixed(2)} / ${p.memory_bus_bytes_per_delivered_byte.remote.toFixed(2)}`, [p.memory_bus_bytes_per_delivered_byte.local, p.memory_bus_bytes_per_delivered_byte.remote]]],
+  ['throughput', (r) => r.scenario.mode === 'stream', (p) => (p.throughput ? [`${p.throughput.gbps.toFixed(2)} Gb/s (${p.throughput.bytes} B / ${fmtNs(p.throughput.window_ns)})`, p.throughput.gbps] : ['—', null])],
+  ['retention', (r) => r.scenario.mode === 'stream', (p) => {
+    const th = p.throughput;
+    if (!th || th.retention == null) return ['—', null];
+    const ci = th.retention_ci95 ? ` (95% CI ${pct(th.retention_ci95[0])}–${pct(th.retention_ci95[1])})` : '';
+    return [`${pct(th.retention)} / ${th.baseline_gbps.toFixed(2)} Gb/s${ci}`, th.retention];
+  }],
+  ['loss_model', (r) => r.scenario.mode === 'stream', (p) => {
+    const m = p.throughput && p.throughput.model;
+    if (!m || m.predicted_retention == null || !m.loss_events) return ['—', null];
+    return [`${m.model}: ${pct(m.predicted_retention)} (p ${(m.loss_rate * 100).toFixed(2)}%, ${m.loss_events} events${m.timeout_wait_ns > 0 ? `, ${fmtNs(m.timeout_wait_ns)} waiting on timeouts` : ''}) · ÷ ${m.measured_over_predicted == null ? '—' : m.measured_over_predicted.toFixed(2)}`, m.measured_over_predicted];
+  }],
+  ['recovery', () => true, (p) => {
+    const r = p.recovery;
+    if (!r) return ['—', null];
+    return [p.path === 'rdma' ? `NAK ${r.loss_events} · timeout ${r.timeouts}` : `fast recovery ${r.loss_events} · RTO ${r.timeouts} · TLP ${r.tail_probes}`, r.loss_events];
+  }],
+  ['retransmitted', () => true, (p) => [`${p.retransmitted_bytes} B`, p.retransmitted_bytes]],
+  ['drops', () => true, (p) => [`${p.drops} / ${p.pfc_pauses} / ${p.ecn_marks}`, [p.drops, p.pfc_pauses, p.ecn_marks]]],
+  ['setup_syscalls', () => true, (p) => [String(p.setup.syscalls), p.setup.syscalls]],
+  ['setup_kernel', () => true, (p) => [`${yn(p.setup.kernel_local)} / ${yn(p.setup.kernel_remote)}`, [p.setup.kernel_local, p.setup.kernel_remote]]],
+  ['setup_cpu', () => true, (p) => [`${fmtNs(p.setup.cpu_ns_local)} / ${fmtNs(p.setup.cpu_ns_remote)}`, [p.setup.cpu_ns_local, p.setup.cpu_ns_remote]]],
+  ['setup_duration', () => true, (p) => [fmtNs(p.setup.duration_ns), p.setup.duration_ns]],
+];
+
+function tableHtml(report, hl) {
+  const cell = (path, p, f) => {
+    if (!p) return `<td data-path="${path}" class="na">${esc(t('sim.notrun'))}</td>`;
+    const [text, v] = f(p);
+    const bad = path === 'rdma' && p.outcome.status === 'failed' ? ' fail' : '';
+    return `<td data-path="${path}" data-value='${esc(JSON.stringify(v))}' class="${bad}">${esc(text)}</td>`;
+  };
+  const rows = ROWS.filter(([, applies]) => applies(report)).map(([id, , f]) => `
+    <tr data-row="${id}"${id === hl ? ' class="hl" aria-current="true"' : ''}>
+      <th scope="row">${esc(t(`row.${id}`))}</th>${cell('tcp', report.tcp, f)}${cell('rdma', report.rdma, f)}
+    </tr>`).join('');
+  return `<table class="compare"><caption>${esc(t('sim.compare'))}</caption>
+    <thead><tr><th></th><th scope="col">${esc(t('sim.tcp'))}</th><th scope="col">${esc(t('sim.rdma'))} (${esc(report.rdma ? report.rdma.operation : '')})</th></tr></thead>
+    <tbody>${rows}</tbody></table>`;
+}
+
+function inputFor(k, value) {
+  const id = `p-${k.key.replace(/\W/g, '-')}`;
+  const label = `<label for="${id}" title="${esc(k.doc)}">${esc(k.key)}${k.unit ? ` <span class="unit">(${esc(k.unit)})</span>` : ''}</label>`;
+  let input;
+  if (k.type === 'a boolean') {
+    input = `<input id="${id}" type="checkbox" data-key="${k.key}"${value ? ' checked' : ''}>`;
+  } else if (k.choices && k.choices.length) {
+    input = `<select id="${id}" data-key="${k.key}">${k.choices.map((c) => `<option${c === value ? ' selected' : ''} value="${esc(c)}">${esc(c)}</option>`).join('')}</select>`;
+  } else if (k.type === 'a number') {
+    input = `<input id="${id}" type="number" min="0" max="1" step="0.001" data-key="${k.key}" value="${esc(value)}">`;
+  } else {
+    input = `<input id="${id}" type="number" min="${k.min ?? 0}" max="${k.max ?? ''}" step="1" data-key="${k.key}" value="${esc(value)}">`;
+  }
+  return `<div class="param">${label}${input}</div>`;
+}
+
+function paramsHtml(plan) {
+  const keys = new Map(schema.keys.map((k) => [k.key, k]));
+  return PARAMS.filter((p) => keys.has(p)).map((p) => inputFor(keys.get(p), plan[p])).join('');
+}
+
+/** The override for an edited field: strings quoted, as `--set` takes them. */
+function assignment(el) {
+  const k = el.dataset.key;
+  if (el.type === 'checkbox') return `${k}=${el.checked}`;
+  if (el.tagName === 'SELECT' && Number.isNaN(Number(el.value))) return `${k}="${el.value}"`;
+  return `${k}=${el.value}`;
+}
+
+function stopAnimation() {
+  if (anim) cancelAnimationFrame(anim.raf);
+  anim = null;
+}
+
+function startAnimation(root, report, speed) {
+  stopAnimation();
+  const svg = root.querySelector('svg.paths');
+  const span = spanNs(report);
+  const slider = root.querySelector('#time');
+  const label = root.querySelector('#tlabel');
+  const btn = root.querySelector('#play');
+  if (!span) {
+    paintAt(svg, report, -1);
+    slider.disabled = true; btn.disabled = true;
+    return;
+  }
+  // At speed 1 the longer path's first message takes 8 s of real time.
+  const a = { raf: 0, t: 0, playing: !matchMedia('(prefers-reduced-motion: reduce)').matches, last: null, speed };
+  anim = a;
+  const show = () => {
+    paintAt(svg, report, a.t);
+    cursorAt(root, span, a.t);
+    slider.value = String(Math.round((a.t / span) * 1000));
+    label.textContent = `${fmtNs(a.t)} / ${fmtNs(span)}`;
+    btn.textContent = a.playing ? t('sim.pause') : t('sim.play');
+  };
+  const tick = (now) => {
+    if (anim !== a) return;
+    if (a.playing && a.last != null) {
+      a.t += ((now - a.last) / 1000) * (span / 8) * a.speed;
+      if (a.t > span) a.t = 0;
+    }
+    a.last = now;
+    show();
+    a.raf = requestAnimationFrame(tick);
+  };
+  slider.oninput = () => { a.t = (Number(slider.value) / 1000) * span; a.playing = false; show(); };
+  btn.onclick = () => { a.playing = !a.playing; show(); };
+  show();
+  a.raf = requestAnimationFrame(tick);
+}
+
+function chartsHtml(report) {
+  const out = [];
+  const paths = [['TCP', report.tcp], ['RDMA', report.rdma]].filter(([, p]) => p);
+  out.push(barsSvg(t('chart.cpu'), paths.flatMap(([n, p]) => [
+    [`${n} ${t('side.local')}`, p.data_path.cpu_ns_per_message_local, fmtNs(p.data_path.cpu_ns_per_message_local)],
+    [`${n} ${t('side.remote')}`, p.data_path.cpu_ns_per_message_remote, fmtNs(p.data_path.cpu_ns_per_message_remote)],
+  ]), 'cpu'));
+  if (report.scenario.mode === 'count') {
+    out.push(barsSvg(t('chart.latency'), paths.filter(([, p]) => p.latency).map(([n, p]) => [n, p.latency.delivered_ns, fmtNs(p.latency.delivered_ns)]), 'latency'));
+  } else {
+    out.push(batchesSvg(t('chart.tput'), report));
+    out.push(retentionSvg(t('chart.retention'), report));
+  }
+  return out.join('');
+}
+
+export async function renderSim(main, live) {
+  stopAnimation();
+  const st = state();
+  const t0 = performance.now();
+  document.body.dataset.run = 'running';
+  document.title = `${t('nav.sim')} · ${t('title')}`;
+  const presetButtons = PRESETS.map(([p, mark]) => `<a class="preset${p === st.preset ? ' on' : ''}" data-link data-preset="${p}" href="${url({ ...st, preset: p, set: [], profile: null })}" ${p === st.preset ? 'aria-current="true"' : ''}>${mark}</a>`).join('');
+  main.innerHTML = `
+    <section class="sim">
+      <h1>${esc(t('nav.sim'))}</h1>
+      <div class="bar">
+        <span class="label">${esc(t('sim.presets'))}</span> <span class="presets">${presetButtons}</span>
+      </div>
+      <details class="params" ${st.set.length ? 'open' : ''}><summary>${esc(t('sim.params'))}</summary>
+        <form id="params"><div class="grid">…</div>
+          <p><a class="button secondary" data-link href="${url({ ...st, set: [], profile: null })}">${esc(t('sim.reset'))}</a>
+             <span class="muted">${st.set.map((s) => `<code>--set ${esc(s)}</code>`).join(' ')}</span></p>
+        </form>
+      </details>
+      <p id="status" class="status" role="status" aria-live="polite">${esc(t('sim.running'))}</p>
+      <div class="drawing">
+        <div id="paths"></div>
+        <div class="controls">
+          <button id="play" type="button">${esc(t('sim.pause'))}</button>
+          <label for="speed">${esc(t('sim.speed'))}</label>
+          <select id="speed">${SPEEDS.map((s) => `<option value="${s}"${s === st.speed ? ' selected' : ''}>${s}×</option>`).join('')}</select>
+          <label for="time">${esc(t('sim.time'))}</label>
+          <input id="time" type="range" min="0" max="1000" value="0">
+          <span id="tlabel" class="mono"></span>
+        </div>
+        <p id="streamnote" class="muted" hidden>${esc(t('sim.stream'))}</p>
+      </div>
+      <div id="table"></div>
+      <h2>${esc(t('sim.charts'))}</h2>
+      <div id="charts" class="charts"></div>
+      <h2>${esc(t('sim.ladder'))}</h2>
+      <div id="ladder"></div>
+      <p class="muted">${esc(t('sim.url'))}</p>
+    </section>`;
+  schema ??= await api('/api/schema');
+  if (!live()) return;
+  let res;
+  try {
+    const body = { preset: st.preset, set: st.set };
+    if (st.profile) body.profile = st.profile;
+    res = await api('/api/run', body);
+  } catch (e) {
+    if (!live()) return;
+    const s = main.querySelector('#status');
+    s.textContent = `${t('sim.error')}: ${errorText(e)}`;
+    s.classList.add('error');
+    document.body.dataset.run = 'error';
+    return;
+  }
+  if (!live()) return;
+  const report = res.report;
+  main.querySelector('#paths').innerHTML = pathsSvg(report);
+  main.querySelector('#table').innerHTML = tableHtml(report, st.hl);
+  main.querySelector('.params .grid').innerHTML = paramsHtml(res.plan);
+  const span = spanNs(report);
+  main.querySelector('#ladder').innerHTML = ['tcp', 'rdma'].map((p) => ladderSvg(p, report[p], span)).join('');
+  main.querySelector('#charts').innerHTML = chartsHtml(report);
+  main.querySelector('#streamnote').hidden = report.scenario.mode !== 'stream';
+  const ms = performance.now() - t0;
+  main.querySelector('#status').textContent = `${res.preset ?? ''} · ${t('sim.done', { ms: ms.toFixed(0) })}`;
+  document.body.dataset.renderMs = ms.toFixed(1);
+  document.body.dataset.run = 'done';
+  startAnimation(main, report, st.speed);
+  main.querySelector('#speed').onchange = (e) => {
+    const s = Number(e.target.value);
+    if (anim) anim.speed = s;
+    history.replaceState(null, '', url({ ...state(), speed: s }));
+  };
+  main.querySelector('#params').onchange = (e) => {
+    const el = e.target;
+    if (!el.dataset || !el.dataset.key) return;
+    const k = el.dataset.key;
+    const set = state().set.filter((s) => !s.startsWith(`${k}=`));
+    set.push(assignment(el));
+    go(url({ ...state(), set }));
+  };
+  main.querySelector('#params').onsubmit = (e) => e.preventDefault();
+}
+
+export { ROWS };

@@ -1,0 +1,417 @@
+//! The JSON API's handlers (the list is at the top of the crate).
+
+use crate::AppState;
+use crate::error::ApiError;
+use axum::Json;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use rdmalab::report::{Report, run_plan};
+use scenario::Plan;
+use scenario::plan::{KEYS, Kind, Value, get};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, json};
+use std::time::Duration;
+
+/// Most `set` overrides in one request.
+pub const MAX_SETS: usize = 64;
+/// Longest override, bytes.
+pub const MAX_SET_BYTES: usize = 256;
+/// Longest simulated stream a web request may ask for, µs (a preset's is 4 ms).
+pub const MAX_STREAM_US: u64 = 20_000;
+/// Most bytes a count-mode web request may move (per path).
+pub const MAX_COUNT_BYTES: u64 = 256 << 20;
+/// Most messages a count-mode web request may send.
+pub const MAX_MESSAGES: u64 = 100_000;
+/// Most hosts a web request may build.
+pub const MAX_HOSTS: u64 = 64;
+/// Longest a simulation may take on the server (wall clock) before the request gives up.
+pub const RUN_WALL_LIMIT: Duration = Duration::from_secs(30);
+
+/// `GET /api/presets`: every preset, ①–⑥ and ⑤b.
+pub async fn presets() -> Json<serde_json::Value> {
+    let list: Vec<_> = scenario::presets()
+        .iter()
+        .map(|p| {
+            json!({
+                "name": p.name,
+                "key": format!("{}{}", p.number, p.variant),
+                "number": p.number,
+                "title": p.title,
+                "toml": p.toml,
+            })
+        })
+        .collect();
+    Json(json!(list))
+}
+
+/// One key of the scenario schema, for the experiment-parameters panel.
+#[derive(Serialize)]
+struct KeyDoc {
+    key: &'static str,
+    r#type: &'static str,
+    unit: &'static str,
+    doc: &'static str,
+    allowed: String,
+    default: serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    min: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    choices: Vec<serde_json::Value>,
+}
+
+/// `GET /api/schema`: every scenario key with its type, unit, default and range.
+pub async fn schema() -> Json<serde_json::Value> {
+    let d = Plan::default();
+    let keys: Vec<KeyDoc> = KEYS
+        .iter()
+        .map(|k| {
+            let (min, max, choices) = match k.kind {
+                Kind::Int { lo, hi } => (Some(lo), Some(hi), Vec::new()),
+                Kind::OneOf(v) => (None, None, v.iter().map(|x| json!(x)).collect()),
+                Kind::Enum(v) => (None, None, v.iter().map(|x| json!(x)).collect()),
+                Kind::Prob | Kind::Bool => (None, None, Vec::new()),
+            };
+            KeyDoc {
+                key: k.path,
+                r#type: k.kind.type_name(),
+                unit: k.unit,
+                doc: k.doc,
+                allowed: k.kind.allowed(),
+                default: get(&d, k.path).map_or(serde_json::Value::Null, |v| value_json(&v)),
+                min,
+                max,
+                choices,
+            }
+        })
+        .collect();
+    Json(json!({ "keys": keys, "limits": limits() }))
+}
+
+fn limits() -> serde_json::Value {
+    json!({
+        "max_sets": MAX_SETS,
+        "max_set_bytes": MAX_SET_BYTES,
+        "max_stream_us": MAX_STREAM_US,
+        "max_count_bytes": MAX_COUNT_BYTES,
+        "max_messages": MAX_MESSAGES,
+        "max_hosts": MAX_HOSTS,
+        "max_body_bytes": crate::MAX_BODY_BYTES,
+    })
+}
+
+fn value_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Int(n) => json!(n),
+        Value::Float(x) => json!(x),
+        Value::Bool(b) => json!(b),
+        Value::Str(s) => json!(s),
+    }
+}
+
+/// Every key of `plan` and its value.
+pub fn plan_json(plan: &Plan) -> serde_json::Value {
+    let mut m = Map::new();
+    for k in KEYS {
+        if let Some(v) = get(plan, k.path) {
+            m.insert(k.path.to_string(), value_json(&v));
+        }
+    }
+    serde_json::Value::Object(m)
+}
+
+/// `POST /api/run` body.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRequest {
+    /// A preset (`lesson3`, `3`, `③`, `5b`); exclusive with `scenario`.
+    pub preset: Option<String>,
+    /// A whole scenario file (TOML); exclusive with `preset`.
+    pub scenario: Option<String>,
+    /// `key=value` overrides, applied in order after the preset or file.
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// A NIC profile (`mlx5`, `rxe`, `ibta`): shorthand for `nic.profile`, before `set`.
+    pub profile: Option<String>,
+}
+
+/// Turns a request into a plan, or says which field is wrong and what it allows.
+pub fn plan_of(req: &RunRequest) -> Result<(Option<&'static str>, Plan), ApiError> {
+    let unprocessable = StatusCode::UNPROCESSABLE_ENTITY;
+    if req.set.len() > MAX_SETS {
+        return Err(ApiError::field(
+            unprocessable,
+            "set",
+            format!("{} overrides", req.set.len()),
+            format!("at most {MAX_SETS}"),
+        ));
+    }
+    if let Some(s) = req.set.iter().find(|s| s.len() > MAX_SET_BYTES) {
+        return Err(ApiError::field(
+            unprocessable,
+            "set",
+            format!("an override of {} bytes", s.len()),
+            format!("at most {MAX_SET_BYTES} bytes each"),
+        ));
+    }
+    let (name, text) = match (&req.preset, &req.scenario) {
+        (Some(p), None) => match scenario::preset(p) {
+            Some(p) => (Some(p.name), p.toml),
+            None => {
+                return Err(ApiError::field(
+                    StatusCode::NOT_FOUND,
+                    "preset",
+                    format!("no preset {:?}", truncate(p, 40)),
+                    scenario::preset_names(),
+                ));
+            }
+        },
+        (None, Some(t)) => (None, t.as_str()),
+        (None, None) => {
+            return Err(ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "preset",
+                "give a preset or a scenario",
+                "one of preset or scenario",
+            ));
+        }
+        (Some(_), Some(_)) => {
+            return Err(ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "scenario",
+                "give a preset or a scenario, not both",
+                "one of preset or scenario",
+            ));
+        }
+    };
+    let mut sets: Vec<String> = Vec::new();
+    if let Some(p) = &req.profile {
+        if !scenario::NicKind::NAMES.contains(&p.as_str()) {
+            return Err(ApiError::field(
+                unprocessable,
+                "profile",
+                format!("no NIC profile {:?}", truncate(p, 40)),
+                scenario::NicKind::NAMES.join(", "),
+            ));
+        }
+        sets.push(format!("nic.profile=\"{p}\""));
+    }
+    sets.extend(req.set.iter().cloned());
+    let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+    let plan = scenario::parse_with(text, &sets)?;
+    check_web_bounds(&plan)?;
+    Ok((name, plan))
+}
+
+/// The server's own bounds on top of the schema's: what one web request may simulate.
+fn check_web_bounds(plan: &Plan) -> Result<(), ApiError> {
+    let bad = |field: &str, value: u64, allowed: String| {
+        Err(ApiError::field(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            field,
+            format!("{field} = {value} is more than the web lab runs"),
+            allowed,
+        ))
+    };
+    let w = &plan.workload;
+    if w.stream_us > MAX_STREAM_US {
+        return bad(
+            "workload.stream_us",
+            w.stream_us,
+            format!("at most {MAX_STREAM_US} µs here (the CLI runs longer streams)"),
+        );
+    }
+    if w.stream_us == 0 {
+        if w.messages > MAX_MESSAGES {
+            return bad(
+                "workload.messages",
+                w.messages,
+                format!("at most {MAX_MESSAGES} here"),
+            );
+        }
+        if w.message_bytes.saturating_mul(w.messages) > MAX_COUNT_BYTES {
+            return bad(
+                "workload.messages",
+                w.messages,
+                format!(
+                    "at most {} messages of {} B here ({} MiB in all)",
+                    MAX_COUNT_BYTES / w.message_bytes.max(1),
+                    w.message_bytes,
+                    MAX_COUNT_BYTES >> 20
+                ),
+            );
+        }
+    }
+    if plan.topology.hosts > MAX_HOSTS {
+        return bad(
+            "topology.hosts",
+            plan.topology.hosts,
+            format!("at most {MAX_HOSTS} here"),
+        );
+    }
+    Ok(())
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+/// `POST /api/run`: runs both paths of a preset or scenario and returns the plan (every key)
+/// and the report.
+pub async fn run(
+    State(state): State<AppState>,
+    body: Result<Json<RunRequest>, JsonRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let Json(req) = body.map_err(rejection)?;
+    let (name, plan) = plan_of(&req)?;
+    let report = simulate(&state, plan.clone()).await?;
+    Ok(Json(json!({
+        "preset": name,
+        "plan": plan_json(&plan),
+        "report": report,
+    })))
+}
+
+/// Runs `plan` off the async runtime, at most as many at once as the server allows.
+pub async fn simulate(state: &AppState, plan: Plan) -> Result<Report, ApiError> {
+    let _permit =
+        state.sims.clone().acquire_owned().await.map_err(|_| {
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping")
+        })?;
+    let task = tokio::task::spawn_blocking(move || run_plan(&plan));
+    match tokio::time::timeout(RUN_WALL_LIMIT, task).await {
+        Err(_) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the simulation took longer than {} s; try a shorter stream or fewer messages",
+                RUN_WALL_LIMIT.as_secs()
+            ),
+        )),
+        Ok(Err(_)) => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the simulation stopped unexpectedly (a bug: please report the scenario)",
+        )),
+        Ok(Ok(Err(e))) if e.is_bad_input() => Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            e.to_string(),
+        )),
+        Ok(Ok(Err(e))) => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the run failed: {e}"),
+        )),
+        Ok(Ok(Ok(r))) => Ok(r),
+    }
+}
+
+/// A body that is not the JSON expected, as a JSON error with the extractor's status (400
+/// bad JSON, 413 too large, 415 not JSON, 422 wrong fields).
+pub fn rejection(r: JsonRejection) -> ApiError {
+    let status = r.status();
+    let msg = if status == StatusCode::PAYLOAD_TOO_LARGE {
+        format!(
+            "the request body is larger than {} bytes",
+            crate::MAX_BODY_BYTES
+        )
+    } else {
+        r.body_text()
+    };
+    ApiError {
+        status,
+        error: msg,
+        field: Some("body".into()),
+        allowed: Some(
+            "a JSON object with preset or scenario, and optional set (array of \"key=value\") and profile"
+                .into(),
+        ),
+    }
+}
+
+/// `GET /api/course/{lang}`: the overview, the map and the lesson list.
+pub async fn course(
+    State(state): State<AppState>,
+    Path(lang): Path<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let lang = crate::content::Lang::parse(&lang)?;
+    let c = state.content.course(lang);
+    let overview = state.figures.render(&state, c.overview_md()).await;
+    Ok(Json(json!({
+        "lang": lang.code(),
+        "overview_html": crate::content::markdown(&overview),
+        "modules": c.modules_json(),
+        "lessons": c.lessons_json(),
+    })))
+}
+
+/// `GET /api/course/{lang}/chapter/{id}`.
+pub async fn chapter(
+    State(state): State<AppState>,
+    Path((lang, id)): Path<(String, String)>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let lang = crate::content::Lang::parse(&lang)?;
+    let c = state.content.course(lang);
+    let (module, ch) = c
+        .chapter(&id)
+        .ok_or_else(|| ApiError::not_found(format!("no chapter {:?}", truncate(&id, 20))))?;
+    let body = state.figures.render(&state, &ch.body).await;
+    Ok(Json(json!({
+        "id": ch.id,
+        "module": { "id": module.id, "title": module.title },
+        "title": ch.title,
+        "summary": ch.summary,
+        "body_html": crate::content::markdown(&body),
+        "lessons": ch.lessons,
+        "presets": ch.presets,
+        "prev": c.neighbour(&id, -1),
+        "next": c.neighbour(&id, 1),
+    })))
+}
+
+/// `GET /api/course/{lang}/lesson/{n}`: the lesson with every figure filled in from a run.
+pub async fn lesson(
+    State(state): State<AppState>,
+    Path((lang, n)): Path<(String, String)>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let lang = crate::content::Lang::parse(&lang)?;
+    let c = state.content.course(lang);
+    let l = n
+        .parse::<u8>()
+        .ok()
+        .and_then(|n| c.lesson(n))
+        .ok_or_else(|| {
+            ApiError::field(
+                StatusCode::NOT_FOUND,
+                "lesson",
+                format!("no lesson {:?}", truncate(&n, 20)),
+                "1..=6",
+            )
+        })?;
+    let text = state.figures.render(&state, &l.text).await;
+    let mut key_points = Vec::new();
+    for k in &l.key_points {
+        key_points.push(crate::content::inline_markdown(
+            &state.figures.render(&state, k).await,
+        ));
+    }
+    let mut tries = Vec::new();
+    for t in &l.tries {
+        tries.push(json!({
+            "label": t.label,
+            "preset": t.preset,
+            "set": t.set,
+            "explain": crate::content::inline_markdown(&state.figures.render(&state, &t.explain).await),
+        }));
+    }
+    Ok(Json(json!({
+        "number": l.number,
+        "title": l.title,
+        "difficulty": l.difficulty,
+        "minutes": l.minutes,
+        "goal": l.goal,
+        "highlight": l.highlight,
+        "text_html": crate::content::markdown(&text),
+        "key_points": key_points,
+        "try": tries,
+    })))
+}

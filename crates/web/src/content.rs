@@ -1,0 +1,552 @@
+//! The course: overview, map and lessons in Chinese and English, embedded from `course/`
+//! (format: `course/FORMAT.md`), and the figures in them, filled in by running presets.
+
+use crate::AppState;
+use crate::error::ApiError;
+use axum::http::StatusCode;
+use rust_embed::RustEmbed;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+#[derive(RustEmbed)]
+#[folder = "../../course/"]
+#[include = "*/overview.md"]
+#[include = "*/map.toml"]
+#[include = "*/lessons/*.toml"]
+struct CourseFiles;
+
+/// A language of the lab.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum Lang {
+    /// Simplified Chinese (the default).
+    Zh,
+    /// English.
+    En,
+}
+
+impl Lang {
+    /// `zh` or `en`, else a 404 naming what is allowed.
+    pub fn parse(s: &str) -> Result<Lang, ApiError> {
+        match s {
+            "zh" => Ok(Lang::Zh),
+            "en" => Ok(Lang::En),
+            _ => Err(ApiError::field(
+                StatusCode::NOT_FOUND,
+                "lang",
+                format!("no language {:?}", s.chars().take(10).collect::<String>()),
+                "zh, en",
+            )),
+        }
+    }
+
+    /// The code used in paths.
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::Zh => "zh",
+            Lang::En => "en",
+        }
+    }
+}
+
+/// One module of the map.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Module {
+    /// `m1`..`m4`.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// One or two sentences.
+    pub summary: String,
+    /// Its chapters.
+    #[serde(rename = "chapter")]
+    pub chapters: Vec<Chapter>,
+}
+
+/// One chapter.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Chapter {
+    /// `m1c1`...
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// One sentence for the map.
+    pub summary: String,
+    /// Markdown.
+    pub body: String,
+    /// Lessons that demonstrate it.
+    #[serde(default)]
+    pub lessons: Vec<u8>,
+    /// Presets that demonstrate it.
+    #[serde(default)]
+    pub presets: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Map {
+    #[serde(rename = "module")]
+    modules: Vec<Module>,
+}
+
+/// One "try it" button of a lesson.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Try {
+    /// The button's text.
+    pub label: String,
+    /// The preset it opens.
+    pub preset: String,
+    /// Overrides.
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// What to look at.
+    pub explain: String,
+}
+
+/// A hands-on lesson.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lesson {
+    /// 1..=6.
+    pub number: u8,
+    /// Title.
+    pub title: String,
+    /// Stars, 1..=3.
+    pub difficulty: u8,
+    /// Minutes it takes.
+    pub minutes: u32,
+    /// The goal.
+    pub goal: String,
+    /// The comparison-table row it points at.
+    pub highlight: String,
+    /// Markdown with figure placeholders.
+    pub text: String,
+    /// Key points.
+    pub key_points: Vec<String>,
+    /// The "try it" buttons.
+    #[serde(rename = "try")]
+    pub tries: Vec<Try>,
+}
+
+/// One language's course.
+#[derive(Debug)]
+pub struct Course {
+    overview: String,
+    modules: Vec<Module>,
+    lessons: Vec<Lesson>,
+}
+
+/// Row ids a lesson may highlight (`course/FORMAT.md`).
+pub const ROW_IDS: &[&str] = &[
+    "copies",
+    "syscalls",
+    "kernel",
+    "transport_in",
+    "cpu_stages",
+    "cpu_per_message",
+    "remote_cpu",
+    "latency",
+    "placed",
+    "completion",
+    "bus_bytes",
+    "throughput",
+    "retention",
+    "loss_model",
+    "recovery",
+    "retransmitted",
+    "drops",
+    "setup_syscalls",
+    "setup_kernel",
+    "setup_cpu",
+    "setup_duration",
+    "outcome",
+];
+
+fn file(path: &str) -> Result<String, String> {
+    let f = CourseFiles::get(path).ok_or_else(|| format!("course/{path} is missing"))?;
+    String::from_utf8(f.data.into_owned()).map_err(|_| format!("course/{path} is not UTF-8"))
+}
+
+impl Course {
+    /// Reads and checks one language's files.
+    pub fn load(lang: Lang) -> Result<Course, String> {
+        let l = lang.code();
+        let overview = file(&format!("{l}/overview.md"))?;
+        let map: Map = toml::from_str(&file(&format!("{l}/map.toml"))?)
+            .map_err(|e| format!("course/{l}/map.toml: {e}"))?;
+        let mut lessons = Vec::new();
+        for n in 1..=6u8 {
+            let path = format!("{l}/lessons/{n}.toml");
+            let lesson: Lesson =
+                toml::from_str(&file(&path)?).map_err(|e| format!("course/{path}: {e}"))?;
+            if lesson.number != n {
+                return Err(format!("course/{path}: number = {}", lesson.number));
+            }
+            if !ROW_IDS.contains(&lesson.highlight.as_str()) {
+                return Err(format!(
+                    "course/{path}: highlight = {:?} is not a row id",
+                    lesson.highlight
+                ));
+            }
+            for t in &lesson.tries {
+                check_preset(&path, &t.preset)?;
+            }
+            lessons.push(lesson);
+        }
+        for m in &map.modules {
+            for c in &m.chapters {
+                for p in &c.presets {
+                    check_preset(&format!("{l}/map.toml {}", c.id), p)?;
+                }
+                if c.body.trim().is_empty() {
+                    return Err(format!("course/{l}/map.toml: chapter {} is empty", c.id));
+                }
+                if let Some(bad) = c.lessons.iter().find(|&&n| !(1..=6).contains(&n)) {
+                    return Err(format!("course/{l}/map.toml {}: lesson {bad}", c.id));
+                }
+            }
+        }
+        Ok(Course {
+            overview,
+            modules: map.modules,
+            lessons,
+        })
+    }
+
+    /// The overview's Markdown.
+    pub fn overview_md(&self) -> &str {
+        &self.overview
+    }
+
+    /// The modules.
+    pub fn modules(&self) -> &[Module] {
+        &self.modules
+    }
+
+    /// The lessons, 1..=6.
+    pub fn lessons(&self) -> &[Lesson] {
+        &self.lessons
+    }
+
+    /// The map without chapter bodies.
+    pub fn modules_json(&self) -> Value {
+        json!(
+            self.modules
+                .iter()
+                .map(|m| json!({
+                    "id": m.id,
+                    "title": m.title,
+                    "summary": m.summary,
+                    "chapters": m.chapters.iter().map(|c| json!({
+                        "id": c.id,
+                        "title": c.title,
+                        "summary": c.summary,
+                        "lessons": c.lessons,
+                        "presets": c.presets,
+                    })).collect::<Vec<_>>(),
+                }))
+                .collect::<Vec<_>>()
+        )
+    }
+
+    /// The lessons' headers.
+    pub fn lessons_json(&self) -> Value {
+        json!(
+            self.lessons
+                .iter()
+                .map(|l| json!({
+                    "number": l.number,
+                    "title": l.title,
+                    "goal": l.goal,
+                    "difficulty": l.difficulty,
+                    "minutes": l.minutes,
+                    "preset": l.tries.first().map(|t| t.preset.clone()),
+                }))
+                .collect::<Vec<_>>()
+        )
+    }
+
+    /// Chapter `id` and its module.
+    pub fn chapter(&self, id: &str) -> Option<(&Module, &Chapter)> {
+        self.modules
+            .iter()
+            .find_map(|m| m.chapters.iter().find(|c| c.id == id).map(|c| (m, c)))
+    }
+
+    /// The chapter `step` places before (−1) or after (+1) chapter `id`: `{id, title}`.
+    pub fn neighbour(&self, id: &str, step: isize) -> Value {
+        let all: Vec<&Chapter> = self.modules.iter().flat_map(|m| &m.chapters).collect();
+        let Some(i) = all.iter().position(|c| c.id == id) else {
+            return Value::Null;
+        };
+        match i.checked_add_signed(step).and_then(|j| all.get(j)) {
+            Some(c) => json!({ "id": c.id, "title": c.title }),
+            None => Value::Null,
+        }
+    }
+
+    /// Lesson `n`.
+    pub fn lesson(&self, n: u8) -> Option<&Lesson> {
+        self.lessons.iter().find(|l| l.number == n)
+    }
+}
+
+fn check_preset(at: &str, p: &str) -> Result<(), String> {
+    if scenario::preset(p).is_none() {
+        return Err(format!("course/{at}: no preset {p:?}"));
+    }
+    Ok(())
+}
+
+/// Both languages' courses.
+#[derive(Debug)]
+pub struct Content {
+    zh: Course,
+    en: Course,
+}
+
+impl Content {
+    /// Loads and checks the embedded course.
+    pub fn load() -> Result<Content, String> {
+        Ok(Content {
+            zh: Course::load(Lang::Zh)?,
+            en: Course::load(Lang::En)?,
+        })
+    }
+
+    /// One language's course.
+    pub fn course(&self, lang: Lang) -> &Course {
+        match lang {
+            Lang::Zh => &self.zh,
+            Lang::En => &self.en,
+        }
+    }
+}
+
+/// Markdown to HTML (tables and strikethrough on; raw HTML in the source is escaped, since
+/// the content is ours but the rule keeps pages safe if it ever is not).
+pub fn markdown(md: &str) -> String {
+    use pulldown_cmark::{Event, Options, Parser, html};
+    let parser = Parser::new_ext(md, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).map(
+        |e| match e {
+            Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
+            e => e,
+        },
+    );
+    let mut out = String::new();
+    html::push_html(&mut out, parser);
+    out
+}
+
+/// Markdown of one line to inline HTML (no surrounding paragraph).
+pub fn inline_markdown(md: &str) -> String {
+    let h = markdown(md);
+    let t = h.trim();
+    t.strip_prefix("<p>")
+        .and_then(|x| x.strip_suffix("</p>"))
+        .unwrap_or(t)
+        .to_string()
+}
+
+/// One `{{fig:...}}` placeholder, parsed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    /// `lesson1;key=value...`: the preset and its overrides, the cache key.
+    pub run: String,
+    /// The preset.
+    pub preset: String,
+    /// The overrides.
+    pub sets: Vec<String>,
+    /// The JSON path in the report.
+    pub path: String,
+    /// How to print it.
+    pub format: String,
+}
+
+/// The formats a placeholder may ask for.
+pub const FORMATS: &[&str] = &["int", "us", "ms", "pct", "gbps", "x", "f2", "text"];
+
+impl Figure {
+    /// Parses the inside of `{{fig:...}}`.
+    pub fn parse(inner: &str) -> Result<Figure, String> {
+        let mut parts = inner.split_whitespace();
+        let (Some(run), Some(path), Some(format), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(format!("{{{{fig:{inner}}}}}: expected PRESET PATH FORMAT"));
+        };
+        let mut it = run.split(';');
+        let preset = it.next().unwrap_or_default().to_string();
+        if scenario::preset(&preset).is_none() {
+            return Err(format!("{{{{fig:{inner}}}}}: no preset {preset:?}"));
+        }
+        if !FORMATS.contains(&format) {
+            return Err(format!(
+                "{{{{fig:{inner}}}}}: format {format:?} is not one of {}",
+                FORMATS.join(", ")
+            ));
+        }
+        Ok(Figure {
+            run: run.to_string(),
+            preset,
+            sets: it.map(str::to_string).collect(),
+            path: path.to_string(),
+            format: format.to_string(),
+        })
+    }
+
+    /// The value at the path in a report.
+    pub fn lookup<'a>(&self, report: &'a Value) -> Option<&'a Value> {
+        let mut v = report;
+        for seg in self.path.split('.') {
+            v = match v {
+                Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
+                Value::Object(o) => o.get(seg)?,
+                _ => return None,
+            };
+        }
+        (!v.is_null()).then_some(v)
+    }
+
+    /// Prints `v` in the figure's format.
+    pub fn print(&self, v: &Value) -> Option<String> {
+        if self.format == "text" {
+            return Some(match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+        }
+        let x = match v {
+            Value::Bool(b) => return Some(b.to_string()),
+            v => v.as_f64()?,
+        };
+        Some(match self.format.as_str() {
+            "int" => format!("{}", x.round() as i64),
+            "us" => format!("{:.2} µs", x / 1e3),
+            "ms" => format!("{:.3} ms", x / 1e6),
+            "pct" => format!("{:.1}%", x * 100.0),
+            "gbps" => format!("{x:.1} Gb/s"),
+            "x" => format!("{x:.2}×"),
+            _ => format!("{x:.2}"),
+        })
+    }
+}
+
+/// Every placeholder in `text`: (byte range, parsed or why not).
+pub fn placeholders(text: &str) -> Vec<(std::ops::Range<usize>, Result<Figure, String>)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = text[at..].find("{{fig:") {
+        let start = at + i;
+        let Some(j) = text[start..].find("}}") else {
+            out.push((start..text.len(), Err("an unclosed {{fig:".to_string())));
+            break;
+        };
+        let end = start + j + 2;
+        out.push((start..end, Figure::parse(&text[start + 6..end - 2])));
+        at = end;
+    }
+    out
+}
+
+/// Reports of preset runs used by figures, run once per (preset, overrides) and kept.
+#[derive(Debug, Default)]
+pub struct Figures {
+    cache: Mutex<HashMap<String, Arc<Result<Value, String>>>>,
+}
+
+impl Figures {
+    /// The report of a figure's run, running it if nobody has yet.
+    pub async fn report(&self, state: &AppState, f: &Figure) -> Arc<Result<Value, String>> {
+        if let Some(r) = self.cache.lock().expect("no panic holds it").get(&f.run) {
+            return r.clone();
+        }
+        let req = crate::api::RunRequest {
+            preset: Some(f.preset.clone()),
+            set: f.sets.clone(),
+            ..Default::default()
+        };
+        let r = match crate::api::plan_of(&req) {
+            Err(e) => Err(e.error),
+            Ok((_, plan)) => match crate::api::simulate(state, plan).await {
+                Ok(report) => serde_json::to_value(report).map_err(|e| e.to_string()),
+                Err(e) => Err(e.error),
+            },
+        };
+        let r = Arc::new(r);
+        self.cache
+            .lock()
+            .expect("no panic holds it")
+            .insert(f.run.clone(), r.clone());
+        r
+    }
+
+    /// `text` with every placeholder replaced by its figure (or a visible note saying why
+    /// it is missing), each wrapped so the page can mark simulated numbers.
+    pub async fn render(&self, state: &AppState, text: &str) -> String {
+        let mut out = String::new();
+        let mut at = 0;
+        for (range, fig) in placeholders(text) {
+            out.push_str(&text[at..range.start]);
+            at = range.end;
+            let shown = match fig {
+                Err(e) => format!("[figure unavailable: {e}]"),
+                Ok(f) => match &*self.report(state, &f).await {
+                    Err(e) => format!("[figure unavailable: {e}]"),
+                    Ok(report) => match f.lookup(report).and_then(|v| f.print(v)) {
+                        Some(s) => s,
+                        None => format!("[figure unavailable: no {} in {}]", f.path, f.run),
+                    },
+                },
+            };
+            out.push_str(&shown);
+        }
+        out.push_str(&text[at..]);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_parse_and_print() {
+        let t = "a {{fig:lesson5;lossless.enabled=true rdma.throughput.retention pct}} b \
+                 {{fig:lesson1 tcp.data_path.copies int}}";
+        let p = placeholders(t);
+        assert_eq!(p.len(), 2);
+        let f = p[0].1.clone().unwrap();
+        assert_eq!(f.preset, "lesson5");
+        assert_eq!(f.sets, ["lossless.enabled=true"]);
+        assert_eq!(f.path, "rdma.throughput.retention");
+        assert_eq!(f.print(&json!(0.9876)).unwrap(), "98.8%");
+        let r = json!({"tcp": {"data_path": {"copies": 2}}, "a": [{"b": 1500.0}]});
+        let g = p[1].1.clone().unwrap();
+        assert_eq!(g.lookup(&r), Some(&json!(2)));
+        assert_eq!(g.print(&json!(2)).unwrap(), "2");
+        let us = Figure::parse("lesson1 a.0.b us").unwrap();
+        assert_eq!(us.print(us.lookup(&r).unwrap()).unwrap(), "1.50 µs");
+        assert!(Figure::parse("lesson9 a int").is_err());
+        assert!(Figure::parse("lesson1 a weird").is_err());
+        assert!(Figure::parse("lesson1 a").is_err());
+        assert!(
+            placeholders("x {{fig:lesson1 a int")
+                .last()
+                .unwrap()
+                .1
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn markdown_escapes_raw_html() {
+        let h = markdown("hi <script>alert(1)</script> **b**");
+        assert!(!h.contains("<script>") && h.contains("&lt;script&gt;") && h.contains("<strong>"));
+        assert_eq!(inline_markdown("*a*"), "<em>a</em>");
+    }
+}

@@ -1,0 +1,170 @@
+//! The rdmalab web lab: the course, the six hands-on lessons and the traffic-simulation page,
+//! served by one axum [`app`]. Every figure on a page comes from running the simulator; pages
+//! and scripts are embedded in the binary (no request leaves the machine).
+//!
+//! # JSON API
+//!
+//! | method and path | answer |
+//! |---|---|
+//! | `GET /api/presets` | `[{name, key, number, title, toml}]`: presets ①–⑥ and ⑤b |
+//! | `GET /api/schema` | `{keys: [{key, type, unit, doc, allowed, default, min?, max?, choices?}], limits}`: every scenario key (the experiment-parameters panel) and the server's bounds |
+//! | `POST /api/run` | body `{preset? , scenario?, set?: ["key=value"], profile?}` → `{preset, plan: {key: value}, report}` (`report` is `rdmalab run --json`'s document: schema in `rdmalab::report`) |
+//! | `GET /api/course/{lang}` | `{lang, overview_html, modules: [{id, title, summary, chapters: [{id, title, summary, lessons, presets}]}], lessons: [{number, title, goal, difficulty, minutes, preset}]}` |
+//! | `GET /api/course/{lang}/chapter/{id}` | `{id, module, title, summary, body_html, lessons, presets, prev, next}` |
+//! | `GET /api/course/{lang}/lesson/{n}` | `{number, title, difficulty, minutes, goal, highlight, text_html, key_points, try: [{label, preset, set, explain}]}` |
+//!
+//! `lang` is `zh` or `en`. Figures in course text are `{{fig:...}}` placeholders
+//! (`course/FORMAT.md`) filled by running the preset when the page is served (each run once,
+//! then kept).
+//!
+//! Errors are JSON, `{"error", "field"?, "allowed"?}`: 400 a malformed request, 404 an
+//! unknown preset, chapter, lesson or language, 413 a body over [`MAX_BODY_BYTES`], 415 a body
+//! that is not JSON, 422 a value out of range (a scenario key, or the server's own bounds in
+//! [`api`]: stream length, message count, hosts), 503 a simulation over its wall-clock limit.
+//! Simulations run on blocking threads, at most one per core at a time.
+//!
+//! # Pages
+//!
+//! `/` (the course map), `/overview`, `/chapter/{id}`, `/lesson/{n}`, `/sim` (the simulation
+//! page; its state lives in the query: `preset`, `set`, `profile`, `hl`, `speed`), all with
+//! `?lang=en` for English. They are one HTML shell and ES modules under `/assets/`.
+
+pub mod api;
+pub mod content;
+pub mod error;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderValue, StatusCode, Uri, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use content::{Content, Figures};
+use rust_embed::RustEmbed;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use tower_http::compression::CompressionLayer;
+use tower_http::timeout::TimeoutLayer;
+
+/// Largest request body, bytes (a scenario file is at most 64 KiB; overrides fit easily).
+pub const MAX_BODY_BYTES: usize = 128 << 10;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    /// The course in both languages.
+    pub content: Arc<Content>,
+    /// Preset runs behind the course's figures.
+    pub figures: Arc<Figures>,
+    /// Permits for simulations running at once.
+    pub sims: Arc<Semaphore>,
+}
+
+impl AppState {
+    /// Loads the embedded course and allows one simulation per core at a time.
+    pub fn new() -> Result<AppState, String> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Ok(AppState {
+            content: Arc::new(Content::load()?),
+            figures: Arc::new(Figures::default()),
+            sims: Arc::new(Semaphore::new(cores)),
+        })
+    }
+}
+
+#[derive(RustEmbed)]
+#[folder = "assets/"]
+struct Assets;
+
+/// The whole lab: API, pages and assets.
+pub fn app(state: AppState) -> Router {
+    Router::new()
+        .route("/api/presets", get(api::presets))
+        .route("/api/schema", get(api::schema))
+        .route("/api/run", post(api::run))
+        .route("/api/course/{lang}", get(api::course))
+        .route("/api/course/{lang}/chapter/{id}", get(api::chapter))
+        .route("/api/course/{lang}/lesson/{n}", get(api::lesson))
+        .route("/assets/{*path}", get(asset))
+        .route("/", get(page))
+        .route("/overview", get(page))
+        .route("/sim", get(page))
+        .route("/chapter/{id}", get(page))
+        .route("/lesson/{n}", get(page))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            Duration::from_secs(60),
+        ))
+        .layer(CompressionLayer::new())
+        .with_state(state)
+}
+
+/// The HTML shell every page starts from.
+async fn page() -> Response {
+    match Assets::get("index.html") {
+        Some(f) => Html(f.data.into_owned()).into_response(),
+        None => (StatusCode::INTERNAL_SERVER_ERROR, "index.html is missing").into_response(),
+    }
+}
+
+async fn asset(uri: Uri) -> Response {
+    let path = uri.path().trim_start_matches("/assets/");
+    match Assets::get(path) {
+        Some(f) => {
+            let mime = f.metadata.mimetype();
+            let mut r = f.data.into_owned().into_response();
+            let h = r.headers_mut();
+            if let Ok(v) = HeaderValue::from_str(mime) {
+                h.insert(header::CONTENT_TYPE, v);
+            }
+            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+            r
+        }
+        None => error::ApiError::not_found(format!("no asset {path:?}")).into_response(),
+    }
+}
+
+async fn not_found(uri: Uri) -> Response {
+    if uri.path().starts_with("/api/") {
+        return error::ApiError::not_found(format!("no API endpoint {}", uri.path()))
+            .into_response();
+    }
+    (
+        StatusCode::NOT_FOUND,
+        Html(
+            "<!doctype html><meta charset=utf-8><title>404</title>\
+             <p>No such page. <a href=\"/\">The course map</a></p>",
+        ),
+    )
+        .into_response()
+}
+
+/// Serves the lab on `listener` until Ctrl-C (or SIGTERM), letting requests in flight finish.
+pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown())
+        .await
+}
+
+async fn shutdown() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}
