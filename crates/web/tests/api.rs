@@ -1,0 +1,352 @@
+//! The JSON API and the pages through `app().oneshot()`: what a browser or script gets,
+//! including bad and oversized requests.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use std::sync::OnceLock;
+use tower::ServiceExt;
+use web::{AppState, app};
+
+fn state() -> AppState {
+    // One state for the whole file: the figure cache is shared, so each preset runs once.
+    static S: OnceLock<AppState> = OnceLock::new();
+    S.get_or_init(|| AppState::new().expect("the embedded course loads"))
+        .clone()
+}
+
+async fn call(req: Request<Body>) -> (StatusCode, Vec<u8>, header::HeaderMap) {
+    let r = app(state()).oneshot(req).await.unwrap();
+    let (parts, body) = r.into_parts();
+    let bytes = body.collect().await.unwrap().to_bytes().to_vec();
+    (parts.status, bytes, parts.headers)
+}
+
+async fn get(path: &str) -> (StatusCode, Value) {
+    let (s, b, _) = call(Request::get(path).body(Body::empty()).unwrap()).await;
+    (s, serde_json::from_slice(&b).unwrap_or(Value::Null))
+}
+
+async fn post(path: &str, body: &str) -> (StatusCode, Value) {
+    let req = Request::post(path)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let (s, b, _) = call(req).await;
+    (s, serde_json::from_slice(&b).unwrap_or(Value::Null))
+}
+
+async fn run(body: Value) -> (StatusCode, Value) {
+    post("/api/run", &body.to_string()).await
+}
+
+/// The path of the first place two JSON values differ.
+fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, v) in x {
+                let here = format!("{at}.{k}");
+                match y.get(k) {
+                    Some(w) => {
+                        if let Some(d) = first_difference(v, w, &here) {
+                            return Some(d);
+                        }
+                    }
+                    None => return Some(format!("{here} missing")),
+                }
+            }
+            (x.len() != y.len()).then(|| format!("{at}: keys differ"))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            if x.len() != y.len() {
+                return Some(format!("{at}: {} vs {} items", x.len(), y.len()));
+            }
+            x.iter()
+                .zip(y)
+                .enumerate()
+                .find_map(|(i, (v, w))| first_difference(v, w, &format!("{at}.{i}")))
+        }
+        _ => (a != b).then(|| format!("{at}: {a} vs {b}")),
+    }
+}
+
+#[tokio::test]
+async fn presets_and_schema() {
+    let (s, v) = get("/api/presets").await;
+    assert_eq!(s, StatusCode::OK);
+    let keys: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["1", "2", "3", "4", "5", "5b", "6"]);
+    let (s, v) = get("/api/schema").await;
+    assert_eq!(s, StatusCode::OK);
+    let op = v["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["key"] == "rdma.operation")
+        .unwrap();
+    assert_eq!(op["default"], "write");
+    assert!(op["choices"].as_array().unwrap().contains(&json!("send")));
+    assert_eq!(v["limits"]["max_stream_us"], web::api::MAX_STREAM_US);
+}
+
+#[tokio::test]
+async fn run_returns_the_plan_and_the_report_of_the_simulation() {
+    let (s, v) = run(json!({"preset": "lesson1"})).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["preset"], "lesson1");
+    assert_eq!(v["plan"]["workload.message_bytes"], 4096);
+    let r = &v["report"];
+    assert_eq!(r["tcp"]["data_path"]["copies"], 2);
+    assert_eq!(r["rdma"]["data_path"]["copies"], 0);
+    assert_eq!(r["rdma"]["remote_cpu"], "none");
+    // The same report the library gives for the same plan.
+    let plan = scenario::preset("lesson1").unwrap().plan().unwrap();
+    let direct = serde_json::to_value(rdmalab::report::run_plan(&plan).unwrap()).unwrap();
+    assert_eq!(first_difference(r, &direct, ""), None);
+
+    // Overrides, a NIC profile, the circled name.
+    let (s, v) = run(json!({"preset": "④", "profile": "rxe"})).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["report"]["rdma"]["outcome"]["code"], "EINVAL");
+    assert_eq!(v["report"]["tcp"]["outcome"]["status"], "success");
+    let (s, v) = run(json!({"preset": "1", "set": ["workload.message_bytes=65536"]})).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["report"]["scenario"]["message_bytes"], 65536);
+    // A whole scenario file.
+    let (s, v) = run(json!({"scenario": "[workload]\nmessage_bytes = 1024\n"})).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["plan"]["workload.message_bytes"], 1024);
+    assert_eq!(v["preset"], Value::Null);
+}
+
+#[tokio::test]
+async fn bad_requests_name_the_field_and_what_is_allowed() {
+    let cases: Vec<(Value, StatusCode, &str)> = vec![
+        (
+            json!({"preset": "lesson9"}),
+            StatusCode::NOT_FOUND,
+            "preset",
+        ),
+        (json!({}), StatusCode::BAD_REQUEST, "preset"),
+        (
+            json!({"preset": "1", "scenario": "seed = 1"}),
+            StatusCode::BAD_REQUEST,
+            "scenario",
+        ),
+        (
+            json!({"preset": "1", "set": ["rdma.bogus=1"]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "rdma.bogus",
+        ),
+        (
+            json!({"preset": "1", "set": ["rdma.mtu_bytes=1000"]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "rdma.mtu_bytes",
+        ),
+        (
+            json!({"preset": "1", "profile": "cx9"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "profile",
+        ),
+        (
+            json!({"preset": "5", "set": ["workload.stream_us=100000"]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "workload.stream_us",
+        ),
+        (
+            json!({"preset": "1", "set": ["workload.messages=1000000"]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "workload.messages",
+        ),
+        (
+            json!({"preset": "1", "set": vec!["seed=1"; 65]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "set",
+        ),
+        (
+            json!({"preset": "1", "colour": "red"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "body",
+        ),
+        (
+            json!({"scenario": "[workload\n"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "",
+        ),
+    ];
+    for (body, status, field) in cases {
+        let (s, v) = run(body.clone()).await;
+        assert_eq!(s, status, "{body} → {v}");
+        assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()), "{v}");
+        if !field.is_empty() {
+            assert_eq!(v["field"], field, "{body} → {v}");
+            assert!(v["allowed"].as_str().is_some(), "{body} → {v}");
+        }
+    }
+    // Not JSON at all, and not declared as JSON.
+    let (s, v) = post("/api/run", "{nope").await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert_eq!(v["field"], "body");
+    let req = Request::post("/api/run")
+        .body(Body::from("{\"preset\":\"1\"}"))
+        .unwrap();
+    let (s, _, _) = call(req).await;
+    assert_eq!(s, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    // Oversized: refused before it is parsed.
+    let big = format!(
+        "{{\"scenario\": \"{}\"}}",
+        "#".repeat(web::MAX_BODY_BYTES + 1)
+    );
+    let (s, v) = post("/api/run", &big).await;
+    assert_eq!(s, StatusCode::PAYLOAD_TOO_LARGE, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("larger than"));
+    // Wrong method, unknown endpoint.
+    let (s, _) = get("/api/run").await;
+    assert_eq!(s, StatusCode::METHOD_NOT_ALLOWED);
+    let (s, v) = get("/api/nothing").await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    assert!(v["error"].as_str().unwrap().contains("/api/nothing"));
+}
+
+#[tokio::test]
+async fn the_course_has_four_modules_thirty_chapters_and_six_lessons_in_both_languages() {
+    for lang in ["zh", "en"] {
+        let (s, v) = get(&format!("/api/course/{lang}")).await;
+        assert_eq!(s, StatusCode::OK);
+        let modules = v["modules"].as_array().unwrap();
+        assert_eq!(modules.len(), 4);
+        let chapters: Vec<&Value> = modules
+            .iter()
+            .flat_map(|m| m["chapters"].as_array().unwrap())
+            .collect();
+        assert_eq!(chapters.len(), 30);
+        assert_eq!(v["lessons"].as_array().unwrap().len(), 6);
+        let overview = v["overview_html"].as_str().unwrap();
+        assert!(overview.len() > 1000 && !overview.contains("figure unavailable"));
+        // Every chapter page has a body; every demo link names a real lesson or preset.
+        for c in chapters {
+            let id = c["id"].as_str().unwrap();
+            let (s, ch) = get(&format!("/api/course/{lang}/chapter/{id}")).await;
+            assert_eq!(s, StatusCode::OK, "{id}");
+            let body = ch["body_html"].as_str().unwrap();
+            assert!(body.len() > 200, "{lang} {id} is nearly empty");
+            assert!(!body.contains("figure unavailable"), "{lang} {id}");
+            for p in ch["presets"].as_array().unwrap() {
+                assert!(scenario::preset(p.as_str().unwrap()).is_some(), "{p}");
+            }
+        }
+    }
+}
+
+/// Every figure a lesson quotes comes out of a run: the placeholders are filled with what the
+/// preset produced, in the placeholder's format.
+#[tokio::test]
+async fn lessons_quote_figures_from_their_presets() {
+    for lang in ["zh", "en"] {
+        for n in 1..=6 {
+            let (s, l) = get(&format!("/api/course/{lang}/lesson/{n}")).await;
+            assert_eq!(s, StatusCode::OK);
+            let text = l["text_html"].as_str().unwrap();
+            assert!(!text.contains("{{fig:"), "{lang} {n}: a raw placeholder");
+            assert!(!text.contains("figure unavailable"), "{lang} {n}: {text}");
+            assert!(!l["try"].as_array().unwrap().is_empty());
+            assert!(web::content::ROW_IDS.contains(&l["highlight"].as_str().unwrap()));
+        }
+    }
+    // Lesson 2 quotes TCP's copies and RDMA's latency: they equal the run's own numbers.
+    let course = web::content::Content::load().unwrap();
+    let raw = &course.course(web::content::Lang::En).lessons()[1].text;
+    let report = serde_json::to_value(
+        rdmalab::report::run_plan(&scenario::preset("lesson1").unwrap().plan().unwrap()).unwrap(),
+    )
+    .unwrap();
+    let (_, l) = get("/api/course/en/lesson/2").await;
+    let text = l["text_html"].as_str().unwrap();
+    let mut checked = 0;
+    for (_, f) in web::content::placeholders(raw) {
+        let f = f.unwrap();
+        if f.run == "lesson1" {
+            let shown = f.print(f.lookup(&report).unwrap()).unwrap();
+            assert!(
+                text.contains(&shown),
+                "{} → {shown} not in the page",
+                f.path
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 3, "lesson 2 quotes lesson1's figures");
+    let (s, v) = get("/api/course/fr").await;
+    assert_eq!(
+        (s, v["field"].as_str()),
+        (StatusCode::NOT_FOUND, Some("lang"))
+    );
+    let (s, _) = get("/api/course/en/lesson/9").await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    let (s, _) = get("/api/course/en/chapter/m9c99").await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn pages_and_assets_are_embedded_and_compressed() {
+    for path in ["/", "/overview", "/sim", "/lesson/3", "/chapter/m1c1"] {
+        let (s, b, h) = call(Request::get(path).body(Body::empty()).unwrap()).await;
+        assert_eq!(s, StatusCode::OK, "{path}");
+        assert!(
+            h[header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .starts_with("text/html")
+        );
+        assert!(String::from_utf8(b).unwrap().contains("/assets/app.js"));
+    }
+    let req = Request::get("/assets/sim.js")
+        .header(header::ACCEPT_ENCODING, "gzip")
+        .body(Body::empty())
+        .unwrap();
+    let (s, _, h) = call(req).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(h[header::CONTENT_ENCODING], "gzip");
+    assert!(
+        h[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .contains("javascript")
+    );
+    let (s, _, _) = call(Request::get("/nope").body(Body::empty()).unwrap()).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    let (s, _, _) = call(Request::get("/assets/none.js").body(Body::empty()).unwrap()).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    // No request leaves the machine: no asset names another origin.
+    let mut first_load = 0;
+    for f in [
+        "index.html",
+        "style.css",
+        "app.js",
+        "i18n.js",
+        "course.js",
+        "sim.js",
+        "draw.js",
+    ] {
+        let (s, b, _) = call(
+            Request::get(format!("/assets/{f}"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{f}");
+        let text = String::from_utf8(b.clone()).unwrap();
+        assert!(
+            !text.contains("http://") && !text.contains("https://"),
+            "{f} refers to another origin"
+        );
+        first_load += b.len();
+    }
+    assert!(first_load < 300_000, "{first_load} bytes");
+}
