@@ -33,14 +33,15 @@ export async function renderHome(main, live) {
         <span class="goal">${esc(l.goal)}</span>
       </a>
     </li>`).join('');
+  let n = 1;
+  for (const m of c.modules) { m.start = n; n += m.chapters.length; }
   const modules = c.modules.map((m) => `
     <section class="module" aria-labelledby="mod-${esc(m.id)}">
       <h3 id="mod-${esc(m.id)}">${esc(m.title)}</h3>
       <p class="muted">${esc(m.summary)}</p>
-      <ol class="chapters">${m.chapters.map((ch) => `
-        <li><a data-link href="${href(`/chapter/${ch.id}`)}">${esc(ch.title)}</a>
-          <span class="muted">${esc(ch.summary)}</span>
-          ${ch.lessons.length || ch.presets.length ? `<span class="demo" title="${esc(t('chapter.demo'))}">▶</span>` : ''}</li>`).join('')}
+      <ol class="chapters" start="${m.start}">${m.chapters.map((ch) => `
+        <li><a data-link href="${href(`/chapter/${ch.id}`)}">${esc(ch.title)}</a>${ch.lessons.length || ch.presets.length ? ` <span class="demo" title="${esc(t('chapter.demo'))}" aria-label="${esc(t('chapter.demo'))}">▶</span>` : ''}
+          <span class="muted">${esc(ch.summary)}</span></li>`).join('')}
       </ol>
     </section>`).join('');
   main.innerHTML = `

@@ -56,10 +56,14 @@ export function pathsSvg(report) {
       const x = BOX_X[k];
       const list = (ivs[k] || []).map((iv) => `<g class="iv" data-stage="${esc(iv.stage)}" data-start="${iv.start_ns}" data-end="${iv.end_ns}"></g>`).join('');
       const sideLabel = side === 'fabric' ? '' : ` · ${t(`side.${side}`)}`;
-      out += `<g class="box${fail && fail.box === k ? ' failed' : ''}" data-path="${path}" data-side="${side}" data-lane="${lane}" data-count="${(ivs[k] || []).length}">
+      // Setup (registration, QP creation, modify_qp, the exchange) may enter the kernel; it ran
+      // before the data path, so it is a tag under the box, never a lit interval.
+      const setupKernel = p && lane === 'kernel' && side !== 'fabric' && p.setup[`kernel_${side}`];
+      out += `<g class="box${fail && fail.box === k ? ' failed' : ''}" data-path="${path}" data-side="${side}" data-lane="${lane}" data-count="${(ivs[k] || []).length}"${setupKernel ? ' data-setup="kernel"' : ''}>
         <rect x="${x}" y="${y}" width="${BOX_W}" height="${BOX_H}" rx="8"/>
         <text class="name" x="${x + BOX_W / 2}" y="${y + 22}">${esc(t(`box.${lane}`))}${esc(sideLabel)}</text>
         <text class="stage" x="${x + BOX_W / 2}" y="${y + 44}"></text>
+        ${setupKernel ? `<text class="setup-tag" x="${x + BOX_W / 2}" y="${y + BOX_H - 4}">${esc(t('box.setup'))}</text>` : ''}
         <g class="ivs">${list}</g>
       </g>`;
     }
@@ -103,7 +107,7 @@ export function paintAt(svg, report, tn) {
     }
     g.classList.toggle('lit', stage !== '');
     const s = g.querySelector('text.stage');
-    s.textContent = stage.length > 18 ? `${stage.slice(0, 17)}…` : stage;
+    s.textContent = stage.length > 17 ? `${stage.slice(0, 16)}…` : stage;
   }
   for (const row of svg.querySelectorAll('g.row')) {
     const p = report[row.dataset.path];
@@ -181,7 +185,8 @@ export function barsSvg(title, items, cls = '') {
   items.forEach(([label, v, text], i) => {
     const y = top + i * lh;
     const w = Math.max(v ? 1 : 0, (W - left - 90) * ((v ?? 0) / max));
-    out += `<text class="lane" x="4" y="${y + 16}">${esc(label)}</text><rect class="cbar b${i % 2}" x="${left}" y="${y + 4}" width="${w}" height="${lh - 8}" data-value="${v ?? ''}"/><text class="val" x="${left + w + 6}" y="${y + 16}">${esc(text)}</text>`;
+    const c = /^TCP/.test(label) ? 'b0' : 'b1';
+    out += `<text class="lane" x="4" y="${y + 16}">${esc(label)}</text><rect class="cbar ${c}" x="${left}" y="${y + 4}" width="${w}" height="${lh - 8}" data-value="${v ?? ''}"/><text class="val" x="${left + w + 6}" y="${y + 16}">${esc(text)}</text>`;
   });
   return out + '</svg>';
 }
@@ -221,7 +226,7 @@ export function retentionSvg(title, report) {
     const y = top + i * lh, r = p.throughput.retention, ci = p.throughput.retention_ci95;
     out += `<text class="lane" x="4" y="${y + 18}">${label}</text><rect class="cbar b${i}" x="${left}" y="${y + 6}" width="${sx(r) - left}" height="${lh - 12}" data-value="${r}"/>`;
     if (ci) out += `<line class="ci" x1="${sx(ci[0])}" x2="${sx(ci[1])}" y1="${y + lh / 2}" y2="${y + lh / 2}"/>`;
-    out += `<text class="val" x="${sx(r) + 6}" y="${y + 18}">${(r * 100).toFixed(1)}%</text>`;
+    out += `<text class="val" x="${Math.max(sx(r), ci ? sx(ci[1]) : 0) + 6}" y="${y + 18}">${(r * 100).toFixed(1)}%</text>`;
   });
   return out + '</svg>';
 }

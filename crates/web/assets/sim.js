@@ -148,6 +148,7 @@ function startAnimation(root, report, speed) {
   const a = { raf: 0, t: 0, playing: !matchMedia('(prefers-reduced-motion: reduce)').matches, last: null, speed };
   anim = a;
   const show = () => {
+    window.__rdmalabTime = a.t;
     paintAt(svg, report, a.t);
     cursorAt(root, span, a.t);
     slider.value = String(Math.round((a.t / span) * 1000));
@@ -252,6 +253,7 @@ export async function renderSim(main, live) {
   const ms = performance.now() - t0;
   main.querySelector('#status').textContent = `${res.preset ?? ''} · ${t('sim.done', { ms: ms.toFixed(0) })}`;
   document.body.dataset.renderMs = ms.toFixed(1);
+  document.body.dataset.doneAt = String(performance.now());
   document.body.dataset.run = 'done';
   startAnimation(main, report, st.speed);
   main.querySelector('#speed').onchange = (e) => {

@@ -49,7 +49,8 @@
 //!   `[{side, unit, stage, count, busy_ns, start_ns, end_ns}]`, times relative to the call
 //!   that started the message, grouped by (side, unit, stage name), sorted by start;
 //!   `timeline`: the same stages ungrouped plus the frames' time in the switch, each
-//!   `{side, lane, stage, start_ns, end_ns}` with `lane` the box it lights (`app`, `kernel`,
+//!   `{side, lane, stage, start_ns, end_ns, runs}` (runs of one stage in one box that overlap
+//!   or touch are joined, `runs` counting them) with `lane` the box it lights (`app`, `kernel`,
 //!   `nic`, `switch`); `frames` (at most 256, `frames_truncated` if more): `{kind, forward,
 //!   bytes, sent_ns, at_switch_ns, left_switch_ns, arrived_ns, dropped}`;
 //! - `memory_bus_bytes_per_delivered_byte`: `{local, remote}` — (DMA bytes + 2 × CPU-copied
@@ -436,6 +437,8 @@ pub struct Interval {
     pub start_ns: f64,
     /// End, ns after the message started.
     pub end_ns: f64,
+    /// Runs of the stage joined into this interval (they overlapped or touched).
+    pub runs: u32,
 }
 
 /// One frame of the first message on its way, ns after the message started.

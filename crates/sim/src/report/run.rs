@@ -945,6 +945,34 @@ fn frame_kind(c: PacketClass) -> &'static str {
     }
 }
 
+/// Joins the runs of one stage in one box that overlap or touch (a pipelined DMA per frame,
+/// the switch busy with back-to-back frames) into one interval counting them: the box is lit
+/// over exactly the same time, and a 1 MiB message draws in hundreds of intervals, not
+/// thousands.
+fn merge_runs(mut v: Vec<Interval>) -> Vec<Interval> {
+    v.sort_by(|a, b| {
+        (a.side, a.lane, &a.stage)
+            .cmp(&(b.side, b.lane, &b.stage))
+            .then(a.start_ns.total_cmp(&b.start_ns))
+    });
+    let mut out: Vec<Interval> = Vec::with_capacity(v.len());
+    for i in v {
+        match out.last_mut() {
+            Some(o)
+                if o.side == i.side
+                    && o.lane == i.lane
+                    && o.stage == i.stage
+                    && i.start_ns <= o.end_ns =>
+            {
+                o.end_ns = o.end_ns.max(i.end_ns);
+                o.runs += i.runs;
+            }
+            _ => out.push(i),
+        }
+    }
+    out
+}
+
 /// The first message's intervals by box and its frames hop by hop, from the stage records
 /// `first` and the packet records of `trace` between `t0` and `end`.
 fn drawing(
@@ -967,6 +995,7 @@ fn drawing(
             stage: r.stage.to_string(),
             start_ns: rel(r.start),
             end_ns: rel(r.end),
+            runs: 1,
         })
         .collect();
     // Frames: follow each packet uid through Dequeued (at its sender host), Arrived/Dequeued
@@ -1018,9 +1047,11 @@ fn drawing(
                 stage: format!("{} frame", f.kind),
                 start_ns: (a - ser).max(f.sent_ns),
                 end_ns: b + ser,
+                runs: 1,
             });
         }
     }
+    let mut timeline = merge_runs(timeline);
     timeline.sort_by(|a, b| a.start_ns.total_cmp(&b.start_ns));
     let truncated = by_uid.len() > MAX_LADDER_FRAMES;
     let frames = by_uid.into_values().take(MAX_LADDER_FRAMES).collect();

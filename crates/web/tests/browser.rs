@@ -1,0 +1,564 @@
+//! The real pages in headless Debian Chromium (driven over CDP by chromiumoxide): every page
+//! loads; each preset's table equals the report the API gives; failures show at their step;
+//! the boxes carry and light exactly the trace's intervals; the URL reproduces a run; the
+//! language switches; speed. Screenshots of each page go to `target/screenshots/`.
+//!
+//! Chromium is `/usr/bin/chromium` (or `$RDMALAB_CHROMIUM`). Without it the test says so and
+//! passes, unless `CI` is set: then a missing browser fails.
+
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+use chromiumoxide::handler::viewport::Viewport;
+use chromiumoxide::page::{Page, ScreenshotParams};
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+fn chromium() -> Option<PathBuf> {
+    let p = std::env::var_os("RDMALAB_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    p.exists().then_some(p)
+}
+
+fn shots_dir() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/screenshots");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+async fn eval<T: serde::de::DeserializeOwned>(page: &Page, js: &str) -> T {
+    page.evaluate(js)
+        .await
+        .unwrap_or_else(|e| panic!("{js}: {e}"))
+        .into_value()
+        .unwrap_or_else(|e| panic!("{js}: {e}"))
+}
+
+/// Polls `cond` (a JS expression) until it is true.
+async fn wait_for(page: &Page, cond: &str, what: &str) {
+    let start = Instant::now();
+    loop {
+        let ok: bool = page
+            .evaluate(format!("!!({cond})"))
+            .await
+            .ok()
+            .and_then(|v| v.into_value().ok())
+            .unwrap_or(false);
+        if ok {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "timed out waiting for {what} ({cond})"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn open(page: &Page, url: &str) {
+    page.goto(url).await.unwrap();
+    page.wait_for_navigation().await.unwrap();
+}
+
+async fn open_sim(page: &Page, url: &str) {
+    open(page, url).await;
+    wait_for(
+        page,
+        "document.body.dataset.run === 'done' || document.body.dataset.run === 'error'",
+        url,
+    )
+    .await;
+}
+
+async fn shot(page: &Page, name: &str) {
+    page.save_screenshot(
+        ScreenshotParams::builder().full_page(true).build(),
+        shots_dir().join(format!("{name}.png")),
+    )
+    .await
+    .unwrap();
+}
+
+/// What the page's table should hold for a row, from a path's report (as `sim.js` reads it).
+fn expected(row: &str, p: &Value) -> Value {
+    let g = |path: &str| {
+        let mut v = p;
+        for s in path.split('.') {
+            v = &v[s];
+        }
+        v.clone()
+    };
+    match row {
+        "outcome" => {
+            if p["outcome"]["status"] == "success" {
+                Value::from("success")
+            } else {
+                g("outcome.code")
+            }
+        }
+        "copies" => g("data_path.copies"),
+        "syscalls" => g("data_path.syscalls"),
+        "kernel" => Value::from(vec![
+            g("data_path.kernel_local"),
+            g("data_path.kernel_remote"),
+        ]),
+        "transport_in" => g("transport_in"),
+        "cpu_stages" => Value::from(
+            p["data_path"]["cpu_stages_remote"]
+                .as_array()
+                .unwrap()
+                .len(),
+        ),
+        "cpu_per_message" => Value::from(vec![
+            g("data_path.cpu_ns_per_message_local"),
+            g("data_path.cpu_ns_per_message_remote"),
+        ]),
+        "remote_cpu" => g("remote_cpu"),
+        "latency" => g("latency.delivered_ns"),
+        "placed" => g("latency.placed_at_remote_ns"),
+        "completion" => g("latency.local_completion_ns"),
+        "bus_bytes" => Value::from(vec![
+            g("memory_bus_bytes_per_delivered_byte.local"),
+            g("memory_bus_bytes_per_delivered_byte.remote"),
+        ]),
+        "throughput" => g("throughput.gbps"),
+        "retention" => g("throughput.retention"),
+        "loss_model" => {
+            let m = &p["throughput"]["model"];
+            if m.is_null() || m["loss_events"] == 0 || m["predicted_retention"].is_null() {
+                Value::Null
+            } else {
+                m["measured_over_predicted"].clone()
+            }
+        }
+        "recovery" => g("recovery.loss_events"),
+        "retransmitted" => g("retransmitted_bytes"),
+        "drops" => Value::from(vec![g("drops"), g("pfc_pauses"), g("ecn_marks")]),
+        "setup_syscalls" => g("setup.syscalls"),
+        "setup_kernel" => Value::from(vec![g("setup.kernel_local"), g("setup.kernel_remote")]),
+        "setup_cpu" => Value::from(vec![g("setup.cpu_ns_local"), g("setup.cpu_ns_remote")]),
+        "setup_duration" => g("setup.duration_ns"),
+        other => panic!("the table has a row {other} the test does not know"),
+    }
+}
+
+/// Equal as JSON, numbers compared as f64 (JavaScript writes 83.0 as 83).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+        }
+        _ => a == b,
+    }
+}
+
+fn report(preset: &str, sets: &[&str]) -> Value {
+    let p = scenario::preset(preset).unwrap();
+    let plan = scenario::parse_with(p.toml, sets).unwrap();
+    serde_json::to_value(rdmalab::report::run_plan(&plan).unwrap()).unwrap()
+}
+
+/// The page's table equals the report of the same plan, cell by cell.
+async fn table_equals_report(page: &Page, r: &Value, what: &str) {
+    let cells: Vec<(String, String, String)> = eval(
+        page,
+        "[...document.querySelectorAll('table.compare tbody tr')].flatMap(tr => \
+         [...tr.querySelectorAll('td')].map(td => [tr.dataset.row, td.dataset.path, td.dataset.value ?? '']))",
+    )
+    .await;
+    assert!(cells.len() >= 30, "{what}: {} cells", cells.len());
+    for (row, path, value) in cells {
+        let p = &r[&path];
+        if p.is_null() {
+            continue;
+        }
+        let shown: Value = serde_json::from_str(&value).unwrap_or(Value::Null);
+        let want = expected(&row, p);
+        assert!(
+            same(&shown, &want),
+            "{what}: row {row}, {path}: {shown} vs {want}"
+        );
+    }
+}
+
+/// (path, side, lane) → intervals `[stage, start, end]` as the boxes carry them.
+async fn box_intervals(page: &Page) -> Vec<(String, String, String, Vec<(String, f64, f64)>)> {
+    eval(
+        page,
+        "[...document.querySelectorAll('svg.paths g.box')].map(g => [g.dataset.path, g.dataset.side, \
+         g.dataset.lane, [...g.querySelectorAll('g.iv')].map(i => [i.dataset.stage, +i.dataset.start, +i.dataset.end])])",
+    )
+    .await
+}
+
+fn trace_intervals(r: &Value, path: &str, side: &str, lane: &str) -> Vec<(String, f64, f64)> {
+    let Some(tl) = r[path]["latency"]["timeline"].as_array() else {
+        return Vec::new();
+    };
+    tl.iter()
+        .filter(|i| {
+            if lane == "switch" {
+                i["lane"] == "switch"
+            } else {
+                i["side"] == side && i["lane"] == lane
+            }
+        })
+        .map(|i| {
+            (
+                i["stage"].as_str().unwrap().to_string(),
+                i["start_ns"].as_f64().unwrap(),
+                i["end_ns"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+async fn boxes_equal_trace(page: &Page, r: &Value) -> usize {
+    let boxes = box_intervals(page).await;
+    assert_eq!(boxes.len(), 14, "7 boxes per path");
+    let mut n = 0;
+    for (path, side, lane, ivs) in boxes {
+        assert_eq!(
+            ivs,
+            trace_intervals(r, &path, &side, &lane),
+            "{path} {side} {lane}"
+        );
+        n += ivs.len();
+    }
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_in_a_real_browser() {
+    let Some(exe) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but there is no Chromium at /usr/bin/chromium (apt-get install chromium)"
+        );
+        eprintln!(
+            "skipping the browser tests: no Chromium (install it with apt-get install chromium)"
+        );
+        return;
+    };
+    // The lab on an ephemeral port.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let state = web::AppState::new().unwrap();
+    tokio::spawn(async move { web::serve(listener, state).await });
+
+    let profile = std::env::temp_dir().join(format!("rdmalab-chromium-{}", std::process::id()));
+    let cfg = BrowserConfig::builder()
+        .chrome_executable(exe)
+        .no_sandbox()
+        .user_data_dir(&profile)
+        .window_size(1280, 900)
+        .viewport(Viewport {
+            width: 1280,
+            height: 900,
+            ..Viewport::default()
+        })
+        .args([
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .build()
+        .unwrap();
+    let (mut browser, mut handler) = Browser::launch(cfg).await.unwrap();
+    let pump = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    let page = browser.new_page("about:blank").await.unwrap();
+
+    // Every page loads, in both languages, and has its content.
+    let mut pages = vec![
+        ("home", "/".to_string(), "ol.cards li"),
+        ("overview", "/overview".to_string(), "article.prose h2"),
+        (
+            "chapter-m2c9",
+            "/chapter/m2c9".to_string(),
+            "article.prose p",
+        ),
+    ];
+    for n in 1..=6 {
+        pages.push(("lesson", format!("/lesson/{n}"), "section.try a.button"));
+    }
+    for lang in ["zh", "en"] {
+        for (name, path, sel) in &pages {
+            let sep = if path.contains('?') { '&' } else { '?' };
+            let url = if lang == "en" {
+                format!("{base}{path}{sep}lang=en")
+            } else {
+                format!("{base}{path}")
+            };
+            open(&page, &url).await;
+            wait_for(&page, &format!("document.querySelector('{sel}')"), &url).await;
+            let html_lang: String = eval(&page, "document.documentElement.lang").await;
+            assert_eq!(
+                html_lang,
+                if lang == "en" { "en" } else { "zh-CN" },
+                "{url}"
+            );
+            let text: String = eval(&page, "document.querySelector('main').innerText").await;
+            assert!(
+                !text.contains("figure unavailable") && text.len() > 200,
+                "{url}"
+            );
+            let file = if *name == "lesson" {
+                format!("{name}-{}-{lang}", path.trim_start_matches("/lesson/"))
+            } else {
+                format!("{name}-{lang}")
+            };
+            shot(&page, &file).await;
+        }
+    }
+    // 30 chapter links on the map, each opening a page with a body.
+    open(&page, &format!("{base}/")).await;
+    wait_for(
+        &page,
+        "document.querySelectorAll('ol.chapters a').length === 30",
+        "the map",
+    )
+    .await;
+
+    // Each preset: the page's table is the report of that run, and the boxes carry its trace.
+    for (preset, sets) in [
+        ("lesson1", vec![]),
+        ("lesson2", vec![]),
+        ("lesson3", vec![]),
+        ("lesson4", vec![]),
+        ("lesson5", vec![]),
+        ("lesson5b", vec![]),
+        ("lesson6", vec![]),
+        ("lesson1", vec!["workload.message_bytes=65536"]),
+        ("lesson4", vec!["nic.profile=\"rxe\""]),
+    ] {
+        let mut url = format!("{base}/sim?preset={preset}");
+        for s in &sets {
+            url += &format!("&set={}", urlencode(s));
+        }
+        open_sim(&page, &url).await;
+        let r = report(preset, &sets);
+        table_equals_report(&page, &r, &url).await;
+        let lit = boxes_equal_trace(&page, &r).await;
+        if r["scenario"]["mode"] == "count" && r["rdma"]["outcome"]["status"] == "success" {
+            assert!(lit > 10, "{url}: {lit} intervals");
+        }
+        let name = format!("sim-{preset}{}", if sets.is_empty() { "" } else { "-set" });
+        shot(&page, &name).await;
+    }
+
+    // ③ and ④: the failure at the step where it happens, with the exact status or the silence.
+    for (preset, code) in [("lesson3", "LocProtErr"), ("lesson4", "no completion")] {
+        open_sim(&page, &format!("{base}/sim?preset={preset}&lang=en")).await;
+        let failed: Vec<String> = eval(
+            &page,
+            "[...document.querySelectorAll('svg.paths g.box.failed')].map(g => g.dataset.path + '-' + g.dataset.side + '-' + g.dataset.lane)",
+        )
+        .await;
+        let why: String = eval(
+            &page,
+            "document.querySelector('.failure-mark .why').textContent",
+        )
+        .await;
+        let cell: String = eval(
+            &page,
+            "document.querySelector('tr[data-row=outcome] td[data-path=rdma]').textContent",
+        )
+        .await;
+        assert!(cell.contains(code), "{preset}: {cell}");
+        match preset {
+            "lesson3" => {
+                assert_eq!(failed, ["rdma-local-nic"]);
+                assert!(why.contains("LocProtErr"), "{why}");
+            }
+            _ => {
+                assert_eq!(failed, ["rdma-local-app"]);
+                assert!(why.contains("no completion"), "{why}");
+            }
+        }
+        let tcp_ok: String = eval(
+            &page,
+            "document.querySelector('tr[data-row=outcome] td[data-path=tcp]').dataset.value",
+        )
+        .await;
+        assert_eq!(tcp_ok, "\"success\"", "TCP still delivers");
+    }
+
+    // Lighting: at any time the lit boxes are exactly those with an interval around it, and
+    // the remote app box of a WRITE never lights while SEND's does.
+    for (preset, remote_app) in [("lesson1", false), ("lesson2", true)] {
+        open_sim(&page, &format!("{base}/sim?preset={preset}")).await;
+        let r = report(preset, &[]);
+        let mut remote_app_lit = false;
+        for k in 0..=100 {
+            let lit: Vec<String> = eval(
+                &page,
+                &format!(
+                    "(() => {{ const s = document.querySelector('#time'); s.value = '{}'; \
+                     s.dispatchEvent(new Event('input')); \
+                     return [...document.querySelectorAll('svg.paths g.box.lit')].map(g => g.dataset.path + '-' + g.dataset.side + '-' + g.dataset.lane); }})()",
+                    k * 10
+                ),
+            )
+            .await;
+            // The page's time for this slider position.
+            let t: f64 = eval(&page, "window.__rdmalabTime ?? -1").await;
+            let mut want: Vec<String> = Vec::new();
+            for path in ["tcp", "rdma"] {
+                for (side, lane) in [
+                    ("local", "app"),
+                    ("local", "kernel"),
+                    ("local", "nic"),
+                    ("fabric", "switch"),
+                    ("remote", "nic"),
+                    ("remote", "kernel"),
+                    ("remote", "app"),
+                ] {
+                    if trace_intervals(&r, path, side, lane)
+                        .iter()
+                        .any(|(_, s, e)| *s <= t && t < *e)
+                    {
+                        want.push(format!("{path}-{side}-{lane}"));
+                    }
+                }
+            }
+            assert_eq!(lit, want, "{preset} at {t} ns");
+            remote_app_lit |= lit.iter().any(|b| b == "rdma-remote-app");
+            // RDMA's data path never enters a kernel.
+            assert!(
+                !lit.iter()
+                    .any(|b| b.starts_with("rdma-") && b.ends_with("-kernel"))
+            );
+        }
+        assert_eq!(
+            remote_app_lit, remote_app,
+            "{preset}: the remote application"
+        );
+    }
+
+    // The URL reproduces a run: the same link gives the same table.
+    let url = format!(
+        "{base}/sim?preset=lesson1&set=workload.message_bytes%3D16384&set=rdma.operation%3D%22send%22&hl=latency"
+    );
+    open_sim(&page, &url).await;
+    let r = report(
+        "lesson1",
+        &["workload.message_bytes=16384", "rdma.operation=\"send\""],
+    );
+    table_equals_report(&page, &r, &url).await;
+    let hl: String = eval(&page, "document.querySelector('tr.hl').dataset.row").await;
+    assert_eq!(hl, "latency");
+    // Editing a parameter puts it in the URL and reruns.
+    eval::<bool>(
+        &page,
+        "(() => { const s = document.querySelector('[data-key=\"workload.message_bytes\"]'); s.value = '8192'; \
+         document.body.dataset.run = 'running'; s.dispatchEvent(new Event('change', {bubbles: true})); return true; })()",
+    )
+    .await;
+    wait_for(&page, "document.body.dataset.run === 'done'", "the rerun").await;
+    let href: String = eval(&page, "location.search").await;
+    assert!(href.contains("workload.message_bytes%3D8192"), "{href}");
+    let r8 = report(
+        "lesson1",
+        &["workload.message_bytes=8192", "rdma.operation=\"send\""],
+    );
+    table_equals_report(&page, &r8, "after editing").await;
+
+    // Switch language: the same page, in English, and back.
+    open_sim(&page, &format!("{base}/sim?preset=lesson2")).await;
+    page.find_element("#lang")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(&page, "document.documentElement.lang === 'en' && document.body.dataset.run === 'done' && document.querySelector('h1').textContent === 'Traffic simulation'", "English").await;
+    let search: String = eval(&page, "location.search").await;
+    assert!(
+        search.contains("lang=en") && search.contains("preset=lesson2"),
+        "{search}"
+    );
+    shot(&page, "sim-lesson2-en").await;
+    page.find_element("#lang")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(
+        &page,
+        "document.documentElement.lang === 'zh-CN'",
+        "Chinese",
+    )
+    .await;
+
+    // Speed: click a preset button to the rendered table.
+    open_sim(&page, &format!("{base}/sim?preset=lesson1")).await;
+    let mut report_ms = Vec::new();
+    for (preset, limit) in [
+        ("lesson2", 100.0),
+        ("lesson3", 100.0),
+        ("lesson4", 100.0),
+        ("lesson6", 100.0),
+        ("lesson1", 100.0),
+        ("lesson5", 300.0),
+    ] {
+        eval::<bool>(
+            &page,
+            &format!(
+                "(() => {{ document.body.dataset.run = 'clicked'; window.__clickAt = performance.now(); \
+                 document.querySelector('a.preset[data-preset={preset}]').click(); return true; }})()"
+            ),
+        )
+        .await;
+        wait_for(&page, "document.body.dataset.run === 'done'", preset).await;
+        let ms: f64 = eval(&page, "+document.body.dataset.doneAt - window.__clickAt").await;
+        report_ms.push(format!("{preset} {ms:.0} ms"));
+        assert!(
+            ms <= limit,
+            "{preset}: {ms:.1} ms from click to table (limit {limit} ms)"
+        );
+    }
+    eprintln!("click → table: {}", report_ms.join(", "));
+
+    // The first page load transfers at most 300 KB.
+    let bytes: f64 = eval(
+        &page,
+        "(() => { const e = performance.getEntriesByType('navigation')[0]; \
+         return e.transferSize + performance.getEntriesByType('resource').reduce((a, r) => a + r.transferSize, 0); })()",
+    )
+    .await;
+    assert!(bytes <= 300_000.0, "first load {bytes} bytes");
+
+    // A phone-sized screenshot of the simulation page.
+    page.execute(SetDeviceMetricsOverrideParams::new(390, 844, 2.0, true))
+        .await
+        .unwrap();
+    open_sim(&page, &format!("{base}/sim?preset=lesson1")).await;
+    let overflow: bool = eval(
+        &page,
+        "document.documentElement.scrollWidth > window.innerWidth + 1",
+    )
+    .await;
+    assert!(!overflow, "the page scrolls sideways on a phone");
+    shot(&page, "sim-lesson1-phone").await;
+
+    browser.close().await.unwrap();
+    browser.wait().await.unwrap();
+    pump.abort();
+    let _ = std::fs::remove_dir_all(&profile);
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'-' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
