@@ -9,7 +9,9 @@
 //! exceeded); 2 bad input (bad flags, a malformed file).
 
 mod calibrate;
+mod plot;
 mod run;
+mod sweep;
 mod verbs;
 
 use anyhow::Context;
@@ -46,6 +48,8 @@ enum Command {
     Presets,
     /// Run a preset or scenario file through TCP and RDMA and print the comparison table.
     Run(run::RunArgs),
+    /// Run a grid of parameter values (on all cores) into a CSV, with a chart; shardable.
+    Sweep(sweep::SweepArgs),
 }
 
 #[derive(clap::Args)]
@@ -124,6 +128,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Calibrate(a)) => calibrate_cmd(a),
         Some(Command::Presets) => run::presets(),
         Some(Command::Run(a)) => run::run(a),
+        Some(Command::Sweep(a)) => sweep::sweep(a),
     }
 }
 

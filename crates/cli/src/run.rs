@@ -77,44 +77,78 @@ pub fn presets() -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `rdmalab run`.
-pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let text = match scenario::preset(&a.scenario) {
+/// A scenario loaded for a command: the plan, host-profile overrides, and the name to show.
+pub struct Loaded {
+    /// The plan, with every `--profile` and `--set` applied.
+    pub plan: scenario::Plan,
+    /// Host model constants from a calibrated profile.
+    pub host: BTreeMap<String, u64>,
+    /// The preset name, or the file as given.
+    pub name: String,
+    /// The scenario text (the preset's or the file's).
+    pub text: String,
+    /// The NIC-profile and `--set` assignments, in the order applied.
+    pub sets: Vec<String>,
+}
+
+/// Reads a preset or scenario file and applies `--profile` and `--set`; the error is a
+/// message for a bad-input exit (2).
+pub fn load(
+    scenario_arg: &str,
+    profiles: &[String],
+    user_sets: &[String],
+) -> Result<Loaded, String> {
+    let text = match scenario::preset(scenario_arg) {
         Some(p) => p.toml.to_string(),
         None => {
-            let path = std::path::Path::new(&a.scenario);
+            let path = std::path::Path::new(scenario_arg);
             if !path.is_file() {
-                return bad(format!(
-                    "{} is neither a preset ({}) nor a scenario file",
-                    a.scenario,
+                return Err(format!(
+                    "{scenario_arg} is neither a preset ({}) nor a scenario file",
                     scenario::preset_names()
                 ));
             }
-            match std::fs::read_to_string(path) {
-                Ok(t) => t,
-                Err(e) => return bad(format!("reading {}: {e}", path.display())),
-            }
+            std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?
         }
     };
     let mut sets: Vec<String> = Vec::new();
     let mut host = BTreeMap::new();
-    for p in &a.profile {
+    for p in profiles {
         if scenario::NicKind::NAMES.contains(&p.as_str()) {
             sets.push(format!("nic.profile=\"{p}\""));
             continue;
         }
-        match load_host_profile(std::path::Path::new(p)) {
-            Ok(m) => host.extend(m),
-            Err(e) => return bad(format!("--profile {p}: {e}")),
-        }
+        host.extend(
+            load_host_profile(std::path::Path::new(p))
+                .map_err(|e| format!("--profile {p}: {e}"))?,
+        );
     }
     // --set comes last, so it wins over --profile.
-    sets.extend(a.sets.iter().cloned());
-    let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
-    let plan = match scenario::parse_with(&text, &sets) {
+    sets.extend(user_sets.iter().cloned());
+    let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
+    let plan = match scenario::parse_with(&text, &refs) {
         Ok(p) => p,
         // A file's errors are FILE:LINE:COL; a --set error already names its assignment.
-        Err(e) if e.origin == scenario::Origin::File => return bad(format!("{}:{e}", a.scenario)),
+        Err(e) if e.origin == scenario::Origin::File => return Err(format!("{scenario_arg}:{e}")),
+        Err(e) => return Err(e.to_string()),
+    };
+    let name =
+        scenario::preset(scenario_arg).map_or(scenario_arg.to_string(), |p| p.name.to_string());
+    Ok(Loaded {
+        plan,
+        host,
+        name,
+        text,
+        sets,
+    })
+}
+
+/// `rdmalab run`.
+pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let Loaded {
+        plan, host, name, ..
+    } = match load(&a.scenario, &a.profile, &a.sets) {
+        Ok(l) => l,
         Err(e) => return bad(e),
     };
     let opts = RunOptions {
@@ -129,11 +163,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
-    let name = scenario::preset(&a.scenario).map_or(a.scenario.as_str(), |p| p.name);
     let out = if a.json {
         serde_json::to_string_pretty(&report)? + "\n"
     } else {
-        table(name, &report)
+        table(&name, &report)
     };
     // A closed pipe (`| head`) is the reader's choice, not an error.
     match std::io::stdout().lock().write_all(out.as_bytes()) {

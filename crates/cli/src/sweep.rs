@@ -1,0 +1,526 @@
+//! `rdmalab sweep`: a grid of runs over parameter values, one CSV row per point with every
+//! metric of the report, an optional chart, and deterministic sharding so a batch scheduler
+//! (Slurm job arrays, Kubernetes indexed Jobs) can run a big grid on many machines and
+//! `rdmalab sweep merge` joins the pieces.
+//!
+//! Each run is single-threaded and deterministic; the grid runs on all cores (rayon). Point i
+//! of the grid (first `--vary` key slowest) belongs to shard `i mod N + 1`, so shards are
+//! disjoint and their merge equals the unsharded CSV byte for byte.
+
+use crate::run::load;
+use rayon::prelude::*;
+use rdmalab::report::{Report, RunOptions, run_plan_with};
+use rdmalab::scenario;
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Most points one sweep (or shard) may run.
+pub const MAX_POINTS: usize = 100_000;
+
+#[derive(clap::Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = SWEEP_HELP
+)]
+pub struct SweepArgs {
+    #[command(subcommand)]
+    pub merge: Option<SweepSub>,
+    /// A preset name (`lesson5`, `5`, `5b`...) or a scenario TOML file.
+    #[arg(required = true)]
+    pub scenario: Option<String>,
+    /// A key and the values it takes, e.g. `--vary loss.congestion_drop=0,0.001,0.01`
+    /// (repeatable: the grid is every combination, the first key varying slowest).
+    #[arg(long = "vary", value_name = "KEY=V1,V2,...", required = true)]
+    pub vary: Vec<String>,
+    /// Override one key for every point (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// A NIC profile (`mlx5`, `rxe`, `ibta`) or a host profile TOML from `rdmalab calibrate`.
+    #[arg(long, value_name = "NIC|FILE")]
+    pub profile: Vec<String>,
+    /// The CSV to write (one row per point; the header names every column with its unit).
+    #[arg(short = 'o', long = "out", value_name = "FILE.csv", required = true)]
+    pub out: Option<PathBuf>,
+    /// Also draw a chart: the first varied key along x, `--metric` up, one series per path
+    /// and combination of the other varied keys. `.svg` or `.png`.
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
+    pub plot: Option<PathBuf>,
+    /// The column the chart plots without its `tcp.`/`rdma.` prefix (default: `retention`
+    /// for a stream, `latency_delivered_ns` otherwise).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Run only shard I of N (1-based): points i with i mod N = I − 1.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+}
+
+#[derive(clap::Subcommand)]
+pub enum SweepSub {
+    /// Join shard CSVs (from `--shard I/N`) into the CSV the unsharded sweep writes.
+    Merge(MergeArgs),
+}
+
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// The merged CSV.
+    #[arg(short = 'o', long = "out", value_name = "FILE.csv")]
+    pub out: PathBuf,
+    /// The shard CSVs, in any order.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+}
+
+const SWEEP_HELP: &str = "\
+Examples:
+  rdmalab sweep lesson5 --vary loss.congestion_drop=0.001,0.003,0.01,0.03 \\
+      --vary lossless.enabled=false,true -o loss.csv --plot loss.svg
+  rdmalab sweep lesson1 --vary workload.message_bytes=64,4096,65536,1048576 -o size.csv \\
+      --plot size.svg --metric latency_delivered_ns
+  # three machines, then one merge:
+  rdmalab sweep 5 --vary loss.congestion_drop=0.001,0.01 --shard 2/3 -o part2.csv
+  rdmalab sweep merge -o all.csv part1.csv part2.csv part3.csv
+
+Columns: point, each varied key, then for tcp and rdma: outcome, messages_delivered,
+bytes_delivered, copies, syscalls, cpu_ns_per_message_local/remote, remote_cpu,
+latency_delivered_ns, latency_placed_ns, local_completion_ns, bus_bytes_per_byte_local/remote,
+throughput_gbps, baseline_gbps, retention, retention_ci95_lo/hi, model_predicted_retention,
+measured_over_predicted, loss_events, timeouts, retransmitted_bytes, drops, pfc_pauses,
+ecn_marks, setup_syscalls, setup_cpu_ns_local/remote, setup_duration_ns; and
+rdma_over_tcp_latency. Empty cells: not measured (count mode has no throughput, a failed path
+no latency). Times are ns of simulated time.
+Exit codes: 0 done; 1 a run failed (an event budget); 2 bad input.";
+
+/// (column suffix, JSON path in a path's report).
+const METRICS: &[(&str, &str)] = &[
+    ("outcome", "outcome"),
+    ("messages_delivered", "messages_delivered"),
+    ("bytes_delivered", "bytes_delivered"),
+    ("copies", "data_path.copies"),
+    ("syscalls", "data_path.syscalls"),
+    (
+        "cpu_ns_per_message_local",
+        "data_path.cpu_ns_per_message_local",
+    ),
+    (
+        "cpu_ns_per_message_remote",
+        "data_path.cpu_ns_per_message_remote",
+    ),
+    ("remote_cpu", "remote_cpu"),
+    ("latency_delivered_ns", "latency.delivered_ns"),
+    ("latency_placed_ns", "latency.placed_at_remote_ns"),
+    ("local_completion_ns", "latency.local_completion_ns"),
+    (
+        "bus_bytes_per_byte_local",
+        "memory_bus_bytes_per_delivered_byte.local",
+    ),
+    (
+        "bus_bytes_per_byte_remote",
+        "memory_bus_bytes_per_delivered_byte.remote",
+    ),
+    ("throughput_gbps", "throughput.gbps"),
+    ("baseline_gbps", "throughput.baseline_gbps"),
+    ("retention", "throughput.retention"),
+    ("retention_ci95_lo", "throughput.retention_ci95.0"),
+    ("retention_ci95_hi", "throughput.retention_ci95.1"),
+    (
+        "model_predicted_retention",
+        "throughput.model.predicted_retention",
+    ),
+    (
+        "measured_over_predicted",
+        "throughput.model.measured_over_predicted",
+    ),
+    ("loss_events", "recovery.loss_events"),
+    ("timeouts", "recovery.timeouts"),
+    ("retransmitted_bytes", "retransmitted_bytes"),
+    ("drops", "drops"),
+    ("pfc_pauses", "pfc_pauses"),
+    ("ecn_marks", "ecn_marks"),
+    ("setup_syscalls", "setup.syscalls"),
+    ("setup_cpu_ns_local", "setup.cpu_ns_local"),
+    ("setup_cpu_ns_remote", "setup.cpu_ns_remote"),
+    ("setup_duration_ns", "setup.duration_ns"),
+];
+
+fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
+    eprintln!("rdmalab sweep: {msg}");
+    Ok(ExitCode::from(2))
+}
+
+/// One varied key and its values as written.
+#[derive(Clone, Debug)]
+pub(crate) struct Axis {
+    /// The scenario key.
+    pub(crate) key: String,
+    /// Its values, as written.
+    pub(crate) values: Vec<String>,
+}
+
+fn parse_vary(v: &str) -> Result<Axis, String> {
+    let (key, values) = v
+        .split_once('=')
+        .ok_or_else(|| format!("--vary {v}: expected KEY=V1,V2,..."))?;
+    let key = key.trim();
+    if scenario::plan::KEYS.iter().all(|k| k.path != key) {
+        return Err(format!(
+            "--vary {v}: unknown key {key:?} (the keys are listed in scenarios/README.md)"
+        ));
+    }
+    let values: Vec<String> = values.split(',').map(|x| x.trim().to_string()).collect();
+    if values.iter().any(String::is_empty) {
+        return Err(format!("--vary {v}: an empty value"));
+    }
+    Ok(Axis {
+        key: key.to_string(),
+        values,
+    })
+}
+
+/// `I/N` with 1 ≤ I ≤ N ≤ 10 000.
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("--shard {s}: expected I/N with 1 ≤ I ≤ N ≤ 10000, e.g. 2/3");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || n == 0 || i > n || n > 10_000 {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// Every point of the grid: the values of each axis, first axis slowest.
+fn grid(axes: &[Axis]) -> Vec<Vec<String>> {
+    let mut points = vec![Vec::new()];
+    for a in axes {
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                a.values.iter().map(move |v| {
+                    let mut q = p.clone();
+                    q.push(v.clone());
+                    q
+                })
+            })
+            .collect();
+    }
+    points
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn cell(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Object(o)) if o.get("status").is_some() => match o.get("code") {
+            Some(Value::String(c)) => c.clone(),
+            _ => o["status"].as_str().unwrap_or_default().to_string(),
+        },
+        Some(v) => v.to_string(),
+    }
+}
+
+fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut v = v;
+    for seg in path.split('.') {
+        v = match v {
+            Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
+            Value::Object(o) => o.get(seg)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+fn header(axes: &[Axis]) -> String {
+    let mut cols = vec!["point".to_string()];
+    cols.extend(axes.iter().map(|a| a.key.clone()));
+    for path in ["tcp", "rdma"] {
+        cols.extend(METRICS.iter().map(|(m, _)| format!("{path}.{m}")));
+    }
+    cols.push("rdma_over_tcp_latency".into());
+    cols.iter()
+        .map(|c| csv_field(c))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn row(point: usize, values: &[String], r: &Report) -> String {
+    let v = serde_json::to_value(r).expect("a report serializes");
+    let mut cols = vec![point.to_string()];
+    cols.extend(values.iter().cloned());
+    for path in ["tcp", "rdma"] {
+        let p = &v[path];
+        cols.extend(METRICS.iter().map(|(_, j)| {
+            if p.is_null() {
+                String::new()
+            } else {
+                cell(lookup(p, j))
+            }
+        }));
+    }
+    cols.push(cell(v.get("rdma_over_tcp_latency")));
+    cols.iter()
+        .map(|c| csv_field(c))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Writes `text` to `path` atomically (a temporary file renamed over it).
+fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("out")
+    ));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// `rdmalab sweep`.
+pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
+    if let Some(SweepSub::Merge(m)) = a.merge {
+        return merge(m);
+    }
+    let (Some(scenario_arg), Some(out)) = (a.scenario.as_deref(), a.out.as_ref()) else {
+        return bad("give a preset or scenario file, --vary and -o (see --help)");
+    };
+    let mut axes = Vec::new();
+    for v in &a.vary {
+        match parse_vary(v) {
+            Ok(x) => axes.push(x),
+            Err(e) => return bad(e),
+        }
+    }
+    if let Some(dup) = axes
+        .iter()
+        .enumerate()
+        .find(|(i, x)| axes[..*i].iter().any(|y| y.key == x.key))
+    {
+        return bad(format!("--vary {} given twice", dup.1.key));
+    }
+    let (shard_i, shard_n) = match a.shard.as_deref().map(parse_shard).transpose() {
+        Ok(s) => s.unwrap_or((1, 1)),
+        Err(e) => return bad(e),
+    };
+    if let Some(p) = &a.plot {
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if ext != "svg" && ext != "png" {
+            return bad(format!("--plot {}: write .svg or .png", p.display()));
+        }
+    }
+    let base = match load(scenario_arg, &a.profile, &a.sets) {
+        Ok(l) => l,
+        Err(e) => return bad(e),
+    };
+    let metric = a.metric.clone().unwrap_or_else(|| {
+        if base.plan.stream_duration().is_some() {
+            "retention".into()
+        } else {
+            "latency_delivered_ns".into()
+        }
+    });
+    if !METRICS.iter().any(|(m, _)| *m == metric) {
+        let names: Vec<&str> = METRICS.iter().map(|(m, _)| *m).collect();
+        return bad(format!(
+            "--metric {metric}: not a column; one of {}",
+            names.join(", ")
+        ));
+    }
+    let points = grid(&axes);
+    if points.len() > MAX_POINTS {
+        return bad(format!(
+            "{} points: at most {MAX_POINTS} per sweep (split the grid, or shard it)",
+            points.len()
+        ));
+    }
+    // Build every plan first, so bad values fail before anything runs.
+    let mut plans = Vec::new();
+    for (i, values) in points.iter().enumerate() {
+        if i % shard_n != shard_i - 1 {
+            continue;
+        }
+        let mut sets = base.sets.clone();
+        for (axis, v) in axes.iter().zip(values) {
+            sets.push(format!("{}={v}", axis.key));
+        }
+        let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
+        match scenario::parse_with(&base.text, &refs) {
+            Ok(p) => plans.push((i, values.clone(), p)),
+            Err(e) => return bad(format!("point {i} ({}): {e}", values.join(", "))),
+        }
+    }
+    let bar = indicatif::ProgressBar::new(plans.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} sweep {pos}/{len} points [{bar:30}] {elapsed_precise} (eta {eta})",
+        )
+        .expect("a valid template")
+        .progress_chars("=> "),
+    );
+    let opts = RunOptions {
+        host: base.host.clone(),
+        pcap: None,
+    };
+    let results: Vec<_> = plans
+        .par_iter()
+        .map(|(i, values, plan)| {
+            let r = run_plan_with(plan, &opts);
+            bar.inc(1);
+            (*i, values, r)
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut csv = header(&axes) + "\n";
+    let mut reports = Vec::new();
+    for (i, values, r) in results {
+        match r {
+            Ok(r) => {
+                csv += &row(i, values, &r);
+                csv.push('\n');
+                reports.push((values.clone(), r));
+            }
+            Err(e) if e.is_bad_input() => {
+                return bad(format!("point {i} ({}): {e}", values.join(", ")));
+            }
+            Err(e) => {
+                eprintln!(
+                    "rdmalab sweep: point {i} ({}) failed: {e}",
+                    values.join(", ")
+                );
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    write_atomic(out, &csv)?;
+    eprintln!(
+        "rdmalab sweep: {} point(s){} → {}",
+        reports.len(),
+        if shard_n > 1 {
+            format!(" (shard {shard_i}/{shard_n} of {})", points.len())
+        } else {
+            String::new()
+        },
+        out.display()
+    );
+    if let Some(p) = &a.plot {
+        crate::plot::draw(p, &base.name, &axes, &reports, &metric)?;
+        eprintln!("rdmalab sweep: chart → {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The value of `metric` (a [`METRICS`] name) on `path` of a report.
+pub fn metric_value(r: &Report, path: &str, metric: &str) -> Option<f64> {
+    let v = serde_json::to_value(r).ok()?;
+    let j = METRICS.iter().find(|(m, _)| *m == metric)?.1;
+    lookup(&v[path], j)?.as_f64()
+}
+
+/// `rdmalab sweep merge`.
+fn merge(m: MergeArgs) -> anyhow::Result<ExitCode> {
+    let mut head: Option<String> = None;
+    let mut rows: Vec<(usize, String)> = Vec::new();
+    for f in &m.inputs {
+        let text = match std::fs::read_to_string(f) {
+            Ok(t) => t,
+            Err(e) => return bad(format!("{}: {e}", f.display())),
+        };
+        let mut lines = text.lines();
+        let Some(h) = lines.next() else {
+            return bad(format!("{}: empty (not a sweep CSV)", f.display()));
+        };
+        if !h.starts_with("point,") {
+            return bad(format!(
+                "{}: not a sweep CSV (no point column)",
+                f.display()
+            ));
+        }
+        match &head {
+            None => head = Some(h.to_string()),
+            Some(x) if x != h => {
+                return bad(format!(
+                    "{}: its columns differ from {} (a different sweep?)",
+                    f.display(),
+                    m.inputs[0].display()
+                ));
+            }
+            Some(_) => {}
+        }
+        for (n, l) in lines.enumerate() {
+            let Some(i) = l.split(',').next().and_then(|x| x.parse::<usize>().ok()) else {
+                return bad(format!("{}:{}: no point number", f.display(), n + 2));
+            };
+            rows.push((i, l.to_string()));
+        }
+    }
+    rows.sort_by_key(|r| r.0);
+    if let Some(w) = rows.windows(2).find(|w| w[0].0 == w[1].0) {
+        return bad(format!(
+            "point {} appears twice (overlapping shards?)",
+            w[0].0
+        ));
+    }
+    let mut out = head.unwrap_or_default() + "\n";
+    for (_, l) in &rows {
+        let _ = writeln!(out, "{l}");
+    }
+    write_atomic(&m.out, &out)?;
+    eprintln!(
+        "rdmalab sweep merge: {} point(s) from {} file(s) → {}",
+        rows.len(),
+        m.inputs.len(),
+        m.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_shards_and_csv_fields() {
+        let a = parse_vary("workload.message_bytes=1, 2").unwrap();
+        let b = parse_vary("rdma.operation=write,send,read").unwrap();
+        let g = grid(&[a.clone(), b]);
+        assert_eq!(g.len(), 6);
+        assert_eq!(g[0], ["1", "write"]);
+        assert_eq!(g[5], ["2", "read"]);
+        assert!(
+            parse_vary("rdma.nope=1")
+                .unwrap_err()
+                .contains("unknown key")
+        );
+        assert!(parse_vary("seed=1,,2").unwrap_err().contains("empty"));
+        assert!(parse_vary("seed").is_err());
+        assert_eq!(parse_shard("2/3"), Ok((2, 3)));
+        for s in ["0/3", "4/3", "a/b", "3", "1/0"] {
+            assert!(parse_shard(s).is_err(), "{s}");
+        }
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+        assert_eq!(
+            cell(Some(&serde_json::json!({"status": "success"}))),
+            "success"
+        );
+        assert_eq!(
+            cell(Some(
+                &serde_json::json!({"status": "failed", "code": "EINVAL"})
+            )),
+            "EINVAL"
+        );
+        assert_eq!(cell(Some(&Value::Null)), "");
+        let _ = a;
+    }
+}

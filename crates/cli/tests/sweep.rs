@@ -1,0 +1,199 @@
+//! `rdmalab sweep`: the grid's CSV, sharding and merging, the chart, bad input.
+
+use assert_cmd::Command;
+
+fn rdmalab() -> Command {
+    Command::cargo_bin("rdmalab").unwrap()
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("rdmalab-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+const GRID: [&str; 4] = [
+    "--vary",
+    "workload.message_bytes=64,4096,65536",
+    "--vary",
+    "rdma.operation=write,send",
+];
+
+#[test]
+fn three_shards_merged_equal_the_whole_sweep_byte_for_byte() {
+    let whole = tmp("whole.csv");
+    rdmalab()
+        .args(["sweep", "lesson1"])
+        .args(GRID)
+        .arg("-o")
+        .arg(&whole)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&whole).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1 + 6, "{text}");
+    let header: Vec<&str> = lines[0].split(',').collect();
+    assert_eq!(
+        &header[..3],
+        ["point", "workload.message_bytes", "rdma.operation"]
+    );
+    for col in [
+        "tcp.latency_delivered_ns",
+        "rdma.copies",
+        "rdma.cpu_ns_per_message_remote",
+        "rdma.setup_duration_ns",
+        "rdma_over_tcp_latency",
+    ] {
+        assert!(header.contains(&col), "{col} in {header:?}");
+    }
+    // First key slowest; the operation shows in the values; RDMA never copies, TCP does
+    // (a copy per chunk of the socket buffer: more for bigger messages).
+    assert!(lines[1].starts_with("0,64,write,") && lines[2].starts_with("1,64,send,"));
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for l in &lines[1..] {
+        let f: Vec<&str> = l.split(',').collect();
+        assert_eq!(f[col("rdma.copies")], "0");
+        assert!(f[col("tcp.copies")].parse::<u64>().unwrap() >= 2, "{l}");
+    }
+    // Larger messages take longer: the latency column grows down the write rows.
+    let lat = |i: usize| -> f64 {
+        lines[i]
+            .split(',')
+            .nth(col("rdma.latency_delivered_ns"))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(lat(1) < lat(3) && lat(3) < lat(5));
+
+    let mut parts = Vec::new();
+    for i in 1..=3 {
+        let p = tmp(&format!("part{i}.csv"));
+        rdmalab()
+            .args(["sweep", "1"])
+            .args(GRID)
+            .args(["--shard", &format!("{i}/3"), "-o"])
+            .arg(&p)
+            .assert()
+            .success();
+        let t = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(t.lines().count(), 1 + 2, "shard {i}: {t}");
+        parts.push(p);
+    }
+    let merged = tmp("merged.csv");
+    // Shards in any order.
+    rdmalab()
+        .args(["sweep", "merge", "-o"])
+        .arg(&merged)
+        .arg(&parts[2])
+        .arg(&parts[0])
+        .arg(&parts[1])
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read(&merged).unwrap(),
+        std::fs::read(&whole).unwrap()
+    );
+    // Overlapping shards are refused.
+    let out = rdmalab()
+        .args(["sweep", "merge", "-o"])
+        .arg(tmp("dup.csv"))
+        .arg(&parts[0])
+        .arg(&parts[0])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("twice"));
+}
+
+#[test]
+fn the_chart_has_one_series_per_path_and_transport_setting() {
+    let csv = tmp("loss.csv");
+    let svg = tmp("loss.svg");
+    rdmalab()
+        .args([
+            "sweep",
+            "lesson5",
+            "--vary",
+            "loss.congestion_drop=0.003,0.01",
+            "--vary",
+            "lossless.enabled=false,true",
+            "-o",
+        ])
+        .arg(&csv)
+        .arg("--plot")
+        .arg(&svg)
+        .assert()
+        .success();
+    let s = std::fs::read_to_string(&svg).unwrap();
+    let labels = [
+        "TCP lossless.enabled=false",
+        "TCP lossless.enabled=true",
+        "RDMA lossless.enabled=false",
+        "RDMA lossless.enabled=true",
+    ];
+    for l in labels {
+        assert!(s.contains(l), "legend {l}");
+    }
+    // One line per series (plus the legend's samples).
+    assert!(s.matches("<polyline").count() >= labels.len(), "{s}");
+    assert!(s.contains("retention"));
+    // PNG, when a font is there.
+    if std::path::Path::new("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf").exists() {
+        let png = tmp("loss.png");
+        rdmalab()
+            .args([
+                "sweep",
+                "1",
+                "--vary",
+                "workload.message_bytes=64,4096",
+                "-o",
+            ])
+            .arg(tmp("size.csv"))
+            .arg("--plot")
+            .arg(&png)
+            .assert()
+            .success();
+        let b = std::fs::read(&png).unwrap();
+        assert_eq!(&b[1..4], b"PNG");
+    }
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_problem() {
+    let o = tmp("bad.csv");
+    let cases: [(&[&str], &str); 6] = [
+        (&["--vary", "rdma.bogus=1,2"], "rdma.bogus"),
+        (
+            &["--vary", "workload.message_bytes=0,64"],
+            "workload.message_bytes",
+        ),
+        (&["--vary", "seed=1,2", "--shard", "4/3"], "--shard"),
+        (&["--vary", "seed=1,,2"], "empty"),
+        (&["--vary", "seed=1", "--plot", "chart.jpg"], "--plot"),
+        (
+            &[
+                "--vary",
+                "seed=1",
+                "--metric",
+                "happiness",
+                "--plot",
+                "x.svg",
+            ],
+            "--metric",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = rdmalab()
+            .args(["sweep", "lesson1"])
+            .args(args)
+            .arg("-o")
+            .arg(&o)
+            .current_dir(std::env::temp_dir())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
