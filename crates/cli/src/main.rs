@@ -12,6 +12,7 @@ mod calibrate;
 mod plot;
 mod run;
 mod sweep;
+mod trace;
 mod verbs;
 
 use anyhow::Context;
@@ -50,6 +51,8 @@ enum Command {
     Run(run::RunArgs),
     /// Run a grid of parameter values (on all cores) into a CSV, with a chart; shardable.
     Sweep(sweep::SweepArgs),
+    /// Write every frame of a run to a pcap and every trace record to JSON Lines.
+    Trace(trace::TraceArgs),
 }
 
 #[derive(clap::Args)]
@@ -129,6 +132,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Presets) => run::presets(),
         Some(Command::Run(a)) => run::run(a),
         Some(Command::Sweep(a)) => sweep::sweep(a),
+        Some(Command::Trace(a)) => trace::trace(a),
     }
 }
 

@@ -154,6 +154,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let opts = RunOptions {
         host,
         pcap: a.pcap.clone(),
+        trace: None,
     };
     let report = match run_plan_with(&plan, &opts) {
         Ok(r) => r,

@@ -370,7 +370,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     );
     let opts = RunOptions {
         host: base.host.clone(),
-        pcap: None,
+        ..RunOptions::default()
     };
     let results: Vec<_> = plans
         .par_iter()

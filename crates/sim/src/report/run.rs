@@ -95,6 +95,8 @@ struct Measured {
     setup_start: SimTime,
     /// When the setup calls returned (before [`settle`] lets stray ACKs finish).
     setup_end: SimTime,
+    /// Where the run's whole trace goes (`rdmalab trace`).
+    trace: Option<super::TraceSink>,
 }
 
 /// Runs `plan`'s paths and builds the report.
@@ -150,9 +152,9 @@ pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError>
     };
     let tcp = match plan.workload.paths {
         Paths::Both | Paths::Tcp => {
-            let r = run_tcp(plan, host, pcap("tcp"))?;
+            let r = run_tcp(plan, host, pcap("tcp"), opts.trace.clone())?;
             let base = if streaming && lossy {
-                Some(run_tcp(&loss_free, host, None)?)
+                Some(run_tcp(&loss_free, host, None, None)?)
             } else {
                 None
             };
@@ -162,9 +164,9 @@ pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError>
     };
     let rdma = match plan.workload.paths {
         Paths::Both | Paths::Rdma => {
-            let r = run_rdma(plan, host, pcap("rdma"))?;
+            let r = run_rdma(plan, host, pcap("rdma"), opts.trace.clone())?;
             let base = if streaming && lossy {
-                Some(run_rdma(&loss_free, host, None)?)
+                Some(run_rdma(&loss_free, host, None, None)?)
             } else {
                 None
             };
@@ -240,6 +242,7 @@ fn new_world(
     plan: &Plan,
     host: &BTreeMap<String, u64>,
     pcap: Option<PathBuf>,
+    trace: bool,
 ) -> Result<World, RunError> {
     let topo = plan.topology()?;
     let mut profile = plan.host_profile();
@@ -250,6 +253,11 @@ fn new_world(
     w.set_tracer(Tracer::new(VecObserver::default()));
     // RoCE travels in the priority the plan's PFC settings name.
     w.set_roce_priority(units::Priority::of(plan.lossless.priority));
+    if trace {
+        // The whole run's fabric events (the ladder reads its window from them too).
+        w.fabric
+            .set_tracer(Tracer::new(FirstObserver::new(super::MAX_TRACE_RECORDS)));
+    }
     if let Some(path) = pcap {
         let f = std::fs::File::create(&path)
             .map_err(|e| RunError::Pcap(format!("{}: {e}", path.display())))?;
@@ -275,8 +283,9 @@ fn run_tcp(
     plan: &Plan,
     host: &BTreeMap<String, u64>,
     pcap: Option<PathBuf>,
+    trace: Option<super::TraceSink>,
 ) -> Result<PathReport, RunError> {
-    let mut w = new_world(plan, host, pcap)?;
+    let mut w = new_world(plan, host, pcap, trace.is_some())?;
     let opts = TcpOptions {
         config: plan.tcp_config(),
         tso: plan.tcp.tso,
@@ -299,6 +308,7 @@ fn run_tcp(
         retransmitted_bytes: 0,
         setup_start,
         setup_end,
+        trace: trace.clone(),
     };
     if let Some(d) = plan.stream_duration() {
         let (bytes, thr, failed) = stream::tcp(&mut w, sa, sb, plan, d)?;
@@ -587,8 +597,9 @@ fn run_rdma(
     plan: &Plan,
     host: &BTreeMap<String, u64>,
     pcap: Option<PathBuf>,
+    trace: Option<super::TraceSink>,
 ) -> Result<PathReport, RunError> {
-    let mut w = new_world(plan, host, pcap)?;
+    let mut w = new_world(plan, host, pcap, trace.is_some())?;
     let op = plan.rdma.operation;
     let op_name = match op {
         Operation::Write => "RDMA WRITE",
@@ -603,6 +614,7 @@ fn run_rdma(
         retransmitted_bytes: 0,
         setup_start,
         setup_end: setup_start,
+        trace: trace.clone(),
     };
     // Both hosts set up side by side, as two applications would.
     // Event completions: the receiving application sleeps on a completion channel.
@@ -1065,7 +1077,7 @@ const LADDER_RECORDS: usize = 16_384;
 /// From here (the data path's start) the fabric's packet records feed the ladder; count
 /// mode only (a stream has no "first message" to draw).
 fn ladder_from_here(w: &mut World, plan: &Plan) {
-    if plan.stream_duration().is_none() {
+    if plan.stream_duration().is_none() && !w.fabric.tracer_mut().enabled() {
         w.fabric
             .set_tracer(Tracer::new(FirstObserver::new(LADDER_RECORDS)));
     }
@@ -1119,6 +1131,18 @@ fn finish(
         .take::<FirstObserver>()
         .map(|t| t.records)
         .unwrap_or_default();
+    if let Some(sink) = &m.trace {
+        // Host stages and fabric events of the whole run, merged in time order (stable: a
+        // host record before a fabric record at the same instant).
+        let mut all: Vec<(&'static str, SimTime, TraceRecord)> = trace
+            .iter()
+            .chain(&packets)
+            .take(super::MAX_TRACE_RECORDS)
+            .map(|(t, r)| (path, *t, r.clone()))
+            .collect();
+        all.sort_by_key(|x| x.1);
+        sink.lock().expect("no panic holds the sink").extend(all);
+    }
     let recs: Vec<Rec> = trace
         .iter()
         .filter_map(|(_, r)| match *r {
