@@ -9,6 +9,7 @@
 //! exceeded); 2 bad input (bad flags, a malformed file).
 
 mod calibrate;
+mod perftest;
 mod plot;
 mod run;
 mod sweep;
@@ -36,16 +37,24 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the web lab (the default): the course, the six lessons and the simulation page.
+    #[command(
+        after_help = "Examples:\n  rdmalab                        # the lab on http://127.0.0.1:7878\n  rdmalab serve --port 8080 --open\n  rdmalab serve --bind 0.0.0.0    # share it with a classroom (no authentication)"
+    )]
     Serve(ServeArgs),
     /// Run the fabric demo: an N→1 incast through one switch with drop-tail, PFC, PFC+ECN and
     /// PFC with a 1% congestion draw.
+    #[command(after_help = "Example:\n  rdmalab demo --senders 8 --kib 1024 --buffer-kib 512")]
     Demo(DemoArgs),
     /// Verbs sessions: run a file of verbs calls against the simulated fabric.
     Verbs(verbs::VerbsArgs),
     /// Measure this machine (memcpy, a null syscall, loopback TCP, mlock) and write a host
     /// profile TOML.
+    #[command(
+        after_help = "Example:\n  rdmalab calibrate --out host-profile.toml && rdmalab run 1 --profile host-profile.toml"
+    )]
     Calibrate(CalibrateArgs),
     /// List the lesson presets, one line each.
+    #[command(after_help = "Example:\n  rdmalab presets && rdmalab run lesson5b")]
     Presets,
     /// Run a preset or scenario file through TCP and RDMA and print the comparison table.
     Run(run::RunArgs),
@@ -53,6 +62,8 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Write every frame of a run to a pcap and every trace record to JSON Lines.
     Trace(trace::TraceArgs),
+    /// perftest (ib_write_lat, ib_write_bw, ...) and netperf (tcp_rr, tcp_stream) tests.
+    Perftest(perftest::PerftestArgs),
 }
 
 #[derive(clap::Args)]
@@ -133,6 +144,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Run(a)) => run::run(a),
         Some(Command::Sweep(a)) => sweep::sweep(a),
         Some(Command::Trace(a)) => trace::trace(a),
+        Some(Command::Perftest(a)) => perftest::perftest(a),
     }
 }
 

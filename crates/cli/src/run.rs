@@ -32,6 +32,12 @@ pub struct RunArgs {
 }
 
 const RUN_HELP: &str = "\
+Examples:
+  rdmalab run lesson1                                   # ① 4 KiB: TCP vs RDMA WRITE
+  rdmalab run 5 --set lossless.enabled=true --json      # ⑤ with PFC, as JSON
+  rdmalab run 4 --profile rxe                           # ④ under rxe: EINVAL
+  rdmalab run my.toml --profile host-profile.toml --pcap out.pcap
+
 Exit codes: 0 the run finished (a failing RDMA verb is a result, shown in the outcome row);
 1 the run itself failed (an event budget exceeded); 2 bad input (unknown preset or file, unknown --set key, out-of-range value).
 

@@ -15,6 +15,9 @@ use rdmalab::verbs::NicProfile;
 
 /// `rdmalab verbs ...`.
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  rdmalab verbs run scenarios/verbs/write.toml\n  rdmalab verbs run scenarios/verbs/rnr.toml --profile rxe --pcap rnr.pcap && tshark -r rnr.pcap"
+)]
 pub struct VerbsArgs {
     #[command(subcommand)]
     command: VerbsCommand,

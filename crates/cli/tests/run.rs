@@ -179,3 +179,31 @@ fn pcap_writes_one_capture_per_path() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn every_command_has_help_with_a_worked_example() {
+    for c in [
+        "serve",
+        "run",
+        "presets",
+        "verbs",
+        "calibrate",
+        "demo",
+        "sweep",
+        "trace",
+        "perftest",
+    ] {
+        let out = rdmalab()
+            .args([c, "--help"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("Example") && text.contains("rdmalab "),
+            "{c} --help has no worked example:\n{text}"
+        );
+    }
+}

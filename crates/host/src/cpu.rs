@@ -106,6 +106,11 @@ impl Cpu {
         self.setup_mode
     }
 
+    /// Cores of this host.
+    pub fn cores(&self) -> u16 {
+        self.free_at.len() as u16
+    }
+
     /// Busy time run on `core` so far (stages scheduled, including ones still to come).
     pub fn core_busy(&self, core: u16) -> SimDuration {
         self.busy.get(core as usize).copied().unwrap_or_default()

@@ -1,0 +1,152 @@
+//! `rdmalab perftest`: perftest's and netperf's tests, their layout, and what the model says
+//! about them.
+
+use assert_cmd::Command;
+
+fn perftest(args: &[&str]) -> String {
+    let out = Command::cargo_bin("rdmalab")
+        .unwrap()
+        .arg("perftest")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The data rows: whitespace-separated numbers after the column header.
+fn rows(text: &str) -> Vec<Vec<f64>> {
+    text.lines()
+        .skip_while(|l| !l.trim_start().starts_with("#bytes"))
+        .skip(1)
+        .filter(|l| !l.starts_with('-'))
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|x| x.trim_end_matches('%').parse::<f64>().ok())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn write_lat_over_all_sizes_is_one_row_per_size_and_grows_beyond_4k() {
+    let out = perftest(&["ib_write_lat", "-a", "-n", "3"]);
+    assert!(out.contains("t_typical[usec]") && out.contains("99.9% percentile[usec]"));
+    let r = rows(&out);
+    let sizes: Vec<u64> = r.iter().map(|x| x[0] as u64).collect();
+    let want: Vec<u64> = (1..=23).map(|k| 1u64 << k).collect();
+    assert_eq!(sizes, want, "2 B to 8 MiB");
+    // t_typical (column 4) grows with the size from 4 KiB on.
+    let typical: Vec<f64> = r.iter().map(|x| x[4]).collect();
+    for i in 11..typical.len() {
+        assert!(typical[i] > typical[i - 1], "{} B: {typical:?}", sizes[i]);
+    }
+    // Every row: min ≤ typical ≤ max.
+    for x in &r {
+        assert!(x[2] <= x[4] && x[4] <= x[3], "{x:?}");
+    }
+}
+
+#[test]
+fn write_bw_fills_the_link_at_64k_and_is_capped_by_fewer_pcie_lanes() {
+    let full = rows(&perftest(&[
+        "ib_write_bw",
+        "-s",
+        "65536",
+        "-n",
+        "2000",
+        "--report_gbits",
+    ]));
+    let avg = full[0][3];
+    assert!(avg >= 90.0, "{avg} Gb/s at 100 Gb/s");
+    // Gen3 x4 carries ~31.5 Gb/s before protocol overhead: the NIC can fetch no faster.
+    let narrow = rows(&perftest(&[
+        "ib_write_bw",
+        "-s",
+        "65536",
+        "-n",
+        "2000",
+        "--report_gbits",
+        "--pcie-lanes",
+        "4",
+    ]));
+    let capped = narrow[0][3];
+    assert!(
+        capped < 32.0 && capped > 15.0,
+        "{capped} Gb/s over PCIe Gen3 x4"
+    );
+    // Both directions at once: about twice one direction.
+    let bi = rows(&perftest(&[
+        "ib_write_bw",
+        "-b",
+        "-n",
+        "1000",
+        "--report_gbits",
+    ]));
+    assert!(bi[0][3] > 1.8 * avg, "{} vs {avg}", bi[0][3]);
+}
+
+#[test]
+fn every_test_runs_with_its_layout() {
+    for t in ["ib_read_lat", "ib_send_lat", "ib_atomic_lat", "tcp_rr"] {
+        let out = perftest(&[t, "-n", "20"]);
+        assert!(out.contains("t_min[usec]"), "{t}: {out}");
+        assert_eq!(rows(&out).len(), 1, "{t}");
+    }
+    for t in ["ib_read_bw", "ib_send_bw"] {
+        let out = perftest(&[t, "-n", "200"]);
+        assert!(out.contains("BW average[MB/sec]") && out.contains("MsgRate[Mpps]"));
+        assert!(rows(&out)[0][3] > 1000.0, "{t}: {out}");
+    }
+    // A READ is a round trip, a WRITE one way.
+    let w = rows(&perftest(&["ib_write_lat", "-n", "20"]))[0][4];
+    let r = rows(&perftest(&["ib_read_lat", "-n", "20"]))[0][4];
+    assert!(r > w, "read {r} µs vs write {w} µs");
+    // rxe back to back runs too.
+    perftest(&[
+        "ib_write_lat",
+        "-n",
+        "10",
+        "--profile",
+        "rxe",
+        "--topology",
+        "back_to_back",
+    ]);
+}
+
+#[test]
+fn tcp_stream_is_cpu_bound_not_link_bound() {
+    let out = perftest(&["tcp_stream", "-n", "2000", "--report_gbits"]);
+    let r = &rows(&out)[0];
+    // bytes, iters, peak, average, msg rate, util local, util remote, busiest local, busiest remote
+    let (gbps, busiest) = (r[3], r[7].max(r[8]));
+    assert!(gbps < 60.0, "{gbps} Gb/s on a 100 Gb/s link");
+    assert!(busiest >= 75.0, "busiest core {busiest}%: {out}");
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_problem() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["ib_nope"], "ib_write_lat"),
+        (&["ib_write_lat", "-s", "0"], "-s 0"),
+        (&["ib_write_bw", "-q", "4"], "-q 4"),
+        (&["ib_write_bw", "-t", "0"], "-t 0"),
+        (&["ib_write_lat", "--topology", "ring"], "topology.kind"),
+        (&["ib_write_lat", "-m", "1000"], "rdma.mtu_bytes"),
+    ];
+    for (args, needle) in cases {
+        let out = Command::cargo_bin("rdmalab")
+            .unwrap()
+            .arg("perftest")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
