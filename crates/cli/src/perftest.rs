@@ -24,7 +24,7 @@ pub struct PerftestArgs {
     /// Path MTU: 256, 512, 1024, 2048 or 4096.
     #[arg(short = 'm', long = "mtu")]
     pub mtu: Option<u64>,
-    /// Queue pairs (only 1 until the many-QPs model lands).
+    /// Queue pairs for bandwidth tests (1..=64), each with its own buffers and `-n` messages.
     #[arg(short = 'q', long = "qp", default_value_t = 1)]
     pub qps: u32,
     /// Work requests in flight for bandwidth tests.
@@ -88,9 +88,12 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
             names.join(", ")
         ));
     };
-    if a.qps != 1 {
+    if a.qps == 0 || a.qps > 64 {
+        return bad(format!("-q {}: 1..=64 queue pairs", a.qps));
+    }
+    if a.qps > 1 && test.is_latency() {
         return bad(format!(
-            "-q {}: one QP per test until many QPs sharing a fabric are modelled",
+            "-q {}: latency tests use one QP (as perftest's do); -q is for bandwidth tests",
             a.qps
         ));
     }
@@ -157,6 +160,7 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
         tx_depth: a.tx_depth,
         bidirectional: a.bidirectional,
         inline: a.inline,
+        qps: a.qps,
     };
     let rows = match perftest::run(&loaded.plan, &loaded.host, &o) {
         Ok(r) => r,
@@ -179,8 +183,8 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
     );
     let _ = writeln!(
         out,
-        " PCIe           : Gen{} x{}       MTU  : {} B     Iterations : {iters}",
-        plan.host.pcie_generation, plan.host.pcie_lanes, plan.rdma.mtu_bytes
+        " PCIe           : Gen{} x{}       MTU  : {} B     Iterations : {iters}     QPs : {}",
+        plan.host.pcie_generation, plan.host.pcie_lanes, plan.rdma.mtu_bytes, a.qps
     );
     let _ = writeln!(out, "{line}");
     match rows {

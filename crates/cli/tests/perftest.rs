@@ -79,6 +79,16 @@ fn write_bw_fills_the_link_at_64k_and_is_capped_by_fewer_pcie_lanes() {
         capped < 32.0 && capped > 15.0,
         "{capped} Gb/s over PCIe Gen3 x4"
     );
+    // Eight QPs share the link (the NIC serves them round robin): the same total.
+    let q8 = rows(&perftest(&[
+        "ib_write_bw",
+        "-q",
+        "8",
+        "-n",
+        "300",
+        "--report_gbits",
+    ]));
+    assert!((q8[0][3] - avg).abs() < 0.1 * avg, "{} vs {avg}", q8[0][3]);
     // Both directions at once: about twice one direction.
     let bi = rows(&perftest(&[
         "ib_write_bw",
@@ -130,10 +140,11 @@ fn tcp_stream_is_cpu_bound_not_link_bound() {
 
 #[test]
 fn bad_input_exits_2_naming_the_problem() {
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["ib_nope"], "ib_write_lat"),
         (&["ib_write_lat", "-s", "0"], "-s 0"),
-        (&["ib_write_bw", "-q", "4"], "-q 4"),
+        (&["ib_write_lat", "-q", "4"], "-q 4"),
+        (&["ib_write_bw", "-q", "0"], "-q 0"),
         (&["ib_write_bw", "-t", "0"], "-t 0"),
         (&["ib_write_lat", "--topology", "ring"], "topology.kind"),
         (&["ib_write_lat", "-m", "1000"], "rdma.mtu_bytes"),

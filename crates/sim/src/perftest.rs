@@ -94,6 +94,9 @@ pub struct Options {
     pub bidirectional: bool,
     /// Send WRITEs and SENDs of at most this many bytes inline (`-I`; 0: never).
     pub inline: u32,
+    /// Queue pairs for bandwidth tests (`-q`), each with its own buffers and `iters`
+    /// messages; the NIC serves the QPs with work round robin.
+    pub qps: u32,
 }
 
 /// One latency row, µs.
@@ -223,7 +226,7 @@ struct Rdma {
     buf: [(u64, u32, u32); 2],
 }
 
-fn rdma_setup(w: &mut World, plan: &Plan, size: u64) -> Result<Rdma, PerftestError> {
+fn rdma_setup(w: &mut World, plan: &Plan, size: u64, qps: u32) -> Result<Vec<Rdma>, PerftestError> {
     let d = RcOptions::default();
     let o = RcOptions {
         mtu: plan.rdma_mtu(),
@@ -236,25 +239,29 @@ fn rdma_setup(w: &mut World, plan: &Plan, size: u64) -> Result<Rdma, PerftestErr
         cqe: 2 * MAX_SEND_BW_ITERS as u32,
         ..d
     };
-    let (a, b) = w.connect_rc(0, 1, &o)?;
     let access = AccessFlags::LOCAL_WRITE
         | AccessFlags::REMOTE_WRITE
         | AccessFlags::REMOTE_READ
         | AccessFlags::REMOTE_ATOMIC;
     let len = size.max(8);
-    let mut buf = [(0, 0, 0); 2];
-    for (i, e) in [a, b].iter().enumerate() {
-        let mem = w.verbs(e.host).memory_mut();
-        let va = if len <= verbs::Memory::MAX_REAL_LEN {
-            mem.alloc(len)
-        } else {
-            mem.alloc_synthetic(len, plan.seed)
-        };
-        let va = verb(va, "malloc")?;
-        let mr = verb(w.reg_mr(e.host, e.pd, va, len, access), "ibv_reg_mr")?;
-        buf[i] = (va, mr.lkey, mr.rkey);
+    let mut out = Vec::new();
+    for _ in 0..qps.max(1) {
+        let (a, b) = w.connect_rc(0, 1, &o)?;
+        let mut buf = [(0, 0, 0); 2];
+        for (i, e) in [a, b].iter().enumerate() {
+            let mem = w.verbs(e.host).memory_mut();
+            let va = if len <= verbs::Memory::MAX_REAL_LEN {
+                mem.alloc(len)
+            } else {
+                mem.alloc_synthetic(len, plan.seed)
+            };
+            let va = verb(va, "malloc")?;
+            let mr = verb(w.reg_mr(e.host, e.pd, va, len, access), "ibv_reg_mr")?;
+            buf[i] = (va, mr.lkey, mr.rkey);
+        }
+        out.push(Rdma { a, b, buf });
     }
-    Ok(Rdma { a, b, buf })
+    Ok(out)
 }
 
 fn wr(
@@ -361,7 +368,7 @@ fn rdma_lat(
     o: &Options,
 ) -> Result<LatRow, PerftestError> {
     let iters = o.iters;
-    let r = rdma_setup(w, plan, size)?;
+    let r = rdma_setup(w, plan, size, 1)?.remove(0);
     let mut samples = Vec::with_capacity(iters as usize);
     let b_node = w.host(1).node;
     w.set_tracer(Tracer::new(VecObserver::default()));
@@ -402,13 +409,16 @@ fn rdma_bw(
     size: u64,
     o: &Options,
 ) -> Result<BwRow, PerftestError> {
-    let r = rdma_setup(w, plan, size)?;
+    let pairs = rdma_setup(w, plan, size, o.qps)?;
     let budget = Budget::default();
-    let dirs: Vec<(Endpoint, Endpoint, usize)> = if o.bidirectional {
-        vec![(r.a, r.b, 0), (r.b, r.a, 1)]
-    } else {
-        vec![(r.a, r.b, 0)]
-    };
+    // One stream per QP and direction: (sender, its buffer, the peer's buffer).
+    let mut dirs: Vec<(Endpoint, Endpoint, (u64, u32, u32), (u64, u32, u32))> = Vec::new();
+    for r in &pairs {
+        dirs.push((r.a, r.b, r.buf[0], r.buf[1]));
+        if o.bidirectional {
+            dirs.push((r.b, r.a, r.buf[1], r.buf[0]));
+        }
+    }
     let depth = o.tx_depth.clamp(1, 1000);
     let mut posted = vec![0u64; dirs.len()];
     let mut done = vec![0u64; dirs.len()];
@@ -418,20 +428,20 @@ fn rdma_bw(
     w.run_until(start, &budget)?;
     if t == Test::SendBw {
         // Every receive posted before the first send (the receive queue holds them all).
-        for (_, to, me) in &dirs {
+        for (_, to, _, theirs) in &dirs {
             for i in 0..o.iters {
-                recv(w, *to, i, size, r.buf[1 - *me])?;
+                recv(w, *to, i, size, *theirs)?;
             }
         }
     }
     let deadline = start + SimDuration::from_secs(10);
     while done.iter().sum::<u64>() < total {
-        for (d, (from, _, me)) in dirs.iter().enumerate() {
+        for (d, (from, _, mine, theirs)) in dirs.iter().enumerate() {
             while posted[d] < o.iters
                 && posted[d] - done[d] < depth
                 && w.now() >= w.app_ready(from.host)
             {
-                let x = wr(t, posted[d], size, o.inline, r.buf[*me], r.buf[1 - *me]);
+                let x = wr(t, posted[d], size, o.inline, *mine, *theirs);
                 verb(w.post_send(from.host, from.qpn, &[x]), "ibv_post_send")?;
                 posted[d] += 1;
             }
@@ -460,7 +470,7 @@ fn rdma_bw(
             ));
         }
         let cqs: Vec<(u32, verbs::CqHandle)> =
-            dirs.iter().map(|(f, _, _)| (f.host, f.cq)).collect();
+            dirs.iter().map(|(f, _, _, _)| (f.host, f.cq)).collect();
         let st = w.run_until_cond(deadline, &budget, |w| {
             cqs.iter()
                 .any(|(h, cq)| w.host(*h).verbs.cq(*cq).is_some_and(|c| !c.is_empty()))
