@@ -219,6 +219,13 @@ fn lat_row(bytes: u64, mut ns: Vec<f64>) -> LatRow {
     }
 }
 
+/// A registered buffer: (address, lkey, rkey).
+type Buf = (u64, u32, u32);
+
+/// One direction of one QP in a bandwidth test: (sender, receiver, sender's buffer, the
+/// receiver's buffer).
+type Stream = (Endpoint, Endpoint, Buf, Buf);
+
 struct Rdma {
     a: Endpoint,
     b: Endpoint,
@@ -412,7 +419,7 @@ fn rdma_bw(
     let pairs = rdma_setup(w, plan, size, o.qps)?;
     let budget = Budget::default();
     // One stream per QP and direction: (sender, its buffer, the peer's buffer).
-    let mut dirs: Vec<(Endpoint, Endpoint, (u64, u32, u32), (u64, u32, u32))> = Vec::new();
+    let mut dirs: Vec<Stream> = Vec::new();
     for r in &pairs {
         dirs.push((r.a, r.b, r.buf[0], r.buf[1]));
         if o.bidirectional {
