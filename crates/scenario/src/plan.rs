@@ -290,6 +290,9 @@ pub struct TopologyPlan {
 pub struct NicPlan {
     /// The verbs behaviour profile.
     pub profile: NicKind,
+    /// Adaptive retransmission (newer ConnectX firmware): an RTT-based µs timeout instead of
+    /// 4.096 µs × 2^timeout.
+    pub adaptive_retransmission: bool,
 }
 
 /// The host profile knobs.
@@ -468,6 +471,7 @@ impl Default for Plan {
             },
             nic: NicPlan {
                 profile: NicKind::Mlx5,
+                adaptive_retransmission: false,
             },
             topology: TopologyPlan {
                 kind: TopologyKind::Switch,
@@ -578,6 +582,7 @@ schema! {
     "host.pcie_generation" => host.pcie_generation: int(3, 6), "", "PCIe generation between memory and NIC.";
     "host.pcie_lanes" => host.pcie_lanes: Kind::OneOf(&[1, 2, 4, 8, 16]), "lanes", "PCIe lanes.";
     "nic.profile" => nic.profile: Kind::Enum(NicKind::NAMES), "", "Whose verbs behaviour the NICs reproduce (DESIGN.md §3.4).";
+    "nic.adaptive_retransmission" => nic.adaptive_retransmission: Kind::Bool, "", "Adaptive retransmission (ConnectX-6 Dx and later firmware): the RC ACK timeout follows the measured round trip (SRTT + 4·RTTVAR, at least 4 µs, doubling per timeout in a row) instead of 4.096 µs × 2^rdma.timeout, which becomes its cap.";
     "topology.kind" => topology.kind: Kind::Enum(TopologyKind::NAMES), "", "`switch`: `hosts` hosts on one switch; `back_to_back`: two hosts, one cable.";
     "topology.hosts" => topology.hosts: int(2, 4_096), "hosts", "Hosts on the switch; must be 2 for `back_to_back`.";
     "topology.link_gbps" => topology.link_gbps: int(1, 1_600), "Gb/s", "Line rate of every link.";

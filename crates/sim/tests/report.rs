@@ -343,6 +343,30 @@ fn lesson5_stream_measures_throughput_and_retention() {
         keeps(ft)
     );
 
+    // Adaptive retransmission (newer NIC firmware): the ACK timeout follows the measured
+    // round trip, so a lost NAK costs microseconds; RoCE keeps about what η predicts, far
+    // more than TCP, with the loss-free stream untouched.
+    let a = run("lesson5", &["nic.adaptive_retransmission=true"]);
+    let (at, ad) = paths(&a);
+    let am = model(ad);
+    within(&am, 1.3);
+    assert!(
+        am.timeouts > 0 && am.timeout_wait_ns < 0.01 * th_window(ad),
+        "{am:?}"
+    );
+    assert!(
+        keeps(ad) > 0.7 && keeps(ad) > keeps(d) && keeps(ad) > keeps(at),
+        "{}",
+        keeps(ad)
+    );
+    assert!(
+        (ad.throughput.as_ref().unwrap().baseline_gbps.unwrap()
+            - d.throughput.as_ref().unwrap().baseline_gbps.unwrap())
+        .abs()
+            < 1e-9,
+        "no spurious timeouts without loss"
+    );
+
     // (c) Lossless on: every drawn overflow on RoCE's priority becomes a PAUSE, nothing is
     // lost or resent; TCP (a lossy class) sees exactly the same run as before.
     let l = run("lesson5", &["lossless.enabled=true"]);

@@ -253,6 +253,7 @@ fn new_world(
     w.set_tracer(Tracer::new(VecObserver::default()));
     // RoCE travels in the priority the plan's PFC settings name.
     w.set_roce_priority(units::Priority::of(plan.lossless.priority));
+    w.set_adaptive_retransmission(plan.nic.adaptive_retransmission);
     if trace {
         // The whole run's fabric events (the ladder reads its window from them too).
         w.fabric

@@ -41,7 +41,7 @@ use transport::roce::{
     Responder, ResponderEnv, ResponderEvent, RocePacket, SendRequest, Transmit, WorkOp,
     requester::RetransmitReason,
 };
-use units::{FlowId, NodeId, Priority, SimTime};
+use units::{FlowId, NodeId, Priority, SimDuration, SimTime};
 use verbs::SyntheticRef;
 use verbs::{
     AccessFlags, Context, ModifyEffect, ModifyOutcome, NicProfile, PostError, PostReport, QpAttr,
@@ -56,6 +56,11 @@ mod exchange;
 mod tcp;
 pub use exchange::ConnInfo;
 pub use tcp::{SocketId, SocketStats, TcpEvent, TcpOptions};
+
+/// The floor of adaptive retransmission's timeout.
+// source: research/figures.md §5, NVIDIA "Adaptive Retransmission: Parameters Control"
+// (minimum base timeout 4 µs, ConnectX-6 Dx and later, Apr-2025 firmware).
+pub const ADAPTIVE_RETRANSMISSION_MIN: SimDuration = SimDuration::from_us(4);
 
 /// The 802.1p priority RoCE traffic uses (the NVIDIA/Cumulus default, research/figures.md §6.2).
 pub const ROCE_PRIORITY: Priority = Priority::of(3);
@@ -253,6 +258,8 @@ pub struct World {
     pub fabric: Fabric,
     /// The 802.1p priority RoCE frames travel in ([`ROCE_PRIORITY`] unless set).
     roce_priority: Priority,
+    /// Adaptive retransmission's floor for every RC requester, when the NICs have it on.
+    adaptive_min: Option<SimDuration>,
     hosts: Vec<SimHost>,
     by_node: BTreeMap<u32, u32>,
     by_ip: BTreeMap<[u8; 4], u32>,
@@ -281,6 +288,13 @@ impl World {
     /// The priority RoCE frames travel in.
     pub fn roce_priority(&self) -> Priority {
         self.roce_priority
+    }
+
+    /// Turns adaptive retransmission on (or off) for the RC QPs that reach RTR from now on:
+    /// their ACK timeout follows the measured round trip, never below
+    /// [`ADAPTIVE_RETRANSMISSION_MIN`].
+    pub fn set_adaptive_retransmission(&mut self, on: bool) {
+        self.adaptive_min = on.then_some(ADAPTIVE_RETRANSMISSION_MIN);
     }
 
     /// Starts a raw flow of `bytes` from host `src` to host `dst` at `start` (now if that has
@@ -348,6 +362,7 @@ impl World {
         Ok(World {
             fabric,
             roce_priority: ROCE_PRIORITY,
+            adaptive_min: None,
             hosts,
             by_node,
             by_ip,
@@ -630,6 +645,7 @@ impl World {
             min_rnr_timer: a.min_rnr_timer,
             max_rd_atomic: a.max_rd_atomic,
             max_dest_rd_atomic: a.max_dest_rd_atomic,
+            adaptive_min: self.adaptive_min,
             ..RcConfig::default()
         };
         let dgid = a.ah_attr.grh.dgid.0;

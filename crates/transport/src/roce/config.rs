@@ -41,9 +41,13 @@ pub struct RcConfig {
     pub ack_req_every: u32,
     /// Recovery mode.
     pub mode: RetransmitMode,
-    /// Overrides the local ACK timeout with a fixed value (adaptive retransmission on newer
-    /// NICs); `None` uses 4.096 µs × 2^timeout.
+    /// Overrides the local ACK timeout with a fixed value; `None` uses 4.096 µs × 2^timeout.
     pub ack_timeout_override: Option<SimDuration>,
+    /// Adaptive retransmission (newer ConnectX firmware, research/figures.md §5): the timeout
+    /// follows the measured round trip, SRTT + 4·RTTVAR, never below this floor (NVIDIA's
+    /// minimum base timeout is 4 µs), doubling on each timeout in a row and capped at the
+    /// static 4.096 µs × 2^timeout. `None`: the static timeout.
+    pub adaptive_min: Option<SimDuration>,
 }
 
 impl Default for RcConfig {
@@ -66,6 +70,7 @@ impl Default for RcConfig {
             ack_req_every: 64,
             mode: RetransmitMode::GoBackN,
             ack_timeout_override: None,
+            adaptive_min: None,
         }
     }
 }

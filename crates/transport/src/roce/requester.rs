@@ -23,7 +23,7 @@ use super::config::RcConfig;
 use super::packet::{DataRef, RocePacket, Transmit, rc_bth};
 use super::psn;
 use std::collections::VecDeque;
-use units::SimTime;
+use units::{SimDuration, SimTime};
 use wire::ExtHeaders;
 use wire::ib::aeth::{NakCode, Syndrome, rnr_timeout};
 use wire::ib::{Opcode, Operation, atomic_eth, immdt, reth};
@@ -269,6 +269,54 @@ pub struct Requester {
     failed: bool,
     events: VecDeque<RequesterEvent>,
     counters: RequesterCounters,
+    /// Adaptive retransmission: the round-trip estimate and the backoff (see
+    /// [`RcConfig::adaptive_min`]).
+    rtt: AdaptiveRtt,
+}
+
+/// The round-trip estimate behind adaptive retransmission: first transmissions still
+/// unacknowledged with their send times (Karn: resent PSNs are never sampled), SRTT and
+/// RTTVAR as RFC 6298 keeps them, in integer picoseconds, and the timeouts in a row.
+#[derive(Clone, Debug, Default)]
+struct AdaptiveRtt {
+    sent: VecDeque<(u32, SimTime)>,
+    srtt: Option<u64>,
+    rttvar: u64,
+    backoff: u32,
+}
+
+impl AdaptiveRtt {
+    fn sample(&mut self, r: u64) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(s) => {
+                self.rttvar = (3 * self.rttvar + s.abs_diff(r)) / 4;
+                self.srtt = Some((7 * s + r) / 8);
+            }
+        }
+    }
+
+    /// The acknowledgement of every PSN before `una`: one sample from the oldest of them, how
+    /// long a packet waited for its acknowledgement. The responder acknowledges a run of
+    /// packets at once (AckReq every few dozen), so the timer must cover that wait, not just
+    /// the wire's round trip: sampling the newest packet would time out between ACKs.
+    fn acked(&mut self, una: u32, now: SimTime) {
+        let mut oldest = None;
+        while let Some(&(p, at)) = self.sent.front() {
+            if psn::diff(una, p) <= 0 {
+                break;
+            }
+            oldest.get_or_insert(at);
+            self.sent.pop_front();
+        }
+        if let Some(at) = oldest {
+            self.sample(now.saturating_duration_since(at).as_ps());
+        }
+        self.backoff = 0;
+    }
 }
 
 impl Requester {
@@ -295,7 +343,34 @@ impl Requester {
             failed: false,
             events: VecDeque::new(),
             counters: RequesterCounters::default(),
+            rtt: AdaptiveRtt::default(),
         }
+    }
+
+    /// The local ACK timeout now: the static 4.096 µs × 2^timeout, or with adaptive
+    /// retransmission (once a round trip has been measured) max(floor, SRTT + 4·RTTVAR)
+    /// doubled per timeout in a row, capped at the static value.
+    fn ack_timeout(&self) -> Option<SimDuration> {
+        let fixed = self.cfg.ack_timeout();
+        let Some(min) = self.cfg.adaptive_min else {
+            return fixed;
+        };
+        // Until the first sample the static timeout stands: a floor of a few µs would fire
+        // before the first ACK of a long message could arrive.
+        let Some(srtt) = self.rtt.srtt else {
+            return fixed;
+        };
+        let base = (srtt + 4 * self.rtt.rttvar).max(min.as_ps());
+        let t = base.saturating_mul(1u64 << self.rtt.backoff.min(30));
+        Some(SimDuration::from_ps(match fixed {
+            Some(f) => t.min(f.as_ps()),
+            None => t,
+        }))
+    }
+
+    /// The current round-trip estimate of adaptive retransmission, if it has a sample.
+    pub fn srtt(&self) -> Option<SimDuration> {
+        self.rtt.srtt.map(SimDuration::from_ps)
     }
 
     /// The configuration.
@@ -368,7 +443,7 @@ impl Requester {
 
     fn arm_ack_timer(&mut self, now: SimTime) {
         self.ack_timer = if self.outstanding_psns() {
-            self.cfg.ack_timeout().map(|d| now + d)
+            self.ack_timeout().map(|d| now + d)
         } else {
             None
         };
@@ -390,6 +465,7 @@ impl Requester {
             self.counters.timeouts += 1;
             self.counters.timeout_wait_ps +=
                 now.saturating_duration_since(self.last_activity).as_ps();
+            self.rtt.backoff += 1;
             if self.retry_left == 0 {
                 let una = self.una;
                 self.fail_at(una, ReqStatus::RetryExceeded);
@@ -554,9 +630,12 @@ impl Requester {
             self.timeout_cover = None;
             self.counters.first_transmissions += 1;
             self.counters.inflight_sum += (psn::diff(p, self.una) + 1).max(1) as u64;
+            if self.cfg.adaptive_min.is_some() && self.rtt.sent.len() < 4096 {
+                self.rtt.sent.push_back((p, now));
+            }
         }
         if self.ack_timer.is_none() {
-            self.ack_timer = self.cfg.ack_timeout().map(|d| now + d);
+            self.ack_timer = self.ack_timeout().map(|d| now + d);
         }
         self.last_activity = now;
         Some(Transmit {
@@ -765,6 +844,9 @@ impl Requester {
         let new_una = psn::add(p, 1);
         if psn::diff(new_una, self.una) > 0 {
             self.una = new_una;
+            if self.cfg.adaptive_min.is_some() {
+                self.rtt.acked(new_una, now);
+            }
             self.gap_recovery = None;
             self.retry_left = self.cfg.retry_cnt;
             self.rnr_left = self.cfg.rnr_retry;
@@ -801,6 +883,8 @@ impl Requester {
 
     /// Resends from PSN `p`: the cursor moves to the request holding it.
     fn go_back(&mut self, p: u32, reason: RetransmitReason) {
+        // Everything from p on goes again: none of it may be sampled (Karn).
+        self.rtt.sent.clear();
         let Some(i) = self.wqes.iter().position(|w| w.contains(p)) else {
             return;
         };
@@ -980,5 +1064,47 @@ mod tests {
         );
         assert_eq!(r.counters().timeouts, 3);
         assert_eq!(r.counters().packets_retransmitted, 4);
+    }
+
+    #[test]
+    fn adaptive_timeout_starts_at_its_floor_doubles_and_is_capped() {
+        let cfg = RcConfig {
+            timeout: 3, // static: 32.768 µs, the cap
+            retry_cnt: 7,
+            adaptive_min: Some(SimDuration::from_us(4)),
+            ..RcConfig::default()
+        };
+        let mut r = Requester::new(cfg);
+        r.post(req(1, WorkOp::Send { imm: None }, 100));
+        drain(&mut r);
+        // No round trip measured yet: the static timeout.
+        assert_eq!(r.poll_timeout().unwrap().as_ps(), 32_768_000);
+        // A measured 0.5 µs (below the floor): the floor, then doubling per timeout.
+        r.rtt.sample(500_000);
+        r.rtt.rttvar = 0;
+        r.ack_timer = None;
+        r.arm_ack_timer(SimTime::ZERO);
+        assert_eq!(r.poll_timeout().unwrap().as_ps(), 4_000_000);
+        let mut expect = 4_000_000u64;
+        for _ in 0..5 {
+            let t = r.poll_timeout().unwrap();
+            r.handle_timeout(t);
+            drain(&mut r);
+            expect = (expect * 2).min(32_768_000);
+            assert_eq!((r.poll_timeout().unwrap() - t).as_ps(), expect);
+        }
+        // The estimator: RFC 6298's first sample and smoothing, in picoseconds.
+        let mut e = AdaptiveRtt::default();
+        e.sample(3_000_000);
+        assert_eq!((e.srtt, e.rttvar), (Some(3_000_000), 1_500_000));
+        e.sample(5_000_000);
+        assert_eq!(e.srtt, Some(3_250_000));
+        assert_eq!(e.rttvar, (3 * 1_500_000 + 2_000_000) / 4);
+        e.sent.push_back((10, SimTime::from_ps(1_000_000)));
+        e.sent.push_back((11, SimTime::from_ps(2_000_000)));
+        e.backoff = 3;
+        e.acked(12, SimTime::from_ps(4_000_000)); // PSNs 10 and 11: the oldest waited 3 µs
+        assert_eq!((e.sent.len(), e.backoff), (0, 0));
+        assert_eq!(e.srtt, Some((7 * 3_250_000 + 3_000_000) / 8));
     }
 }
