@@ -158,6 +158,18 @@ fn unregistered_memory_fails_rdma_while_tcp_delivers() {
     assert!(at.starts_with("host 0"), "{at}");
     assert_eq!((d.messages_delivered, d.bytes_delivered), (0, 0));
     assert_eq!(d.drops, 0);
+    // The attempt, for the drawing: posted, the NIC fetched the WQE and wrote the error CQE;
+    // no frame, nothing on the remote.
+    let a = d
+        .failed_attempt
+        .as_ref()
+        .expect("the failed attempt is drawn");
+    assert!(d.latency.is_none() && t.failed_attempt.is_none());
+    let stages: Vec<&str> = a.timeline.iter().map(|i| i.stage.as_str()).collect();
+    assert_eq!(stages.first(), Some(&"post_send (write WQE)"), "{stages:?}");
+    assert!(stages.contains(&"DMA write CQE"), "{stages:?}");
+    assert!(a.timeline.iter().all(|i| i.side == "local"), "{stages:?}");
+    assert!(a.frames.is_empty(), "{:?}", a.frames);
 }
 
 #[test]

@@ -18,6 +18,12 @@ export function fmtNs(ns) {
   return `${ns.toFixed(1)} ns`;
 }
 
+/** What a path's drawing shows: its first message, or the attempt that failed. */
+export function drawn(p) {
+  if (!p) return null;
+  return p.latency || p.failed_attempt || null;
+}
+
 function boxKey(iv) {
   return iv.lane === 'switch' ? 'fabric-switch' : `${iv.side}-${iv.lane}`;
 }
@@ -42,7 +48,7 @@ export function pathsSvg(report) {
     const y = ROW_Y[path];
     out += `<g class="row" data-path="${path}"><text class="rowtitle" x="8" y="${y - 10}">${esc(title)}${p ? '' : ` — ${esc(t('sim.notrun'))}`}</text>`;
     const ivs = {};
-    for (const iv of (p && p.latency ? p.latency.timeline : [])) (ivs[boxKey(iv)] ||= []).push(iv);
+    for (const iv of (drawn(p) ? drawn(p).timeline : [])) (ivs[boxKey(iv)] ||= []).push(iv);
     const keys = Object.keys(BOX_X);
     keys.forEach((k, i) => {
       if (i + 1 < keys.length) {
@@ -73,7 +79,7 @@ export function pathsSvg(report) {
         <text class="why" x="${Math.min(x, 560)}" y="${y + BOX_H + 18}">${esc(fail.text)}</text></g>`;
     }
     // Frames of the first message: dots that travel NIC → switch → NIC.
-    const frames = p && p.latency ? p.latency.frames : [];
+    const frames = drawn(p) ? drawn(p).frames : [];
     frames.forEach((f, i) => {
       out += `<circle class="frame k-${esc(f.kind.replace(/\W+/g, '-'))}" r="5" cx="-20" cy="${y + BOX_H / 2}" data-i="${i}"/>`;
     });
@@ -111,7 +117,7 @@ export function paintAt(svg, report, tn) {
   }
   for (const row of svg.querySelectorAll('g.row')) {
     const p = report[row.dataset.path];
-    const frames = p && p.latency ? p.latency.frames : [];
+    const frames = drawn(p) ? drawn(p).frames : [];
     const y = ROW_Y[row.dataset.path];
     for (const c of row.querySelectorAll('circle.frame')) {
       const pos = framePos(frames[+c.dataset.i], tn, y);
@@ -124,9 +130,10 @@ export function paintAt(svg, report, tn) {
 export function spanNs(report) {
   let end = 0;
   for (const p of [report.tcp, report.rdma]) {
-    if (!p || !p.latency) continue;
-    for (const iv of p.latency.timeline) end = Math.max(end, iv.end_ns);
-    for (const f of p.latency.frames) end = Math.max(end, f.arrived_ns ?? f.left_switch_ns ?? f.sent_ns);
+    const d = drawn(p);
+    if (!d) continue;
+    for (const iv of d.timeline) end = Math.max(end, iv.end_ns);
+    for (const f of d.frames) end = Math.max(end, f.arrived_ns ?? f.left_switch_ns ?? f.sent_ns);
   }
   return end;
 }
@@ -135,7 +142,8 @@ const LADDER_LANES = ['local-app', 'local-kernel', 'local-nic', 'fabric-switch',
 
 /** The timeline (one lane per box) and ladder (frames between NICs) of one path. */
 export function ladderSvg(path, p, span) {
-  if (!p || !p.latency) return '';
+  const d = drawn(p);
+  if (!d) return '';
   const W = 1000, left = 120, lh = 22, top = 20;
   const H = top + LADDER_LANES.length * lh + 30;
   const x = (ns) => left + (W - left - 10) * (span > 0 ? ns / span : 0);
@@ -148,13 +156,13 @@ export function ladderSvg(path, p, span) {
     out += `<line class="grid" x1="${left}" x2="${W - 10}" y1="${y + lh / 2}" y2="${y + lh / 2}"/>`;
   });
   const laneY = (k) => top + LADDER_LANES.indexOf(k) * lh;
-  for (const iv of p.latency.timeline) {
+  for (const iv of d.timeline) {
     const y = laneY(boxKey(iv));
     const w = Math.max(1, x(iv.end_ns) - x(iv.start_ns));
     out += `<rect class="bar l-${iv.lane}" x="${x(iv.start_ns)}" y="${y + 3}" width="${w}" height="${lh - 6}"><title>${esc(iv.stage)}: ${fmtNs(iv.start_ns)} – ${fmtNs(iv.end_ns)}</title></rect>`;
   }
   const yn = (k) => laneY(k) + lh / 2;
-  for (const f of p.latency.frames) {
+  for (const f of d.frames) {
     const [a, b] = f.forward ? ['local-nic', 'remote-nic'] : ['remote-nic', 'local-nic'];
     const pts = [[x(f.sent_ns), yn(a)]];
     if (f.at_switch_ns != null) pts.push([x(f.at_switch_ns), yn('fabric-switch')]);

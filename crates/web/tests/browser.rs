@@ -195,7 +195,13 @@ async fn box_intervals(page: &Page) -> Vec<(String, String, String, Vec<(String,
 }
 
 fn trace_intervals(r: &Value, path: &str, side: &str, lane: &str) -> Vec<(String, f64, f64)> {
-    let Some(tl) = r[path]["latency"]["timeline"].as_array() else {
+    // The first message's timeline, or (③, ④) the failed attempt's.
+    let drawn = if r[path]["latency"].is_null() {
+        &r[path]["failed_attempt"]
+    } else {
+        &r[path]["latency"]
+    };
+    let Some(tl) = drawn["timeline"].as_array() else {
         return Vec::new();
     };
     tl.iter()
@@ -371,6 +377,21 @@ async fn the_pages_in_a_real_browser() {
         )
         .await;
         assert!(cell.contains(code), "{preset}: {cell}");
+        // The attempt is drawn up to where it stopped: the application posted, the NIC
+        // fetched the WQE (③ then wrote the error CQE), nothing reached the remote.
+        let lanes: Vec<String> = eval(
+            &page,
+            "[...document.querySelectorAll('svg.paths g.box[data-path=rdma]')].filter(g => g.querySelector('g.iv')).map(g => g.dataset.side + '-' + g.dataset.lane)",
+        )
+        .await;
+        assert!(
+            lanes.contains(&"local-app".to_string()) && lanes.contains(&"local-nic".to_string()),
+            "{preset}: {lanes:?}"
+        );
+        assert!(
+            !lanes.iter().any(|l| l.starts_with("remote")),
+            "{preset}: {lanes:?}"
+        );
         match preset {
             "lesson3" => {
                 assert_eq!(failed, ["rdma-local-nic"]);

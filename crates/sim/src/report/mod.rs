@@ -57,6 +57,8 @@
 //!   bytes) on that host during the data path ÷ bytes delivered;
 //! - `retransmitted_bytes`, `drops`, `pfc_pauses`, `drawn_overflows_paused`, `ecn_marks` (fabric and transport counters
 //!   of the data path);
+//! - `failed_attempt`: `null`, or when no message got through `{timeline, frames,
+//!   frames_truncated, gave_up_ns}` for the first attempt (as in `latency`);
 //! - `cross_traffic`: `null`, or with `[cross_traffic]` bursts [`CrossTraffic`]: `senders`,
 //!   `bursts`, `bytes_offered`, `bytes_delivered`, `frames_dropped` (not in `drops`),
 //!   `offered_gbps`, `ceiling` ((link rate − offered) ÷ loss-free throughput, at most 1);
@@ -195,6 +197,23 @@ pub struct PathReport {
     pub recovery: Option<Recovery>,
     /// The bursty cross traffic that shared the path's egress queue, when the plan has some.
     pub cross_traffic: Option<CrossTraffic>,
+    /// When no message got through (③, ④): the first attempt's stages and frames, so a
+    /// drawing shows the step where it stopped.
+    pub failed_attempt: Option<FailedAttempt>,
+}
+
+/// The first message's attempt on a path where it failed.
+#[derive(Clone, Debug, Serialize)]
+pub struct FailedAttempt {
+    /// Its stages by box, as [`Latency::timeline`].
+    pub timeline: Vec<Interval>,
+    /// Its frames, as [`Latency::frames`].
+    pub frames: Vec<FrameHops>,
+    /// More frames than fit.
+    pub frames_truncated: bool,
+    /// When the run gave up on it (an error completion, or the application's deadline), ns
+    /// after the call.
+    pub gave_up_ns: f64,
 }
 
 /// Bursty cross traffic beside a stream (`[cross_traffic]`, preset ⑤b), as the fabric

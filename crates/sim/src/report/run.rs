@@ -97,6 +97,9 @@ struct Measured {
     setup_end: SimTime,
     /// Where the run's whole trace goes (`rdmalab trace`).
     trace: Option<super::TraceSink>,
+    /// When no message got through: when the first attempt started and when the run gave
+    /// up on it (its stages and frames are drawn as [`super::FailedAttempt`]).
+    attempt: Option<(SimTime, SimTime)>,
 }
 
 /// Runs `plan`'s paths and builds the report.
@@ -310,6 +313,7 @@ fn run_tcp(
         setup_start,
         setup_end,
         trace: trace.clone(),
+        attempt: None,
     };
     if let Some(d) = plan.stream_duration() {
         let (bytes, thr, failed) = stream::tcp(&mut w, sa, sb, plan, d)?;
@@ -616,6 +620,7 @@ fn run_rdma(
         setup_start,
         setup_end: setup_start,
         trace: trace.clone(),
+        attempt: None,
     };
     // Both hosts set up side by side, as two applications would.
     // Event completions: the receiving application sleeps on a completion channel.
@@ -682,6 +687,7 @@ fn run_rdma(
     let len = plan.workload.message_bytes;
     let budget = Budget::default();
     let synthetic = len > verbs::Memory::MAX_REAL_LEN;
+    let mut first_t0 = None;
     for i in 0..plan.workload.messages {
         let msg = if synthetic {
             Vec::new()
@@ -719,6 +725,7 @@ fn run_rdma(
             }
         }
         let t0 = w.now().max(w.app_ready(0));
+        first_t0.get_or_insert(t0);
         if t0 > w.now() {
             w.run_until(t0, &budget)?;
         }
@@ -840,6 +847,9 @@ fn run_rdma(
         if m.first.is_none() {
             m.first = Some((t0, remote_cqe, None, local_cqe));
         }
+    }
+    if m.first.is_none() {
+        m.attempt = first_t0.map(|t| (t, w.now()));
     }
     let (recovery, resent) = rdma_recovery(&w, a, b);
     m.retransmitted_bytes = resent;
@@ -994,7 +1004,14 @@ fn drawing(
     nodes: [NodeId; 2],
     (t0, end): (SimTime, SimTime),
     link_gbps: u64,
+    path: &str,
 ) -> (Vec<Interval>, Vec<FrameHops>, bool) {
+    // The path's own frames: the RDMA world also carries the out-of-band exchange's TCP
+    // connection (setup), whose last segments may still be on the wire.
+    let ours = |c: PacketClass| match path {
+        "tcp" => c == PacketClass::Tcp,
+        _ => c != PacketClass::Tcp && c != PacketClass::Raw,
+    };
     let rel = |t: SimTime| ns(t.saturating_duration_since(t0));
     let mut timeline: Vec<Interval> = first
         .iter()
@@ -1025,6 +1042,9 @@ fn drawing(
             TraceRecord::Dropped { node, pkt, .. } => (node, pkt, None),
             _ => continue,
         };
+        if !ours(pkt.class) {
+            continue;
+        }
         let at_host = nodes.contains(&node);
         let f = by_uid.entry(pkt.uid).or_insert_with(|| FrameHops {
             kind: frame_kind(pkt.class),
@@ -1283,6 +1303,7 @@ fn finish(
             nodes,
             (t0, end),
             plan.topology.link_gbps.max(1),
+            path,
         );
         let delivered_at = if path == "rdma" && plan.rdma.operation == Operation::Write {
             placed.unwrap_or(done)
@@ -1301,6 +1322,30 @@ fn finish(
             frames_truncated,
         }
     });
+    // A path whose first message never got through: what its attempt did, for the drawing.
+    let failed_attempt = match (&latency, m.attempt) {
+        (None, Some((t0, end))) => {
+            let tried: Vec<&Rec> = recs
+                .iter()
+                .filter(|r| !is_setup(r) && r.start >= t0 && r.start <= end)
+                .collect();
+            let (timeline, frames, frames_truncated) = drawing(
+                &packets,
+                &tried,
+                nodes,
+                (t0, end),
+                plan.topology.link_gbps.max(1),
+                path,
+            );
+            Some(super::FailedAttempt {
+                timeline,
+                frames,
+                frames_truncated,
+                gave_up_ns: ns(end.saturating_duration_since(t0)),
+            })
+        }
+        _ => None,
+    };
     let bus = |h: usize| {
         let dma = after.dma[h] - before.dma[h];
         let copied = after.copied[h] - before.copied[h];
@@ -1342,6 +1387,7 @@ fn finish(
         throughput: None,
         recovery: None,
         cross_traffic: None,
+        failed_attempt,
         ecn_marks: f.ecn_marks - b.ecn_marks,
     })
 }
