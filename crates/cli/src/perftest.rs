@@ -42,7 +42,8 @@ pub struct PerftestArgs {
     /// A NIC profile (`mlx5`, `rxe`, `ibta`) or a host profile TOML from `rdmalab calibrate`.
     #[arg(long, value_name = "NIC|FILE")]
     pub profile: Vec<String>,
-    /// `back_to_back` (one cable) or `switch` (through one switch, the default).
+    /// `back_to_back` (one cable), `switch` (through one switch, the default) or `leaf_spine`
+    /// (two leaves and `--set topology.spines=N` spines: equal-cost paths, ECMP per QP).
     #[arg(long)]
     pub topology: Option<String>,
     /// Link rate, Gb/s.
@@ -66,6 +67,7 @@ Examples:
   rdmalab perftest ib_write_bw -s 65536 --report_gbits --pcie-lanes 4      # PCIe-bound
   rdmalab perftest ib_read_lat --profile rxe --topology back_to_back
   rdmalab perftest tcp_stream -s 65536 -n 2000
+  rdmalab perftest ib_write_bw -q 8 --topology leaf_spine --set topology.spines=4  # ECMP spread
 
 Latency columns are µs of simulated time (ib_write_lat and ib_send_lat one way, post_send to
 the data in the responder's memory or its receive CQE; ib_read_lat and ib_atomic_lat the round
@@ -248,6 +250,18 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
                     );
                 }
                 let _ = writeln!(out, "{l}");
+                if r.uplink_share.len() > 1 {
+                    let shares: Vec<String> = r
+                        .uplink_share
+                        .iter()
+                        .map(|x| format!("{:.1}%", x * 100.0))
+                        .collect();
+                    let _ = writeln!(
+                        out,
+                        " uplinks of host 0's switch (one per equal-cost path): {}",
+                        shares.join("  ")
+                    );
+                }
             }
         }
     }

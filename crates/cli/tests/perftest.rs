@@ -129,6 +129,34 @@ fn every_test_runs_with_its_layout() {
 }
 
 #[test]
+fn on_a_leaf_spine_one_qp_takes_one_path_and_eight_spread() {
+    let shares = |q: &str| -> Vec<f64> {
+        let out = perftest(&[
+            "ib_write_bw",
+            "-q",
+            q,
+            "-n",
+            "200",
+            "--topology",
+            "leaf_spine",
+        ]);
+        let line = out
+            .lines()
+            .find(|l| l.contains("uplinks of host 0's switch"))
+            .unwrap_or_else(|| panic!("no uplink line: {out}"));
+        line.split_whitespace()
+            .filter_map(|x| x.strip_suffix('%').and_then(|v| v.parse().ok()))
+            .collect()
+    };
+    let one = shares("1");
+    assert_eq!(one.len(), 4, "4 spines by default");
+    assert_eq!(one.iter().filter(|x| **x > 99.0).count(), 1, "{one:?}");
+    let eight = shares("8");
+    assert!(eight.iter().filter(|x| **x > 5.0).count() >= 2, "{eight:?}");
+    assert!((eight.iter().sum::<f64>() - 100.0).abs() < 0.5);
+}
+
+#[test]
 fn tcp_stream_is_cpu_bound_not_link_bound() {
     let out = perftest(&["tcp_stream", "-n", "2000", "--report_gbits"]);
     let r = &rows(&out)[0];

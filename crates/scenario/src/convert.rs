@@ -41,6 +41,13 @@ impl Plan {
         match self.topology.kind {
             TopologyKind::Switch => Topology::star(self.topology.hosts, self.link_config()),
             TopologyKind::BackToBack => Topology::back_to_back(self.link_config()),
+            TopologyKind::LeafSpine => Topology::leaf_spine(
+                self.topology.hosts,
+                self.topology.spines,
+                1,
+                self.link_config(),
+                self.link_config(),
+            ),
         }
     }
 

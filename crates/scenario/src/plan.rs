@@ -52,7 +52,9 @@ named_enum! {
     /// The shape of the fabric.
     TopologyKind { /// `hosts` hosts on one switch (the lessons' pair is 2 hosts).
         Switch = "switch", /// Two hosts cabled NIC to NIC, no switch.
-        BackToBack = "back_to_back" }
+        BackToBack = "back_to_back", /// `hosts` leaf switches with one host each, every leaf
+        /// wired to each of `spines` spine switches: equal-cost paths, chosen per flow by ECMP.
+        LeafSpine = "leaf_spine" }
 }
 
 named_enum! {
@@ -283,6 +285,8 @@ pub struct TopologyPlan {
     pub link_gbps: u64,
     /// Cable length of every link, metres (5 ns/m).
     pub cable_m: u64,
+    /// Spine switches (`leaf_spine` only): the equal-cost paths between two leaves.
+    pub spines: u64,
 }
 
 /// The NIC.
@@ -478,6 +482,7 @@ impl Default for Plan {
                 hosts: 2,
                 link_gbps: 100,
                 cable_m: 2,
+                spines: 4,
             },
             switch: SwitchPlan {
                 buffer_bytes: 16 << 20,
@@ -583,10 +588,11 @@ schema! {
     "host.pcie_lanes" => host.pcie_lanes: Kind::OneOf(&[1, 2, 4, 8, 16]), "lanes", "PCIe lanes.";
     "nic.profile" => nic.profile: Kind::Enum(NicKind::NAMES), "", "Whose verbs behaviour the NICs reproduce (DESIGN.md §3.4).";
     "nic.adaptive_retransmission" => nic.adaptive_retransmission: Kind::Bool, "", "Adaptive retransmission (ConnectX-6 Dx and later firmware): the RC ACK timeout follows the measured round trip (SRTT + 4·RTTVAR, at least 4 µs, doubling per timeout in a row) instead of 4.096 µs × 2^rdma.timeout, which becomes its cap.";
-    "topology.kind" => topology.kind: Kind::Enum(TopologyKind::NAMES), "", "`switch`: `hosts` hosts on one switch; `back_to_back`: two hosts, one cable.";
+    "topology.kind" => topology.kind: Kind::Enum(TopologyKind::NAMES), "", "`switch`: `hosts` hosts on one switch; `back_to_back`: two hosts, one cable; `leaf_spine`: `hosts` leaves with one host each and `spines` spines.";
     "topology.hosts" => topology.hosts: int(2, 4_096), "hosts", "Hosts on the switch; must be 2 for `back_to_back`.";
     "topology.link_gbps" => topology.link_gbps: int(1, 1_600), "Gb/s", "Line rate of every link.";
     "topology.cable_m" => topology.cable_m: int(0, 100_000), "m", "Cable length of every link; propagation 5 ns/m.";
+    "topology.spines" => topology.spines: int(1, 64), "switches", "Spine switches of a `leaf_spine` fabric: the equal-cost paths between two leaves (ECMP picks one per flow from the 5-tuple; RoCE's UDP source port comes from the QP number).";
     "switch.buffer_bytes" => switch.buffer_bytes: int(1_500, TIB), "bytes", "Shared packet buffer of each switch.";
     "switch.queue_cap_bytes" => switch.queue_cap_bytes: int(64, TIB), "bytes", "Most bytes one lossy egress queue may hold.";
     "switch.latency_ns" => switch.latency_ns: int(0, 1_000_000), "ns", "Port-to-port pipeline latency.";

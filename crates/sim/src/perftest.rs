@@ -139,6 +139,38 @@ pub struct BwRow {
     pub cpu_util: Option<(f64, f64)>,
     /// `tcp_stream`: the busiest core of (sender, receiver), share of the elapsed time.
     pub busiest_core: Option<(f64, f64)>,
+    /// Share of the bytes host 0's first switch sent on each of its other ports (on a
+    /// `leaf_spine` fabric: the uplinks to the spines, one per equal-cost path).
+    pub uplink_share: Vec<f64>,
+}
+
+/// Bytes sent on each port of host 0's first switch except the one toward host 0, as
+/// shares of their sum.
+fn uplink_share(w: &World) -> Vec<f64> {
+    let h0 = w.host(0).node;
+    let ports: Vec<_> = w.fabric.ports().collect();
+    let Some(link) = ports.iter().find(|p| p.0 == h0).map(|p| p.2) else {
+        return Vec::new();
+    };
+    let Some(&(sw, toward_host, _, _)) = ports.iter().find(|p| p.2 == link && p.0 != h0) else {
+        return Vec::new();
+    };
+    let bytes: Vec<u64> = ports
+        .iter()
+        .filter(|p| p.0 == sw && p.1 != toward_host)
+        .map(|p| p.3.tx_bytes)
+        .collect();
+    let total: u64 = bytes.iter().sum();
+    bytes
+        .iter()
+        .map(|b| {
+            if total == 0 {
+                0.0
+            } else {
+                *b as f64 / total as f64
+            }
+        })
+        .collect()
 }
 
 /// A test's result.
@@ -512,6 +544,7 @@ fn rdma_bw(
         msg_rate_mpps: total as f64 / secs / 1e6,
         cpu_util: None,
         busiest_core: None,
+        uplink_share: uplink_share(w),
     })
 }
 
@@ -633,6 +666,7 @@ fn tcp_stream(w: &mut World, plan: &Plan, size: u64, iters: u64) -> Result<BwRow
         msg_rate_mpps: iters as f64 / secs / 1e6,
         cpu_util: Some((u0, u1)),
         busiest_core: Some((m0, m1)),
+        uplink_share: uplink_share(w),
     })
 }
 
