@@ -12,8 +12,10 @@ export function simHref(preset, set = [], hl = null) {
   return href('/sim', p);
 }
 
+const MARKS = { lesson1: '①', lesson2: '②', lesson3: '③', lesson4: '④', lesson5: '⑤', lesson5b: '⑤b', lesson6: '⑥' };
+
 function presetLinks(presets) {
-  return presets.map((p) => `<a class="chip" data-link href="${simHref(p)}">${esc(p)}</a>`).join(' ');
+  return presets.map((p) => `<a class="chip" data-link href="${simHref(p)}">${esc(t('preset.chip', { mark: MARKS[p] ?? p }))}</a>`).join(' ');
 }
 
 function lessonLinks(ls) {
