@@ -632,7 +632,12 @@ impl World {
         let out = self.hosts[h as usize].verbs.modify_qp(qpn, attr, mask)?;
         self.control_path(h, "ioctl modify_qp", 0);
         let host = &mut self.hosts[h as usize];
-        let (a, _) = host.verbs.query_qp(qpn)?;
+        let (a, init) = host.verbs.query_qp(qpn)?;
+        let service = if init.qp_type == verbs::types::QpType::Uc {
+            transport::roce::Service::Uc
+        } else {
+            transport::roce::Service::Rc
+        };
         let cfg = RcConfig {
             local_qpn: qpn.get(),
             dest_qpn: a.dest_qp_num,
@@ -646,6 +651,7 @@ impl World {
             max_rd_atomic: a.max_rd_atomic,
             max_dest_rd_atomic: a.max_dest_rd_atomic,
             adaptive_min: self.adaptive_min,
+            service,
             ..RcConfig::default()
         };
         let dgid = a.ah_attr.grh.dgid.0;
@@ -1206,6 +1212,13 @@ impl World {
             return;
         };
         let sport = e.sport;
+        // UC: nothing acknowledges a request; it completes when its last packet leaves, so its
+        // CQE is written now (the requester reported it when the packet was handed over).
+        let uc_done = e
+            .req
+            .as_ref()
+            .is_some_and(|r| r.config().service == transport::roce::Service::Uc)
+            && (s.t.pkt.bth.opcode.is_last() || s.t.pkt.bth.opcode.is_only());
         let src_ip = host_ip(h);
         let dst_ip = host_ip(peer);
         let hdr = RoceHeaders {
@@ -1236,6 +1249,9 @@ impl World {
         let node = self.hosts[h as usize].node;
         if self.fabric.send(node, spec, sched).is_err() {
             self.free_data(s.data);
+        }
+        if uc_done {
+            self.drain_requester_events(h, s.qpn, sched);
         }
         self.pump_tx(h, sched);
     }

@@ -10,6 +10,19 @@ pub enum RetransmitMode {
     GoBackN,
 }
 
+/// The transport service a QP runs.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub enum Service {
+    /// Reliable connected: ACKs, NAKs, retransmission, RNR.
+    #[default]
+    Rc,
+    /// Unreliable connected: SEND and WRITE only, no ACK and no retransmission; a request
+    /// completes when its last packet is sent; the responder drops a message with a PSN gap
+    /// (or any error) silently and starts again at the next FIRST or ONLY packet
+    /// (research/verbs-spec.md §4–5; rxe `check_psn`, UC branch).
+    Uc,
+}
+
 /// The RC connection's parameters (both directions).
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub struct RcConfig {
@@ -43,6 +56,8 @@ pub struct RcConfig {
     pub mode: RetransmitMode,
     /// Overrides the local ACK timeout with a fixed value; `None` uses 4.096 µs × 2^timeout.
     pub ack_timeout_override: Option<SimDuration>,
+    /// RC or UC.
+    pub service: Service,
     /// Adaptive retransmission (newer ConnectX firmware, research/figures.md §5): the timeout
     /// follows the measured round trip, SRTT + 4·RTTVAR, never below this floor (NVIDIA's
     /// minimum base timeout is 4 µs), doubling on each timeout in a row and capped at the
@@ -71,6 +86,7 @@ impl Default for RcConfig {
             mode: RetransmitMode::GoBackN,
             ack_timeout_override: None,
             adaptive_min: None,
+            service: Service::Rc,
         }
     }
 }

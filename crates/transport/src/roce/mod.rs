@@ -30,7 +30,7 @@ pub mod psn;
 pub mod requester;
 pub mod responder;
 
-pub use config::{RcConfig, RetransmitMode};
+pub use config::{RcConfig, RetransmitMode, Service};
 pub use packet::{DataRef, RocePacket, Transmit};
 pub use requester::{Placement, ReqStatus, Requester, RequesterEvent, SendRequest, WorkOp};
 pub use responder::{RecvFailure, RemoteOp, Responder, ResponderEnv, ResponderEvent};

@@ -19,14 +19,14 @@
 //!   the request it names; the requester then stops ([`Requester::is_failed`]) and the verbs
 //!   layer flushes the rest (research/verbs-spec.md §2).
 
-use super::config::RcConfig;
+use super::config::{RcConfig, Service};
 use super::packet::{DataRef, RocePacket, Transmit, rc_bth};
 use super::psn;
 use std::collections::VecDeque;
 use units::{SimDuration, SimTime};
 use wire::ExtHeaders;
 use wire::ib::aeth::{NakCode, Syndrome, rnr_timeout};
-use wire::ib::{Opcode, Operation, atomic_eth, immdt, reth};
+use wire::ib::{Opcode, Operation, Transport, atomic_eth, immdt, reth};
 
 /// What a work request asks the responder to do.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -595,12 +595,19 @@ impl Requester {
                 (Operation::FetchAdd, ext, 0, DataRef::None, true)
             }
         };
+        let uc = self.cfg.service == Service::Uc;
         self.since_ack_req += 1;
-        let ack_req = last || self.since_ack_req >= self.cfg.ack_req_every;
+        // UC never asks for an acknowledgement (rxe `init_req_packet`).
+        let ack_req = !uc && (last || self.since_ack_req >= self.cfg.ack_req_every);
         if ack_req {
             self.since_ack_req = 0;
         }
-        let mut bth = rc_bth(Opcode::rc(opcode), dest, p, ack_req);
+        let code = if uc {
+            Opcode::new(Transport::Uc, opcode).unwrap_or(Opcode::rc(opcode))
+        } else {
+            Opcode::rc(opcode)
+        };
+        let mut bth = rc_bth(code, dest, p, ack_req);
         bth.solicited = last && w.req.solicited;
         // Advance the cursor.
         let wq = &mut self.wqes[self.cur];
@@ -634,7 +641,15 @@ impl Requester {
                 self.rtt.sent.push_back((p, now));
             }
         }
-        if self.ack_timer.is_none() {
+        if uc {
+            // Nothing will acknowledge it: a UC request is done when its last packet leaves.
+            self.una = psn::add(p, 1);
+            if last {
+                let done = self.cur - 1;
+                self.wqes[done].done = true;
+                self.complete_in_order();
+            }
+        } else if self.ack_timer.is_none() {
             self.ack_timer = self.ack_timeout().map(|d| now + d);
         }
         self.last_activity = now;

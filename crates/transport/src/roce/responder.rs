@@ -19,7 +19,7 @@
 //!   (coalescing, as a NIC's ACK engine does). NAKs, READ responses and atomic ACKs always go.
 //! - The MSN counts completed request messages; a READ counts when it is accepted (C9-148).
 
-use super::config::RcConfig;
+use super::config::{RcConfig, Service};
 use super::packet::{DataRef, RocePacket, Transmit, rc_bth};
 use super::psn;
 use std::collections::VecDeque;
@@ -119,6 +119,8 @@ pub struct ResponderCounters {
     pub rnr_naks: u64,
     /// ACKs sent.
     pub acks: u64,
+    /// UC messages dropped silently (a PSN gap, an error, no receive WQE).
+    pub dropped_messages: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -170,6 +172,9 @@ pub struct Responder {
     epsn: u32,
     msn: u32,
     nak_sent: bool,
+    /// UC: the message in progress was dropped; later packets of it are dropped too, until
+    /// a FIRST or ONLY packet starts the next one.
+    drop_msg: bool,
     msg: Option<Message>,
     resources: VecDeque<Resource>,
     out: VecDeque<Outgoing>,
@@ -186,6 +191,7 @@ impl Responder {
             epsn: cfg.rq_psn & psn::MASK,
             msn: 0,
             nak_sent: false,
+            drop_msg: false,
             msg: None,
             resources: VecDeque::new(),
             out: VecDeque::new(),
@@ -230,6 +236,29 @@ impl Responder {
             return;
         }
         let p = pkt.bth.psn;
+        if self.cfg.service == Service::Uc {
+            // UC (rxe `check_psn`): a gap or a dropped message discards packets until a
+            // FIRST or ONLY packet, which starts a message at whatever PSN it carries.
+            let o = pkt.bth.opcode;
+            if self.drop_msg || p != self.epsn {
+                if p != self.epsn {
+                    self.counters.out_of_sequence += 1;
+                }
+                if !(o.is_first() || o.is_only()) {
+                    if !self.drop_msg {
+                        self.counters.dropped_messages += 1;
+                    }
+                    self.drop_msg = true;
+                    self.msg = None;
+                    return;
+                }
+                self.drop_msg = false;
+                self.msg = None;
+                self.epsn = p;
+            }
+            self.execute(p, op, pkt, payload, env);
+            return;
+        }
         match psn::diff(p, self.epsn) {
             0 => {}
             d if d > 0 => {
@@ -369,6 +398,12 @@ impl Responder {
                     len as u64,
                     &payload[..payload.len().min(len as usize)],
                 ) {
+                    if self.cfg.service == Service::Uc {
+                        // A receive too small on UC: dropped, no completion (rxe class D).
+                        let _ = why;
+                        self.fatal(NakCode::InvalidRequest, env);
+                        return;
+                    }
                     env.fail_recv(why);
                     self.msg = None;
                     self.fatal(
@@ -545,6 +580,13 @@ impl Responder {
     }
 
     fn rnr(&mut self, p: u32) {
+        if self.cfg.service == Service::Uc {
+            // No receive WQE on UC: no RNR, the message is dropped.
+            self.msg = None;
+            self.drop_msg = true;
+            self.counters.dropped_messages += 1;
+            return;
+        }
         self.counters.rnr_naks += 1;
         self.events
             .push_back(ResponderEvent::ReceiverNotReady { psn: p });
@@ -557,6 +599,13 @@ impl Responder {
     }
 
     fn fatal(&mut self, nak: NakCode, _env: &mut impl ResponderEnv) {
+        if self.cfg.service == Service::Uc {
+            // UC errors are silent (class D/E in rxe): the message is dropped, the QP goes on.
+            self.msg = None;
+            self.drop_msg = true;
+            self.counters.dropped_messages += 1;
+            return;
+        }
         self.push_ack(self.epsn, Syndrome::Nak(nak));
         self.failed = true;
         self.msg = None;
@@ -564,6 +613,9 @@ impl Responder {
     }
 
     fn push_ack(&mut self, psn: u32, syndrome: Syndrome) {
+        if self.cfg.service == Service::Uc {
+            return; // UC has no acknowledgements
+        }
         let msn = self.msn;
         if let (
             Syndrome::Ack { .. },
