@@ -47,7 +47,7 @@
 //!
 //! # Simplifications
 //!
-//! - The wire carries RC only (the transport has no UC/UD yet): UC and UD QPs can be created,
+//! - The wire carries RC and UC (the transport has no UD yet): UD QPs can be created,
 //!   modified, queried and given receive WRs, but `post_send` on them is refused at parse time.
 //! - `fabric.drop` rules count the frames of each QP of the sending host (requests, ACKs and
 //!   READ responses alike), because the fabric's rules match flows and the world gives every

@@ -1720,12 +1720,12 @@ impl Parser<'_> {
         let host = self.handles[qp.0].host;
         self.check_host(f, host)?;
         if let HandleKind::Qp { qp_type } = self.handles[qp.0].kind
-            && qp_type != QpType::Rc
+            && qp_type == QpType::Ud
         {
             return self.err(
                 qp_v.span(),
                 format!(
-                    "post_send on {qp_type} QP `{}`: the simulated wire carries RC traffic only; UC and UD QPs take create_qp, modify_qp, query_qp and post_recv",
+                    "post_send on UD QP `{}`: the simulated wire carries RC and UC traffic only; UD QPs take create_qp, modify_qp, query_qp and post_recv",
                     self.handles[qp.0].name
                 ),
             );
