@@ -234,6 +234,10 @@ pub fn run(plan: &Plan, host: &BTreeMap<String, u64>, o: &Options) -> Result<Row
 
 /// Percentiles of samples in ns, as µs.
 fn lat_row(bytes: u64, mut ns: Vec<f64>) -> LatRow {
+    if ns.is_empty() {
+        // No iteration ran (`iters` = 0): a row of zeros rather than an index out of range.
+        ns.push(0.0);
+    }
     ns.sort_by(f64::total_cmp);
     let n = ns.len().max(1) as f64;
     let at = |q: f64| ns[((q * n).ceil() as usize).clamp(1, ns.len()) - 1] / 1e3;
