@@ -341,12 +341,12 @@ fn other_mistakes_are_located_too() {
         10,
         &["RDMA_WRITE needs `remote`", "out of band"],
     );
-    // post_send on a UD QP: the wire carries RC and UC only.
+    // post_send on a UD QP: sessions have no UD address fields yet.
     assert_err(
         "\n[[step]]\ncall = \"create_qp\"\npd = \"pd_a\"\ncq = \"cq_a\"\nas = \"ud\"\ntype = \"UD\"\n\n[[step]]\ncall = \"post_send\"\nqp = \"ud\"\nopcode = \"SEND\"\n",
         19,
         6,
-        &["RC and UC traffic only"],
+        &["no address-handle fields"],
     );
 }
 

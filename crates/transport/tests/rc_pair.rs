@@ -169,6 +169,7 @@ impl Pair {
             len,
             solicited: false,
             fence: false,
+            ud: None,
         });
     }
 

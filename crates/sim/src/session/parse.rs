@@ -1725,7 +1725,7 @@ impl Parser<'_> {
             return self.err(
                 qp_v.span(),
                 format!(
-                    "post_send on UD QP `{}`: the simulated wire carries RC and UC traffic only; UD QPs take create_qp, modify_qp, query_qp and post_recv",
+                    "post_send on UD QP `{}`: session files have no address-handle fields for UD work requests yet; UD QPs take create_qp, modify_qp, query_qp and post_recv",
                     self.handles[qp.0].name
                 ),
             );

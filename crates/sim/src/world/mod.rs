@@ -633,10 +633,10 @@ impl World {
         self.control_path(h, "ioctl modify_qp", 0);
         let host = &mut self.hosts[h as usize];
         let (a, init) = host.verbs.query_qp(qpn)?;
-        let service = if init.qp_type == verbs::types::QpType::Uc {
-            transport::roce::Service::Uc
-        } else {
-            transport::roce::Service::Rc
+        let service = match init.qp_type {
+            verbs::types::QpType::Uc => transport::roce::Service::Uc,
+            verbs::types::QpType::Ud => transport::roce::Service::Ud,
+            _ => transport::roce::Service::Rc,
         };
         let cfg = RcConfig {
             local_qpn: qpn.get(),
@@ -652,6 +652,7 @@ impl World {
             max_dest_rd_atomic: a.max_dest_rd_atomic,
             adaptive_min: self.adaptive_min,
             service,
+            qkey: a.qkey,
             ..RcConfig::default()
         };
         let dgid = a.ah_attr.grh.dgid.0;
@@ -1016,12 +1017,41 @@ impl World {
                     add: w.compare_add,
                 },
             };
+            // UD: a message longer than the path MTU sends nothing and completes SUCCESS
+            // (research/verbs-spec.md §5; rxe `rxe_requester`, "UD: ignore oversized").
+            let ud_pmtu = host
+                .qps
+                .get(&qpn)
+                .and_then(|e| e.req.as_ref())
+                .filter(|r| r.config().service == transport::roce::Service::Ud)
+                .map(|r| r.config().pmtu as u64);
+            if ud_pmtu.is_some_and(|m| started.length > m) {
+                let _ = host
+                    .verbs
+                    .complete_send(QpNum::masked(qpn), started.id, WcStatus::Success);
+                continue;
+            }
+            // UD: the destination host comes from the work request's address handle.
+            let ud = w.ud.map(|u| {
+                let g = u.ah.grh.dgid.0;
+                let ah = self
+                    .by_ip
+                    .get(&[g[12], g[13], g[14], g[15]])
+                    .copied()
+                    .unwrap_or(u32::MAX);
+                transport::roce::UdDest {
+                    qpn: u.remote_qpn,
+                    qkey: u.remote_qkey,
+                    ah,
+                }
+            });
             let req = SendRequest {
                 id: started.id.0,
                 op,
                 len: started.length.min(u32::MAX as u64) as u32,
                 solicited: started.solicited(),
                 fence: started.fenced(),
+                ud,
             };
             if let Some(e) = host.qps.get_mut(&qpn) {
                 e.fetched.push_back((ready, req));
@@ -1200,6 +1230,7 @@ impl World {
     }
 
     fn tx_out(&mut self, h: u32, slot: u32, sched: &mut Scheduler<Event>) {
+        let n_hosts = self.hosts.len() as u32;
         let host = &mut self.hosts[h as usize];
         let s = host.tx_slots.remove(engine::Handle::from_index(slot));
         host.tx_inflight -= 1;
@@ -1207,7 +1238,12 @@ impl World {
             self.free_data(s.data);
             return;
         };
-        let Some(peer) = e.peer else {
+        // A UD datagram goes where its address handle points; connected QPs to their peer.
+        let peer = match s.t.ud_ah {
+            Some(ah) => Some(ah).filter(|&x| x < n_hosts),
+            None => e.peer,
+        };
+        let Some(peer) = peer else {
             self.free_data(s.data);
             return;
         };
@@ -1217,7 +1253,7 @@ impl World {
         let uc_done = e
             .req
             .as_ref()
-            .is_some_and(|r| r.config().service == transport::roce::Service::Uc)
+            .is_some_and(|r| r.config().service != transport::roce::Service::Rc)
             && (s.t.pkt.bth.opcode.is_last() || s.t.pkt.bth.opcode.is_only());
         let src_ip = host_ip(h);
         let dst_ip = host_ip(peer);
@@ -1293,6 +1329,9 @@ impl World {
                 self.recycle(bytes);
                 return; // RESET/INIT QPs drop requests (C15)
             }
+            let src_host = self.by_node.get(&pkt.src.0).copied().unwrap_or(h);
+            let grh = ud_grh(host_ip(src_host), host_ip(h), payload_len);
+            let host = &mut self.hosts[h as usize];
             let Some(e) = host.qps.get_mut(&qpn) else {
                 self.recycle(bytes);
                 return;
@@ -1306,6 +1345,7 @@ impl World {
                 qpn: QpNum::masked(qpn),
                 pending_fail: None,
                 taken: Vec::new(),
+                grh,
                 symbolic,
             };
             resp.handle_request(now, &rp, &bytes, &mut env);
@@ -1548,6 +1588,8 @@ struct VerbsEnv<'a> {
     pending_fail: Option<ScatterError>,
     /// Successful receives whose CQE the NIC writes after the payload (see `take_recv`).
     taken: Vec<verbs::TakenRecv>,
+    /// UD: the GRH area put before a datagram (20 zero bytes, then the IPv4 header).
+    grh: [u8; 40],
     /// The current packet's payload, when it travels as a reference to synthetic memory.
     symbolic: Option<SyntheticRef>,
 }
@@ -1615,6 +1657,23 @@ impl ResponderEnv for VerbsEnv<'_> {
             self.taken.push(t);
         }
     }
+    fn ud_grh(&self) -> [u8; 40] {
+        self.grh
+    }
+    fn finish_ud_recv(&mut self, byte_len: u64, imm: Option<u32>, src_qp: u32, solicited: bool) {
+        let c = RecvCompletion {
+            status: WcStatus::Success,
+            opcode: WcOpcode::Recv,
+            byte_len: byte_len.min(u32::MAX as u64) as u32,
+            imm_data: imm,
+            src_qp: Some(QpNum::masked(src_qp)),
+            grh: true,
+            solicited,
+        };
+        if let Ok(t) = self.ctx.take_recv(self.qpn, c) {
+            self.taken.push(t);
+        }
+    }
     fn fail_recv(&mut self, why: RecvFailure) {
         let profile = self.ctx.profile();
         let status = match self.pending_fail.take() {
@@ -1654,6 +1713,21 @@ impl ResponderEnv for VerbsEnv<'_> {
         let _ = self.ctx.memory_mut().write_u64(va, new);
         orig
     }
+}
+
+/// The 40-byte GRH area RoCEv2 puts before a UD datagram in the receive buffer: 20 zero
+/// bytes, then the packet's IPv4 header (version 4, IHL 5, total length, TTL 64, UDP, the
+/// two addresses; the checksum left 0).
+fn ud_grh(src: [u8; 4], dst: [u8; 4], payload_len: u32) -> [u8; 40] {
+    let mut g = [0u8; 40];
+    let total = (20 + 8 + 12 + 8 + payload_len + 4).min(u16::MAX as u32) as u16;
+    g[20] = 0x45;
+    g[22..24].copy_from_slice(&total.to_be_bytes());
+    g[28] = 64;
+    g[29] = 17;
+    g[32..36].copy_from_slice(&src);
+    g[36..40].copy_from_slice(&dst);
+    g
 }
 
 /// Runs the world's events (the scheduler is lent out while it runs).

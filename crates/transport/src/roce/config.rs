@@ -21,6 +21,12 @@ pub enum Service {
     /// (or any error) silently and starts again at the next FIRST or ONLY packet
     /// (research/verbs-spec.md §4–5; rxe `check_psn`, UC branch).
     Uc,
+    /// Unreliable datagram: SEND only, one packet of at most the PMTU per message (a longer
+    /// one sends nothing and completes SUCCESS), each to the QP its work request names with a
+    /// DETH carrying the Q_Key and the source QP; the responder drops a Q_Key mismatch or a
+    /// message with no receive WQE silently (no RNR) and puts a 40-byte GRH area before the
+    /// payload (research/verbs-spec.md §5, rxe's UD branches).
+    Ud,
 }
 
 /// The RC connection's parameters (both directions).
@@ -56,8 +62,10 @@ pub struct RcConfig {
     pub mode: RetransmitMode,
     /// Overrides the local ACK timeout with a fixed value; `None` uses 4.096 µs × 2^timeout.
     pub ack_timeout_override: Option<SimDuration>,
-    /// RC or UC.
+    /// RC, UC or UD.
     pub service: Service,
+    /// UD: this QP's Q_Key; a datagram carrying another is dropped.
+    pub qkey: u32,
     /// Adaptive retransmission (newer ConnectX firmware, research/figures.md §5): the timeout
     /// follows the measured round trip, SRTT + 4·RTTVAR, never below this floor (NVIDIA's
     /// minimum base timeout is 4 µs), doubling on each timeout in a row and capped at the
@@ -87,6 +95,7 @@ impl Default for RcConfig {
             ack_timeout_override: None,
             adaptive_min: None,
             service: Service::Rc,
+            qkey: 0,
         }
     }
 }

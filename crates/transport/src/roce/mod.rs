@@ -32,5 +32,5 @@ pub mod responder;
 
 pub use config::{RcConfig, RetransmitMode, Service};
 pub use packet::{DataRef, RocePacket, Transmit};
-pub use requester::{Placement, ReqStatus, Requester, RequesterEvent, SendRequest, WorkOp};
+pub use requester::{Placement, ReqStatus, Requester, RequesterEvent, SendRequest, UdDest, WorkOp};
 pub use responder::{RecvFailure, RemoteOp, Responder, ResponderEnv, ResponderEvent};

@@ -42,6 +42,10 @@ pub struct Transmit {
     pub pkt: RocePacket,
     /// Payload source.
     pub data: DataRef,
+    /// UD: the address handle of the destination (the caller's opaque number from
+    /// [`UdDest::ah`](super::requester::UdDest)); `None` for connected QPs, whose packets go
+    /// to the connection's peer.
+    pub ud_ah: Option<u32>,
 }
 
 /// A BTH for an RC packet with every flag clear.

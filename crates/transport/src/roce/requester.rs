@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use units::{SimDuration, SimTime};
 use wire::ExtHeaders;
 use wire::ib::aeth::{NakCode, Syndrome, rnr_timeout};
-use wire::ib::{Opcode, Operation, Transport, atomic_eth, immdt, reth};
+use wire::ib::{Opcode, Operation, Transport, atomic_eth, deth, immdt, reth};
 
 /// What a work request asks the responder to do.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -96,6 +96,19 @@ pub struct SendRequest {
     pub solicited: bool,
     /// Wait until every earlier READ and atomic has completed (IBV_SEND_FENCE).
     pub fence: bool,
+    /// UD: where this datagram goes.
+    pub ud: Option<UdDest>,
+}
+
+/// A UD work request's destination (`ibv_send_wr.wr.ud`).
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct UdDest {
+    /// The remote QP.
+    pub qpn: u32,
+    /// The Q_Key the datagram carries.
+    pub qkey: u32,
+    /// The caller's number for the address handle (the world: the destination host).
+    pub ah: u32,
 }
 
 /// How a request ended, as the requester learns it.
@@ -521,7 +534,7 @@ impl Requester {
         if psn::diff(p, self.una) >= self.cfg.max_unacked_psns as i32 {
             return None;
         }
-        let dest = self.cfg.dest_qpn;
+        let dest = w.req.ud.map_or(self.cfg.dest_qpn, |u| u.qpn);
         let (opcode, ext, payload_len, data, last) = match w.req.op {
             WorkOp::Send { imm } | WorkOp::Write { imm, .. } => {
                 let n = w.npsn;
@@ -595,18 +608,26 @@ impl Requester {
                 (Operation::FetchAdd, ext, 0, DataRef::None, true)
             }
         };
-        let uc = self.cfg.service == Service::Uc;
+        // UC and UD: no acknowledgement is ever asked for (rxe `init_req_packet`), and a
+        // request is done once sent.
+        let unreliable = self.cfg.service != Service::Rc;
         self.since_ack_req += 1;
-        // UC never asks for an acknowledgement (rxe `init_req_packet`).
-        let ack_req = !uc && (last || self.since_ack_req >= self.cfg.ack_req_every);
+        let ack_req = !unreliable && (last || self.since_ack_req >= self.cfg.ack_req_every);
         if ack_req {
             self.since_ack_req = 0;
         }
-        let code = if uc {
-            Opcode::new(Transport::Uc, opcode).unwrap_or(Opcode::rc(opcode))
-        } else {
-            Opcode::rc(opcode)
+        let code = match self.cfg.service {
+            Service::Rc => Opcode::rc(opcode),
+            Service::Uc => Opcode::new(Transport::Uc, opcode).unwrap_or(Opcode::rc(opcode)),
+            Service::Ud => Opcode::new(Transport::Ud, opcode).unwrap_or(Opcode::rc(opcode)),
         };
+        let mut ext = ext;
+        if let Some(u) = w.req.ud {
+            ext.deth = Some(deth::Repr {
+                qkey: u.qkey,
+                src_qp: self.cfg.local_qpn,
+            });
+        }
         let mut bth = rc_bth(code, dest, p, ack_req);
         bth.solicited = last && w.req.solicited;
         // Advance the cursor.
@@ -641,8 +662,9 @@ impl Requester {
                 self.rtt.sent.push_back((p, now));
             }
         }
-        if uc {
-            // Nothing will acknowledge it: a UC request is done when its last packet leaves.
+        if unreliable {
+            // Nothing will acknowledge it: a UC or UD request is done when its last packet
+            // leaves.
             self.una = psn::add(p, 1);
             if last {
                 let done = self.cur - 1;
@@ -660,6 +682,7 @@ impl Requester {
                 payload_len,
             },
             data,
+            ud_ah: w.req.ud.map(|u| u.ah),
         })
     }
 
@@ -988,6 +1011,7 @@ mod tests {
             len,
             solicited: false,
             fence: false,
+            ud: None,
         }
     }
 

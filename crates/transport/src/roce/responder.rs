@@ -76,6 +76,17 @@ pub trait ResponderEnv {
     fn write_remote(&mut self, va: u64, len: u64, data: &[u8]);
     /// Executes an atomic on the 8 bytes at `va` and returns the value before it.
     fn atomic(&mut self, va: u64, compare_swap: Option<(u64, u64)>, add: u64) -> u64;
+    /// UD: the 40 bytes that go before a datagram's payload in the receive buffer (RoCEv2:
+    /// 20 zero bytes, then the packet's IPv4 header). Zeros unless the host knows better.
+    fn ud_grh(&self) -> [u8; 40] {
+        [0; 40]
+    }
+    /// UD: the receive completion of a datagram from `src_qp` (`byte_len` includes the GRH
+    /// area, and the completion carries `IBV_WC_GRH`).
+    fn finish_ud_recv(&mut self, byte_len: u64, imm: Option<u32>, src_qp: u32, solicited: bool) {
+        let _ = src_qp;
+        self.finish_recv(byte_len, imm, false, solicited);
+    }
 }
 
 /// What the responder tells the host.
@@ -236,6 +247,10 @@ impl Responder {
             return;
         }
         let p = pkt.bth.psn;
+        if self.cfg.service == Service::Ud {
+            self.datagram(op, pkt, payload, env);
+            return;
+        }
         if self.cfg.service == Service::Uc {
             // UC (rxe `check_psn`): a gap or a dropped message discards packets until a
             // FIRST or ONLY packet, which starts a message at whatever PSN it carries.
@@ -281,6 +296,36 @@ impl Responder {
         }
         self.nak_sent = false;
         self.execute(p, op, pkt, payload, env);
+    }
+
+    /// A UD datagram: SEND ONLY with a DETH whose Q_Key matches, into the next receive WQE
+    /// after a 40-byte GRH area. Anything else is dropped silently: no NAK, no RNR, no error.
+    fn datagram(
+        &mut self,
+        op: Operation,
+        pkt: &RocePacket,
+        payload: &[u8],
+        env: &mut impl ResponderEnv,
+    ) {
+        let len = pkt.payload_len;
+        let ok = matches!(op, Operation::SendOnly | Operation::SendOnlyWithImmediate)
+            && pkt.ext.deth.is_some_and(|d| d.qkey == self.cfg.qkey)
+            && len <= self.cfg.pmtu;
+        if !ok || !env.start_recv() {
+            self.counters.dropped_messages += 1;
+            return;
+        }
+        let grh = env.ud_grh();
+        let data = &payload[..payload.len().min(len as usize)];
+        if env.place_recv(0, 40, &grh).is_err() || env.place_recv(40, len as u64, data).is_err() {
+            // A receive buffer too small for GRH + payload: dropped (rxe class D), no CQE.
+            self.counters.dropped_messages += 1;
+            return;
+        }
+        let src_qp = pkt.ext.deth.map_or(0, |d| d.src_qp);
+        let imm = pkt.ext.immdt.map(|i| i.imm);
+        env.finish_ud_recv(40 + len as u64, imm, src_qp, pkt.bth.solicited);
+        self.msn = (self.msn + 1) & psn::MASK;
     }
 
     fn duplicate(&mut self, p: u32, op: Operation, pkt: &RocePacket, env: &mut impl ResponderEnv) {
@@ -653,6 +698,7 @@ impl Responder {
                         payload_len: 0,
                     },
                     data: DataRef::None,
+                    ud_ah: None,
                 }
             }
             Outgoing::AtomicAck { psn, orig, msn } => {
@@ -676,6 +722,7 @@ impl Responder {
                         payload_len: 0,
                     },
                     data: DataRef::None,
+                    ud_ah: None,
                 }
             }
             Outgoing::Read {
@@ -724,6 +771,7 @@ impl Responder {
                     } else {
                         DataRef::None
                     },
+                    ud_ah: None,
                 }
             }
         };
