@@ -14,20 +14,14 @@ use verbs::{
 };
 
 /// Two hosts through a switch; host 0's link carries `link`'s loss rules.
-fn world(link: LinkConfig) -> World {
+fn world_with(link: LinkConfig, profile: NicProfile) -> World {
     let mut topo = Topology::new("UC pair");
     let sw = topo.add_switch("sw");
     let h0 = topo.add_host("h0");
     let h1 = topo.add_host("h1");
     topo.connect(h0, sw, link);
     topo.connect(h1, sw, LinkConfig::new(Bandwidth::gbps(100), 3));
-    World::new(
-        &topo,
-        FabricConfig::default(),
-        Default::default(),
-        NicProfile::Mlx5,
-    )
-    .unwrap()
+    World::new(&topo, FabricConfig::default(), Default::default(), profile).unwrap()
 }
 
 fn uc_endpoint(w: &mut World, h: u32) -> Endpoint {
@@ -118,7 +112,11 @@ fn run(w: &mut World, us: u64) {
 }
 
 fn pair(link: LinkConfig) -> (World, Endpoint, Endpoint) {
-    let mut w = world(link);
+    pair_with(link, NicProfile::Mlx5)
+}
+
+fn pair_with(link: LinkConfig, profile: NicProfile) -> (World, Endpoint, Endpoint) {
+    let mut w = world_with(link, profile);
     let a = uc_endpoint(&mut w, 0);
     let b = uc_endpoint(&mut w, 1);
     bring_up(&mut w, &a, &b);
@@ -185,15 +183,23 @@ fn uc_write_places_data_without_acks_and_a_read_completes_loc_qp_op_err() {
 
 #[test]
 fn a_lost_packet_drops_its_message_silently_and_the_next_one_arrives() {
+    for profile in [NicProfile::Mlx5, NicProfile::Rxe, NicProfile::Ibta] {
+        lost_packet_under(profile);
+    }
+}
+
+fn lost_packet_under(profile: NicProfile) {
     // Drop the 2nd frame of A's UC flow: the middle of the first 3-packet SEND.
-    let probe = pair(LinkConfig::new(Bandwidth::gbps(100), 3)).1.qpn;
+    let probe = pair_with(LinkConfig::new(Bandwidth::gbps(100), 3), profile)
+        .1
+        .qpn;
     let mut link = LinkConfig::new(Bandwidth::gbps(100), 3);
     link.loss.rules.push(fabric::DropRule {
         flow: World::flow_of(0, probe),
         nth: 2,
         count: 1,
     });
-    let (mut w, a, b) = pair(link);
+    let (mut w, a, b) = pair_with(link, profile);
     assert_eq!(a.qpn, probe);
     let (src, smr) = mr(&mut w, &a, 3072);
     let (dst, dmr) = mr(&mut w, &b, 3072);
