@@ -206,7 +206,7 @@ fn not_modelled(plan: &Plan) -> Option<String> {
     let r = &plan.rdma;
     if r.qp_type != QpKind::Rc {
         return Some(format!(
-            "rdma.qp_type = {} (the report runs RC)",
+            "rdma.qp_type = {} (the comparison report runs RC; UC runs in verbs sessions, UC and UD in the library's World)",
             r.qp_type.name()
         ));
     }
