@@ -75,6 +75,9 @@ trip to the CQE). Bandwidth: bytes over the time from the first post to the last
 the peak is the best tenth. tcp_stream adds each host's CPU utilisation (all cores, and the
 busiest core). Exit codes: 0 done; 1 the test failed (a verb error, a budget); 2 bad input.";
 
+/// Most bytes one perftest run may move in all (every size × iterations).
+const MAX_TOTAL_BYTES: u64 = 16 << 30;
+
 fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
     eprintln!("rdmalab perftest: {msg}");
     Ok(ExitCode::from(2))
@@ -112,6 +115,12 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
     }
     if a.tx_depth == 0 || a.tx_depth > 1000 {
         return bad(format!("-t {}: the tx depth is 1..=1000", a.tx_depth));
+    }
+    if a.inline > 256 {
+        return bad(format!(
+            "-I {}: inline data is 0..=256 bytes (the QPs' max_inline_data)",
+            a.inline
+        ));
     }
     if a.bidirectional && test.is_latency() {
         return bad("-b is for bandwidth tests");
@@ -155,6 +164,14 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
             _ => 65536,
         })]
     };
+    // A bound on the simulated work, so a typo cannot run for hours.
+    let total: u64 = sizes.iter().map(|s| s.saturating_mul(iters)).sum();
+    if total > MAX_TOTAL_BYTES {
+        return bad(format!(
+            "-n {iters} over {} size(s) moves {total} bytes: at most {MAX_TOTAL_BYTES} (16 GiB) per run; lower -n",
+            sizes.len()
+        ));
+    }
     let o = Options {
         test,
         sizes,

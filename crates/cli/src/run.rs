@@ -53,12 +53,21 @@ JSON schema (\"schema\": \"rdmalab.report/1\"), documented in full in the rdmala
              remote_cpu (none | light | full), remote_cpu_why,
              latency null or {delivered_ns, delivered_at, placed_at_remote_ns,
                local_completion_ns, local_completion_at,
-               breakdown [{side, unit, stage, count, busy_ns, start_ns, end_ns}]},
+               breakdown [{side, unit, stage, count, busy_ns, start_ns, end_ns}],
+               timeline [{side, lane (app|kernel|nic|switch), stage, start_ns, end_ns, runs}],
+               frames [{kind, forward, bytes, sent_ns, at_switch_ns, left_switch_ns,
+                 arrived_ns, dropped}], frames_truncated},
+             failed_attempt null or {timeline, frames, frames_truncated, gave_up_ns},
              memory_bus_bytes_per_delivered_byte {local, remote},
              retransmitted_bytes, drops, pfc_pauses, drawn_overflows_paused, ecn_marks,
              recovery {loss_events, timeouts, tail_probes, mean_inflight_packets},
              throughput null or {gbps, window_ns, bytes, stalled_ns, batch_gbps, ci95_gbps,
-               retention_ci95, baseline_gbps, retention}}
+               retention_ci95, baseline_gbps, retention,
+               model null or {model (go-back-N|Mathis), packets, loss_events, loss_rate,
+                 timeouts, timeout_wait_ns, inflight_packets, rtt_ns, mss_bytes,
+                 predicted_gbps, predicted_retention, measured_over_predicted}},
+             cross_traffic null or {senders, bursts, bytes_offered, bytes_delivered,
+               frames_dropped, offered_gbps, ceiling}}
   rdma_over_tcp_latency  number or null
 Remote CPU: none = no CPU stage on the remote's data path; light = only user-space verbs calls
 (post_recv, poll_cq, req_notify_cq) plus at most one completion interrupt and one wake-up per

@@ -168,7 +168,9 @@ fn tcp_stream_is_cpu_bound_not_link_bound() {
 
 #[test]
 fn bad_input_exits_2_naming_the_problem() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 9] = [
+        (&["ib_write_bw", "-I", "4096"], "-I 4096"),
+        (&["ib_write_lat", "-a", "-n", "100000"], "-n 100000"),
         (&["ib_nope"], "ib_write_lat"),
         (&["ib_write_lat", "-s", "0"], "-s 0"),
         (&["ib_write_lat", "-q", "4"], "-q 4"),

@@ -55,7 +55,7 @@ export async function renderHome(main, live) {
     </section>
     <h2>${esc(t('home.lessons'))}</h2>
     <ol class="cards">${lessons}</ol>
-    <h2>${esc(t('home.map'))}</h2>
+    <h2>${esc(t('home.map', { m: c.modules.length, c: n - 1 }))}</h2>
     <div class="modules">${modules}</div>`;
 }
 

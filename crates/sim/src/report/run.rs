@@ -153,30 +153,29 @@ pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError>
         }
         r
     };
-    let tcp = match plan.workload.paths {
-        Paths::Both | Paths::Tcp => {
-            let r = run_tcp(plan, host, pcap("tcp"), opts.trace.clone())?;
-            let base = if streaming && lossy {
-                Some(run_tcp(&loss_free, host, None, None)?)
-            } else {
-                None
-            };
-            Some(with_baseline(r, base))
-        }
-        Paths::Rdma => None,
+    // One path: its run (captured and traced) and, for a lossy stream, its loss-free rerun.
+    type Runner = fn(
+        &Plan,
+        &BTreeMap<String, u64>,
+        Option<PathBuf>,
+        Option<super::TraceSink>,
+    ) -> Result<PathReport, RunError>;
+    let path = |name: &str, run: Runner| -> Result<PathReport, RunError> {
+        let r = run(plan, host, pcap(name), opts.trace.clone())?;
+        let base = if streaming && lossy {
+            Some(run(&loss_free, host, None, None)?)
+        } else {
+            None
+        };
+        Ok(with_baseline(r, base))
     };
-    let rdma = match plan.workload.paths {
-        Paths::Both | Paths::Rdma => {
-            let r = run_rdma(plan, host, pcap("rdma"), opts.trace.clone())?;
-            let base = if streaming && lossy {
-                Some(run_rdma(&loss_free, host, None, None)?)
-            } else {
-                None
-            };
-            Some(with_baseline(r, base))
-        }
-        Paths::Tcp => None,
-    };
+    let p = plan.workload.paths;
+    let tcp = matches!(p, Paths::Both | Paths::Tcp)
+        .then(|| path("tcp", run_tcp))
+        .transpose()?;
+    let rdma = matches!(p, Paths::Both | Paths::Rdma)
+        .then(|| path("rdma", run_rdma))
+        .transpose()?;
     let lat = |p: &Option<PathReport>| p.as_ref()?.latency.as_ref().map(|l| l.delivered_ns);
     let ratio = match (lat(&tcp), lat(&rdma)) {
         (Some(t), Some(r)) if t > 0.0 => Some(r / t),
