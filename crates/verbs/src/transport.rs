@@ -696,6 +696,22 @@ impl Context {
         scatter_sges(&self.mrs, &mut self.memory, qp.pd, &w.sg_list, offset, data)
     }
 
+    /// Writes message bytes at `offset` of the receive WQE `index` places behind the head
+    /// (0: the head), without consuming it: selective repeat places a SEND that arrived
+    /// early into the WQE its IRN header names (LOCAL_WRITE needed; nothing written on
+    /// failure).
+    pub fn scatter_recv_at(
+        &mut self,
+        qpn: QpNum,
+        index: usize,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<(), ScatterError> {
+        let qp = self.qps.get(&qpn).ok_or(VerbsError::NoSuchQp(qpn))?;
+        let w = qp.rq.get(index).ok_or(ScatterError::NoRecvWqe)?;
+        scatter_sges(&self.mrs, &mut self.memory, qp.pd, &w.sg_list, offset, data)
+    }
+
     /// Writes a UD datagram into the head receive WQE: the 40-byte GRH at offset 0 and the
     /// payload from offset 40.
     pub fn scatter_ud_recv(

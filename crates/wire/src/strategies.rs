@@ -10,7 +10,7 @@ use units::Priority;
 use crate::frame::{CnpFrame, ExtHeaders, Frame, Ip, Link, PfcFrame, RoceFrame, TcpFrame};
 use crate::ib::aeth::{NakCode, Syndrome};
 use crate::ib::{
-    U24_MASK, aeth, atomic_ack_eth, atomic_eth, bth, cnp, deth, feth, ieth, immdt, rdeth, reth,
+    U24_MASK, aeth, atomic_ack_eth, atomic_eth, bth, cnp, deth, feth, ieth, immdt, irn, rdeth, reth,
 };
 use crate::{
     Ecn, EtherType, EthernetAddress, Ipv4Address, Opcode, Protocol, ethernet, ipv4, pfc, tcp, udp,
@@ -281,20 +281,39 @@ pub fn ext_headers(opcode: Opcode) -> impl Strategy<Value = ExtHeaders> {
             opcode.has_ieth(),
             any::<u32>().prop_map(|rkey| ieth::Repr { rkey }),
         ),
+        irn_ext(opcode),
     )
         .prop_map(
-            |(rdeth, deth, feth, reth, atomic_eth, aeth, atomic_ack_eth, immdt, ieth)| ExtHeaders {
-                rdeth,
-                deth,
-                feth,
-                reth,
-                atomic_eth,
-                aeth,
-                atomic_ack_eth,
-                immdt,
-                ieth,
+            |(rdeth, deth, feth, reth, atomic_eth, aeth, atomic_ack_eth, immdt, ieth, irn)| {
+                ExtHeaders {
+                    rdeth,
+                    deth,
+                    feth,
+                    reth,
+                    atomic_eth,
+                    aeth,
+                    atomic_ack_eth,
+                    immdt,
+                    ieth,
+                    irn,
+                }
             },
         )
+}
+
+/// Sometimes the IRN extension, in the form `opcode` carries (never where it carries none).
+fn irn_ext(opcode: Opcode) -> BoxedStrategy<Option<irn::Repr>> {
+    let form: BoxedStrategy<irn::Repr> = match irn::Kind::of(opcode) {
+        None => return Just(None).boxed(),
+        Some(irn::Kind::Write) => reth_repr().prop_map(irn::Repr::Write).boxed(),
+        Some(irn::Kind::Send) => (any::<u32>(), any::<u32>())
+            .prop_map(|(wqe_sn, offset)| irn::Repr::Send { wqe_sn, offset })
+            .boxed(),
+        Some(irn::Kind::Sack) => (0..=U24_MASK, any::<u64>())
+            .prop_map(|(psn, received)| irn::Repr::Sack { psn, received })
+            .boxed(),
+    };
+    proptest::option::of(form).boxed()
 }
 
 pub fn link() -> impl Strategy<Value = Link> {

@@ -14,6 +14,10 @@
 //!   responder NAKs a sequence error only once) leaves the requester idle until its local
 //!   ACK timer fires, so the prediction also takes out the measured time spent waiting for
 //!   timeouts: retention ≈ η × (1 − wait / window).
+//! - **selective repeat** (RoCE RC with `rdma.retransmission = "selective"`, IRN): only the
+//!   lost packets go again, so a packet slot carries new data with efficiency 1 − p, p the
+//!   share of packets sent that were resends, again without the time spent waiting for
+//!   timeouts (a lost resend or a lost tail is found only by IRN's timer).
 //! - **Mathis** (TCP): rate ≈ (MSS / RTT) × C / √p with p the congestion signals per packet
 //!   (source: research/figures.md §5, Mathis et al., CCR 1997), capped at the loss-free rate,
 //!   and likewise without the time spent waiting for retransmission timeouts (the formula has
@@ -35,7 +39,7 @@ use transport::tcp::Counters;
 /// baseline is known, its prediction.
 #[derive(Clone, Debug, Serialize)]
 pub struct LossModel {
-    /// `"go-back-N"` (RDMA) or `"Mathis"` (TCP).
+    /// `"go-back-N"` or `"selective repeat"` (RDMA), or `"Mathis"` (TCP).
     pub model: &'static str,
     /// Data packets first sent in the window (TCP: payload bytes sent ÷ MSS).
     pub packets: u64,
@@ -101,6 +105,23 @@ impl LossModel {
         }
     }
 
+    /// Selective repeat over a window, with [`LossModel::go_back_n`]'s arguments: p is the
+    /// share of packets sent in the window that were resends.
+    pub fn selective_repeat(
+        start: &RequesterCounters,
+        end: &RequesterCounters,
+        pending_wait_ps: u64,
+        window_ps: u64,
+    ) -> LossModel {
+        let mut m = LossModel::go_back_n(start, end, pending_wait_ps, window_ps);
+        let resent = end.packets_retransmitted - start.packets_retransmitted;
+        m.model = "selective repeat";
+        m.loss_events = resent;
+        m.loss_rate = ratio(resent, m.packets + resent);
+        m.inflight_packets = None;
+        m
+    }
+
     /// Mathis over a window: the sender's counters at its start and end, the sender's MSS,
     /// and the window's length (ps).
     pub fn mathis(sender: (&Counters, &Counters), mss: u64, window_ps: u64) -> LossModel {
@@ -162,6 +183,7 @@ impl LossModel {
         let p = self.loss_rate;
         let while_sending = match (self.model, self.inflight_packets) {
             ("go-back-N", Some(w)) => capacity * Self::go_back_n_efficiency(p, w),
+            ("selective repeat", _) => capacity * (1.0 - p),
             ("Mathis", _) if p > 0.0 => match (self.mss_bytes, self.rtt_ns) {
                 (Some(mss), Some(rtt)) if rtt > 0.0 => Self::mathis_gbps(mss, rtt, p).min(capacity),
                 _ => return,

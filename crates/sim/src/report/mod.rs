@@ -249,6 +249,11 @@ pub struct Recovery {
     pub tail_probes: u64,
     /// RDMA: mean packets in flight when a packet was first sent.
     pub mean_inflight_packets: Option<f64>,
+    /// RDMA: the requester resends only what was lost (selective repeat); `loss_events`
+    /// then counts SACK NAKs.
+    pub selective: bool,
+    /// RDMA: packets resent.
+    pub resent_packets: u64,
 }
 
 /// How to run a plan beyond what the plan itself says.
@@ -828,6 +833,14 @@ impl Report {
             });
         }
         row("loss recovery", &|p| match &p.recovery {
+            Some(r) if p.path == "rdma" && r.selective => format!(
+                "{} SACK NAK(s) (selective repeat), {} packet(s) resent, {} timeout(s), {} packets in flight on average",
+                r.loss_events,
+                r.resent_packets,
+                r.timeouts,
+                r.mean_inflight_packets
+                    .map_or("—".to_string(), |x| format!("{x:.1}"))
+            ),
             Some(r) if p.path == "rdma" => format!(
                 "{} sequence NAK(s) (go-back-N), {} timeout(s), {} packets in flight on average",
                 r.loss_events,
@@ -928,6 +941,12 @@ fn model_cell(m: &LossModel) -> String {
             m.loss_rate * 100.0,
             m.loss_events,
             m.packets
+        ),
+        "selective repeat" => format!(
+            "1 − p with p {:.2}% ({} packets resent / {} sent)",
+            m.loss_rate * 100.0,
+            m.loss_events,
+            m.packets + m.loss_events
         ),
         _ => format!(
             "(MSS/RTT)·√(3/(2p)) with MSS {} B, RTT {}, p {:.2}% ({} loss events / {} packets)",

@@ -201,18 +201,13 @@ pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError>
 /// Settings the schema accepts but this report does not model yet: refused by name rather
 /// than silently run as something else.
 fn not_modelled(plan: &Plan) -> Option<String> {
-    use scenario::{Completion, QpKind, Retransmission};
+    use scenario::{Completion, QpKind};
     let r = &plan.rdma;
     if r.qp_type != QpKind::Rc {
         return Some(format!(
             "rdma.qp_type = {} (the comparison report runs RC; UC runs in verbs sessions, UC and UD in the library's World)",
             r.qp_type.name()
         ));
-    }
-    if r.retransmission == Retransmission::Selective {
-        return Some(
-            "rdma.retransmission = selective (the RC requester recovers by go-back-N)".into(),
-        );
     }
     if r.dcqcn {
         return Some("rdma.dcqcn = true (DCQCN rate control)".into());
@@ -230,6 +225,31 @@ fn not_modelled(plan: &Plan) -> Option<String> {
         ));
     }
     None
+}
+
+/// Selective repeat's in-flight cap, in packets: twice the path's bandwidth-delay product.
+/// IRN caps in-flight packets at the BDP (research/figures.md §5); twice leaves room for the
+/// responder acknowledging every half window, so a loss-free stream still fills the link.
+/// The round trip counts, each way, every link's propagation and the store-and-forward of
+/// one full frame per link, and the NIC pipeline at both ends.
+fn selective_window(plan: &Plan, profile: &host::HostProfile) -> u32 {
+    use scenario::TopologyKind;
+    let t = &plan.topology;
+    let links: u64 = match t.kind {
+        TopologyKind::BackToBack => 1,
+        TopologyKind::Switch => 2,
+        TopologyKind::LeafSpine => 4,
+    };
+    let mtu = plan.rdma.mtu_bytes.max(256);
+    // Frame on the wire: payload plus Ethernet, IPv4, UDP, BTH, ICRC, FCS, preamble and gap.
+    let frame_bits = (mtu + 98) * 8;
+    let gbps = t.link_gbps.max(1);
+    let ser_ps = frame_bits * 1_000 / gbps;
+    let prop_ps = t.cable_m * 5_000; // 5 ns/m, as topology.cable_m says
+    let one_way = links * (prop_ps + ser_ps) + 2 * profile.nic.pipeline.as_ps();
+    let rtt_ps = 2 * one_way;
+    let bdp_bytes = rtt_ps.saturating_mul(gbps) / 8_000;
+    (2 * bdp_bytes.div_ceil(mtu)).clamp(4, 1 << 14) as u32
 }
 
 /// `run.pcap` → `run`; a path without a file name → `capture`.
@@ -256,6 +276,9 @@ fn new_world(
     // RoCE travels in the priority the plan's PFC settings name.
     w.set_roce_priority(units::Priority::of(plan.lossless.priority));
     w.set_adaptive_retransmission(plan.nic.adaptive_retransmission);
+    if plan.rdma.retransmission == scenario::Retransmission::Selective {
+        w.set_selective_repeat(Some(selective_window(plan, &profile)));
+    }
     if trace {
         // The whole run's fabric events (the ladder reads its window from them too).
         w.fabric
@@ -880,6 +903,8 @@ fn tcp_recovery(
         timeouts: x.rtos + y.rtos,
         tail_probes: x.tlp_probes + y.tlp_probes,
         mean_inflight_packets: None,
+        selective: false,
+        resent_packets: 0,
     };
     (r, x.retransmitted_bytes + y.retransmitted_bytes)
 }
@@ -900,6 +925,8 @@ fn rdma_recovery(w: &World, a: Endpoint, b: Endpoint) -> (Recovery, u64) {
         timeouts: sum(&|c| c.timeouts),
         tail_probes: 0,
         mean_inflight_packets: (first > 0).then(|| sum(&|c| c.inflight_sum) as f64 / first as f64),
+        selective: w.selective_repeat(),
+        resent_packets: sum(&|c| c.packets_retransmitted),
     };
     (r, sum(&|c| c.bytes_retransmitted))
 }

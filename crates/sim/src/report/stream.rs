@@ -371,7 +371,12 @@ pub fn rdma(
         .requester_waiting_since(a.qpn)
         .map_or(0, |t| end.saturating_duration_since(t.max(warm)).as_ps());
     let mut t = marks.finish(w.now(), done * len, last);
-    t.model = Some(LossModel::go_back_n(
+    let model = if plan.rdma.retransmission == scenario::Retransmission::Selective {
+        LossModel::selective_repeat
+    } else {
+        LossModel::go_back_n
+    };
+    t.model = Some(model(
         &at_warm.unwrap_or_default(),
         &probe(w),
         pending,

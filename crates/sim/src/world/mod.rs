@@ -38,8 +38,8 @@ use host::{Cpu, HostProfile, Pcie};
 use std::collections::{BTreeMap, VecDeque};
 use transport::roce::{
     DataRef, Placement, RcConfig, RecvFailure, RemoteOp, ReqStatus, Requester, RequesterEvent,
-    Responder, ResponderEnv, ResponderEvent, RocePacket, SendRequest, Transmit, WorkOp,
-    requester::RetransmitReason,
+    Responder, ResponderEnv, ResponderEvent, RetransmitMode, RocePacket, SendRequest, Transmit,
+    WorkOp, requester::RetransmitReason,
 };
 use units::{FlowId, NodeId, Priority, SimDuration, SimTime};
 use verbs::SyntheticRef;
@@ -260,6 +260,8 @@ pub struct World {
     roce_priority: Priority,
     /// Adaptive retransmission's floor for every RC requester, when the NICs have it on.
     adaptive_min: Option<SimDuration>,
+    /// Selective repeat's in-flight cap for every RC QP, when the NICs use it.
+    selective_window: Option<u32>,
     hosts: Vec<SimHost>,
     by_node: BTreeMap<u32, u32>,
     by_ip: BTreeMap<[u8; 4], u32>,
@@ -288,6 +290,18 @@ impl World {
     /// The priority RoCE frames travel in.
     pub fn roce_priority(&self) -> Priority {
         self.roce_priority
+    }
+
+    /// Chooses how the RC QPs that reach RTR from now on recover losses: go-back-N, or
+    /// IRN-style selective repeat with at most `window` PSNs in flight (about a
+    /// bandwidth-delay product; IRN's BDP cap).
+    pub fn set_selective_repeat(&mut self, window: Option<u32>) {
+        self.selective_window = window.map(|w| w.max(1));
+    }
+
+    /// Whether RC QPs recover by selective repeat.
+    pub fn selective_repeat(&self) -> bool {
+        self.selective_window.is_some()
     }
 
     /// Turns adaptive retransmission on (or off) for the RC QPs that reach RTR from now on:
@@ -363,6 +377,7 @@ impl World {
             fabric,
             roce_priority: ROCE_PRIORITY,
             adaptive_min: None,
+            selective_window: None,
             hosts,
             by_node,
             by_ip,
@@ -651,6 +666,14 @@ impl World {
             max_rd_atomic: a.max_rd_atomic,
             max_dest_rd_atomic: a.max_dest_rd_atomic,
             adaptive_min: self.adaptive_min,
+            mode: if self.selective_window.is_some() {
+                RetransmitMode::SelectiveRepeat
+            } else {
+                RetransmitMode::GoBackN
+            },
+            max_unacked_psns: self
+                .selective_window
+                .unwrap_or(RcConfig::default().max_unacked_psns),
             service,
             qkey: a.qkey,
             ..RcConfig::default()
@@ -1442,16 +1465,27 @@ impl World {
         if let Some(req) = host.qps.get_mut(&qpn).and_then(|e| e.req.as_mut()) {
             while let Some(ev) = req.poll_event() {
                 if let RequesterEvent::GoBack { from_psn, reason } = ev {
-                    let reason = match reason {
-                        RetransmitReason::SequenceNak => "sequence NAK",
-                        RetransmitReason::Timeout => "ACK timeout",
-                        RetransmitReason::Rnr => "RNR NAK",
-                        RetransmitReason::ResponseGap => "response gap",
-                    };
                     self.tracer.emit(now, || TraceRecord::Retransmit {
                         host: node,
                         qpn,
                         from_psn,
+                        reason: reason.name(),
+                    });
+                }
+                if let RequesterEvent::Resend {
+                    first_psn, reason, ..
+                } = ev
+                {
+                    // Selective repeat (IRN): only the missing PSNs go again.
+                    let reason = match reason {
+                        RetransmitReason::Timeout => "selective repeat (IRN) after an ACK timeout",
+                        RetransmitReason::ResponseGap => "selective repeat (IRN) of a READ gap",
+                        _ => "selective repeat (IRN) after a SACK NAK",
+                    };
+                    self.tracer.emit(now, || TraceRecord::Retransmit {
+                        host: node,
+                        qpn,
+                        from_psn: first_psn,
                         reason,
                     });
                 }
@@ -1686,6 +1720,18 @@ impl ResponderEnv for VerbsEnv<'_> {
             ..RecvCompletion::recv(0)
         };
         let _ = self.ctx.complete_recv(self.qpn, c);
+    }
+    fn place_recv_at(
+        &mut self,
+        index: u32,
+        offset: u64,
+        len: u64,
+        data: &[u8],
+    ) -> Result<(), RecvFailure> {
+        let data = materialize(data, self.symbolic, len as u32);
+        self.ctx
+            .scatter_recv_at(self.qpn, index as usize, offset, &data)
+            .map_err(|_| RecvFailure::BadWqe)
     }
     fn write_remote(&mut self, va: u64, len: u64, data: &[u8]) {
         let _ = match self.symbolic {

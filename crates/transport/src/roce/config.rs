@@ -8,7 +8,24 @@ pub enum RetransmitMode {
     /// Classic RoCE: one NAK per gap, resend everything from the lost PSN.
     #[default]
     GoBackN,
+    /// IRN-style selective repeat (Mittal et al., SIGCOMM 2018; research/figures.md §5): the
+    /// responder places packets that arrive after a gap and answers each with a SACK NAK; the
+    /// requester resends only what is missing, keeps at most `max_unacked_psns` (about a
+    /// bandwidth-delay product) in flight, and times out after [`IRN_RTO_LOW`] when at most
+    /// [`IRN_RTO_LOW_BELOW`] packets are in flight, [`IRN_RTO_HIGH`] otherwise. Packets carry
+    /// the placement IRN adds ([`wire::ib::irn`]).
+    SelectiveRepeat,
 }
+
+/// IRN's short timeout, for when few packets are in flight (a tail loss nobody can SACK).
+// source: research/figures.md §5, "IRN defaults" (Mittal et al. 2018 §3–4; recalled, conf R)
+pub const IRN_RTO_LOW: SimDuration = SimDuration::from_us(100);
+/// IRN's long timeout, when more packets are in flight.
+// source: research/figures.md §5, "IRN defaults" (recalled, conf R)
+pub const IRN_RTO_HIGH: SimDuration = SimDuration::from_us(320);
+/// In flight at most this many packets: IRN uses the short timeout.
+// source: research/figures.md §5, "IRN defaults", N = 3 (recalled, conf R)
+pub const IRN_RTO_LOW_BELOW: u32 = 3;
 
 /// The transport service a QP runs.
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]

@@ -19,14 +19,16 @@
 //!   the request it names; the requester then stops ([`Requester::is_failed`]) and the verbs
 //!   layer flushes the rest (research/verbs-spec.md §2).
 
-use super::config::{RcConfig, Service};
+use super::config::{
+    IRN_RTO_HIGH, IRN_RTO_LOW, IRN_RTO_LOW_BELOW, RcConfig, RetransmitMode, Service,
+};
 use super::packet::{DataRef, RocePacket, Transmit, rc_bth};
 use super::psn;
 use std::collections::VecDeque;
 use units::{SimDuration, SimTime};
 use wire::ExtHeaders;
 use wire::ib::aeth::{NakCode, Syndrome, rnr_timeout};
-use wire::ib::{Opcode, Operation, Transport, atomic_eth, deth, immdt, reth};
+use wire::ib::{Opcode, Operation, Transport, atomic_eth, deth, immdt, irn, reth};
 
 /// What a work request asks the responder to do.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -149,6 +151,18 @@ pub enum RetransmitReason {
     ResponseGap,
 }
 
+impl RetransmitReason {
+    /// How the trace names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RetransmitReason::SequenceNak => "sequence NAK",
+            RetransmitReason::Timeout => "ACK timeout",
+            RetransmitReason::Rnr => "RNR NAK",
+            RetransmitReason::ResponseGap => "response gap",
+        }
+    }
+}
+
 /// Something the verbs layer and the trace need to know.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub enum RequesterEvent {
@@ -164,6 +178,16 @@ pub enum RequesterEvent {
         /// First PSN resent.
         from_psn: u32,
         /// Why.
+        reason: RetransmitReason,
+    },
+    /// Selective repeat: `count` PSNs from `first_psn` on are missing and will be resent,
+    /// nothing else.
+    Resend {
+        /// The first of them.
+        first_psn: u32,
+        /// How many.
+        count: u32,
+        /// Why (a SACK NAK or a timeout).
         reason: RetransmitReason,
     },
 }
@@ -220,6 +244,8 @@ pub struct RequesterCounters {
     /// ps. A loss nobody NAKs (the tail of a burst, or a lost NAK: the responder NAKs a
     /// sequence error once) costs this much dead time.
     pub timeout_wait_ps: u64,
+    /// Selective repeat: SACK NAKs received.
+    pub sacks: u64,
 }
 
 impl RequesterCounters {
@@ -242,6 +268,9 @@ struct Wqe {
     sent_hw: u32,
     /// Every PSN acknowledged (SEND/WRITE) or every response received (READ/atomic).
     done: bool,
+    /// The receive WQE this message consumes, counted from 0 (SENDs and WRITEs with
+    /// immediate); selective repeat tells the responder with every SEND packet.
+    recv_sn: u32,
 }
 
 impl Wqe {
@@ -285,7 +314,32 @@ pub struct Requester {
     /// Adaptive retransmission: the round-trip estimate and the backoff (see
     /// [`RcConfig::adaptive_min`]).
     rtt: AdaptiveRtt,
+    /// Messages posted that consume a receive WQE.
+    next_recv_sn: u32,
+    /// Selective repeat's scoreboard.
+    sr: Scoreboard,
 }
+
+/// What selective repeat knows beyond the cumulative acknowledgement.
+#[derive(Clone, Debug, Default)]
+struct Scoreboard {
+    /// Entry `i`: PSN `una + i` has reached the responder (SACKed).
+    sacked: VecDeque<bool>,
+    /// PSNs to resend, oldest first.
+    resend: VecDeque<u32>,
+    /// One past the highest PSN the current recovery has looked at: each missing PSN is
+    /// queued once per recovery, and again only after a timeout or once its resend is
+    /// known lost.
+    examined: Option<u32>,
+    /// Resends in flight: the PSN and one past the highest PSN sent when it went. A SACK for
+    /// a packet sent after the resend, with the resent PSN still missing, means the resend
+    /// was lost too (one path keeps order), so it goes again without waiting for the timer
+    /// (the idea of RACK, RFC 8985, on PSNs).
+    resent: VecDeque<(u32, u32)>,
+}
+
+/// The most PSNs past `una` the scoreboard tracks (16 MiB of 1 KiB packets).
+const SCOREBOARD_MAX: usize = 1 << 14;
 
 /// The round-trip estimate behind adaptive retransmission: first transmissions still
 /// unacknowledged with their send times (Karn: resent PSNs are never sampled), SRTT and
@@ -357,7 +411,13 @@ impl Requester {
             events: VecDeque::new(),
             counters: RequesterCounters::default(),
             rtt: AdaptiveRtt::default(),
+            next_recv_sn: 0,
+            sr: Scoreboard::default(),
         }
+    }
+
+    fn selective(&self) -> bool {
+        self.cfg.mode == RetransmitMode::SelectiveRepeat && self.cfg.service == Service::Rc
     }
 
     /// The local ACK timeout now: the static 4.096 µs × 2^timeout, or with adaptive
@@ -366,6 +426,15 @@ impl Requester {
     fn ack_timeout(&self) -> Option<SimDuration> {
         let fixed = self.cfg.ack_timeout();
         let Some(min) = self.cfg.adaptive_min else {
+            if self.selective() && self.cfg.ack_timeout_override.is_none() {
+                // IRN's two timeouts: short when too few packets are in flight to be SACKed.
+                let inflight = psn::diff(self.next_psn, self.una).max(0) as u32;
+                return Some(if inflight <= IRN_RTO_LOW_BELOW {
+                    IRN_RTO_LOW
+                } else {
+                    IRN_RTO_HIGH
+                });
+            }
             return fixed;
         };
         // Until the first sample the static timeout stands: a floor of a few µs would fire
@@ -419,6 +488,7 @@ impl Requester {
         self.ack_timer = None;
         self.rnr_until = None;
         self.rd_atomic_outstanding = 0;
+        self.sr = Scoreboard::default();
     }
 
     /// Queues a work request; it is sent by [`poll_transmit`](Self::poll_transmit).
@@ -427,6 +497,13 @@ impl Requester {
             WorkOp::CompareSwap { .. } | WorkOp::FetchAdd { .. } => 1,
             _ => req.len.div_ceil(self.cfg.pmtu).max(1),
         };
+        let recv_sn = self.next_recv_sn;
+        if matches!(
+            req.op,
+            WorkOp::Send { .. } | WorkOp::Write { imm: Some(_), .. }
+        ) {
+            self.next_recv_sn = self.next_recv_sn.wrapping_add(1);
+        }
         self.wqes.push_back(Wqe {
             req,
             first_psn: None,
@@ -434,6 +511,7 @@ impl Requester {
             received: 0,
             sent_hw: 0,
             done: false,
+            recv_sn,
         });
     }
 
@@ -486,9 +564,160 @@ impl Requester {
             }
             self.retry_left -= 1;
             let una = self.una;
-            self.go_back(una, RetransmitReason::Timeout);
+            if self.selective() {
+                // Everything sent and not SACKed is presumed lost: resend just that.
+                self.sr.resend.clear();
+                self.sr.resent.clear();
+                self.sr.examined = None;
+                let hw = self.hw_psn;
+                self.queue_missing(una, hw, RetransmitReason::Timeout);
+                self.timeout_cover = Some(hw);
+            } else {
+                self.go_back(una, RetransmitReason::Timeout);
+            }
             self.arm_ack_timer(now);
         }
+    }
+
+    /// Whether PSN `q` (at or after `una`) has been SACKed.
+    fn is_sacked(&self, q: u32) -> bool {
+        let d = psn::diff(q, self.una);
+        d >= 0 && self.sr.sacked.get(d as usize).copied().unwrap_or(false)
+    }
+
+    /// Records that the responder holds PSN `q` (ignored unless sent and unacknowledged).
+    fn mark_sacked(&mut self, q: u32) {
+        let d = psn::diff(q, self.una);
+        if d < 0 || psn::diff(q, self.next_psn) >= 0 || d as usize >= SCOREBOARD_MAX {
+            return;
+        }
+        let d = d as usize;
+        if self.sr.sacked.len() <= d {
+            self.sr.sacked.resize(d + 1, false);
+        }
+        self.sr.sacked[d] = true;
+    }
+
+    /// Where the requester itself sends PSN `q` and may need to again (the request and the
+    /// packet index): every PSN of a SEND or WRITE; the request PSN of a READ or atomic
+    /// still unanswered (its other PSNs are the responder's responses).
+    fn resendable(&self, q: u32) -> Option<(usize, u32)> {
+        let i = self.wqes.iter().position(|w| w.contains(q))?;
+        let w = &self.wqes[i];
+        let d = psn::diff(q, w.first_psn?) as u32;
+        match w.req.op {
+            WorkOp::Send { .. } | WorkOp::Write { .. } => Some((i, d)),
+            // A READ is asked for again from its first missing response.
+            _ => (!w.done && d == w.received).then_some((i, w.received)),
+        }
+    }
+
+    /// Queues every resendable PSN in `[from, to)` not SACKed, once per recovery.
+    fn queue_missing(&mut self, from: u32, to: u32, reason: RetransmitReason) {
+        let from = match self.sr.examined {
+            Some(e) if psn::diff(e, from) > 0 => e,
+            _ => from,
+        };
+        let mut q = from;
+        let mut first = None;
+        let mut count = 0;
+        while psn::diff(q, to) < 0 {
+            if !self.is_sacked(q) && self.resendable(q).is_some() {
+                self.sr.resend.push_back(q);
+                first.get_or_insert(q);
+                count += 1;
+            }
+            q = psn::add(q, 1);
+        }
+        if self.sr.examined.is_none_or(|e| psn::diff(to, e) > 0) {
+            self.sr.examined = Some(to);
+        }
+        if let Some(first_psn) = first {
+            // Nothing resent may be sampled (Karn).
+            self.rtt.sent.retain(|&(p, _)| psn::diff(p, first_psn) < 0);
+            self.last_reason = reason;
+            self.events.push_back(RequesterEvent::Resend {
+                first_psn,
+                count,
+                reason,
+            });
+        }
+    }
+
+    /// A SACK NAK: the responder expects `cum` (everything before it arrived) and holds the
+    /// PSNs the IRN extension names. Every PSN below the highest one held that is neither
+    /// acknowledged nor held was lost (one path keeps packets in order).
+    fn sacked(&mut self, cum: u32, sack: Option<irn::Repr>) {
+        self.counters.sacks += 1;
+        let (trigger, map) = match sack {
+            Some(irn::Repr::Sack { psn, received }) => (psn, received),
+            _ => (cum, 0),
+        };
+        let next = self.next_psn;
+        let mut high: Option<u32> = None;
+        let mut note = |q: u32| {
+            if psn::diff(q, cum) > 0
+                && psn::diff(q, next) < 0
+                && high.is_none_or(|h| psn::diff(q, h) > 0)
+            {
+                high = Some(q);
+            }
+        };
+        note(trigger);
+        for i in 0..64 {
+            if map >> i & 1 == 1 {
+                note(psn::add(cum, i + 1));
+            }
+        }
+        self.mark_sacked(trigger);
+        for i in 0..64 {
+            if map >> i & 1 == 1 {
+                self.mark_sacked(psn::add(cum, i + 1));
+            }
+        }
+        if let Some(h) = high {
+            let una = self.una;
+            self.queue_missing(una, h, RetransmitReason::SequenceNak);
+            // Resends overtaken by a later packet that arrived: lost again.
+            let mut again = Vec::new();
+            self.sr.resent.retain(|&(q, sent_hw)| {
+                if psn::diff(h, sent_hw) < 0 {
+                    return true; // nothing sent after it has been heard of yet
+                }
+                again.push(q);
+                false
+            });
+            for q in again {
+                if psn::diff(q, self.una) >= 0 && !self.is_sacked(q) && !self.sr.resend.contains(&q)
+                {
+                    self.sr.resend.push_back(q);
+                    self.events.push_back(RequesterEvent::Resend {
+                        first_psn: q,
+                        count: 1,
+                        reason: RetransmitReason::SequenceNak,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Selective repeat: the next PSN queued for resending that is still missing.
+    fn poll_resend(&mut self, now: SimTime) -> Option<Transmit> {
+        while let Some(q) = self.sr.resend.pop_front() {
+            if psn::diff(q, self.una) < 0 || self.is_sacked(q) {
+                continue;
+            }
+            let Some((i, idx)) = self.resendable(q) else {
+                continue;
+            };
+            let t = self.build(i, idx, q, now).0;
+            self.sr.resent.retain(|&(r, _)| r != q);
+            if self.sr.resent.len() < SCOREBOARD_MAX {
+                self.sr.resent.push_back((q, self.hw_psn));
+            }
+            return Some(t);
+        }
+        None
     }
 
     /// The next request packet to send, if any may go now.
@@ -496,7 +725,11 @@ impl Requester {
         if self.failed || self.rnr_until.is_some() {
             return None;
         }
-        let pmtu = self.cfg.pmtu;
+        if self.selective()
+            && let Some(t) = self.poll_resend(now)
+        {
+            return Some(t);
+        }
         let w = *self.wqes.get(self.cur)?;
         let first_psn = match w.first_psn {
             Some(p) => p,
@@ -534,6 +767,32 @@ impl Requester {
         if psn::diff(p, self.una) >= self.cfg.max_unacked_psns as i32 {
             return None;
         }
+        let (t, last) = self.build(self.cur, idx, p, now);
+        if last {
+            self.cur += 1;
+            self.cur_pkt = 0;
+        } else {
+            self.cur_pkt += 1;
+        }
+        if self.cfg.service != Service::Rc {
+            // Nothing will acknowledge it: a UC or UD request is done when its last packet
+            // leaves.
+            self.una = psn::add(p, 1);
+            if last {
+                let done = self.cur - 1;
+                self.wqes[done].done = true;
+                self.complete_in_order();
+            }
+        }
+        Some(t)
+    }
+
+    /// Packet `idx` (PSN `p`) of request `i`, first sent or again, with the counters and
+    /// timers that go with sending it. Returns it and whether it is the request's last.
+    fn build(&mut self, i: usize, idx: u32, p: u32, now: SimTime) -> (Transmit, bool) {
+        let pmtu = self.cfg.pmtu;
+        let w = self.wqes[i];
+        let selective = self.selective();
         let dest = w.req.ud.map_or(self.cfg.dest_qpn, |u| u.qpn);
         let (opcode, ext, payload_len, data, last) = match w.req.op {
             WorkOp::Send { imm } | WorkOp::Write { imm, .. } => {
@@ -545,12 +804,29 @@ impl Requester {
                 let is_write = matches!(w.req.op, WorkOp::Write { .. });
                 let op = message_operation(is_write, first, last, imm.is_some());
                 let mut ext = ExtHeaders::NONE;
-                if let (WorkOp::Write { va, rkey, .. }, true) = (w.req.op, first) {
-                    ext.reth = Some(reth::Repr {
-                        va,
-                        rkey,
-                        dma_len: w.req.len,
-                    });
+                match w.req.op {
+                    WorkOp::Write { va, rkey, .. } if first => {
+                        ext.reth = Some(reth::Repr {
+                            va,
+                            rkey,
+                            dma_len: w.req.len,
+                        });
+                    }
+                    // Selective repeat: every packet says where it goes (IRN).
+                    WorkOp::Write { va, rkey, .. } if selective => {
+                        ext.irn = Some(irn::Repr::Write(reth::Repr {
+                            va: va + offset,
+                            rkey,
+                            dma_len: len,
+                        }));
+                    }
+                    WorkOp::Send { .. } if selective => {
+                        ext.irn = Some(irn::Repr::Send {
+                            wqe_sn: w.recv_sn,
+                            offset: offset as u32,
+                        });
+                    }
+                    _ => {}
                 }
                 if last {
                     ext.immdt = imm.map(|imm| immdt::Repr { imm });
@@ -612,7 +888,13 @@ impl Requester {
         // request is done once sent.
         let unreliable = self.cfg.service != Service::Rc;
         self.since_ack_req += 1;
-        let ack_req = !unreliable && (last || self.since_ack_req >= self.cfg.ack_req_every);
+        // Ask at least twice per window, or a window smaller than `ack_req_every` would wait
+        // for a timeout before anything acknowledged it.
+        let every = self
+            .cfg
+            .ack_req_every
+            .min((self.cfg.max_unacked_psns / 2).max(1));
+        let ack_req = !unreliable && (last || self.since_ack_req >= every);
         if ack_req {
             self.since_ack_req = 0;
         }
@@ -630,16 +912,9 @@ impl Requester {
         }
         let mut bth = rc_bth(code, dest, p, ack_req);
         bth.solicited = last && w.req.solicited;
-        // Advance the cursor.
-        let wq = &mut self.wqes[self.cur];
+        let wq = &mut self.wqes[i];
         let retransmission = idx < wq.sent_hw;
         wq.sent_hw = wq.sent_hw.max(idx + 1);
-        if last {
-            self.cur += 1;
-            self.cur_pkt = 0;
-        } else {
-            self.cur_pkt += 1;
-        }
         self.counters.packets_sent += 1;
         if psn::diff(psn::add(p, 1), self.hw_psn) > 0 {
             self.hw_psn = psn::add(p, 1);
@@ -662,20 +937,11 @@ impl Requester {
                 self.rtt.sent.push_back((p, now));
             }
         }
-        if unreliable {
-            // Nothing will acknowledge it: a UC or UD request is done when its last packet
-            // leaves.
-            self.una = psn::add(p, 1);
-            if last {
-                let done = self.cur - 1;
-                self.wqes[done].done = true;
-                self.complete_in_order();
-            }
-        } else if self.ack_timer.is_none() {
+        if !unreliable && self.ack_timer.is_none() {
             self.ack_timer = self.ack_timeout().map(|d| now + d);
         }
         self.last_activity = now;
-        Some(Transmit {
+        let t = Transmit {
             pkt: RocePacket {
                 bth,
                 ext,
@@ -683,7 +949,8 @@ impl Requester {
             },
             data,
             ud_ah: w.req.ud.map(|u| u.ah),
-        })
+        };
+        (t, last)
     }
 
     /// Handles a response packet (ACK, NAK, READ response, atomic ACK) and says where its
@@ -719,6 +986,14 @@ impl Requester {
                         self.rnr_until = Some(now + rnr_timeout(timer));
                         self.go_back(p, RetransmitReason::Rnr);
                         self.arm_ack_timer(now);
+                    }
+                    Syndrome::Nak(NakCode::PsnSequenceError)
+                        if self.selective() && pkt.ext.irn.is_some() =>
+                    {
+                        // A SACK: no retry is spent, only what is missing goes again.
+                        self.counters.sequence_naks += 1;
+                        self.ack_through(psn::add(p, psn::MASK), now);
+                        self.sacked(p, pkt.ext.irn);
                     }
                     Syndrome::Nak(NakCode::PsnSequenceError) => {
                         self.counters.sequence_naks += 1;
@@ -841,7 +1116,25 @@ impl Requester {
     fn response_gap(&mut self, expected: u32) {
         if self.gap_recovery != Some(expected) {
             self.gap_recovery = Some(expected);
-            self.go_back(expected, RetransmitReason::ResponseGap);
+            self.resend_from(expected, RetransmitReason::ResponseGap);
+        }
+    }
+
+    /// Recovers from `p`: go-back-N resends everything from there; selective repeat asks
+    /// for `p` alone (a READ from its first missing response) ahead of anything else queued.
+    fn resend_from(&mut self, p: u32, reason: RetransmitReason) {
+        if !self.selective() {
+            self.go_back(p, reason);
+            return;
+        }
+        if self.resendable(p).is_some() && !self.sr.resend.contains(&p) {
+            self.sr.resend.push_front(p);
+            self.last_reason = reason;
+            self.events.push_back(RequesterEvent::Resend {
+                first_psn: p,
+                count: 1,
+                reason,
+            });
         }
     }
 
@@ -873,7 +1166,7 @@ impl Requester {
             && self.gap_recovery != Some(r)
         {
             self.gap_recovery = Some(r);
-            self.go_back(r, RetransmitReason::ResponseGap);
+            self.resend_from(r, RetransmitReason::ResponseGap);
         }
     }
 
@@ -881,6 +1174,12 @@ impl Requester {
     fn progress(&mut self, p: u32, now: SimTime) {
         let new_una = psn::add(p, 1);
         if psn::diff(new_una, self.una) > 0 {
+            let moved = psn::diff(new_una, self.una) as usize;
+            if moved >= self.sr.sacked.len() {
+                self.sr.sacked.clear();
+            } else {
+                self.sr.sacked.drain(..moved);
+            }
             self.una = new_una;
             if self.cfg.adaptive_min.is_some() {
                 self.rtt.acked(new_una, now);
@@ -923,6 +1222,8 @@ impl Requester {
     fn go_back(&mut self, p: u32, reason: RetransmitReason) {
         // Everything from p on goes again: none of it may be sampled (Karn).
         self.rtt.sent.clear();
+        self.sr.resend.clear();
+        self.sr.examined = None;
         let Some(i) = self.wqes.iter().position(|w| w.contains(p)) else {
             return;
         };

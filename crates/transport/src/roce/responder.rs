@@ -18,15 +18,23 @@
 //! - ACKs only for packets with AckReq set; a queued ACK not yet sent is replaced by a newer one
 //!   (coalescing, as a NIC's ACK engine does). NAKs, READ responses and atomic ACKs always go.
 //! - The MSN counts completed request messages; a READ counts when it is accepted (C9-148).
+//! - Selective repeat ([`RetransmitMode::SelectiveRepeat`], IRN): a SEND or WRITE packet past a
+//!   gap is placed at once, by the placement every packet carries ([`wire::ib::irn`]), and
+//!   held; each one is answered with a SACK NAK (the expected PSN and a map of what is held).
+//!   When the gap fills, the held packets are executed in PSN order without placing their
+//!   bytes again (message state, receive completions, MSN), and an ACK follows. A READ or
+//!   atomic past a gap is dropped: it is answered in order, when it comes again. A packet
+//!   that cannot be placed early (no receive WQE yet, a bad key) is dropped the same way, so
+//!   the in-order path gives its error.
 
-use super::config::{RcConfig, Service};
+use super::config::{RcConfig, RetransmitMode, Service};
 use super::packet::{DataRef, RocePacket, Transmit, rc_bth};
 use super::psn;
 use std::collections::VecDeque;
 use units::SimTime;
 use wire::ExtHeaders;
 use wire::ib::aeth::{self, CREDITS_UNLIMITED, NakCode, Syndrome};
-use wire::ib::{Opcode, Operation, atomic_ack_eth};
+use wire::ib::{Opcode, Operation, atomic_ack_eth, irn};
 
 /// The remote access a request needs.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -61,6 +69,20 @@ pub trait ResponderEnv {
     /// `data` holds them, or is empty when the payload travels by reference (synthetic memory)
     /// and the environment knows where it comes from.
     fn place_recv(&mut self, offset: u64, len: u64, data: &[u8]) -> Result<(), RecvFailure>;
+    /// Selective repeat: writes bytes of a message that arrived early into the receive WQE
+    /// `index` places behind the next one to complete (0: that one, claimed or not), without
+    /// claiming it. An environment that cannot address receive WQEs this way refuses (the
+    /// default), and the packet is dropped to come again in its turn.
+    fn place_recv_at(
+        &mut self,
+        index: u32,
+        offset: u64,
+        len: u64,
+        data: &[u8],
+    ) -> Result<(), RecvFailure> {
+        let _ = (index, offset, len, data);
+        Err(RecvFailure::BadWqe)
+    }
     /// Completes the claimed receive WQE successfully.
     fn finish_recv(
         &mut self,
@@ -132,6 +154,10 @@ pub struct ResponderCounters {
     pub acks: u64,
     /// UC messages dropped silently (a PSN gap, an error, no receive WQE).
     pub dropped_messages: u64,
+    /// Selective repeat: packets placed although they arrived after a gap.
+    pub placed_early: u64,
+    /// Selective repeat: SACK NAKs sent (also counted in `sequence_naks`).
+    pub sacks: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -161,6 +187,7 @@ enum Outgoing {
         psn: u32,
         syndrome: Syndrome,
         msn: u32,
+        sack: Option<irn::Repr>,
     },
     Read {
         psn: u32,
@@ -176,6 +203,9 @@ enum Outgoing {
     },
 }
 
+/// The most PSNs past the expected one selective repeat holds.
+const EARLY_MAX: usize = 1 << 14;
+
 /// The responder half of an RC QP.
 #[derive(Debug)]
 pub struct Responder {
@@ -187,6 +217,11 @@ pub struct Responder {
     /// a FIRST or ONLY packet starts the next one.
     drop_msg: bool,
     msg: Option<Message>,
+    /// Selective repeat: entry `i` holds the headers of PSN `epsn + i` if it arrived early
+    /// and was placed (entry 0 is never held).
+    early: VecDeque<Option<RocePacket>>,
+    /// Receive WQEs consumed so far, so an early SEND finds the WQE its IRN header names.
+    recv_sn: u32,
     resources: VecDeque<Resource>,
     out: VecDeque<Outgoing>,
     failed: bool,
@@ -204,6 +239,8 @@ impl Responder {
             nak_sent: false,
             drop_msg: false,
             msg: None,
+            early: VecDeque::new(),
+            recv_sn: 0,
             resources: VecDeque::new(),
             out: VecDeque::new(),
             failed: false,
@@ -271,7 +308,11 @@ impl Responder {
                 self.msg = None;
                 self.epsn = p;
             }
-            self.execute(p, op, pkt, payload, env);
+            self.execute(p, op, pkt, payload, env, false);
+            return;
+        }
+        if self.cfg.mode == RetransmitMode::SelectiveRepeat {
+            self.selective(p, op, pkt, payload, env);
             return;
         }
         match psn::diff(p, self.epsn) {
@@ -295,7 +336,167 @@ impl Responder {
             }
         }
         self.nak_sent = false;
-        self.execute(p, op, pkt, payload, env);
+        self.execute(p, op, pkt, payload, env, false);
+    }
+
+    /// Selective repeat's receive path (see the module doc).
+    fn selective(
+        &mut self,
+        p: u32,
+        op: Operation,
+        pkt: &RocePacket,
+        payload: &[u8],
+        env: &mut impl ResponderEnv,
+    ) {
+        let d = psn::diff(p, self.epsn);
+        if d < 0 {
+            self.duplicate(p, op, pkt, env);
+            return;
+        }
+        if d > 0 {
+            self.counters.out_of_sequence += 1;
+            self.events.push_back(ResponderEvent::OutOfSequence {
+                psn: p,
+                expected: self.epsn,
+            });
+            let d = d as usize;
+            let held = matches!(self.early.get(d), Some(Some(_)));
+            let trigger = if held {
+                p
+            } else if d < EARLY_MAX && self.place_early(op, pkt, payload, env) {
+                if self.early.len() <= d {
+                    self.early.resize(d + 1, None);
+                }
+                self.early[d] = Some(*pkt);
+                self.counters.placed_early += 1;
+                p
+            } else {
+                self.epsn // nothing new held; the NAK still tells what is
+            };
+            self.push_sack(trigger);
+            return;
+        }
+        let before = self.epsn;
+        self.execute(p, op, pkt, payload, env, false);
+        if self.failed {
+            self.early.clear();
+            return;
+        }
+        self.advance_early(before);
+        let mut drained = false;
+        while let Some(Some(held)) = self.early.front().copied() {
+            self.early.pop_front();
+            let at = self.epsn;
+            let op = held.bth.opcode.operation().unwrap_or(Operation::SendOnly);
+            self.execute(held.bth.psn, op, &held, &[], env, true);
+            if self.failed {
+                self.early.clear();
+                return;
+            }
+            drained = true;
+            // Held packets are SENDs and WRITEs: each moves the expected PSN by one.
+            self.advance_early(psn::add(at, 1));
+        }
+        if drained {
+            self.push_ack(
+                psn::add(self.epsn, psn::MASK),
+                Syndrome::Ack {
+                    credits: CREDITS_UNLIMITED,
+                },
+            );
+        }
+    }
+
+    /// The expected PSN moved from `before` to `epsn`: drop the entries of the early
+    /// buffer it passed (entry 0 stays aligned with `epsn`).
+    fn advance_early(&mut self, before: u32) {
+        let moved = psn::diff(self.epsn, before).max(0) as usize;
+        if moved >= self.early.len() {
+            self.early.clear();
+        } else {
+            self.early.drain(..moved);
+        }
+    }
+
+    /// Places a packet that arrived past a gap, if its own headers say where and the memory
+    /// allows it.
+    fn place_early(
+        &mut self,
+        op: Operation,
+        pkt: &RocePacket,
+        payload: &[u8],
+        env: &mut impl ResponderEnv,
+    ) -> bool {
+        use Operation::*;
+        let len = pkt.payload_len as u64;
+        let data = &payload[..payload.len().min(len as usize)];
+        let target = match (op, pkt.ext.irn) {
+            (RdmaWriteFirst | RdmaWriteOnly | RdmaWriteOnlyWithImmediate, _) => {
+                pkt.ext.reth.map(|r| (r.va, r.rkey))
+            }
+            (
+                RdmaWriteMiddle | RdmaWriteLast | RdmaWriteLastWithImmediate,
+                Some(irn::Repr::Write(r)),
+            ) => Some((r.va, r.rkey)),
+            (
+                SendFirst
+                | SendMiddle
+                | SendLast
+                | SendLastWithImmediate
+                | SendOnly
+                | SendOnlyWithImmediate,
+                Some(irn::Repr::Send { wqe_sn, offset }),
+            ) => {
+                let index = wqe_sn.wrapping_sub(self.recv_sn);
+                return index < EARLY_MAX as u32
+                    && env.place_recv_at(index, offset as u64, len, data).is_ok();
+            }
+            _ => None,
+        };
+        let Some((va, rkey)) = target else {
+            return false;
+        };
+        if len == 0 {
+            return true;
+        }
+        if !env.qp_allows(RemoteOp::Write) || !env.check_rkey(rkey, va, len, RemoteOp::Write) {
+            return false;
+        }
+        env.write_remote(va, len, data);
+        true
+    }
+
+    /// A SACK NAK: the expected PSN, the PSN that triggered it, and the map of the 64 PSNs
+    /// after the expected one that are held.
+    fn push_sack(&mut self, trigger: u32) {
+        let mut received = 0u64;
+        for (i, e) in self.early.iter().skip(1).take(64).enumerate() {
+            if e.is_some() {
+                received |= 1 << i;
+            }
+        }
+        self.counters.sequence_naks += 1;
+        self.counters.sacks += 1;
+        let sack = irn::Repr::Sack {
+            psn: trigger,
+            received,
+        };
+        if let Some(Outgoing::Ack {
+            syndrome: Syndrome::Nak(NakCode::PsnSequenceError),
+            sack: Some(_),
+            ..
+        }) = self.out.back()
+        {
+            // A newer SACK knows all an unsent older one does.
+            self.out.pop_back();
+        }
+        let msn = self.msn;
+        self.out.push_back(Outgoing::Ack {
+            psn: self.epsn,
+            syndrome: Syndrome::Nak(NakCode::PsnSequenceError),
+            msn,
+            sack: Some(sack),
+        });
     }
 
     /// A UD datagram: SEND ONLY with a DETH whose Q_Key matches, into the next receive WQE
@@ -385,6 +586,9 @@ impl Responder {
         }
     }
 
+    /// Executes request `p` in PSN order. `placed`: selective repeat already placed its
+    /// bytes when it arrived early; everything else (checks, message state, completions)
+    /// happens now.
     fn execute(
         &mut self,
         p: u32,
@@ -392,6 +596,7 @@ impl Responder {
         pkt: &RocePacket,
         payload: &[u8],
         env: &mut impl ResponderEnv,
+        placed: bool,
     ) {
         use Operation::*;
         let o = pkt.bth.opcode;
@@ -438,11 +643,16 @@ impl Responder {
                 let Some(Message::Send { offset, .. }) = self.msg else {
                     unreachable!("checked above")
                 };
-                if let Err(why) = env.place_recv(
-                    offset,
-                    len as u64,
-                    &payload[..payload.len().min(len as usize)],
-                ) {
+                let placing = if placed {
+                    Ok(())
+                } else {
+                    env.place_recv(
+                        offset,
+                        len as u64,
+                        &payload[..payload.len().min(len as usize)],
+                    )
+                };
+                if let Err(why) = placing {
                     if self.cfg.service == Service::Uc {
                         // A receive too small on UC: dropped, no completion (rxe class D).
                         let _ = why;
@@ -465,6 +675,7 @@ impl Responder {
                 if o.is_last() || o.is_only() {
                     let imm = pkt.ext.immdt.map(|i| i.imm);
                     env.finish_recv(total, imm, false, pkt.bth.solicited);
+                    self.recv_sn = self.recv_sn.wrapping_add(1);
                     self.msg = None;
                     self.msn = (self.msn + 1) & psn::MASK;
                 }
@@ -516,7 +727,7 @@ impl Responder {
                     self.rnr(p);
                     return;
                 }
-                if len > 0 {
+                if len > 0 && !placed {
                     env.write_remote(
                         va + offset,
                         len as u64,
@@ -532,6 +743,7 @@ impl Responder {
                     if with_imm {
                         let imm = pkt.ext.immdt.map(|i| i.imm);
                         env.finish_recv(total, imm, true, pkt.bth.solicited);
+                        self.recv_sn = self.recv_sn.wrapping_add(1);
                     }
                     self.msg = None;
                     self.msn = (self.msn + 1) & psn::MASK;
@@ -673,7 +885,12 @@ impl Responder {
             // Coalesce: a newer cumulative ACK replaces one still waiting to go.
             self.out.pop_back();
         }
-        self.out.push_back(Outgoing::Ack { psn, syndrome, msn });
+        self.out.push_back(Outgoing::Ack {
+            psn,
+            syndrome,
+            msn,
+            sack: None,
+        });
     }
 
     /// The next response packet to send, if any.
@@ -682,13 +899,19 @@ impl Responder {
         let dest = self.cfg.dest_qpn;
         let item = self.out.front_mut()?;
         let t = match *item {
-            Outgoing::Ack { psn, syndrome, msn } => {
+            Outgoing::Ack {
+                psn,
+                syndrome,
+                msn,
+                sack,
+            } => {
                 self.out.pop_front();
                 if matches!(syndrome, Syndrome::Ack { .. }) {
                     self.counters.acks += 1;
                 }
                 let ext = ExtHeaders {
                     aeth: Some(aeth::Repr { syndrome, msn }),
+                    irn: sack,
                     ..ExtHeaders::NONE
                 };
                 Transmit {

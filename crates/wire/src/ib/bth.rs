@@ -125,6 +125,11 @@ impl<T: AsRef<[u8]>> Packet<T> {
         self.buffer.as_ref()[field::ACK_REQ] & ACK_REQ != 0
     }
 
+    /// rdmalab's IRN extension mark, a reserved bit of byte 8 ([`super::irn`]).
+    pub fn irn_mark(&self) -> bool {
+        self.buffer.as_ref()[field::ACK_REQ] & super::irn::MARK != 0
+    }
+
     /// Packet sequence number (24 bits).
     pub fn psn(&self) -> u32 {
         be::u24_at(self.buffer.as_ref(), field::PSN)
@@ -195,6 +200,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Set the acknowledge request bit.
     pub fn set_ack_req(&mut self, on: bool) {
         self.set_bit(field::ACK_REQ, ACK_REQ, on);
+    }
+
+    /// Set rdmalab's IRN extension mark ([`super::irn`]).
+    pub fn set_irn_mark(&mut self, on: bool) {
+        self.set_bit(field::ACK_REQ, super::irn::MARK, on);
     }
 
     /// Set the PSN (24 bits).

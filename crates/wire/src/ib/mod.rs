@@ -9,6 +9,7 @@
 //! - [`bth`]: the 12-byte base transport header every packet starts with.
 //! - Extension headers, in the order they follow the BTH: [`rdeth`], [`deth`], [`feth`],
 //!   [`reth`], [`atomic_eth`], [`aeth`], [`atomic_ack_eth`], [`immdt`], [`ieth`].
+//! - [`irn`]: rdmalab's extension for selective repeat (placement on every packet, SACK map).
 //! - [`icrc`]: the invariant CRC over the packet with its mutable fields masked.
 //! - [`cnp`]: the congestion notification packet DCQCN sends back to a marked flow's source.
 //!
@@ -25,6 +26,7 @@ pub mod feth;
 pub mod icrc;
 pub mod ieth;
 pub mod immdt;
+pub mod irn;
 pub mod opcode;
 pub mod rdeth;
 pub mod reth;
