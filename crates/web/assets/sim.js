@@ -72,6 +72,7 @@ const ROWS = [
   ['recovery', () => true, (p) => {
     const r = p.recovery;
     if (!r) return ['—', null];
+    if (p.path === 'rdma' && r.selective) return [`SACK NAK ${r.loss_events} · resent ${r.resent_packets} · timeout ${r.timeouts}`, r.loss_events];
     return [p.path === 'rdma' ? `NAK ${r.loss_events} · timeout ${r.timeouts}` : `fast recovery ${r.loss_events} · RTO ${r.timeouts} · TLP ${r.tail_probes}`, r.loss_events];
   }],
   ['retransmitted', () => true, (p) => [`${p.retransmitted_bytes} B`, p.retransmitted_bytes]],

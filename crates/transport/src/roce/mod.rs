@@ -9,7 +9,8 @@
 //! - [`packet`]: [`RocePacket`] (BTH + extension headers + payload length) and [`Transmit`]
 //!   (a packet plus where its payload bytes come from).
 //! - [`requester`]: turns posted work requests into request packets and responses into
-//!   completions (go-back-N, local ACK timeout with `retry_cnt`, RNR with `rnr_retry`).
+//!   completions (go-back-N or selective repeat, local ACK timeout with `retry_cnt`, RNR
+//!   with `rnr_retry`).
 //! - [`responder`]: accepts requests in PSN order, places data through a [`ResponderEnv`],
 //!   answers with ACK/NAK, READ responses and atomic ACKs, and replays duplicates.
 //!
@@ -19,7 +20,9 @@
 //! timing, and lets the host charge each DMA on the timeline.
 //!
 //! Simplifications and what they cost (a test could see each):
-//! - Go-back-N only here; selective repeat is a separate mode (the companion issue).
+//! - Selective repeat ([`RetransmitMode::SelectiveRepeat`]) follows IRN's mechanisms, not a
+//!   vendor's wire format: placement and SACK travel in rdmalab's own extension header
+//!   ([`wire::ib::irn`]); READ responses past a loss are asked for again, not placed.
 //! - No end-to-end credits: ACKs advertise "unlimited" (0x1f) as rxe does.
 //! - The retry counter is shared by local ACK timeouts and PSN-sequence NAKs and is restored
 //!   whenever an ACK makes progress (IBTA's retry semantics as rxe implements them).
