@@ -167,6 +167,22 @@ pub enum TraceRecord {
         /// Why: "sequence NAK", "ACK timeout", "RNR NAK" or "response gap".
         reason: &'static str,
     },
+    /// DCQCN's reaction point changed a QP's rate (a CNP cut it, or a timer or byte counter
+    /// raised it).
+    RateChange {
+        /// The sending host.
+        host: NodeId,
+        /// Its QP number.
+        qpn: u32,
+        /// "cut", "fast recovery", "additive increase" or "hyper increase".
+        cause: &'static str,
+        /// Current rate Rc, kbit/s.
+        rate_kbps: u64,
+        /// Target rate Rt, kbit/s.
+        target_kbps: u64,
+        /// α in units of 2⁻²⁰ (1 048 576 = 1.0).
+        alpha: u64,
+    },
     /// A timed stage of work on a host: a CPU running a syscall or a copy, the NIC fetching a
     /// WQE, a DMA crossing PCIe. One record per stage, emitted when the stage is scheduled,
     /// carrying its start and end (a UI draws it as a box on the host's timeline).

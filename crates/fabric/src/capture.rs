@@ -196,6 +196,22 @@ pub fn frame_bytes(
                 });
                 let mut ip = Ip::new(src, dst);
                 ip.ecn = pkt.ecn;
+                if hdr.bth.opcode.is_cnp() {
+                    let frame = wire::CnpFrame {
+                        link,
+                        ip,
+                        udp_src_port: hdr.udp_src_port,
+                        cnp: wire::ib::cnp::Repr {
+                            pkey: hdr.bth.pkey,
+                            dest_qp: hdr.bth.dest_qp,
+                            fecn: hdr.bth.fecn,
+                            becn: hdr.bth.becn,
+                        },
+                    };
+                    buf.resize(frame.buffer_len(), 0);
+                    frame.emit(buf)?;
+                    return Ok(());
+                }
                 let len = u16::try_from(payload_len)
                     .map_err(|_| wire::Error::Malformed("payload over 64 KiB"))?;
                 let frame = RoceFrame::new(link, ip, hdr.udp_src_port, hdr.bth, hdr.ext, len);

@@ -160,6 +160,10 @@ pub struct EcnConfig {
     pub kmax_bytes: u64,
     /// Marking probability just below `kmax_bytes`.
     pub pmax: Probability,
+    /// Mark a frame as it leaves the queue, by the depth it leaves behind, instead of as it
+    /// joins: the receiver then hears of the queue as it is now, not as it was one queueing
+    /// delay ago (htsim's ECN queue marks on dequeue, `ecnqueue.h`).
+    pub on_dequeue: bool,
 }
 
 impl EcnConfig {
@@ -172,6 +176,7 @@ impl EcnConfig {
             kmin_bytes: 5_000,
             kmax_bytes: 200_000,
             pmax: Probability::from_ratio(1, 100),
+            on_dequeue: false,
         }
     }
     /// Vendor profile: NVIDIA Onyx/Cumulus RoCE default, min 150 KB, max 1500 KB. The vendor
@@ -183,6 +188,7 @@ impl EcnConfig {
             kmin_bytes: 150_000,
             kmax_bytes: 1_500_000,
             pmax: Probability::ONE,
+            on_dequeue: false,
         }
     }
     /// The marking probability at queue depth `queue_bytes`.

@@ -903,6 +903,16 @@ impl Fabric {
             }
             let len = self.packets.get(e.pkt).len_bytes as u64;
             self.ports[pi].qbytes[prio] -= len;
+            // ECN on dequeue: by the queue this frame leaves behind.
+            if let Role::Switch(s) = self.nodes[self.ports[pi].node.index()].role
+                && let Some(ecn_cfg) = self.config.switch.ecn
+                && ecn_cfg.on_dequeue
+                && ecn_cfg.priorities & (1 << prio) != 0
+                && self.packets.get(e.pkt).ecn.is_ect()
+            {
+                let q = self.ports[pi].qbytes[prio];
+                self.maybe_mark(s as usize, port, e.pkt, q, now);
+            }
             let start = e.ready_at.max(self.ports[pi].free_at);
             self.start_tx(port, e.pkt, start, sched);
             // After start_tx, so a trace shows the frame leaving before any RESUME it causes.
@@ -917,6 +927,29 @@ impl Fabric {
             return;
         }
         self.schedule_wake(port, sched);
+    }
+
+    /// RED marking of `pkt` at switch `s`'s egress port `out` with `q` bytes in its queue.
+    fn maybe_mark(&mut self, s: usize, out: u32, pkt: PacketHandle, q: u64, now: SimTime) {
+        let Some(ecn_cfg) = self.config.switch.ecn else {
+            return;
+        };
+        let pm: Probability = ecn_cfg.mark_probability(q);
+        if self.switches[s].ecn_rng.chance(pm) {
+            self.packets.get_mut(pkt).ecn = Ecn::Ce;
+            self.counters.ecn_marks += 1;
+            if self.tracer.enabled() {
+                let pt = &self.ports[out as usize];
+                let (node, local) = (pt.node, pt.local);
+                let r = self.packets.get(pkt).trace_ref();
+                self.tracer.emit(now, || TraceRecord::EcnMarked {
+                    node,
+                    port: local,
+                    pkt: r,
+                    queue_bytes: q,
+                });
+            }
+        }
     }
 
     /// When nothing could be sent, arranges to look again when a pause ends or a frame becomes
@@ -1233,28 +1266,14 @@ impl Fabric {
         if lossless {
             self.check_xoff(in_port, prio, sched);
         }
-        // ECN at the egress queue.
+        // ECN at the egress queue, as the frame joins it (unless marking on dequeue).
         if let Some(ecn_cfg) = &cfg.ecn
+            && !ecn_cfg.on_dequeue
             && ecn_cfg.priorities & (1 << prio) != 0
             && ecn.is_ect()
         {
             let q = self.ports[out as usize].qbytes[prio];
-            let pm: Probability = ecn_cfg.mark_probability(q);
-            if self.switches[s].ecn_rng.chance(pm) {
-                self.packets.get_mut(pkt).ecn = Ecn::Ce;
-                self.counters.ecn_marks += 1;
-                if self.tracer.enabled() {
-                    let pt = &self.ports[out as usize];
-                    let (node, local) = (pt.node, pt.local);
-                    let r = self.packets.get(pkt).trace_ref();
-                    self.tracer.emit(now, || TraceRecord::EcnMarked {
-                        node,
-                        port: local,
-                        pkt: r,
-                        queue_bytes: q,
-                    });
-                }
-            }
+            self.maybe_mark(s, out, pkt, q, now);
         }
         let ready_at = match cfg.forwarding {
             Forwarding::CutThrough => head_at + cfg.latency,

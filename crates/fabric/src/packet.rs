@@ -18,7 +18,13 @@ pub use wire::Ecn;
 /// source: research/verbs-spec.md §6 packet layout.
 pub fn roce_frame_len(hdr: &RoceHeaders, payload_len: u32) -> u32 {
     let pad = (4 - payload_len % 4) % 4;
-    let transport = hdr.bth.opcode.transport_header_len() as u32;
+    // The headers present (the IRN extension is not fixed by the opcode); a CNP is a BTH and
+    // 16 reserved bytes.
+    let transport = if hdr.bth.opcode.is_cnp() {
+        wire::ib::cnp::HEADER_LEN as u32
+    } else {
+        (wire::ib::bth::HEADER_LEN + hdr.ext.buffer_len()) as u32
+    };
     (14 + 4 + 20 + 8 + transport + payload_len + pad + 4 + 4).max(MIN_FRAME_BYTES)
 }
 

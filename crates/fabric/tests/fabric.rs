@@ -312,6 +312,7 @@ fn ecn_marking_follows_the_configured_curve() {
         kmin_bytes: 100_000,
         kmax_bytes: 900_000,
         pmax: Probability::from_f64(0.8).unwrap(),
+        on_dequeue: false,
     };
     let switch = SwitchConfig {
         buffer_bytes: 64 << 20,

@@ -61,6 +61,7 @@ impl Plan {
             kmin_bytes: sw.ecn_kmin_bytes,
             kmax_bytes: sw.ecn_kmax_bytes,
             pmax: prob(sw.ecn_pmax),
+            on_dequeue: sw.ecn_on_dequeue,
         });
         let pfc = self
             .lossless

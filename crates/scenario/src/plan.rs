@@ -88,6 +88,13 @@ named_enum! {
 }
 
 named_enum! {
+    /// Which DCQCN parameters the NICs use.
+    DcqcnProfile { /// Current NVIDIA firmware defaults (research/figures.md §6.1).
+        Nvidia = "nvidia", /// The 2015 paper's (research/figures.md §6.2).
+        Paper = "paper" }
+}
+
+named_enum! {
     /// The QP state the setup drives both QPs to before the workload posts (lesson 4).
     QpStateKind { /// Created, never modified.
         Reset = "reset", /// RESET → INIT.
@@ -331,6 +338,8 @@ pub struct SwitchPlan {
     pub ecn_kmax_bytes: u64,
     /// Marking probability just below Kmax.
     pub ecn_pmax: f64,
+    /// Mark as frames leave the queue rather than as they join it.
+    pub ecn_on_dequeue: bool,
 }
 
 /// Loss.
@@ -394,6 +403,8 @@ pub struct RdmaPlan {
     pub completion: Completion,
     /// DCQCN rate control at the NICs (needs `switch.ecn = true`).
     pub dcqcn: bool,
+    /// DCQCN's parameter set.
+    pub dcqcn_profile: DcqcnProfile,
 }
 
 /// The TCP side.
@@ -493,6 +504,7 @@ impl Default for Plan {
                 ecn_kmin_bytes: 5_000,
                 ecn_kmax_bytes: 200_000,
                 ecn_pmax: 0.01,
+                ecn_on_dequeue: false,
             },
             loss: LossPlan {
                 congestion_drop: 0.0,
@@ -520,6 +532,7 @@ impl Default for Plan {
                 qp_state: QpStateKind::Rts,
                 completion: Completion::Poll,
                 dcqcn: false,
+                dcqcn_profile: DcqcnProfile::Nvidia,
             },
             tcp: TcpPlan {
                 congestion_control: Congestion::Cubic,
@@ -601,6 +614,7 @@ schema! {
     "switch.ecn_kmin_bytes" => switch.ecn_kmin_bytes: int(0, TIB), "bytes", "Queue depth where marking starts; at most `ecn_kmax_bytes`.";
     "switch.ecn_kmax_bytes" => switch.ecn_kmax_bytes: int(1, TIB), "bytes", "Queue depth above which every ECN-capable packet is marked.";
     "switch.ecn_pmax" => switch.ecn_pmax: Kind::Prob, "probability", "Marking probability just below Kmax.";
+    "switch.ecn_on_dequeue" => switch.ecn_on_dequeue: Kind::Bool, "", "Mark a frame as it leaves the egress queue, by the depth it leaves behind (htsim's ECN queue), instead of as it joins: the sender hears of the queue one queueing delay sooner.";
     "loss.congestion_drop" => loss.congestion_drop: Kind::Prob, "probability", "Chance a frame arriving at a switch would overflow its buffer: dropped on a lossy priority, PFC back-pressure on a lossless one (lesson 5).";
     "loss.corruption" => loss.corruption: Kind::Prob, "probability", "Independent per-frame corruption on every link; PFC cannot prevent it.";
     "lossless.enabled" => lossless.enabled: Kind::Bool, "", "PFC on the RoCE priority (\"lossless network\"); TCP stays in a lossy class.";
@@ -619,7 +633,8 @@ schema! {
     "rdma.memory_registered" => rdma.memory_registered: Kind::Bool, "", "Whether the buffers are registered; `false` fails at the first verb (lesson 4).";
     "rdma.qp_state" => rdma.qp_state: Kind::Enum(QpStateKind::NAMES), "", "State the QPs reach before posting; below `rts` sending fails (lesson 4).";
     "rdma.completion" => rdma.completion: Kind::Enum(Completion::NAMES), "", "`poll`: busy-poll the CQ; `event`: completion channel (interrupt + wake-up).";
-    "rdma.dcqcn" => rdma.dcqcn: Kind::Bool, "", "DCQCN rate control at the NICs; needs `switch.ecn = true`.";
+    "rdma.dcqcn" => rdma.dcqcn: Kind::Bool, "", "DCQCN rate control at the NICs: CNPs for ECN-marked packets, each QP paced at its DCQCN rate; needs `switch.ecn = true`.";
+    "rdma.dcqcn_profile" => rdma.dcqcn_profile: Kind::Enum(DcqcnProfile::NAMES), "", "DCQCN parameters: current NVIDIA firmware defaults or the 2015 paper's.";
     "tcp.congestion_control" => tcp.congestion_control: Kind::Enum(Congestion::NAMES), "", "Congestion controller; `dctcp` needs `tcp.ecn = true`.";
     "tcp.mtu_bytes" => tcp.mtu_bytes: int(576, 9_216), "bytes", "IP MTU; MSS = MTU − 40.";
     "tcp.tso" => tcp.tso: Kind::Bool, "", "TCP segmentation offload (one stack pass per 64 KiB super-segment).";

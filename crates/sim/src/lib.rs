@@ -6,6 +6,7 @@
 //! (DESIGN.md §2, §3.7).
 
 pub mod demo;
+pub mod incast;
 pub mod perftest;
 pub mod report;
 pub mod session;

@@ -481,9 +481,8 @@ fn a_stream_too_short_for_a_1ms_window_is_refused() {
 #[test]
 fn settings_not_modelled_are_refused_by_name() {
     let p = scenario::preset("lesson1").unwrap();
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 2] = [
         (&["rdma.qp_type=\"uc\""], "rdma.qp_type"),
-        (&["switch.ecn=true", "rdma.dcqcn=true"], "rdma.dcqcn"),
         (&["workload.concurrency=4"], "workload.concurrency"),
     ];
     for (sets, name) in cases {

@@ -147,7 +147,12 @@ fn transfer(loss: f64, selective: bool, seed: u64) -> Outcome {
         wrs.len(),
         "every WR completes once (selective {selective}, loss {loss})"
     );
-    assert!(wcs.iter().all(|c| c.status == WcStatus::Success), "{wcs:?}");
+    assert!(
+        wcs.iter().all(|c| c.status == WcStatus::Success),
+        "selective {selective} loss {loss} seed {seed}: {:?} {:?}",
+        wcs.iter().map(|c| c.status).collect::<Vec<_>>(),
+        w.host(0).requester_counters(a.qpn)
+    );
     let read = |w: &mut World, h: u32, va: u64, len: u64| {
         let mut v = vec![0; len as usize];
         w.verbs(h).memory().read(va, &mut v).unwrap();

@@ -75,6 +75,11 @@ const ROWS = [
     if (p.path === 'rdma' && r.selective) return [`SACK NAK ${r.loss_events} · resent ${r.resent_packets} · timeout ${r.timeouts}`, r.loss_events];
     return [p.path === 'rdma' ? `NAK ${r.loss_events} · timeout ${r.timeouts}` : `fast recovery ${r.loss_events} · RTO ${r.timeouts} · TLP ${r.tail_probes}`, r.loss_events];
   }],
+  ['dcqcn', (r) => !!(r.rdma && r.rdma.recovery && r.rdma.recovery.dcqcn), (p) => {
+    const d = p.recovery && p.recovery.dcqcn;
+    if (!d) return ['—', null];
+    return [`${d.profile}: ${d.marked} marked → ${d.cnps_sent} CNP · ${d.cuts} cuts · ${d.final_rate_gbps.toFixed(2)} Gb/s`, d.cnps_sent];
+  }],
   ['retransmitted', () => true, (p) => [`${p.retransmitted_bytes} B`, p.retransmitted_bytes]],
   ['drops', () => true, (p) => [`${p.drops} / ${p.pfc_pauses} / ${p.ecn_marks}`, [p.drops, p.pfc_pauses, p.ecn_marks]]],
   ['setup_syscalls', () => true, (p) => [String(p.setup.syscalls), p.setup.syscalls]],

@@ -134,6 +134,7 @@ fn expected(row: &str, p: &Value) -> Value {
             }
         }
         "recovery" => g("recovery.loss_events"),
+        "dcqcn" => g("recovery.dcqcn.cnps_sent"),
         "retransmitted" => g("retransmitted_bytes"),
         "drops" => Value::from(vec![g("drops"), g("pfc_pauses"), g("ecn_marks")]),
         "setup_syscalls" => g("setup.syscalls"),

@@ -254,6 +254,25 @@ pub struct Recovery {
     pub selective: bool,
     /// RDMA: packets resent.
     pub resent_packets: u64,
+    /// RDMA with `rdma.dcqcn`: what DCQCN did.
+    pub dcqcn: Option<DcqcnSummary>,
+}
+
+/// DCQCN over a run, both QPs of the path added (mlx5's counter names in brackets).
+#[derive(Clone, Debug, Serialize)]
+pub struct DcqcnSummary {
+    /// The parameter profile ("nvidia" or "dcqcn-2015").
+    pub profile: &'static str,
+    /// ECN-marked packets the receiving NICs saw (`np_ecn_marked_roce_packets`).
+    pub marked: u64,
+    /// CNPs they sent (`np_cnp_sent`).
+    pub cnps_sent: u64,
+    /// CNPs the sending NICs handled (`rp_cnp_handled`).
+    pub cnps_handled: u64,
+    /// Rate cuts they made.
+    pub cuts: u64,
+    /// The data sender's rate when the run ended, Gb/s.
+    pub final_rate_gbps: f64,
 }
 
 /// How to run a plan beyond what the plan itself says.
@@ -422,6 +441,22 @@ pub fn trace_json(path: &str, t: SimTime, r: &TraceRecord) -> serde_json::Value 
             o.insert("qpn".into(), json!(qpn));
             o.insert("from_psn".into(), json!(from_psn));
             o.insert("reason".into(), json!(reason));
+        }
+        TraceRecord::RateChange {
+            host,
+            qpn,
+            cause,
+            rate_kbps,
+            target_kbps,
+            alpha,
+        } => {
+            o.insert("kind".into(), json!("rate_change"));
+            o.insert("host".into(), json!(host.0));
+            o.insert("qpn".into(), json!(qpn));
+            o.insert("cause".into(), json!(cause));
+            o.insert("rate_kbps".into(), json!(rate_kbps));
+            o.insert("target_kbps".into(), json!(target_kbps));
+            o.insert("alpha".into(), json!(*alpha as f64 / (1u64 << 20) as f64));
         }
     }
     serde_json::Value::Object(o)
@@ -854,6 +889,23 @@ impl Report {
             ),
             None => "—".to_string(),
         });
+        let has_dcqcn = [&self.tcp, &self.rdma].iter().any(|p| {
+            p.as_ref()
+                .and_then(|p| p.recovery.as_ref())
+                .is_some_and(|r| r.dcqcn.is_some())
+        });
+        if has_dcqcn {
+            row(
+                "DCQCN",
+                &|p| match p.recovery.as_ref().and_then(|r| r.dcqcn.as_ref()) {
+                    Some(d) => format!(
+                        "{}: {} marked → {} CNPs, {} rate cuts, rate at the end {:.2} Gb/s",
+                        d.profile, d.marked, d.cnps_sent, d.cuts, d.final_rate_gbps
+                    ),
+                    None => "—".to_string(),
+                },
+            );
+        }
         row("retransmitted bytes", &|p| {
             p.retransmitted_bytes.to_string()
         });

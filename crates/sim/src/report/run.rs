@@ -209,9 +209,6 @@ fn not_modelled(plan: &Plan) -> Option<String> {
             r.qp_type.name()
         ));
     }
-    if r.dcqcn {
-        return Some("rdma.dcqcn = true (DCQCN rate control)".into());
-    }
     if r.completion == Completion::Event && r.operation != scenario::Operation::Send {
         return Some(
             "rdma.completion = event with a one-sided operation (event completions are modelled for the SEND/RECV receiver)"
@@ -276,6 +273,13 @@ fn new_world(
     // RoCE travels in the priority the plan's PFC settings name.
     w.set_roce_priority(units::Priority::of(plan.lossless.priority));
     w.set_adaptive_retransmission(plan.nic.adaptive_retransmission);
+    if plan.rdma.dcqcn {
+        use transport::roce::dcqcn::DcqcnParams;
+        w.set_dcqcn(Some(match plan.rdma.dcqcn_profile {
+            scenario::DcqcnProfile::Nvidia => DcqcnParams::NVIDIA,
+            scenario::DcqcnProfile::Paper => DcqcnParams::PAPER,
+        }));
+    }
     if plan.rdma.retransmission == scenario::Retransmission::Selective {
         w.set_selective_repeat(Some(selective_window(plan, &profile)));
     }
@@ -905,6 +909,7 @@ fn tcp_recovery(
         mean_inflight_packets: None,
         selective: false,
         resent_packets: 0,
+        dcqcn: None,
     };
     (r, x.retransmitted_bytes + y.retransmitted_bytes)
 }
@@ -927,8 +932,28 @@ fn rdma_recovery(w: &World, a: Endpoint, b: Endpoint) -> (Recovery, u64) {
         mean_inflight_packets: (first > 0).then(|| sum(&|c| c.inflight_sum) as f64 / first as f64),
         selective: w.selective_repeat(),
         resent_packets: sum(&|c| c.packets_retransmitted),
+        dcqcn: dcqcn_summary(w, a, b),
     };
     (r, sum(&|c| c.bytes_retransmitted))
+}
+
+/// What DCQCN did on the path's two QPs, if it ran.
+fn dcqcn_summary(w: &World, a: Endpoint, b: Endpoint) -> Option<super::DcqcnSummary> {
+    let (rate, _, _, rp_a) = w.dcqcn_state(a.host, a.qpn)?;
+    let rp_b = w
+        .dcqcn_state(b.host, b.qpn)
+        .map(|x| x.3)
+        .unwrap_or_default();
+    let np = |e: Endpoint| w.np_counters(e.host, e.qpn).unwrap_or((0, 0));
+    let (na, nb) = (np(a), np(b));
+    Some(super::DcqcnSummary {
+        profile: w.dcqcn_params()?.name,
+        marked: na.0 + nb.0,
+        cnps_sent: na.1 + nb.1,
+        cnps_handled: rp_a.cnps + rp_b.cnps,
+        cuts: rp_a.cuts + rp_b.cuts,
+        final_rate_gbps: rate as f64 / 1e6,
+    })
 }
 
 fn post_failed(verb: &str, h: u32, e: &verbs::PostError, w: &World, ep: Endpoint) -> Outcome {

@@ -36,6 +36,7 @@ use fabric::{
 };
 use host::{Cpu, HostProfile, Pcie};
 use std::collections::{BTreeMap, VecDeque};
+use transport::roce::dcqcn::{self, DcqcnParams};
 use transport::roce::{
     DataRef, Placement, RcConfig, RecvFailure, RemoteOp, ReqStatus, Requester, RequesterEvent,
     Responder, ResponderEnv, ResponderEvent, RetransmitMode, RocePacket, SendRequest, Transmit,
@@ -56,6 +57,10 @@ mod exchange;
 mod tcp;
 pub use exchange::ConnInfo;
 pub use tcp::{SocketId, SocketStats, TcpEvent, TcpOptions};
+
+/// The priority CNPs travel in (served strictly before data where the switch is set so).
+// source: research/figures.md §6.1, CNP_802P_PRIO 6 (NVIDIA firmware default).
+pub const CNP_PRIORITY: Priority = Priority::of(6);
 
 /// The floor of adaptive retransmission's timeout.
 // source: research/figures.md §5, NVIDIA "Adaptive Retransmission: Parameters Control"
@@ -157,6 +162,9 @@ pub enum WorldError {
     /// No such host.
     #[error("host {0} does not exist")]
     NoHost(u32),
+    /// An experiment's own setup (buffers, registrations, posts) failed.
+    #[error("setting up the experiment failed: {0}")]
+    Setup(String),
     /// The out-of-band exchange over TCP did not complete.
     #[error(
         "the out-of-band connection exchange over TCP did not complete: the connection closed or no event was left to run (is the link losing every frame?)"
@@ -176,6 +184,12 @@ struct QpEngine {
     /// Receive completions whose CQE write is still crossing PCIe (behind the payload's),
     /// delivered in order by [`HostEvent::RecvDone`].
     recv_cqes: VecDeque<verbs::TakenRecv>,
+    /// DCQCN: the notification point (CNPs for marked packets this QP receives).
+    np: dcqcn::Np,
+    /// DCQCN: the reaction point (this QP's rate), when the NICs run DCQCN.
+    rp: Option<dcqcn::Rp>,
+    /// The remote QP number (where CNPs go).
+    dest_qpn: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -262,6 +276,8 @@ pub struct World {
     adaptive_min: Option<SimDuration>,
     /// Selective repeat's in-flight cap for every RC QP, when the NICs use it.
     selective_window: Option<u32>,
+    /// DCQCN's parameters, when the NICs run it.
+    dcqcn: Option<DcqcnParams>,
     hosts: Vec<SimHost>,
     by_node: BTreeMap<u32, u32>,
     by_ip: BTreeMap<[u8; 4], u32>,
@@ -297,6 +313,48 @@ impl World {
     /// bandwidth-delay product; IRN's BDP cap).
     pub fn set_selective_repeat(&mut self, window: Option<u32>) {
         self.selective_window = window.map(|w| w.max(1));
+    }
+
+    /// Runs DCQCN with `params` on the RC QPs that reach RTS from now on (or turns it off):
+    /// their NICs answer CE-marked packets with CNPs and pace each QP at its DCQCN rate. The
+    /// switches must mark (an [`fabric::EcnConfig`] on the fabric) for anything to happen.
+    pub fn set_dcqcn(&mut self, params: Option<DcqcnParams>) {
+        self.dcqcn = params;
+    }
+
+    /// DCQCN's parameters, if the NICs run it.
+    pub fn dcqcn_params(&self) -> Option<DcqcnParams> {
+        self.dcqcn
+    }
+
+    /// QP `qpn` of host `h`: DCQCN's rate now (kbit/s), target and α (units of 2⁻²⁰), with
+    /// the reaction point's counters; `None` without DCQCN.
+    pub fn dcqcn_state(&self, h: u32, qpn: QpNum) -> Option<(u64, u64, u64, dcqcn::RpCounters)> {
+        let rp = self
+            .hosts
+            .get(h as usize)?
+            .qps
+            .get(&qpn.get())?
+            .rp
+            .as_ref()?;
+        Some((rp.rate_kbps(), rp.target_kbps(), rp.alpha(), rp.counters()))
+    }
+
+    /// QP `qpn` of host `h`: CE-marked packets received and CNPs sent (DCQCN's notification
+    /// point; mlx5 `np_ecn_marked_roce_packets`, `np_cnp_sent`).
+    pub fn np_counters(&self, h: u32, qpn: QpNum) -> Option<(u64, u64)> {
+        let e = self.hosts.get(h as usize)?.qps.get(&qpn.get())?;
+        Some((e.np.marked, e.np.cnps_sent))
+    }
+
+    /// Host `h`'s NIC line rate, kbit/s (its port's link).
+    fn line_kbps(&self, h: u32) -> u64 {
+        let node = self.hosts[h as usize].node;
+        self.fabric
+            .ports()
+            .find(|(n, ..)| *n == node)
+            .and_then(|(_, _, link, _)| self.fabric.link(link))
+            .map_or(100_000_000, |l| l.bandwidth.bps() / 1_000)
     }
 
     /// Whether RC QPs recover by selective repeat.
@@ -378,6 +436,7 @@ impl World {
             roce_priority: ROCE_PRIORITY,
             adaptive_min: None,
             selective_window: None,
+            dcqcn: None,
             hosts,
             by_node,
             by_ip,
@@ -645,6 +704,7 @@ impl World {
         mask: QpAttrMask,
     ) -> Result<ModifyOutcome, VerbsError> {
         let out = self.hosts[h as usize].verbs.modify_qp(qpn, attr, mask)?;
+        let line_kbps = self.line_kbps(h);
         self.control_path(h, "ioctl modify_qp", 0);
         let host = &mut self.hosts[h as usize];
         let (a, init) = host.verbs.query_qp(qpn)?;
@@ -691,7 +751,11 @@ impl World {
             fetched: VecDeque::new(),
             timer_at: None,
             recv_cqes: VecDeque::new(),
+            np: dcqcn::Np::default(),
+            rp: None,
+            dest_qpn: 0,
         });
+        e.dest_qpn = cfg.dest_qpn;
         for effect in &out.effects {
             match effect {
                 ModifyEffect::Reset(_) | ModifyEffect::Flushed(_) => {
@@ -706,6 +770,12 @@ impl World {
                 ModifyEffect::EnteredRts => {
                     if e.req.is_none() {
                         e.req = Some(Requester::new(cfg));
+                        e.rp = match (self.dcqcn, cfg.service) {
+                            (Some(p), transport::roce::Service::Rc) => {
+                                Some(dcqcn::Rp::new(p, line_kbps))
+                            }
+                            _ => None,
+                        };
                     }
                     // WQEs posted before RTS (mlx5 accepts them) may start now.
                     self.sched.schedule_at(
@@ -932,6 +1002,12 @@ impl World {
                 if let Some(r) = e.req.as_mut() {
                     r.handle_timeout(now);
                 }
+                if let Some(rp) = e.rp.as_mut()
+                    && rp.poll_timeout().is_some_and(|t| t <= now)
+                {
+                    rp.handle_timeout(now);
+                }
+                self.trace_rate(host, qpn, now);
                 self.after_transport(host, qpn, sched);
             }
             Event::Host(HostEvent::RecvDone { host, qpn }) => {
@@ -1100,6 +1176,22 @@ impl World {
     /// has room ahead of its port.
     fn pump_tx(&mut self, h: u32, sched: &mut Scheduler<Event>) {
         let now = sched.now();
+        let mut pace_wake: Vec<u32> = Vec::new();
+        self.pump_tx_inner(h, now, &mut pace_wake, sched);
+        // A QP held back by its DCQCN rate is woken when its next packet may go.
+        for q in pace_wake {
+            self.trace_rate(h, q, now);
+            self.update_timer(h, q, sched);
+        }
+    }
+
+    fn pump_tx_inner(
+        &mut self,
+        h: u32,
+        now: SimTime,
+        pace_wake: &mut Vec<u32>,
+        sched: &mut Scheduler<Event>,
+    ) {
         loop {
             let host = &mut self.hosts[h as usize];
             if host.tx_inflight + self.fabric.host_backlog(host.node) >= TX_WINDOW {
@@ -1118,11 +1210,31 @@ impl World {
                 let Some(q) = next else { break };
                 host.rr = q;
                 let e = host.qps.get_mut(&q).expect("key just found");
-                let t = e
-                    .resp
-                    .as_mut()
-                    .and_then(|r| r.poll_transmit(now))
-                    .or_else(|| e.req.as_mut().and_then(|r| r.poll_transmit(now)));
+                // DCQCN paces a QP's requests at its rate; responses go as they come.
+                let paced = e.rp.as_ref().is_some_and(|rp| rp.next_send() > now);
+                let t = e.resp.as_mut().and_then(|r| r.poll_transmit(now));
+                let t = match t {
+                    Some(t) => Some(t),
+                    None if paced => {
+                        if e.req.as_ref().is_some_and(|r| r.outstanding() > 0) {
+                            pace_wake.push(q);
+                        }
+                        None
+                    }
+                    None => {
+                        let t = e.req.as_mut().and_then(|r| r.poll_transmit(now));
+                        if let (Some(t), Some(rp)) = (&t, e.rp.as_mut()) {
+                            let hdr = RoceHeaders {
+                                bth: t.pkt.bth,
+                                ext: t.pkt.ext,
+                                udp_src_port: 0,
+                            };
+                            rp.on_sent(now, roce_frame_len(&hdr, t.pkt.payload_len) as u64);
+                            pace_wake.push(q);
+                        }
+                        t
+                    }
+                };
                 if let Some(t) = t {
                     found = Some((q, t));
                     break;
@@ -1340,6 +1452,25 @@ impl World {
             }
         };
         let qpn = hdr.bth.dest_qp;
+        if hdr.bth.opcode.is_cnp() {
+            // DCQCN's reaction point: cut this QP's rate.
+            if let Some(rp) = self.hosts[h as usize]
+                .qps
+                .get_mut(&qpn)
+                .and_then(|e| e.rp.as_mut())
+            {
+                rp.on_cnp(now);
+                self.trace_rate(h, qpn, now);
+                self.update_timer(h, qpn, sched);
+            }
+            self.recycle(bytes);
+            return;
+        }
+        if pkt.ecn == Ecn::Ce
+            && let Some(params) = self.dcqcn
+        {
+            self.notify(h, qpn, &params, sched);
+        }
         let rp = RocePacket {
             bth: hdr.bth,
             ext: hdr.ext,
@@ -1514,11 +1645,24 @@ impl World {
     }
 
     fn update_timer(&mut self, h: u32, qpn: u32, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
         let Some(e) = self.hosts[h as usize].qps.get_mut(&qpn) else {
             return;
         };
-        let Some(t) = e.req.as_ref().and_then(Requester::poll_timeout) else {
-            return;
+        let req_t = e.req.as_ref().and_then(Requester::poll_timeout);
+        let rp_t = e.rp.as_ref().and_then(|rp| {
+            let pacing = (rp.next_send() > now
+                && e.req.as_ref().is_some_and(|r| r.outstanding() > 0))
+            .then(|| rp.next_send());
+            match (rp.poll_timeout(), pacing) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        });
+        let t = match (req_t, rp_t) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return,
         };
         if e.timer_at.is_none_or(|cur| t < cur) {
             e.timer_at = Some(t);
@@ -1526,6 +1670,79 @@ impl World {
                 t.max(sched.now()),
                 Event::Host(HostEvent::Timer { host: h, qpn }),
             );
+        }
+    }
+
+    /// DCQCN's notification point: a CE-marked packet reached QP `qpn` of host `h`; answer
+    /// with a CNP to the sending QP unless one went within the CNP interval. The NIC makes it
+    /// itself (no PCIe) and sends it in the CNP priority.
+    fn notify(&mut self, h: u32, qpn: u32, params: &DcqcnParams, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let host = &mut self.hosts[h as usize];
+        let node = host.node;
+        let Some(e) = host.qps.get_mut(&qpn) else {
+            return;
+        };
+        let Some(peer) = e.peer else { return };
+        if !e.np.on_marked(now, params) {
+            return;
+        }
+        let sport = e.sport;
+        let hdr = RoceHeaders {
+            bth: wire::ib::bth::Repr {
+                opcode: wire::Opcode::CNP,
+                solicited: false,
+                mig_req: false,
+                pad_count: 0,
+                pkey: 0xffff,
+                fecn: false,
+                becn: true,
+                dest_qp: e.dest_qpn,
+                ack_req: false,
+                psn: 0,
+            },
+            ext: wire::ExtHeaders::NONE,
+            udp_src_port: sport,
+        };
+        let spec = PacketSpec {
+            flow: World::flow_of(h, QpNum::masked(qpn)),
+            dst: self.hosts[peer as usize].node,
+            priority: CNP_PRIORITY,
+            ecn: Ecn::NotEct,
+            len_bytes: roce_frame_len(&hdr, 0),
+            ecmp_hash: FiveTuple {
+                src_ip: host_ip(h),
+                dst_ip: host_ip(peer),
+                protocol: 17,
+                src_port: sport,
+                dst_port: 4791,
+            }
+            .hash(),
+            payload: Payload::Roce {
+                hdr,
+                payload_len: 0,
+                data: fabric::NO_DATA,
+            },
+        };
+        let _ = self.fabric.send(node, spec, sched);
+    }
+
+    /// Puts the reaction point's rate changes of QP `qpn` on the trace.
+    fn trace_rate(&mut self, h: u32, qpn: u32, now: SimTime) {
+        let host = &mut self.hosts[h as usize];
+        let node = host.node;
+        let Some(rp) = host.qps.get_mut(&qpn).and_then(|e| e.rp.as_mut()) else {
+            return;
+        };
+        while let Some(c) = rp.poll_change() {
+            self.tracer.emit(now, || TraceRecord::RateChange {
+                host: node,
+                qpn,
+                cause: c.cause,
+                rate_kbps: c.rate_kbps,
+                target_kbps: c.target_kbps,
+                alpha: c.alpha,
+            });
         }
     }
 

@@ -11,6 +11,8 @@
 //! - [`requester`]: turns posted work requests into request packets and responses into
 //!   completions (go-back-N or selective repeat, local ACK timeout with `retry_cnt`, RNR
 //!   with `rnr_retry`).
+//! - [`dcqcn`]: DCQCN's notification point (CNPs on ECN marks) and reaction point (α, rate
+//!   cut and recovery, pacing), in integer arithmetic.
 //! - [`responder`]: accepts requests in PSN order, places data through a [`ResponderEnv`],
 //!   answers with ACK/NAK, READ responses and atomic ACKs, and replays duplicates.
 //!
@@ -28,6 +30,7 @@
 //!   whenever an ACK makes progress (IBTA's retry semantics as rxe implements them).
 
 pub mod config;
+pub mod dcqcn;
 pub mod packet;
 pub mod psn;
 pub mod requester;

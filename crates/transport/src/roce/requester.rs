@@ -565,13 +565,26 @@ impl Requester {
             self.retry_left -= 1;
             let una = self.una;
             if self.selective() {
-                // Everything sent and not SACKed is presumed lost: resend just that.
+                // Resend the oldest missing packet only: whatever answers it (an ACK, or a
+                // SACK NAK when the responder still has a hole) says what else is missing,
+                // and a lost ACK costs one duplicate instead of a window of them.
                 self.sr.resend.clear();
-                self.sr.resent.clear();
-                self.sr.examined = None;
-                let hw = self.hw_psn;
-                self.queue_missing(una, hw, RetransmitReason::Timeout);
-                self.timeout_cover = Some(hw);
+                let mut q = una;
+                while psn::diff(q, self.hw_psn) < 0
+                    && (self.is_sacked(q) || self.resendable(q).is_none())
+                {
+                    q = psn::add(q, 1);
+                }
+                if psn::diff(q, self.hw_psn) < 0 {
+                    self.sr.resend.push_back(q);
+                    self.last_reason = RetransmitReason::Timeout;
+                    self.timeout_cover = Some(psn::add(q, 1));
+                    self.events.push_back(RequesterEvent::Resend {
+                        first_psn: q,
+                        count: 1,
+                        reason: RetransmitReason::Timeout,
+                    });
+                }
             } else {
                 self.go_back(una, RetransmitReason::Timeout);
             }
@@ -669,7 +682,11 @@ impl Requester {
                 note(psn::add(cum, i + 1));
             }
         }
-        self.mark_sacked(trigger);
+        // A trigger equal to the cumulative PSN says "nothing new held" (the packet that
+        // caused the NAK could not be placed early): it is the PSN still missing.
+        if psn::diff(trigger, cum) > 0 {
+            self.mark_sacked(trigger);
+        }
         for i in 0..64 {
             if map >> i & 1 == 1 {
                 self.mark_sacked(psn::add(cum, i + 1));

@@ -397,7 +397,15 @@ impl Responder {
             // Held packets are SENDs and WRITEs: each moves the expected PSN by one.
             self.advance_early(psn::add(at, 1));
         }
-        if drained {
+        if self.early.iter().any(Option::is_some) {
+            // Still a hole behind what is held: say so at once (the trigger is the expected
+            // PSN itself: nothing new arrived), or the requester learns of it only by timing
+            // out.
+            if drained || pkt.bth.ack_req {
+                let epsn = self.epsn;
+                self.push_sack(epsn);
+            }
+        } else if drained {
             self.push_ack(
                 psn::add(self.epsn, psn::MASK),
                 Syndrome::Ack {

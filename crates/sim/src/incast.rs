@@ -1,0 +1,247 @@
+//! An N→1 incast of RDMA WRITE streams through one switch: the experiment behind DCQCN's
+//! acceptance and the congestion lab. Every sender has one RC QP to the last host and keeps
+//! writing; the report gives each sender's goodput per window, and with `observe` the switch
+//! queue, the PAUSE frames, the CNPs and every DCQCN rate change.
+
+use crate::world::{Endpoint, RcOptions, World, WorldError};
+use engine::{Budget, PacketClass, PacketStage, TraceRecord, Tracer, VecObserver};
+use fabric::{EcnConfig, FabricConfig, LinkConfig, PfcConfig, Scheduling, Topology};
+use std::collections::BTreeMap;
+use transport::roce::dcqcn::DcqcnParams;
+use units::{Bandwidth, FlowId, SimDuration, SimTime};
+use verbs::{
+    AccessFlags,
+    wr::{SendWr, Sge},
+};
+
+/// What to run.
+#[derive(Clone, Copy, Debug)]
+pub struct IncastConfig {
+    /// Hosts writing to the one receiver (1–63).
+    pub senders: u32,
+    /// Every link's rate, Gb/s.
+    pub link_gbps: u64,
+    /// DCQCN at the NICs, if any.
+    pub dcqcn: Option<DcqcnParams>,
+    /// ECN marking at the switch (on RoCE's priority 3), if any.
+    pub ecn: Option<EcnConfig>,
+    /// PFC on priority 3, if any.
+    pub pfc: Option<PfcConfig>,
+    /// Simulated time to run.
+    pub duration: SimDuration,
+    /// Goodput is reported per window of this length.
+    pub window: SimDuration,
+    /// Record the switch queue, CNPs and rate changes (costs time).
+    pub observe: bool,
+}
+
+/// What happened.
+#[derive(Clone, Debug, Default)]
+pub struct IncastReport {
+    /// Per window, each sender's goodput in Gb/s (payload of first transmissions).
+    pub goodput_gbps: Vec<Vec<f64>>,
+    /// Per window, the deepest the receiver's egress queue was when a data frame joined it
+    /// (with `observe`).
+    pub peak_queue_bytes: Vec<u64>,
+    /// PAUSE frames sent anywhere.
+    pub pauses: u64,
+    /// CNPs each sender's QP received the notification for, in order of leaving the receiver
+    /// (with `observe`): per sender, the departure times.
+    pub cnp_times: Vec<Vec<SimTime>>,
+    /// DCQCN rate changes (with `observe`): time, sender, Rc kbit/s, α as a fraction.
+    pub rates: Vec<(SimTime, u32, u64, f64)>,
+    /// Events the run took.
+    pub events: u64,
+    /// The payload rate of one link in 4 KiB packets, Gb/s: the bottleneck.
+    pub bottleneck_gbps: f64,
+}
+
+/// The fabric's side of an observed run.
+#[derive(Default)]
+struct SwitchLog {
+    switch: u32,
+    data_flows: Vec<FlowId>,
+    window_ps: u64,
+    peak: BTreeMap<u64, u64>,
+    cnps: BTreeMap<u32, Vec<SimTime>>,
+    receiver: u32,
+}
+
+impl engine::Observer for SwitchLog {
+    fn record(&mut self, at: SimTime, rec: &TraceRecord) {
+        let TraceRecord::Packet {
+            stage,
+            node,
+            pkt,
+            queue_bytes,
+            ..
+        } = rec
+        else {
+            return;
+        };
+        if *stage == PacketStage::Enqueued
+            && node.0 == self.switch
+            && self.data_flows.contains(&pkt.flow)
+        {
+            let b = self.peak.entry(at.as_ps() / self.window_ps).or_default();
+            *b = (*b).max(*queue_bytes);
+        }
+        if *stage == PacketStage::Dequeued
+            && pkt.class == PacketClass::RoceCnp
+            && node.0 == self.receiver
+        {
+            self.cnps.entry(pkt.flow.0).or_default().push(at);
+        }
+    }
+}
+
+/// Runs the incast.
+pub fn run(c: &IncastConfig) -> Result<IncastReport, WorldError> {
+    let n = c.senders.clamp(1, 63);
+    let link = LinkConfig::new(Bandwidth::gbps(c.link_gbps.max(1)), 3);
+    let topo = Topology::star(n as u64 + 1, link)?;
+    let mut cfg = FabricConfig::default();
+    cfg.switch.ecn = c.ecn;
+    cfg.switch.pfc = c.pfc;
+    cfg.switch.queue_cap_bytes = 8 << 20;
+    // CNPs in strict priority 6, as NVIDIA's RoCE default configures switches.
+    cfg.switch.scheduling = Scheduling::roce_default();
+    let mut w = World::new(&topo, cfg, Default::default(), Default::default())?;
+    w.set_dcqcn(c.dcqcn);
+    let rx = n;
+    let o = RcOptions::default();
+    let mut pairs = Vec::new();
+    for h in 0..n {
+        pairs.push(w.connect_rc(h, rx, &o)?);
+    }
+    if c.observe {
+        let hosts: Vec<u32> = (0..=n).map(|h| w.host(h).node.0).collect();
+        let switch = w
+            .fabric
+            .ports()
+            .map(|(node, ..)| node.0)
+            .find(|x| !hosts.contains(x))
+            .unwrap_or(0);
+        w.fabric.set_tracer(Tracer::new(SwitchLog {
+            switch,
+            receiver: w.host(rx).node.0,
+            data_flows: pairs
+                .iter()
+                .map(|(a, _)| World::flow_of(a.host, a.qpn))
+                .collect(),
+            window_ps: c.window.as_ps().max(1),
+            ..Default::default()
+        }));
+        w.set_tracer(Tracer::new(VecObserver::default()));
+    }
+    // Enough 4 MiB WRITEs for the whole run at line rate.
+    const CHUNK: u64 = 4 << 20;
+    let line_bytes = c.link_gbps * c.duration.as_ps() / 8_000;
+    let wrs_each = (line_bytes.div_ceil(CHUNK) + 2).min(1000);
+    for (a, b) in &pairs {
+        post_writes(&mut w, a, b, CHUNK, wrs_each)?;
+    }
+    let start = w.now();
+    let windows = (c.duration.as_ps() / c.window.as_ps().max(1)).max(1);
+    let sent = |w: &World| -> Vec<u64> {
+        pairs
+            .iter()
+            .map(|(a, _)| {
+                w.host(a.host)
+                    .requester_counters(a.qpn)
+                    .map_or(0, |r| r.first_transmissions)
+            })
+            .collect()
+    };
+    let mut last = sent(&w);
+    let mut rep = IncastReport {
+        bottleneck_gbps: c.link_gbps as f64 * 4096.0 / (4096.0 + 98.0),
+        ..Default::default()
+    };
+    for k in 1..=windows {
+        let st = w.run_until(start + c.window * k, &Budget::default())?;
+        rep.events += st.events;
+        let now = sent(&w);
+        let secs_ps = c.window.as_ps() as f64;
+        rep.goodput_gbps.push(
+            now.iter()
+                .zip(&last)
+                .map(|(x, y)| (x - y) as f64 * 4096.0 * 8.0 / secs_ps * 1e3)
+                .collect(),
+        );
+        last = now;
+    }
+    rep.pauses = w.fabric.ports().map(|(.., s)| s.pauses_sent).sum();
+    if c.observe {
+        if let Some(log) = w.fabric.tracer_mut().take::<SwitchLog>() {
+            let first = start.as_ps() / c.window.as_ps().max(1);
+            rep.peak_queue_bytes = (0..windows)
+                .map(|k| log.peak.get(&(first + k)).copied().unwrap_or(0))
+                .collect();
+            // The receiver's CNP for sender h travels on the receiver QP's flow.
+            rep.cnp_times = pairs
+                .iter()
+                .map(|(_, b)| {
+                    log.cnps
+                        .get(&World::flow_of(b.host, b.qpn).0)
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .collect();
+        }
+        if let Some(obs) = w.tracer_mut().take::<VecObserver>() {
+            let node_to_sender: BTreeMap<u32, u32> =
+                (0..n).map(|h| (w.host(h).node.0, h)).collect();
+            for (t, r) in obs.records.iter() {
+                if let TraceRecord::RateChange {
+                    host,
+                    rate_kbps,
+                    alpha,
+                    ..
+                } = r
+                    && let Some(&s) = node_to_sender.get(&host.0)
+                {
+                    rep.rates
+                        .push((*t, s, *rate_kbps, *alpha as f64 / (1u64 << 20) as f64));
+                }
+            }
+        }
+    }
+    Ok(rep)
+}
+
+/// Posts `count` WRITEs of `chunk` bytes from a buffer on `a`'s host to one on `b`'s.
+fn post_writes(
+    w: &mut World,
+    a: &Endpoint,
+    b: &Endpoint,
+    chunk: u64,
+    count: u64,
+) -> Result<(), WorldError> {
+    fn err(e: impl std::fmt::Display) -> WorldError {
+        WorldError::Setup(e.to_string())
+    }
+    let va = w.verbs(a.host).memory_mut().alloc(chunk).map_err(err)?;
+    let mr = w
+        .verbs(a.host)
+        .reg_mr(a.pd, va, chunk, AccessFlags::LOCAL_WRITE)
+        .map_err(err)?;
+    let rva = w.verbs(b.host).memory_mut().alloc(chunk).map_err(err)?;
+    let access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE;
+    let rmr = w
+        .verbs(b.host)
+        .reg_mr(b.pd, rva, chunk, access)
+        .map_err(err)?;
+    let wrs: Vec<SendWr> = (0..count)
+        .map(|i| {
+            let sge = vec![Sge {
+                addr: va,
+                length: chunk as u32,
+                lkey: mr.lkey,
+            }];
+            SendWr::write(i, sge, rva, rmr.rkey)
+        })
+        .collect();
+    w.post_send(a.host, a.qpn, &wrs).map_err(err)?;
+    Ok(())
+}
