@@ -67,7 +67,7 @@ Examples:
   rdmalab perftest ib_write_bw -s 65536 --report_gbits --pcie-lanes 4      # PCIe-bound
   rdmalab perftest ib_read_lat --profile rxe --topology back_to_back
   rdmalab perftest tcp_stream -s 65536 -n 2000
-  rdmalab perftest ib_write_bw -q 8 --topology leaf_spine --set topology.spines=4  # ECMP spread
+  rdmalab perftest ib_write_bw -q 8 --topology leaf_spine --set topology.spine_gbps=25 --set lossless.enabled=true  # ECMP spread: compare -q 1
 
 Latency columns are µs of simulated time (ib_write_lat and ib_send_lat one way, post_send to
 the data in the responder's memory or its receive CQE; ib_read_lat and ib_atomic_lat the round

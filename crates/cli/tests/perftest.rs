@@ -128,32 +128,55 @@ fn every_test_runs_with_its_layout() {
     ]);
 }
 
+/// Issue 7's many-QP acceptance: on a leaf-spine with four 25 Gb/s spine links (lossless),
+/// one QP takes one path and a quarter of the host's rate; eight QPs use every path within
+/// ±25% of even (the CRC hash sees their consecutive UDP source ports) and fill the host link.
 #[test]
 fn on_a_leaf_spine_one_qp_takes_one_path_and_eight_spread() {
-    let shares = |q: &str| -> Vec<f64> {
+    let run = |q: &str| -> (Vec<f64>, f64) {
         let out = perftest(&[
             "ib_write_bw",
             "-q",
             q,
             "-n",
-            "200",
+            "400",
+            "--report_gbits",
             "--topology",
             "leaf_spine",
+            "--set",
+            "topology.spine_gbps=25",
+            "--set",
+            "lossless.enabled=true",
         ]);
         let line = out
             .lines()
             .find(|l| l.contains("uplinks of host 0's switch"))
             .unwrap_or_else(|| panic!("no uplink line: {out}"));
-        line.split_whitespace()
+        let shares = line
+            .split_whitespace()
             .filter_map(|x| x.strip_suffix('%').and_then(|v| v.parse().ok()))
-            .collect()
+            .collect();
+        (shares, rows(&out)[0][3])
     };
-    let one = shares("1");
+    let (one, one_gbps) = run("1");
     assert_eq!(one.len(), 4, "4 spines by default");
     assert_eq!(one.iter().filter(|x| **x > 99.0).count(), 1, "{one:?}");
-    let eight = shares("8");
-    assert!(eight.iter().filter(|x| **x > 5.0).count() >= 2, "{eight:?}");
+    let (eight, eight_gbps) = run("8");
+    for s in &eight {
+        assert!(
+            (18.75..=31.25).contains(s),
+            "each path within ±25% of 25%: {eight:?}"
+        );
+    }
     assert!((eight.iter().sum::<f64>() - 100.0).abs() < 0.5);
+    assert!(
+        one_gbps < 26.0,
+        "one QP is held to one 25 Gb/s spine link: {one_gbps}"
+    );
+    assert!(
+        eight_gbps > 3.5 * one_gbps,
+        "eight QPs fill the host link: {eight_gbps}"
+    );
 }
 
 #[test]

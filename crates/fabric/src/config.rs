@@ -291,6 +291,8 @@ pub struct SwitchConfig {
     pub ecn: Option<EcnConfig>,
     /// PFC, if enabled.
     pub pfc: Option<PfcConfig>,
+    /// How equal-cost ports are chosen.
+    pub ecmp_hash: crate::routing::EcmpHash,
     /// Lesson ⑤'s knob: the probability that a frame arriving at a switch "would overflow the
     /// buffer". Lossy priority: the frame is dropped. Lossless priority: the ingress count is
     /// pushed past XOFF through the ordinary PFC code (see `Fabric` docs).
@@ -309,6 +311,7 @@ impl Default for SwitchConfig {
             scheduling: Scheduling::default(),
             ecn: None,
             pfc: None,
+            ecmp_hash: crate::routing::EcmpHash::Crc16,
             congestion_drop: Probability::ZERO,
         }
     }

@@ -1240,7 +1240,7 @@ impl Fabric {
         let local_out = cands[if cands.len() == 1 {
             0
         } else {
-            ecmp_pick(hash, sw.salt, cands.len())
+            ecmp_pick(hash, sw.salt, cands.len(), cfg.ecmp_hash)
         }];
         let out = self.nodes[sw.node.index()].first_port + local_out as u32;
         // Admission.

@@ -24,6 +24,7 @@ pub mod loss;
 pub mod packet;
 pub mod pfc;
 mod routing;
+pub use routing::EcmpHash;
 pub mod topology;
 
 pub use config::{

@@ -115,20 +115,31 @@ pub struct FiveTuple {
 }
 
 impl FiveTuple {
-    /// A stable 32-bit hash (FNV-1a over the fields in network order); switches mix it with
-    /// their own salt.
+    /// The ECMP hash: CRC-16/CCITT (polynomial 0x1021, initial value 0xffff) over the fields
+    /// in network order, the hash merchant switch silicon offers (SONiC's `CRC_CCITT` load-share
+    /// algorithm; FortiOS's `crc16`, "CRC-16-CCITT polynomial"). A CRC is affine in its input:
+    /// flows that differ only in the low bits of the UDP source port (RoCE QPs of one host,
+    /// whose port follows the QP number) land on distinct buckets of a power-of-two group, so
+    /// consecutive QPs spread evenly; switches pick with their own bit offset and seed
+    /// ([`crate::routing`]).
     pub fn hash(&self) -> u32 {
-        let mut h: u32 = 0x811c_9dc5;
+        let mut crc: u16 = 0xffff;
         let mut eat = |b: u8| {
-            h ^= b as u32;
-            h = h.wrapping_mul(0x0100_0193);
+            crc ^= (b as u16) << 8;
+            for _ in 0..8 {
+                crc = if crc & 0x8000 != 0 {
+                    (crc << 1) ^ 0x1021
+                } else {
+                    crc << 1
+                };
+            }
         };
         self.src_ip.iter().for_each(|&b| eat(b));
         self.dst_ip.iter().for_each(|&b| eat(b));
         eat(self.protocol);
         self.src_port.to_be_bytes().iter().for_each(|&b| eat(b));
         self.dst_port.to_be_bytes().iter().for_each(|&b| eat(b));
-        h
+        crc as u32
     }
 }
 

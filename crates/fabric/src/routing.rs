@@ -3,8 +3,8 @@
 //! For each destination host, a breadth-first search from that host gives every node's hop
 //! distance; a switch's candidate egress ports towards the host are the ports whose neighbour
 //! is one hop closer. Hosts never forward, so paths never pass through a host. Among the
-//! candidates, a switch picks by hashing the frame's 5-tuple with a per-switch salt (so that
-//! successive tiers do not make correlated choices, the "polarisation" problem).
+//! candidates, a switch picks by the frame's 5-tuple CRC, looked at from its own bit offset and
+//! seed (so that successive tiers do not make correlated choices, the "polarisation" problem).
 //!
 //! The tables are flat arrays indexed by (switch ordinal, host ordinal): no maps, no iteration
 //! order to worry about.
@@ -80,15 +80,43 @@ impl Routes {
     }
 }
 
-/// Picks one of `n` candidates for a frame with 5-tuple hash `hash` at a switch with `salt`.
+/// Picks one of `n` candidates for a frame whose 5-tuple CRC-16 is `hash`, at a switch with
+/// `salt`, by the switch's ECMP function.
 #[inline]
-pub(crate) fn ecmp_pick(hash: u32, salt: u32, n: usize) -> usize {
-    // A multiply-xorshift mix (from the murmur3 finaliser) so that the salt changes every bit.
-    let mut x = hash ^ salt;
-    x ^= x >> 16;
-    x = x.wrapping_mul(0x85eb_ca6b);
-    x ^= x >> 13;
-    x = x.wrapping_mul(0xc2b2_ae35);
-    x ^= x >> 16;
-    ((x as u64 * n as u64) >> 32) as usize
+pub(crate) fn ecmp_pick(hash: u32, salt: u32, n: usize, how: EcmpHash) -> usize {
+    match how {
+        EcmpHash::Crc16 => {
+            // Both CRC bytes folded (the low bits alone do not see the source port's low
+            // bits), the switch's seed XORed in: a permutation of the buckets, so flows that
+            // spread evenly still do.
+            let f = (hash ^ (hash >> 8)) & 0xff;
+            ((f ^ (salt & 0xff)) as usize) % n
+        }
+        EcmpHash::Mixed => {
+            // A multiply-xorshift mix (the murmur3 finaliser) so that the salt changes every
+            // bit and no two switches make correlated choices.
+            let mut x = hash ^ salt;
+            x ^= x >> 16;
+            x = x.wrapping_mul(0x85eb_ca6b);
+            x ^= x >> 13;
+            x = x.wrapping_mul(0xc2b2_ae35);
+            x ^= x >> 16;
+            ((x as u64 * n as u64) >> 32) as usize
+        }
+    }
+}
+
+/// How a switch turns a frame's 5-tuple hash into one of its equal-cost ports.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub enum EcmpHash {
+    /// The CRC-16 folded to a byte, XOR the switch's seed, modulo the group: what switch ASICs
+    /// do with a CRC. Affine in the 5-tuple, so RoCE QPs of one host (consecutive UDP source
+    /// ports) spread evenly over a power-of-two group; the price is that every switch applies
+    /// the same linear function, so in a three-tier fabric the upper tier repeats the lower
+    /// tier's choice ("polarisation").
+    #[default]
+    Crc16,
+    /// The CRC mixed with the switch's salt through a multiply-xorshift finaliser: no
+    /// polarisation, but QPs spread like random throws (8 QPs over 4 paths rarely 2-2-2-2).
+    Mixed,
 }

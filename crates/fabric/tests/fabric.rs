@@ -428,6 +428,9 @@ fn fat_tree_permutation_is_lossless_within_headroom() {
     let mut switch = pfc_switch(1 << 20, xoff, xon);
     // A port takes 400 ns to act on a PAUSE; the headroom formula accounts for it.
     switch.pfc.as_mut().unwrap().response_time = SimDuration::from_ns(400);
+    // Random-like ECMP, so that flows collide on some uplinks (the CRC hash happens to route
+    // this permutation without a collision).
+    switch.ecmp_hash = fabric::EcmpHash::Mixed;
     let cfg = FabricConfig {
         switch,
         seed: 3,

@@ -14,7 +14,8 @@ use verbs::NicProfile;
 use verbs::types::{Mtu, QpState, QpType};
 
 use crate::plan::{
-    Completion, Congestion, ForwardingKind, NicKind, Plan, QpKind, QpStateKind, TopologyKind,
+    Completion, Congestion, EcmpKind, ForwardingKind, NicKind, Plan, QpKind, QpStateKind,
+    TopologyKind,
 };
 
 /// A probability the plan already bounded to 0..=1.
@@ -41,13 +42,19 @@ impl Plan {
         match self.topology.kind {
             TopologyKind::Switch => Topology::star(self.topology.hosts, self.link_config()),
             TopologyKind::BackToBack => Topology::back_to_back(self.link_config()),
-            TopologyKind::LeafSpine => Topology::leaf_spine(
-                self.topology.hosts,
-                self.topology.spines,
-                1,
-                self.link_config(),
-                self.link_config(),
-            ),
+            TopologyKind::LeafSpine => {
+                let mut up = self.link_config();
+                if self.topology.spine_gbps > 0 {
+                    up.bandwidth = Bandwidth::gbps(self.topology.spine_gbps);
+                }
+                Topology::leaf_spine(
+                    self.topology.hosts,
+                    self.topology.spines,
+                    1,
+                    self.link_config(),
+                    up,
+                )
+            }
         }
     }
 
@@ -83,6 +90,10 @@ impl Plan {
                 },
                 ecn,
                 pfc,
+                ecmp_hash: match sw.ecmp_hash {
+                    EcmpKind::Crc16 => fabric::EcmpHash::Crc16,
+                    EcmpKind::Mixed => fabric::EcmpHash::Mixed,
+                },
                 congestion_drop: prob(self.loss.congestion_drop),
             },
             seed: self.seed,

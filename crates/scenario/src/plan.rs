@@ -88,6 +88,13 @@ named_enum! {
 }
 
 named_enum! {
+    /// How switches choose among equal-cost ports.
+    EcmpKind { /// CRC-16 of the 5-tuple, as switch ASICs: consecutive QPs spread evenly.
+        Crc16 = "crc16", /// The CRC mixed with a per-switch salt: random-like, no polarisation.
+        Mixed = "mixed" }
+}
+
+named_enum! {
     /// Which DCQCN parameters the NICs use.
     DcqcnProfile { /// Current NVIDIA firmware defaults (research/figures.md §6.1).
         Nvidia = "nvidia", /// The 2015 paper's (research/figures.md §6.2).
@@ -294,6 +301,8 @@ pub struct TopologyPlan {
     pub cable_m: u64,
     /// Spine switches (`leaf_spine` only): the equal-cost paths between two leaves.
     pub spines: u64,
+    /// Rate of the leaf–spine links, Gb/s (`leaf_spine` only); 0: `link_gbps`.
+    pub spine_gbps: u64,
 }
 
 /// The NIC.
@@ -340,6 +349,8 @@ pub struct SwitchPlan {
     pub ecn_pmax: f64,
     /// Mark as frames leave the queue rather than as they join it.
     pub ecn_on_dequeue: bool,
+    /// ECMP's hash.
+    pub ecmp_hash: EcmpKind,
 }
 
 /// Loss.
@@ -494,6 +505,7 @@ impl Default for Plan {
                 link_gbps: 100,
                 cable_m: 2,
                 spines: 4,
+                spine_gbps: 0,
             },
             switch: SwitchPlan {
                 buffer_bytes: 16 << 20,
@@ -505,6 +517,7 @@ impl Default for Plan {
                 ecn_kmax_bytes: 200_000,
                 ecn_pmax: 0.01,
                 ecn_on_dequeue: false,
+                ecmp_hash: EcmpKind::Crc16,
             },
             loss: LossPlan {
                 congestion_drop: 0.0,
@@ -605,6 +618,7 @@ schema! {
     "topology.hosts" => topology.hosts: int(2, 4_096), "hosts", "Hosts on the switch; must be 2 for `back_to_back`.";
     "topology.link_gbps" => topology.link_gbps: int(1, 1_600), "Gb/s", "Line rate of every link.";
     "topology.cable_m" => topology.cable_m: int(0, 100_000), "m", "Cable length of every link; propagation 5 ns/m.";
+    "topology.spine_gbps" => topology.spine_gbps: int(0, 1_600), "Gb/s", "Rate of each leaf–spine link of a `leaf_spine` fabric (0: `link_gbps`). Four spines at 25 Gb/s carry one 100 Gb/s host only if its traffic spreads over all four.";
     "topology.spines" => topology.spines: int(1, 64), "switches", "Spine switches of a `leaf_spine` fabric: the equal-cost paths between two leaves (ECMP picks one per flow from the 5-tuple; RoCE's UDP source port comes from the QP number).";
     "switch.buffer_bytes" => switch.buffer_bytes: int(1_500, TIB), "bytes", "Shared packet buffer of each switch.";
     "switch.queue_cap_bytes" => switch.queue_cap_bytes: int(64, TIB), "bytes", "Most bytes one lossy egress queue may hold.";
@@ -614,6 +628,7 @@ schema! {
     "switch.ecn_kmin_bytes" => switch.ecn_kmin_bytes: int(0, TIB), "bytes", "Queue depth where marking starts; at most `ecn_kmax_bytes`.";
     "switch.ecn_kmax_bytes" => switch.ecn_kmax_bytes: int(1, TIB), "bytes", "Queue depth above which every ECN-capable packet is marked.";
     "switch.ecn_pmax" => switch.ecn_pmax: Kind::Prob, "probability", "Marking probability just below Kmax.";
+    "switch.ecmp_hash" => switch.ecmp_hash: Kind::Enum(EcmpKind::NAMES), "", "How a switch picks among equal-cost ports: `crc16` (the 5-tuple's CRC-16 folded and seeded per switch, as ASICs do; RoCE QPs of one host, whose UDP source ports follow their QP numbers, spread evenly) or `mixed` (the CRC through a per-switch mixing function: random-like spread, no polarisation across tiers).";
     "switch.ecn_on_dequeue" => switch.ecn_on_dequeue: Kind::Bool, "", "Mark a frame as it leaves the egress queue, by the depth it leaves behind (htsim's ECN queue), instead of as it joins: the sender hears of the queue one queueing delay sooner.";
     "loss.congestion_drop" => loss.congestion_drop: Kind::Prob, "probability", "Chance a frame arriving at a switch would overflow its buffer: dropped on a lossy priority, PFC back-pressure on a lossless one (lesson 5).";
     "loss.corruption" => loss.corruption: Kind::Prob, "probability", "Independent per-frame corruption on every link; PFC cannot prevent it.";

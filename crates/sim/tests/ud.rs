@@ -185,4 +185,34 @@ fn datagrams_under(profile: NicProfile) {
     let resp = w.host(1).responder_counters(b.qpn).unwrap();
     assert_eq!((resp.dropped_messages, resp.acks, resp.rnr_naks), (2, 0, 0));
     assert_eq!(w.verbs(1).qp_state(b.qpn).unwrap(), QpState::Rts);
+
+    // An RDMA WRITE on UD: every profile takes the post, and the WQE completes
+    // LOC_QP_OP_ERR when the send queue reaches it; nothing goes on the wire.
+    let write = SendWr::write(
+        6,
+        vec![Sge {
+            addr: src,
+            length: 10,
+            lkey: smr.lkey,
+        }],
+        dst,
+        dmr.rkey,
+    )
+    .signaled()
+    .to_ud(ah, b.qpn, QKEY);
+    w.post_send(0, a.qpn, &[write]).unwrap();
+    run(&mut w, 20);
+    let c = w.poll_cq(0, a.cq, 4).unwrap();
+    assert_eq!(
+        (c.len(), c[0].wr_id, c[0].status),
+        (1, 6, WcStatus::LocQpOpErr),
+        "{profile:?}"
+    );
+    // A send-side error completion moves the QP to ERR (verbs-spec §2), UD included.
+    assert_eq!(
+        w.verbs(0).qp_state(a.qpn).unwrap(),
+        QpState::Err,
+        "{profile:?}"
+    );
+    assert!(w.poll_cq(1, b.cq, 4).unwrap().is_empty(), "nothing arrived");
 }
