@@ -41,12 +41,15 @@ the RDMA run's, each record tagged with \"path\".
 JSON Lines schema, one object per line: {path: tcp|rdma, t_ps, kind, ...}
   stage           host, unit (cpu|nic|pcie), core (cpu), stage, setup, start_ps, end_ps
   packet          event (enqueued|dequeued|arrived|delivered), node, port, uid, flow, class
-                  (roce_data|roce_ack|cnp|pause|raw|tcp), bytes, priority, queue_bytes
+                  (roce_data|roce_ack|cnp|pause|raw|tcp), bytes, priority, queue_bytes,
+                  irn_extension (true on frames with the selective-repeat IRN header)
   dropped         node, port, uid, flow, class, bytes, priority, reason
                   (buffer_full|congestion_draw|corruption|burst|rule|no_route)
   ecn_marked      node, port, uid, flow, class, bytes, priority, queue_bytes
   pause_sent, pause_received   node, port, class_enable, quanta (0 = resume)
   retransmit      host, qpn, from_psn, reason
+  rate_change     host, qpn, cause (cut|fast recovery|additive increase|hyper increase),
+                  rate_kbps, target_kbps, alpha (0..1)   (DCQCN)
 Nodes are fabric node numbers (`host` too: with the presets' one switch, the switch
 is node 0 and host i is node i + 1); times are integer picoseconds. At most
 4,000,000 records per run are kept.

@@ -43,6 +43,9 @@ pub struct PacketRef {
     pub bytes: u32,
     /// The 802.1p priority it travels in.
     pub priority: Priority,
+    /// It carries rdmalab's IRN extension header (selective repeat's per-packet placement or
+    /// SACK map; `wire::ib::irn`), not part of IBTA RoCE.
+    pub irn_ext: bool,
 }
 
 /// Where a packet is in its journey through one port.
@@ -353,6 +356,7 @@ mod tests {
                 class: PacketClass::Raw,
                 bytes: 64,
                 priority: Priority::of(3),
+                irn_ext: false,
             },
             reason: DropReason::BufferFull,
         }

@@ -222,6 +222,7 @@ impl Packet {
     /// Its identity in a trace record.
     pub fn trace_ref(&self) -> PacketRef {
         PacketRef {
+            irn_ext: matches!(self.payload, Payload::Roce { hdr, .. } if hdr.ext.irn.is_some()),
             uid: self.uid,
             flow: self.flow,
             class: self.class(),

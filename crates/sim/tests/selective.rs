@@ -286,6 +286,8 @@ fn irn_extension_on_the_wire_and_in_tshark() {
         std::fs::File::create(&path).unwrap(),
     )))
     .unwrap();
+    w.fabric
+        .set_tracer(Tracer::new(engine::VecObserver::default()));
     let sge = vec![Sge {
         addr: abuf,
         length: data.len() as u32,
@@ -306,6 +308,22 @@ fn irn_extension_on_the_wire_and_in_tshark() {
     let mut got = vec![0; data.len()];
     w.verbs(1).memory().read(bbuf, &mut got).unwrap();
     assert!(got == data, "the WRITE arrived byte-identical");
+
+    // The trace marks the same frames: every request after the first leaves host 0 marked.
+    let host0 = w.host(0).node;
+    let obs = w.fabric.tracer_mut().take::<engine::VecObserver>().unwrap();
+    let marked_out = obs
+        .records
+        .iter()
+        .filter(|(_, r)| {
+            matches!(r, TraceRecord::Packet { stage: PacketStage::Dequeued, node, pkt, .. }
+                if *node == host0 && pkt.class == PacketClass::RoceData && pkt.irn_ext)
+        })
+        .count();
+    assert_eq!(
+        marked_out, 12,
+        "11 MIDDLE/LAST packets and the resend, marked in the trace"
+    );
 
     let mut requests = Vec::new();
     let mut sacks = Vec::new();

@@ -341,12 +341,19 @@ fn other_mistakes_are_located_too() {
         10,
         &["RDMA_WRITE needs `remote`", "out of band"],
     );
-    // post_send on a UD QP: sessions have no UD address fields yet.
+    // post_send on a UD QP without a destination.
     assert_err(
         "\n[[step]]\ncall = \"create_qp\"\npd = \"pd_a\"\ncq = \"cq_a\"\nas = \"ud\"\ntype = \"UD\"\n\n[[step]]\ncall = \"post_send\"\nqp = \"ud\"\nopcode = \"SEND\"\n",
-        19,
-        6,
-        &["no address-handle fields"],
+        17,
+        1,
+        &["needs `ud`", "Q_Key"],
+    );
+    // A destination on a connected QP.
+    assert_err(
+        "\n[[step]]\ncall = \"post_send\"\nqp = \"qp_a\"\nopcode = \"SEND\"\nud = { qp = \"qp_b\", qkey = 1 }\n",
+        10,
+        1,
+        &["`ud` is for UD QPs"],
     );
 }
 

@@ -301,11 +301,14 @@ pub const MAX_TRACE_RECORDS: usize = 4_000_000;
 ///   `start_ps`, `end_ps` — a timed piece of work on a host;
 /// - `packet`: `event` (`enqueued`, `dequeued`, `arrived`, `delivered`), `node`, `port`,
 ///   `uid`, `flow`, `class` (`roce_data`, `roce_ack`, `cnp`, `pause`, `raw`, `tcp`), `bytes`,
-///   `priority`, `queue_bytes`;
+///   `priority`, `queue_bytes`, and `irn_extension: true` on a frame carrying rdmalab's IRN
+///   header (selective repeat; not IBTA);
 /// - `dropped`: `node`, `port`, `uid`, `flow`, `class`, `bytes`, `priority`, `reason`;
 /// - `ecn_marked`: `node`, `port`, `uid`, `flow`, `class`, `bytes`, `priority`, `queue_bytes`;
 /// - `pause_sent` / `pause_received`: `node`, `port`, `class_enable`, `quanta`;
-/// - `retransmit`: `host`, `qpn`, `from_psn`, `reason`.
+/// - `retransmit`: `host`, `qpn`, `from_psn`, `reason`;
+/// - `rate_change`: `host`, `qpn`, `cause` (`cut`, `fast recovery`, `additive increase`,
+///   `hyper increase`), `rate_kbps`, `target_kbps`, `alpha` (0..=1) — DCQCN's reaction point.
 ///
 /// Nodes are the fabric's node numbers (`host` too: in a one-switch topology the switch is
 /// node 0 and host i is node i + 1). Times are integer picoseconds of simulated time.
@@ -326,6 +329,9 @@ pub fn trace_json(path: &str, t: SimTime, r: &TraceRecord) -> serde_json::Value 
         o.insert("class".into(), json!(class(p.class)));
         o.insert("bytes".into(), json!(p.bytes));
         o.insert("priority".into(), json!(p.priority.index()));
+        if p.irn_ext {
+            o.insert("irn_extension".into(), json!(true));
+        }
     };
     let mut o = serde_json::Map::new();
     o.insert("path".into(), json!(path));

@@ -706,7 +706,11 @@ impl Exec<'_> {
                             rkey,
                             compare_add: w.compare_add,
                             swap: w.swap,
-                            ud: None,
+                            ud: w.ud.map(|u| verbs::wr::UdDest {
+                                ah: AhAttr::roce(Gid::from_ipv4(host_ip(self.host_of(u.qp)))),
+                                remote_qpn: self.qpn(u.qp).get(),
+                                remote_qkey: u.qkey,
+                            }),
                         }
                     })
                     .collect();
@@ -956,6 +960,33 @@ impl Exec<'_> {
                 let want_qp = w.qp.map(|q| self.s.name(q).to_string());
                 let got_qp = got.map(|g| self.qp_name(h, g.qp_num));
                 field("qp", want_qp, got_qp);
+                let qpn_of = |n: Option<QpNum>| {
+                    n.map_or("none".to_string(), |n| format!("QPN {:#x}", n.get()))
+                };
+                if let Some(q) = w.src_qp {
+                    // The expected QP may never have been created (its step failed).
+                    let n = match self.bound[q.0] {
+                        Some(Bound::Qp(n)) => Some(n),
+                        _ => None,
+                    };
+                    let want = match n {
+                        Some(n) => format!("{} (QPN {:#x})", self.s.name(q), n.get()),
+                        None => format!("{} (never created)", self.s.name(q)),
+                    };
+                    let got_src = got.map(|g| {
+                        if n.is_some() && g.src_qp == n {
+                            want.clone()
+                        } else {
+                            qpn_of(g.src_qp)
+                        }
+                    });
+                    field("src_qp", Some(want), got_src);
+                }
+                field(
+                    "grh",
+                    w.grh.map(|b| b.to_string()),
+                    got.map(|g| g.wc_flags.contains(verbs::WcFlags::GRH).to_string()),
+                );
             }
         }
         for (qp, want) in &e.qp_states {
@@ -1224,6 +1255,9 @@ pub(crate) fn describe(s: &Session, call: &Call) -> String {
                             KeyRef::Raw(k) => format!("{k:#x}"),
                         };
                         t.push_str(&format!(" → {}+{} rkey {key}", n(r.target), r.offset));
+                    }
+                    if let Some(u) = &w.ud {
+                        t.push_str(&format!(" → {} qkey {:#x}", n(u.qp), u.qkey));
                     }
                     if w.opcode.has_imm() {
                         t.push_str(&format!(" imm {:#x}", w.imm));

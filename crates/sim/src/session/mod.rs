@@ -47,9 +47,8 @@
 //!
 //! # Simplifications
 //!
-//! - Session files have no address-handle fields for UD work requests yet: UD QPs can be
-//!   created, modified, queried and given receive WRs, but `post_send` on them is refused at
-//!   parse time (the world itself carries RC, UC and UD).
+//! - UD work requests name their destination QP (`ud = { qp, qkey }`); its host's address is
+//!   the address handle, and there is no `create_ah` step.
 //! - `fabric.drop` rules count the frames of each QP of the sending host (requests, ACKs and
 //!   READ responses alike), because the fabric's rules match flows and the world gives every
 //!   QP its own flow.

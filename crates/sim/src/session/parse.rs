@@ -19,7 +19,7 @@ use verbs::{WcOpcode, WcStatus};
 use super::plan::{
     AttrPlan, Call, DataForm, DropPlan, Expect, FabricPlan, Fill, HandleId, HandleInfo, HandleKind,
     HostId, KeyRef, MemExpect, MemRef, PerProfile, QpRef, RecvWrPlan, RemotePlan, Ret, SendWrPlan,
-    Session, SgePlan, Step, TopologyKind, WcExpect, limits,
+    Session, SgePlan, Step, TopologyKind, UdPlan, WcExpect, limits,
 };
 use crate::world::RcOptions;
 
@@ -158,8 +158,9 @@ const CALLS: &[&str] = &[
 ];
 const STEP_COMMON: &[&str] = &["call", "expect", "expect_no_completion"];
 const SEND_WR_KEYS: &[&str] = &[
-    "add", "compare", "flags", "imm", "opcode", "remote", "sge", "swap", "wr_id",
+    "add", "compare", "flags", "imm", "opcode", "remote", "sge", "swap", "ud", "wr_id",
 ];
+const UD_KEYS: &[&str] = &["qkey", "qp"];
 const RECV_WR_KEYS: &[&str] = &["sge", "wr_id"];
 const SGE_KEYS: &[&str] = &["len", "lkey", "mr", "offset"];
 const REMOTE_KEYS: &[&str] = &["buf", "mr", "offset", "rkey"];
@@ -172,7 +173,9 @@ const EXPECT_KEYS: &[&str] = &[
     "state",
     "wc",
 ];
-const WC_KEYS: &[&str] = &["byte_len", "imm_data", "opcode", "qp", "status", "wr_id"];
+const WC_KEYS: &[&str] = &[
+    "byte_len", "grh", "imm_data", "opcode", "qp", "src_qp", "status", "wr_id",
+];
 const MEM_KEYS: &[&str] = &["buf", "hex", "mr", "offset", "text", "u64"];
 const ERRNOS: &[Errno] = &[
     Errno::EPERM,
@@ -1234,7 +1237,7 @@ impl Parser<'_> {
             "query_qp" => &["host", "qp"],
             "post_send" => &[
                 "host", "qp", "wr", "add", "compare", "flags", "imm", "opcode", "remote", "sge",
-                "swap", "wr_id",
+                "swap", "ud", "wr_id",
             ],
             "post_recv" => &["host", "qp", "wr", "sge", "wr_id"],
             "poll_cq" => &["host", "cq", "max", "wait"],
@@ -1719,20 +1722,37 @@ impl Parser<'_> {
         let qp = self.handle_of(qp_v, "qp", Want::Qp)?;
         let host = self.handles[qp.0].host;
         self.check_host(f, host)?;
-        if let HandleKind::Qp { qp_type } = self.handles[qp.0].kind
-            && qp_type == QpType::Ud
-        {
-            return self.err(
-                qp_v.span(),
-                format!(
-                    "post_send on UD QP `{}`: session files have no address-handle fields for UD work requests yet; UD QPs take create_qp, modify_qp, query_qp and post_recv",
-                    self.handles[qp.0].name
-                ),
-            );
-        }
+        let is_ud = matches!(
+            self.handles[qp.0].kind,
+            HandleKind::Qp {
+                qp_type: QpType::Ud
+            }
+        );
         let mut wrs = Vec::new();
         for wf in self.wr_tables(f, SEND_WR_KEYS)? {
-            wrs.push(self.send_wr(&wf, host)?);
+            let w = self.send_wr(&wf, host)?;
+            match (is_ud, w.ud.is_some()) {
+                (true, false) => {
+                    return self.err(
+                        wf.span,
+                        format!(
+                            "post_send on UD QP `{}` needs `ud` = {{ qp = \"remote_qp\", qkey = 0x11111111 }} in each WR: the destination QP (its host gives the address handle) and the Q_Key",
+                            self.handles[qp.0].name
+                        ),
+                    );
+                }
+                (false, true) => {
+                    return self.err(
+                        wf.span,
+                        format!(
+                            "`ud` is for UD QPs; `{}` is connected and sends to its peer",
+                            self.handles[qp.0].name
+                        ),
+                    );
+                }
+                _ => {}
+            }
+            wrs.push(w);
         }
         Ok(Call::PostSend { qp, wrs })
     }
@@ -1808,6 +1828,16 @@ impl Parser<'_> {
             self.opt_u64(f, "compare", 0, u64::MAX, 0)?
         };
         let swap = self.opt_u64(f, "swap", 0, u64::MAX, 0)?;
+        let ud = match f.get("ud") {
+            Some(v) => {
+                let uf = self.fields(v, "`ud`")?;
+                self.check_keys(&uf, UD_KEYS)?;
+                let qp = self.handle_of(self.req(&uf, "qp")?, "qp", Want::Qp)?;
+                let qkey = self.u32_of(self.req(&uf, "qkey")?, "qkey", 0, u32::MAX)?;
+                Some(UdPlan { qp, qkey })
+            }
+            None => None,
+        };
         Ok(SendWrPlan {
             line: self.line(&f.span),
             wr_id,
@@ -1818,6 +1848,7 @@ impl Parser<'_> {
             imm,
             compare_add,
             swap,
+            ud,
         })
     }
 
@@ -2089,6 +2120,12 @@ impl Parser<'_> {
         }
         if let Some(v) = f.get("qp") {
             w.qp = Some(self.handle_of(v, "qp", Want::Qp)?);
+        }
+        if let Some(v) = f.get("src_qp") {
+            w.src_qp = Some(self.handle_of(v, "src_qp", Want::Qp)?);
+        }
+        if let Some(v) = f.get("grh") {
+            w.grh = Some(self.bool_of(v, "grh")?);
         }
         Ok(w)
     }

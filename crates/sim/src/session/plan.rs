@@ -394,6 +394,9 @@ impl Call {
                             v.push(m);
                         }
                     }
+                    if let Some(u) = &w.ud {
+                        v.push(u.qp);
+                    }
                 }
                 v
             }
@@ -512,6 +515,17 @@ pub struct SendWrPlan {
     pub compare_add: u64,
     /// Swap value (CMP_AND_SWP).
     pub swap: u64,
+    /// UD: the destination QP (its host gives the address handle) and the Q_Key.
+    pub ud: Option<UdPlan>,
+}
+
+/// A UD work request's destination: `ud = { qp = "qp_b", qkey = 0x1111 }`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UdPlan {
+    /// The remote QP; the address handle points at its host.
+    pub qp: HandleId,
+    /// The Q_Key the datagram carries.
+    pub qkey: u32,
 }
 
 /// One receive WR.
@@ -621,6 +635,10 @@ pub struct WcExpect {
     pub imm_data: Option<PerProfile<Option<u32>>>,
     /// `qp_num`, as a QP handle.
     pub qp: Option<HandleId>,
+    /// UD: `src_qp`, the sending QP, as a QP handle.
+    pub src_qp: Option<HandleId>,
+    /// UD: whether `IBV_WC_GRH` is set in `wc_flags`.
+    pub grh: Option<bool>,
 }
 
 /// Bytes that must be in memory.
