@@ -166,6 +166,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(l) => l,
         Err(e) => return bad(e),
     };
+    if plan.workload.pattern == scenario::Pattern::Permutation {
+        return permutation(&a, &name, &plan);
+    }
     let opts = RunOptions {
         host,
         pcap: a.pcap.clone(),
@@ -188,6 +191,39 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     match std::io::stdout().lock().write_all(out.as_bytes()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// `workload.pattern = "permutation"`: the fat-tree permutation's report instead of the
+/// comparison table.
+fn permutation(a: &RunArgs, name: &str, plan: &scenario::Plan) -> anyhow::Result<ExitCode> {
+    let r = match rdmalab::permutation::run_plan(plan, a.pcap.as_deref()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("rdmalab run: the run failed: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let out = if a.json {
+        let mut v = serde_json::to_value(&r)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("fct_p50_ps".into(), r.fct_quantile(0.5).into());
+            o.insert("fct_p99_ps".into(), r.fct_quantile(0.99).into());
+            o.insert("fct_max_ps".into(), r.fct_quantile(1.0).into());
+            o.insert("events_per_s".into(), r.events_per_s().into());
+            o.insert("data_packets_per_s".into(), r.packets_per_s().into());
+        }
+        serde_json::to_string_pretty(&v)? + "\n"
+    } else {
+        r.text(name)
+    };
+    match std::io::stdout().lock().write_all(out.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(if r.completed == r.hosts {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }),
     }
 }
 

@@ -42,6 +42,7 @@ impl Plan {
         match self.topology.kind {
             TopologyKind::Switch => Topology::star(self.topology.hosts, self.link_config()),
             TopologyKind::BackToBack => Topology::back_to_back(self.link_config()),
+            TopologyKind::FatTree => Topology::fat_tree(self.topology.k, self.link_config()),
             TopologyKind::LeafSpine => {
                 let mut up = self.link_config();
                 if self.topology.spine_gbps > 0 {

@@ -54,7 +54,8 @@ named_enum! {
         Switch = "switch", /// Two hosts cabled NIC to NIC, no switch.
         BackToBack = "back_to_back", /// `hosts` leaf switches with one host each, every leaf
         /// wired to each of `spines` spine switches: equal-cost paths, chosen per flow by ECMP.
-        LeafSpine = "leaf_spine" }
+        LeafSpine = "leaf_spine", /// A three-tier k-ary fat tree of k³/4 hosts (`topology.k`).
+        FatTree = "fat_tree" }
 }
 
 named_enum! {
@@ -123,6 +124,14 @@ named_enum! {
         Cubic = "cubic", /// NewReno.
         NewReno = "newreno", /// DCTCP (needs `tcp.ecn = true`).
         Dctcp = "dctcp" }
+}
+
+named_enum! {
+    /// What traffic the run makes.
+    Pattern { /// One TCP path and one RDMA path between hosts 0 and 1 (the comparison report).
+        Pair = "pair", /// Every host writes `message_bytes` over RC to another, a random
+        /// permutation with no host writing to itself; runs until every flow completes.
+        Permutation = "permutation" }
 }
 
 named_enum! {
@@ -303,6 +312,8 @@ pub struct TopologyPlan {
     pub spines: u64,
     /// Rate of the leaf–spine links, Gb/s (`leaf_spine` only); 0: `link_gbps`.
     pub spine_gbps: u64,
+    /// Fat-tree arity (`fat_tree` only): k³/4 hosts.
+    pub k: u64,
 }
 
 /// The NIC.
@@ -456,6 +467,8 @@ pub struct WorkloadPlan {
     pub stream_us: u64,
     /// Connections (TCP) and QPs (RDMA) running at once.
     pub concurrency: u64,
+    /// The traffic pattern.
+    pub pattern: Pattern,
 }
 
 /// A parsed, bounded scenario (DESIGN.md §3.8). `Plan::default()` is what an empty file gives.
@@ -506,6 +519,7 @@ impl Default for Plan {
                 cable_m: 2,
                 spines: 4,
                 spine_gbps: 0,
+                k: 4,
             },
             switch: SwitchPlan {
                 buffer_bytes: 16 << 20,
@@ -565,6 +579,7 @@ impl Default for Plan {
                 messages: 1,
                 stream_us: 0,
                 concurrency: 1,
+                pattern: Pattern::Pair,
             },
         }
     }
@@ -618,6 +633,7 @@ schema! {
     "topology.hosts" => topology.hosts: int(2, 4_096), "hosts", "Hosts on the switch; must be 2 for `back_to_back`.";
     "topology.link_gbps" => topology.link_gbps: int(1, 1_600), "Gb/s", "Line rate of every link.";
     "topology.cable_m" => topology.cable_m: int(0, 100_000), "m", "Cable length of every link; propagation 5 ns/m.";
+    "topology.k" => topology.k: int(2, 24), "ports", "Switch radix of a `fat_tree` (even): k³/4 hosts, k²/4 core switches, 5k²/4 switches in all.";
     "topology.spine_gbps" => topology.spine_gbps: int(0, 1_600), "Gb/s", "Rate of each leaf–spine link of a `leaf_spine` fabric (0: `link_gbps`). Four spines at 25 Gb/s carry one 100 Gb/s host only if its traffic spreads over all four.";
     "topology.spines" => topology.spines: int(1, 64), "switches", "Spine switches of a `leaf_spine` fabric: the equal-cost paths between two leaves (ECMP picks one per flow from the 5-tuple; RoCE's UDP source port comes from the QP number).";
     "switch.buffer_bytes" => switch.buffer_bytes: int(1_500, TIB), "bytes", "Shared packet buffer of each switch.";
@@ -665,6 +681,7 @@ schema! {
     "workload.messages" => workload.messages: int(1, 1_000_000), "messages", "Messages per connection in count mode (`stream_us = 0`); at most 1 TiB in total.";
     "workload.stream_us" => workload.stream_us: int(0, 10_000_000), "µs", "Stream back-to-back messages for this long; 0 = count mode.";
     "workload.concurrency" => workload.concurrency: int(1, 1_024), "connections", "TCP connections and RDMA QPs running at once.";
+    "workload.pattern" => workload.pattern: Kind::Enum(Pattern::NAMES), "", "`pair`: the comparison report of one TCP and one RDMA path between hosts 0 and 1; `permutation`: every host of a `fat_tree` writes `message_bytes` over RC to another (a random derangement from `seed`) until all complete, reported as flow completion times and simulator speed.";
 }
 
 /// The spec of `path`, if it is a key.
@@ -728,6 +745,24 @@ impl Plan {
                 "topology.hosts",
                 &self.topology.hosts,
                 "2 when topology.kind = \"back_to_back\"".into(),
+                "topology.kind",
+            );
+        }
+        if self.topology.kind == TopologyKind::FatTree && !self.topology.k.is_multiple_of(2) {
+            return c(
+                "topology.k",
+                &self.topology.k,
+                "an even number when topology.kind = \"fat_tree\"".into(),
+                "topology.kind",
+            );
+        }
+        if self.workload.pattern == Pattern::Permutation
+            && self.topology.kind != TopologyKind::FatTree
+        {
+            return c(
+                "workload.pattern",
+                &"\"permutation\"",
+                "\"pair\" unless topology.kind = \"fat_tree\"".into(),
                 "topology.kind",
             );
         }

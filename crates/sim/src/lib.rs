@@ -8,6 +8,7 @@
 pub mod demo;
 pub mod incast;
 pub mod perftest;
+pub mod permutation;
 pub mod report;
 pub mod session;
 pub mod world;

@@ -252,6 +252,14 @@ fn check_web_bounds(plan: &Plan) -> Result<(), ApiError> {
             format!("at most {MAX_HOSTS} here"),
         );
     }
+    let k = plan.topology.k;
+    if plan.topology.kind == scenario::TopologyKind::FatTree && k * k * k / 4 > MAX_HOSTS {
+        return bad(
+            "topology.k",
+            k,
+            format!("at most 6 here (k³/4 hosts, at most {MAX_HOSTS})"),
+        );
+    }
     Ok(())
 }
 

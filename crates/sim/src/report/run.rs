@@ -215,6 +215,12 @@ fn not_modelled(plan: &Plan) -> Option<String> {
                 .into(),
         );
     }
+    if plan.workload.pattern == scenario::Pattern::Permutation {
+        return Some(
+            "workload.pattern = permutation (the comparison report runs one pair of hosts; `rdmalab run` runs the permutation and reports flow completion times)"
+                .into(),
+        );
+    }
     if plan.workload.concurrency > 1 {
         return Some(format!(
             "workload.concurrency = {} (the report runs one connection and one QP)",
@@ -236,6 +242,7 @@ fn selective_window(plan: &Plan, profile: &host::HostProfile) -> u32 {
         TopologyKind::BackToBack => 1,
         TopologyKind::Switch => 2,
         TopologyKind::LeafSpine => 4,
+        TopologyKind::FatTree => 6,
     };
     let mtu = plan.rdma.mtu_bytes.max(256);
     // Frame on the wire: payload plus Ethernet, IPv4, UDP, BTH, ICRC, FCS, preamble and gap.

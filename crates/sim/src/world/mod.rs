@@ -278,6 +278,8 @@ pub struct World {
     selective_window: Option<u32>,
     /// DCQCN's parameters, when the NICs run it.
     dcqcn: Option<DcqcnParams>,
+    /// Hosts the fabric asked to wake, between two uses (no allocation per event).
+    wake_scratch: Vec<NodeId>,
     hosts: Vec<SimHost>,
     by_node: BTreeMap<u32, u32>,
     by_ip: BTreeMap<[u8; 4], u32>,
@@ -437,6 +439,7 @@ impl World {
             adaptive_min: None,
             selective_window: None,
             dcqcn: None,
+            wake_scratch: Vec::new(),
             hosts,
             by_node,
             by_ip,
@@ -455,6 +458,10 @@ impl World {
     /// The current simulated time.
     pub fn now(&self) -> SimTime {
         self.sched.now()
+    }
+    /// Events scheduled and not yet run (0: nothing more will happen on its own).
+    pub fn pending_events(&self) -> usize {
+        self.sched.pending()
     }
     /// Host `i`.
     pub fn host(&self, i: u32) -> &SimHost {
@@ -972,13 +979,16 @@ impl World {
                         }
                     }
                 }
-                let wake: Vec<NodeId> = self.fabric.take_host_wakeups().collect();
-                for node in wake {
+                // A scratch vector kept between events: this runs after every fabric event.
+                let mut wake = std::mem::take(&mut self.wake_scratch);
+                wake.extend(self.fabric.take_host_wakeups());
+                for node in wake.drain(..) {
                     if let Some(&h) = self.by_node.get(&node.0) {
                         self.pump_tx(h, sched);
                         self.tcp_nic_pump(h, sched);
                     }
                 }
+                self.wake_scratch = wake;
                 if self.pcap.is_some() {
                     // A failed write is reported by finish_pcap; the run goes on.
                     let _ = self.write_captured();
