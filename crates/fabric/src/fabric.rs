@@ -251,35 +251,44 @@ struct Port {
     /// rate), so the hot path multiplies instead of dividing in 128 bits.
     ps_per_byte: Option<u64>,
     prop: SimDuration,
-    // egress
-    queues: [VecDeque<QEntry>; 8],
-    /// Bit p set when `queues[p]` is non-empty: lets the scheduler skip idle priorities.
+    /// Per priority: its egress queue and its ingress and PFC state, kept together so that a
+    /// frame's hop touches one priority's cache lines, not eight arrays'.
+    prio: [Prio; 8],
+    /// Bit p set when `prio[p].queue` is non-empty: lets the scheduler skip idle priorities.
     backlogged: u8,
-    qbytes: [u64; 8],
     control: VecDeque<PacketHandle>,
     /// A `TxDone` event is scheduled for `free_at`. Switch ports skip it when nothing waits
     /// behind the frame: a frame arriving later finds the port free by its clock.
     tx_done_pending: bool,
     free_at: SimTime,
-    pause_from: [SimTime; 8],
-    paused_until: [SimTime; 8],
-    deficit: [u64; 8],
     rr: u8,
     wake_at: SimTime,
-    // ingress
-    ingress: [u64; 8],
-    phantom: [u64; 8],
-    pausing: [bool; 8],
-    pfc_gen: [u32; 8],
     headroom: u64,
     loss: Option<LossState>,
     stats: PortStats,
 }
 
+/// One priority of a port.
+#[derive(Default)]
+struct Prio {
+    // egress
+    queue: VecDeque<QEntry>,
+    qbytes: u64,
+    pause_from: SimTime,
+    paused_until: SimTime,
+    deficit: u64,
+    // ingress
+    ingress: u64,
+    phantom: u64,
+    pfc_gen: u32,
+    pausing: bool,
+}
+
 impl Port {
     #[inline]
     fn paused(&self, prio: usize, now: SimTime) -> bool {
-        self.pause_from[prio] <= now && now < self.paused_until[prio]
+        let q = &self.prio[prio];
+        q.pause_from <= now && now < q.paused_until
     }
 }
 
@@ -433,21 +442,13 @@ impl Fabric {
                     ps_per_byte: (8_000_000_000_000u64.is_multiple_of(lc.bandwidth.bps()))
                         .then(|| 8_000_000_000_000 / lc.bandwidth.bps()),
                     prop: lc.propagation(),
-                    queues: Default::default(),
+                    prio: Default::default(),
                     backlogged: 0,
-                    qbytes: [0; 8],
                     control: VecDeque::new(),
                     tx_done_pending: false,
                     free_at: SimTime::ZERO,
-                    pause_from: [SimTime::ZERO; 8],
-                    paused_until: [SimTime::ZERO; 8],
-                    deficit: [0; 8],
                     rr: 0,
                     wake_at: SimTime::MAX,
-                    ingress: [0; 8],
-                    phantom: [0; 8],
-                    pausing: [false; 8],
-                    pfc_gen: [0; 8],
                     headroom: headroom_bytes(lc, MAX_FRAME_BYTES, response),
                     loss,
                     stats: PortStats::default(),
@@ -743,9 +744,9 @@ impl Fabric {
     pub fn host_backlog(&self, host: NodeId) -> usize {
         match self.nodes.get(host.index()).map(|n| &n.role) {
             Some(Role::Host(h)) => self.ports[self.hosts[*h as usize].port as usize]
-                .queues
+                .prio
                 .iter()
-                .map(VecDeque::len)
+                .map(|q| q.queue.len())
                 .sum(),
             _ => 0,
         }
@@ -775,7 +776,7 @@ impl Fabric {
                 self.try_tx(port, sched);
                 let p = &self.ports[port as usize];
                 if let Role::Host(_) = self.nodes[p.node.index()].role
-                    && p.queues.iter().map(VecDeque::len).sum::<usize>() < 2
+                    && p.prio.iter().map(|q| q.queue.len()).sum::<usize>() < 2
                 {
                     self.host_wakeups.push(p.node);
                 }
@@ -800,7 +801,7 @@ impl Fabric {
             FabricEvent::PhantomDrain { port, prio, bytes } => {
                 let p = &mut self.ports[port as usize];
                 let d = bytes.min(PHANTOM_CHUNK);
-                p.phantom[prio as usize] -= d as u64;
+                p.prio[prio as usize].phantom -= d as u64;
                 let rest = bytes - d;
                 if rest > 0 {
                     let next =
@@ -823,7 +824,7 @@ impl Fabric {
                 generation,
             } => {
                 let p = &self.ports[port as usize];
-                if p.pausing[prio as usize] && p.pfc_gen[prio as usize] == generation {
+                if p.prio[prio as usize].pausing && p.prio[prio as usize].pfc_gen == generation {
                     self.send_pfc(port, prio as usize, true, sched);
                 }
             }
@@ -855,12 +856,12 @@ impl Fabric {
             (p.priority.index(), p.len_bytes as u64)
         };
         let pt = &mut self.ports[port as usize];
-        pt.queues[prio].push_back(QEntry { pkt, ready_at });
+        pt.prio[prio].queue.push_back(QEntry { pkt, ready_at });
         pt.backlogged |= 1 << prio;
-        pt.qbytes[prio] += len;
-        pt.stats.peak_queue[prio] = pt.stats.peak_queue[prio].max(pt.qbytes[prio]);
+        pt.prio[prio].qbytes += len;
+        pt.stats.peak_queue[prio] = pt.stats.peak_queue[prio].max(pt.prio[prio].qbytes);
         if self.tracer.enabled() {
-            let (node, local, q) = (pt.node, pt.local, pt.qbytes[prio]);
+            let (node, local, q) = (pt.node, pt.local, pt.prio[prio].qbytes);
             let r = self.packets.get(pkt).trace_ref();
             self.tracer.emit(now, || TraceRecord::Packet {
                 stage: PacketStage::Enqueued,
@@ -895,14 +896,14 @@ impl Fabric {
         };
         if let Some(prio) = pick(&mut self.ports[pi], &self.packets, scheduling, now) {
             let pt = &mut self.ports[pi];
-            let e = pt.queues[prio]
+            let e = pt.prio[prio].queue
                 .pop_front()
                 .expect("pick returns a non-empty queue");
-            if pt.queues[prio].is_empty() {
+            if pt.prio[prio].queue.is_empty() {
                 pt.backlogged &= !(1 << prio);
             }
             let len = self.packets.get(e.pkt).len_bytes as u64;
-            self.ports[pi].qbytes[prio] -= len;
+            self.ports[pi].prio[prio].qbytes -= len;
             // ECN on dequeue: by the queue this frame leaves behind.
             if let Role::Switch(s) = self.nodes[self.ports[pi].node.index()].role
                 && let Some(ecn_cfg) = self.config.switch.ecn
@@ -910,7 +911,7 @@ impl Fabric {
                 && ecn_cfg.priorities & (1 << prio) != 0
                 && self.packets.get(e.pkt).ecn.is_ect()
             {
-                let q = self.ports[pi].qbytes[prio];
+                let q = self.ports[pi].prio[prio].qbytes;
                 self.maybe_mark(s as usize, port, e.pkt, q, now);
             }
             let start = e.ready_at.max(self.ports[pi].free_at);
@@ -959,9 +960,9 @@ impl Fabric {
         let pt = &self.ports[port as usize];
         let mut next = SimTime::MAX;
         for prio in 0..8 {
-            if let Some(head) = pt.queues[prio].front() {
+            if let Some(head) = pt.prio[prio].queue.front() {
                 let t = if pt.paused(prio, now) {
-                    pt.paused_until[prio]
+                    pt.prio[prio].paused_until
                 } else {
                     head.ready_at
                 };
@@ -974,7 +975,7 @@ impl Fabric {
             for &f in &self.hosts[h as usize].active {
                 let prio = self.flows[f as usize].spec.priority.index();
                 if pt.paused(prio, now) {
-                    next = next.min(pt.paused_until[prio]);
+                    next = next.min(pt.prio[prio].paused_until);
                 }
             }
         }
@@ -1075,7 +1076,7 @@ impl Fabric {
         if self.tracer.enabled() {
             let p = self.packets.get(pkt);
             let r = p.trace_ref();
-            let q = self.ports[pi].qbytes[p.priority.index()];
+            let q = self.ports[pi].prio[p.priority.index()].qbytes;
             self.tracer.emit(now, || TraceRecord::Packet {
                 stage: PacketStage::Dequeued,
                 node,
@@ -1099,7 +1100,7 @@ impl Fabric {
         let p = self.packets.get(pkt);
         let (len, prio, in_port) = (p.len_bytes as u64, p.priority.index(), p.in_port);
         self.switches[s as usize].buffer_used -= len;
-        self.ports[in_port as usize].ingress[prio] -= len;
+        self.ports[in_port as usize].prio[prio].ingress -= len;
         self.check_xon(in_port, prio, sched);
     }
 
@@ -1210,9 +1211,9 @@ impl Fabric {
             self.counters.congestion_draws_paused += 1;
             let pfc = cfg.pfc.expect("lossless implies PFC");
             let pt = &mut self.ports[in_port as usize];
-            let total = pt.ingress[prio] + pt.phantom[prio];
+            let total = pt.prio[prio].ingress + pt.prio[prio].phantom;
             let push = (pfc.xoff_bytes.saturating_sub(total) + len).min(u32::MAX as u64);
-            pt.phantom[prio] += push;
+            pt.prio[prio].phantom += push;
             let drain = pt
                 .bw
                 .serialization_time(ByteLen::new(push.min(PHANTOM_CHUNK as u64)));
@@ -1252,7 +1253,7 @@ impl Fabric {
                 return;
             }
         } else if sw.buffer_used + len > sw.shared_limit
-            || self.ports[out as usize].qbytes[prio] + len > cfg.queue_cap_bytes
+            || self.ports[out as usize].prio[prio].qbytes + len > cfg.queue_cap_bytes
         {
             self.counters.drops_buffer += 1;
             self.drop_packet(in_port, pkt, DropReason::BufferFull, now);
@@ -1262,7 +1263,7 @@ impl Fabric {
         self.counters.peak_buffer_bytes = self.counters.peak_buffer_bytes.max(sw.buffer_used);
         // Ingress accounting and PFC.
         self.packets.get_mut(pkt).in_port = in_port;
-        self.ports[in_port as usize].ingress[prio] += len;
+        self.ports[in_port as usize].prio[prio].ingress += len;
         if lossless {
             self.check_xoff(in_port, prio, sched);
         }
@@ -1272,7 +1273,7 @@ impl Fabric {
             && ecn_cfg.priorities & (1 << prio) != 0
             && ecn.is_ect()
         {
-            let q = self.ports[out as usize].qbytes[prio];
+            let q = self.ports[out as usize].prio[prio].qbytes;
             self.maybe_mark(s, out, pkt, q, now);
         }
         let ready_at = match cfg.forwarding {
@@ -1293,12 +1294,12 @@ impl Fabric {
             return;
         };
         let pt = &mut self.ports[port as usize];
-        let total = pt.ingress[prio] + pt.phantom[prio];
+        let total = pt.prio[prio].ingress + pt.prio[prio].phantom;
         if total >= pfc.xoff_bytes {
             let over = total - pfc.xoff_bytes;
             pt.stats.peak_over_xoff[prio] = pt.stats.peak_over_xoff[prio].max(over);
-            if !pt.pausing[prio] {
-                pt.pausing[prio] = true;
+            if !pt.prio[prio].pausing {
+                pt.prio[prio].pausing = true;
                 self.send_pfc(port, prio, true, sched);
             }
         }
@@ -1314,9 +1315,9 @@ impl Fabric {
             return;
         };
         let pt = &mut self.ports[port as usize];
-        if pt.pausing[prio] && pt.ingress[prio] + pt.phantom[prio] <= pfc.xon_bytes {
-            pt.pausing[prio] = false;
-            pt.pfc_gen[prio] = pt.pfc_gen[prio].wrapping_add(1);
+        if pt.prio[prio].pausing && pt.prio[prio].ingress + pt.prio[prio].phantom <= pfc.xon_bytes {
+            pt.prio[prio].pausing = false;
+            pt.prio[prio].pfc_gen = pt.prio[prio].pfc_gen.wrapping_add(1);
             self.send_pfc(port, prio, false, sched);
         }
     }
@@ -1368,7 +1369,7 @@ impl Fabric {
             self.counters.pauses_sent += 1;
             // Refresh at half the pause time while still needed.
             let half = pause_duration(q, pt.bw) / 2;
-            let generation = pt.pfc_gen[prio];
+            let generation = pt.prio[prio].pfc_gen;
             sched.schedule_in(
                 half,
                 FabricEvent::PfcRefresh {
@@ -1425,10 +1426,10 @@ impl Fabric {
                 continue;
             }
             if q == 0 {
-                pt.paused_until[prio] = pt.paused_until[prio].min(from);
+                pt.prio[prio].paused_until = pt.prio[prio].paused_until.min(from);
             } else {
-                pt.pause_from[prio] = from;
-                pt.paused_until[prio] = from + pause_duration(q, pt.bw);
+                pt.prio[prio].pause_from = from;
+                pt.prio[prio].paused_until = from + pause_duration(q, pt.bw);
             }
         }
         self.try_tx(port, sched);
@@ -1479,7 +1480,7 @@ fn pick(pt: &mut Port, packets: &Arena<Packet>, sch: Scheduling, now: SimTime) -
         return None;
     }
     let eligible = |pt: &Port, p: usize| {
-        pt.queues[p].front().is_some_and(|e| e.ready_at <= now) && !pt.paused(p, now)
+        pt.prio[p].queue.front().is_some_and(|e| e.ready_at <= now) && !pt.paused(p, now)
     };
     let mut strict = pt.backlogged & sch.strict_mask;
     while strict != 0 {
@@ -1511,22 +1512,22 @@ fn pick(pt: &mut Port, packets: &Arena<Packet>, sch: Scheduling, now: SimTime) -
     for _ in 0..8 * 64 {
         let p = pt.rr as usize;
         if dwrr(p) && eligible(pt, p) {
-            let head = pt.queues[p]
+            let head = pt.prio[p].queue
                 .front()
                 .expect("eligible queues are non-empty")
                 .pkt;
             let len = packets.get(head).len_bytes as u64;
-            if pt.deficit[p] >= len {
-                pt.deficit[p] -= len;
+            if pt.prio[p].deficit >= len {
+                pt.prio[p].deficit -= len;
                 return Some(p);
             }
-        } else if pt.queues[p].is_empty() {
-            pt.deficit[p] = 0;
+        } else if pt.prio[p].queue.is_empty() {
+            pt.prio[p].deficit = 0;
         }
         pt.rr = (pt.rr + 1) % 8;
         let q = pt.rr as usize;
         if dwrr(q) && eligible(pt, q) {
-            pt.deficit[q] += Scheduling::QUANTUM_BYTES * sch.dwrr_weights[q].max(1) as u64;
+            pt.prio[q].deficit += Scheduling::QUANTUM_BYTES * sch.dwrr_weights[q].max(1) as u64;
         }
     }
     unreachable!("DWRR grants at least one quantum per round, and frames are at most a few KiB")

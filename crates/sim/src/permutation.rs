@@ -232,11 +232,19 @@ pub fn run_plan(
     // looking at every CQ after every event would cost more than the events themselves.
     let step = SimDuration::from_us(1);
     let mut t = start;
+    let mut seen = w.send_completions();
     while remaining > 0 && t < deadline {
         t = (t + step).min(deadline);
         let st = w.run_until(t, &budget)?;
         rep.events += st.events;
         let now = t;
+        if w.send_completions() == seen {
+            if st.events == 0 && w.pending_events() == 0 {
+                break;
+            }
+            continue;
+        }
+        seen = w.send_completions();
         for (i, (a, _)) in pairs.iter().enumerate() {
             if fct[i].is_some() || w.host(a.host).verbs.cq(a.cq).is_none_or(|q| q.is_empty()) {
                 continue;

@@ -280,6 +280,8 @@ pub struct World {
     dcqcn: Option<DcqcnParams>,
     /// Hosts the fabric asked to wake, between two uses (no allocation per event).
     wake_scratch: Vec<NodeId>,
+    /// Send completions written so far, on every host.
+    send_completions: u64,
     hosts: Vec<SimHost>,
     by_node: BTreeMap<u32, u32>,
     by_ip: BTreeMap<[u8; 4], u32>,
@@ -440,6 +442,7 @@ impl World {
             selective_window: None,
             dcqcn: None,
             wake_scratch: Vec::new(),
+            send_completions: 0,
             hosts,
             by_node,
             by_ip,
@@ -458,6 +461,11 @@ impl World {
     /// The current simulated time.
     pub fn now(&self) -> SimTime {
         self.sched.now()
+    }
+    /// Send-queue completions the NICs have written so far, all hosts together: a caller
+    /// waiting for many QPs can look at their CQs only when this moves.
+    pub fn send_completions(&self) -> u64 {
+        self.send_completions
     }
     /// Events scheduled and not yet run (0: nothing more will happen on its own).
     pub fn pending_events(&self) -> usize {
@@ -1033,6 +1041,7 @@ impl World {
                 id,
                 status,
             }) => {
+                self.send_completions += 1;
                 let hs = &mut self.hosts[host as usize];
                 let wc = wc_status(status);
                 if let Ok(done) =
