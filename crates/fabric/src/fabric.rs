@@ -896,7 +896,8 @@ impl Fabric {
         };
         if let Some(prio) = pick(&mut self.ports[pi], &self.packets, scheduling, now) {
             let pt = &mut self.ports[pi];
-            let e = pt.prio[prio].queue
+            let e = pt.prio[prio]
+                .queue
                 .pop_front()
                 .expect("pick returns a non-empty queue");
             if pt.prio[prio].queue.is_empty() {
@@ -1512,7 +1513,8 @@ fn pick(pt: &mut Port, packets: &Arena<Packet>, sch: Scheduling, now: SimTime) -
     for _ in 0..8 * 64 {
         let p = pt.rr as usize;
         if dwrr(p) && eligible(pt, p) {
-            let head = pt.prio[p].queue
+            let head = pt.prio[p]
+                .queue
                 .front()
                 .expect("eligible queues are non-empty")
                 .pkt;

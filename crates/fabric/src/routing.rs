@@ -10,11 +10,20 @@
 //! order to worry about.
 
 /// Candidate egress ports per (switch, destination host).
+///
+/// Most destinations share their candidate list with others at the same switch (every host
+/// not below an edge switch leaves by the same uplinks), so each switch keeps its distinct
+/// lists once and the (switch, host) table holds a 16-bit list number: 2 bytes per entry
+/// instead of 8, which keeps a 1024-host fat tree's table in cache.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Routes {
     hosts: usize,
-    /// (offset into `ports`, count) per switch ordinal × hosts + host ordinal.
-    index: Vec<(u32, u16)>,
+    /// List number per switch ordinal × hosts + host ordinal, into that switch's lists.
+    list: Vec<u16>,
+    /// First list of each switch in `lists`.
+    first: Vec<u32>,
+    /// (offset into `ports`, count) of every switch's distinct lists.
+    lists: Vec<(u32, u16)>,
     ports: Vec<u16>,
 }
 
@@ -30,9 +39,9 @@ impl Routes {
         let n = adj.len();
         let mut dist = vec![u32::MAX; n];
         let mut queue = Vec::with_capacity(n);
-        let mut per_switch: Vec<Vec<(u32, u16)>> =
+        // Per switch: candidate list per host, as port vectors.
+        let mut per_switch: Vec<Vec<Vec<u16>>> =
             vec![Vec::with_capacity(host_nodes.len()); switch_nodes.len()];
-        let mut ports: Vec<u16> = Vec::new();
         for &dst in host_nodes {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
             queue.clear();
@@ -54,28 +63,46 @@ impl Routes {
             }
             for (si, &sw) in switch_nodes.iter().enumerate() {
                 let d = dist[sw as usize];
-                let start = ports.len() as u32;
+                let mut cands = Vec::new();
                 if d != u32::MAX {
                     for &(p, v) in &adj[sw as usize] {
                         if dist[v as usize] == d - 1 {
-                            ports.push(p);
+                            cands.push(p);
                         }
                     }
                 }
-                per_switch[si].push((start, (ports.len() as u32 - start) as u16));
+                per_switch[si].push(cands);
             }
         }
-        Routes {
+        let mut r = Routes {
             hosts: host_nodes.len(),
-            index: per_switch.concat(),
-            ports,
+            ..Routes::default()
+        };
+        for lists in per_switch {
+            r.first.push(r.lists.len() as u32);
+            // Distinct lists in first-seen order (deterministic).
+            let mut seen: Vec<Vec<u16>> = Vec::new();
+            for cands in lists {
+                let id = match seen.iter().position(|l| *l == cands) {
+                    Some(i) => i,
+                    None => {
+                        r.lists.push((r.ports.len() as u32, cands.len() as u16));
+                        r.ports.extend_from_slice(&cands);
+                        seen.push(cands);
+                        seen.len() - 1
+                    }
+                };
+                r.list.push(u16::try_from(id).unwrap_or(u16::MAX));
+            }
         }
+        r
     }
 
     /// The candidate ports of switch ordinal `sw` towards host ordinal `host`.
     #[inline]
     pub(crate) fn candidates(&self, sw: usize, host: usize) -> &[u16] {
-        let (off, len) = self.index[sw * self.hosts + host];
+        let id = self.list[sw * self.hosts + host] as usize;
+        let (off, len) = self.lists[self.first[sw] as usize + id];
         &self.ports[off as usize..off as usize + len as usize]
     }
 }

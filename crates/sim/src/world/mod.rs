@@ -266,6 +266,24 @@ impl SimHost {
     }
 }
 
+/// Host ordinal by fabric node number: a flat table, consulted for every frame a host
+/// receives.
+#[derive(Clone, Debug, Default)]
+struct NodeHosts(Vec<u32>);
+
+impl NodeHosts {
+    fn insert(&mut self, node: u32, host: u32) {
+        let i = node as usize;
+        if self.0.len() <= i {
+            self.0.resize(i + 1, u32::MAX);
+        }
+        self.0[i] = host;
+    }
+    fn get(&self, node: &u32) -> Option<&u32> {
+        self.0.get(*node as usize).filter(|h| **h != u32::MAX)
+    }
+}
+
 /// The simulated world.
 pub struct World {
     /// The network.
@@ -283,7 +301,7 @@ pub struct World {
     /// Send completions written so far, on every host.
     send_completions: u64,
     hosts: Vec<SimHost>,
-    by_node: BTreeMap<u32, u32>,
+    by_node: NodeHosts,
     by_ip: BTreeMap<[u8; 4], u32>,
     sched: Scheduler<Event>,
     pool: Arena<PoolData>,
@@ -414,7 +432,7 @@ impl World {
         profile.validate()?;
         let fabric = Fabric::new(topology, fabric)?;
         let mut hosts = Vec::new();
-        let mut by_node = BTreeMap::new();
+        let mut by_node = NodeHosts::default();
         let mut by_ip = BTreeMap::new();
         for (i, node) in fabric.hosts().into_iter().enumerate() {
             by_node.insert(node.0, i as u32);
