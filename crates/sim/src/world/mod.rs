@@ -1427,33 +1427,18 @@ impl World {
             .as_ref()
             .is_some_and(|r| r.config().service != transport::roce::Service::Rc)
             && (s.t.pkt.bth.opcode.is_last() || s.t.pkt.bth.opcode.is_only());
-        let src_ip = host_ip(h);
-        let dst_ip = host_ip(peer);
         let hdr = RoceHeaders {
             bth: s.t.pkt.bth,
             ext: s.t.pkt.ext,
             udp_src_port: sport,
         };
-        let spec = PacketSpec {
-            flow: World::flow_of(h, QpNum::masked(s.qpn)),
-            dst: self.hosts[peer as usize].node,
-            priority: self.roce_priority,
-            ecn: Ecn::Ect0,
-            len_bytes: roce_frame_len(&hdr, s.t.pkt.payload_len),
-            ecmp_hash: FiveTuple {
-                src_ip,
-                dst_ip,
-                protocol: 17,
-                src_port: sport,
-                dst_port: 4791,
-            }
-            .hash(),
-            payload: Payload::Roce {
-                hdr,
-                payload_len: s.t.pkt.payload_len,
-                data: s.data,
-            },
-        };
+        let spec = roce_spec(
+            (h, s.qpn),
+            (peer, self.hosts[peer as usize].node),
+            hdr,
+            (s.t.pkt.payload_len, s.data),
+            (self.roce_priority, Ecn::Ect0),
+        );
         let node = self.hosts[h as usize].node;
         if self.fabric.send(node, spec, sched).is_err() {
             self.free_data(s.data);
@@ -1741,26 +1726,13 @@ impl World {
             ext: wire::ExtHeaders::NONE,
             udp_src_port: sport,
         };
-        let spec = PacketSpec {
-            flow: World::flow_of(h, QpNum::masked(qpn)),
-            dst: self.hosts[peer as usize].node,
-            priority: CNP_PRIORITY,
-            ecn: Ecn::NotEct,
-            len_bytes: roce_frame_len(&hdr, 0),
-            ecmp_hash: FiveTuple {
-                src_ip: host_ip(h),
-                dst_ip: host_ip(peer),
-                protocol: 17,
-                src_port: sport,
-                dst_port: 4791,
-            }
-            .hash(),
-            payload: Payload::Roce {
-                hdr,
-                payload_len: 0,
-                data: fabric::NO_DATA,
-            },
-        };
+        let spec = roce_spec(
+            (h, qpn),
+            (peer, self.hosts[peer as usize].node),
+            hdr,
+            (0, fabric::NO_DATA),
+            (CNP_PRIORITY, Ecn::NotEct),
+        );
         let _ = self.fabric.send(node, spec, sched);
     }
 
@@ -1834,6 +1806,38 @@ impl World {
             w.write_frame(at, &self.frame_buf)?;
         }
         Ok(())
+    }
+}
+
+/// A RoCE frame from QP `qpn` of host `h` to host `peer` (at fabric node `dst`): its flow,
+/// length and ECMP hash (the 5-tuple with the header's UDP source port) derived; `body` is the
+/// payload length and its handle in the payload pool, `class` the priority and ECN codepoint.
+fn roce_spec(
+    (h, qpn): (u32, u32),
+    (peer, dst): (u32, NodeId),
+    hdr: RoceHeaders,
+    (payload_len, data): (u32, u32),
+    (priority, ecn): (Priority, Ecn),
+) -> PacketSpec {
+    PacketSpec {
+        flow: World::flow_of(h, QpNum::masked(qpn)),
+        dst,
+        priority,
+        ecn,
+        len_bytes: roce_frame_len(&hdr, payload_len),
+        ecmp_hash: FiveTuple {
+            src_ip: host_ip(h),
+            dst_ip: host_ip(peer),
+            protocol: 17,
+            src_port: hdr.udp_src_port,
+            dst_port: 4791,
+        }
+        .hash(),
+        payload: Payload::Roce {
+            hdr,
+            payload_len,
+            data,
+        },
     }
 }
 
