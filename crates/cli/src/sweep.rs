@@ -52,6 +52,11 @@ pub struct SweepArgs {
     /// for a stream, `latency_delivered_ns` otherwise).
     #[arg(long)]
     pub metric: Option<String>,
+    /// Continue an interrupted sweep: the rows already in `OUT.partial` (each finished point
+    /// is appended there and flushed as it completes) are kept and their points not run
+    /// again; the same grid and settings are required.
+    #[arg(long)]
+    pub resume: bool,
     /// Run only shard I of N (1-based): points i with i mod N = I − 1.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
@@ -82,6 +87,11 @@ Examples:
   # three machines, then one merge:
   rdmalab sweep 5 --vary loss.congestion_drop=0.001,0.01 --shard 2/3 -o part2.csv
   rdmalab sweep merge -o all.csv part1.csv part2.csv part3.csv
+  # interrupted (Ctrl-C, kill, a crash)? the finished rows are in loss.csv.partial:
+  rdmalab sweep lesson5 --vary loss.congestion_drop=0.001,0.01 -o loss.csv --resume
+
+Each finished point is appended to OUT.partial and flushed at once; the CSV itself is written
+(atomically, sorted by point) when every point has run, and the partial file removed.
 
 Columns: point, each varied key, then for tcp and rdma: outcome, messages_delivered,
 bytes_delivered, copies, syscalls, cpu_ns_per_message_local/remote, remote_cpu,
@@ -277,6 +287,40 @@ fn row(point: usize, values: &[String], r: &Report) -> String {
         .join(",")
 }
 
+/// Where a sweep writing `out` keeps its finished rows until it ends: `OUT.partial`.
+fn partial_path(out: &Path) -> std::path::PathBuf {
+    let mut name = out.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    out.with_file_name(name)
+}
+
+/// The whole rows of a partial file written for `head`, by point. A last line without its
+/// newline (cut by the kill) is dropped: that point runs again.
+fn partial_rows(text: &str, head: &str) -> Result<Vec<(usize, String)>, String> {
+    let mut lines = text.split_inclusive('\n');
+    match lines.next() {
+        None => return Ok(Vec::new()),
+        Some(h) if h.trim_end_matches('\n') == head => {}
+        Some(_) => {
+            return Err("its columns differ from this sweep's (another grid or scenario?)".into());
+        }
+    }
+    let mut rows = Vec::new();
+    for (n, l) in lines.enumerate() {
+        let Some(l) = l.strip_suffix('\n') else {
+            break;
+        };
+        let Some(i) = l.split(',').next().and_then(|x| x.parse::<usize>().ok()) else {
+            return Err(format!("line {}: no point number", n + 2));
+        };
+        if rows.iter().any(|r: &(usize, String)| r.0 == i) {
+            continue;
+        }
+        rows.push((i, l.to_string()));
+    }
+    Ok(rows)
+}
+
 /// Writes `text` to `path` atomically (a temporary file renamed over it).
 fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     let tmp = path.with_extension(format!(
@@ -289,6 +333,7 @@ fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// `rdmalab sweep`.
 pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
+    use std::io::Write as _;
     if let Some(SweepSub::Merge(m)) = a.merge {
         return merge(m);
     }
@@ -360,6 +405,46 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
             Err(e) => return bad(format!("point {i} ({}): {e}", values.join(", "))),
         }
     }
+    // Finished rows go to OUT.partial at once (append-only, flushed per row), so an
+    // interrupted sweep keeps them and `--resume` continues from there.
+    let partial_path = partial_path(out);
+    let head = header(&axes);
+    let mut done: Vec<(usize, String)> = Vec::new();
+    if a.resume {
+        match std::fs::read_to_string(&partial_path) {
+            Ok(text) => match partial_rows(&text, &head) {
+                Ok(rows) => done = rows,
+                Err(e) => return bad(format!("--resume: {}: {e}", partial_path.display())),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return bad(format!("--resume: {}: {e}", partial_path.display())),
+        }
+        if a.plot.is_some() && !done.is_empty() {
+            return bad(
+                "--plot with --resume: the points run before the interruption left rows, not                  reports; resume without --plot, then draw the chart from a full run",
+            );
+        }
+    } else if partial_path.exists() {
+        return bad(format!(
+            "{} holds the rows of an interrupted sweep: add --resume to continue it, or delete it",
+            partial_path.display()
+        ));
+    }
+    let finished: std::collections::BTreeSet<usize> = done.iter().map(|r| r.0).collect();
+    plans.retain(|(i, _, _)| !finished.contains(i));
+    let partial = {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&partial_path)?;
+        if done.is_empty() {
+            // A fresh partial file (or one cut before its first row): start with the header.
+            f.set_len(0)?;
+            writeln!(f, "{head}")?;
+            f.flush()?;
+        }
+        std::sync::Mutex::new(f)
+    };
     let bar = indicatif::ProgressBar::new(plans.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -376,18 +461,23 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         .par_iter()
         .map(|(i, values, plan)| {
             let r = run_plan_with(plan, &opts);
+            let line = r.as_ref().ok().map(|r| row(*i, values, r));
+            if let Some(line) = &line {
+                // One write per row, then flush: a kill leaves whole rows behind.
+                let mut f = partial.lock().expect("no panic holds the partial file");
+                let _ = writeln!(f, "{line}").and_then(|()| f.flush());
+            }
             bar.inc(1);
-            (*i, values, r)
+            (*i, values, r, line)
         })
         .collect();
     bar.finish_and_clear();
-    let mut csv = header(&axes) + "\n";
+    let mut rows = done;
     let mut reports = Vec::new();
-    for (i, values, r) in results {
+    for (i, values, r, line) in results {
         match r {
             Ok(r) => {
-                csv += &row(i, values, &r);
-                csv.push('\n');
+                rows.push((i, line.unwrap_or_default()));
                 reports.push((values.clone(), r));
             }
             Err(e) if e.is_bad_input() => {
@@ -402,10 +492,17 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    rows.sort_by_key(|r| r.0);
+    let mut csv = head + "\n";
+    for (_, l) in &rows {
+        csv += l;
+        csv.push('\n');
+    }
     write_atomic(out, &csv)?;
+    let _ = std::fs::remove_file(&partial_path);
     eprintln!(
         "rdmalab sweep: {} point(s){} → {}",
-        reports.len(),
+        rows.len(),
         if shard_n > 1 {
             format!(" (shard {shard_i}/{shard_n} of {})", points.len())
         } else {

@@ -197,3 +197,79 @@ fn bad_input_exits_2_naming_the_problem() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+/// Issue 11: a sweep killed mid-way keeps the rows it finished (OUT.partial, flushed per row),
+/// `--resume` runs only the rest, and the final CSV is byte for byte the uninterrupted one.
+#[test]
+fn a_killed_sweep_resumes_to_the_same_csv() {
+    let grid = [
+        "--vary",
+        "loss.congestion_drop=0,0.001,0.002,0.004,0.006,0.008,0.01,0.02",
+    ];
+    let whole = tmp("resume-whole.csv");
+    rdmalab()
+        .args(["sweep", "lesson5"])
+        .args(grid)
+        .arg("-o")
+        .arg(&whole)
+        .assert()
+        .success();
+    let out = tmp("resume.csv");
+    let partial = tmp("resume.csv.partial");
+    let _ = std::fs::remove_file(&partial);
+    let bin = assert_cmd::cargo::cargo_bin("rdmalab");
+    let mut child = std::process::Command::new(&bin)
+        .args(["sweep", "lesson5"])
+        .args(grid)
+        .arg("-o")
+        .arg(&out)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for two finished rows, then kill it.
+    let start = std::time::Instant::now();
+    loop {
+        let rows = std::fs::read_to_string(&partial)
+            .map(|t| t.lines().count().saturating_sub(1))
+            .unwrap_or(0);
+        if rows >= 2 || start.elapsed() > std::time::Duration::from_secs(120) {
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            panic!("the sweep finished before it could be interrupted");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!out.exists(), "no final CSV from an interrupted sweep");
+    let kept = std::fs::read_to_string(&partial).unwrap();
+    let kept_rows = kept.lines().count() - 1;
+    assert!((2..8).contains(&kept_rows), "{kept}");
+    // Without --resume the leftover is not overwritten.
+    let refused = rdmalab()
+        .args(["sweep", "lesson5"])
+        .args(grid)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--resume"));
+    rdmalab()
+        .args(["sweep", "lesson5", "--resume"])
+        .args(grid)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        std::fs::read_to_string(&whole).unwrap(),
+        "resumed CSV equals the uninterrupted one"
+    );
+    assert!(
+        !partial.exists(),
+        "the partial file is gone once the CSV is whole"
+    );
+}
