@@ -285,11 +285,49 @@ pub async fn run(
 
 /// Runs `plan` off the async runtime, at most as many at once as the server allows.
 pub async fn simulate(state: &AppState, plan: Plan) -> Result<Report, ApiError> {
-    let _permit =
-        state.sims.clone().acquire_owned().await.map_err(|_| {
-            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping")
-        })?;
-    let task = tokio::task::spawn_blocking(move || run_plan(&plan));
+    simulate_with(state, plan, run_plan).await
+}
+
+/// [`simulate`] with the run itself given: at most one per core at once, at most
+/// [`AppState::queue_limit`] more waiting (past that, 503 with `Retry-After`), a wall-clock
+/// limit, and a panic inside the run (a bug) caught here: logged with the scenario, answered
+/// with 500 and a report to file, and the server goes on.
+pub async fn simulate_with(
+    state: &AppState,
+    plan: Plan,
+    run: impl FnOnce(&Plan) -> Result<Report, rdmalab::report::RunError> + Send + 'static,
+) -> Result<Report, ApiError> {
+    use std::sync::atomic::Ordering;
+    let permit = match state.sims.clone().try_acquire_owned() {
+        Ok(p) => p,
+        Err(tokio::sync::TryAcquireError::Closed) => {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is stopping",
+            ));
+        }
+        Err(tokio::sync::TryAcquireError::NoPermits) => {
+            let waiting = state.waiting.fetch_add(1, Ordering::SeqCst) + 1;
+            if waiting > state.queue_limit {
+                state.waiting.fetch_sub(1, Ordering::SeqCst);
+                let mut e = ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "the server is busy: every core runs a simulation and {} more wait; try again in a second",
+                        state.queue_limit
+                    ),
+                );
+                e.retry_after = Some(1);
+                return Err(e);
+            }
+            let p = state.sims.clone().acquire_owned().await;
+            state.waiting.fetch_sub(1, Ordering::SeqCst);
+            p.map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"))?
+        }
+    };
+    let _permit = permit;
+    let scenario = plan_json(&plan);
+    let task = tokio::task::spawn_blocking(move || run(&plan));
     match tokio::time::timeout(RUN_WALL_LIMIT, task).await {
         Err(_) => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -298,10 +336,29 @@ pub async fn simulate(state: &AppState, plan: Plan) -> Result<Report, ApiError> 
                 RUN_WALL_LIMIT.as_secs()
             ),
         )),
-        Ok(Err(_)) => Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "the simulation stopped unexpectedly (a bug: please report the scenario)",
-        )),
+        Ok(Err(join)) => {
+            let what = if join.is_panic() {
+                let p = join.into_panic();
+                p.downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".to_string())
+            } else {
+                "the simulation's thread was cancelled".to_string()
+            };
+            // The server log keeps the case; the answer carries it for the user to file.
+            eprintln!("rdmalab serve: a simulation panicked (a bug): {what}; scenario: {scenario}");
+            let mut e = ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the simulation stopped on an internal error (a bug in rdmalab): please file the report below",
+            );
+            e.report = Some(Box::new(json!({
+                "panic": what,
+                "scenario": scenario,
+                "version": env!("CARGO_PKG_VERSION"),
+            })));
+            Err(e)
+        }
         Ok(Ok(Err(e))) if e.is_bad_input() => Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             e.to_string(),
@@ -312,6 +369,19 @@ pub async fn simulate(state: &AppState, plan: Plan) -> Result<Report, ApiError> 
         )),
         Ok(Ok(Ok(r))) => Ok(r),
     }
+}
+
+/// `POST /api/debug/panic` (feature `test-routes` only): runs preset ① through
+/// [`simulate_with`] with a run that panics, as a bug inside the simulator would.
+#[cfg(feature = "test-routes")]
+pub async fn debug_panic(
+    State(state): State<AppState>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let plan = scenario::preset("lesson1")
+        .and_then(|p| p.plan().ok())
+        .ok_or_else(|| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "preset ① is missing"))?;
+    simulate_with(&state, plan, |_| panic!("a deliberate panic (test route)")).await?;
+    Ok(Json(json!({})))
 }
 
 /// A body that is not the JSON expected, as a JSON error with the extractor's status (400
@@ -334,6 +404,8 @@ pub fn rejection(r: JsonRejection) -> ApiError {
             "a JSON object with preset or scenario, and optional set (array of \"key=value\") and profile"
                 .into(),
         ),
+        report: None,
+        retry_after: None,
     }
 }
 

@@ -19,6 +19,12 @@ pub struct ApiError {
     /// What that field allows, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed: Option<String>,
+    /// A 500's report, for the user to file: the scenario that failed and what broke.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<Box<serde_json::Value>>,
+    /// Seconds after which a retry may succeed (sent as `Retry-After` with 503).
+    #[serde(skip)]
+    pub retry_after: Option<u32>,
 }
 
 impl ApiError {
@@ -29,6 +35,8 @@ impl ApiError {
             error: error.into(),
             field: None,
             allowed: None,
+            report: None,
+            retry_after: None,
         }
     }
 
@@ -44,6 +52,8 @@ impl ApiError {
             error: error.into(),
             field: Some(field.into()),
             allowed: Some(allowed.into()),
+            report: None,
+            retry_after: None,
         }
     }
 
@@ -55,7 +65,13 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(&self)).into_response()
+        let mut r = (self.status, Json(&self)).into_response();
+        if let Some(s) = self.retry_after
+            && let Ok(v) = axum::http::HeaderValue::from_str(&s.to_string())
+        {
+            r.headers_mut().insert(axum::http::header::RETRY_AFTER, v);
+        }
+        r
     }
 }
 
@@ -66,6 +82,8 @@ impl From<scenario::ScenarioError> for ApiError {
             field: (!e.key.is_empty()).then(|| e.key.clone()),
             allowed: (!e.allowed.is_empty()).then(|| e.allowed.clone()),
             error: e.to_string(),
+            report: None,
+            retry_after: None,
         }
     }
 }

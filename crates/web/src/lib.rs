@@ -20,8 +20,11 @@
 //! Errors are JSON, `{"error", "field"?, "allowed"?}`: 400 a malformed request, 404 an
 //! unknown preset, chapter, lesson or language, 413 a body over [`MAX_BODY_BYTES`], 415 a body
 //! that is not JSON, 422 a value out of range (a scenario key, or the server's own bounds in
-//! [`api`]: stream length, message count, hosts), 503 a simulation over its wall-clock limit.
-//! Simulations run on blocking threads, at most one per core at a time.
+//! [`api`]: stream length, message count, hosts), 500 an internal error (a bug: the answer
+//! carries a `report` with the scenario to file, and the server log keeps it), 503 a
+//! simulation over its wall-clock limit, or the server busy (every core running one and
+//! [`AppState::queue_limit`] more waiting; `Retry-After: 1`). Simulations run on blocking
+//! threads, at most one per core at a time.
 //!
 //! # Pages
 //!
@@ -58,6 +61,11 @@ pub struct AppState {
     pub figures: Arc<Figures>,
     /// Permits for simulations running at once.
     pub sims: Arc<Semaphore>,
+    /// Requests waiting for a permit now.
+    pub waiting: Arc<std::sync::atomic::AtomicUsize>,
+    /// Most requests that may wait for a permit; past that a run is refused with 503 and
+    /// `Retry-After` (static pages and the course keep being served meanwhile).
+    pub queue_limit: usize,
 }
 
 impl AppState {
@@ -68,6 +76,8 @@ impl AppState {
             content: Arc::new(Content::load()?),
             figures: Arc::new(Figures::default()),
             sims: Arc::new(Semaphore::new(cores)),
+            waiting: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+            queue_limit: 8 * cores,
         })
     }
 }
@@ -78,7 +88,7 @@ struct Assets;
 
 /// The whole lab: API, pages and assets.
 pub fn app(state: AppState) -> Router {
-    Router::new()
+    let router = Router::new()
         .route("/api/presets", get(api::presets))
         .route("/api/schema", get(api::schema))
         .route("/api/run", post(api::run))
@@ -90,7 +100,12 @@ pub fn app(state: AppState) -> Router {
         .route("/overview", get(page))
         .route("/sim", get(page))
         .route("/chapter/{id}", get(page))
-        .route("/lesson/{n}", get(page))
+        .route("/lesson/{n}", get(page));
+    // A route that panics inside a simulation, to test the request boundary; compiled only
+    // with the `test-routes` feature (the crate's own tests turn it on).
+    #[cfg(feature = "test-routes")]
+    let router = router.route("/api/debug/panic", post(api::debug_panic));
+    router
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(TimeoutLayer::with_status_code(

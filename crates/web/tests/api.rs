@@ -350,3 +350,68 @@ async fn pages_and_assets_are_embedded_and_compressed() {
     }
     assert!(first_load < 300_000, "{first_load} bytes");
 }
+
+/// Issue 11: a panic inside a simulation (a bug) is caught at the request boundary: 500 with
+/// a report naming the panic and the scenario, and the server keeps answering.
+#[tokio::test]
+async fn a_panic_inside_a_simulation_is_a_500_with_a_report_and_the_server_goes_on() {
+    let (s, v) = post("/api/debug/panic", "{}").await;
+    assert_eq!(s, StatusCode::INTERNAL_SERVER_ERROR, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("file the report"),
+        "{v}"
+    );
+    assert!(
+        v["report"]["panic"]
+            .as_str()
+            .unwrap()
+            .contains("deliberate panic")
+    );
+    assert_eq!(
+        v["report"]["scenario"]["workload.message_bytes"],
+        json!(4096)
+    );
+    // The same app keeps serving runs and pages.
+    let (s, v) = run(json!({ "preset": "lesson1" })).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, _) = get("/api/presets").await;
+    assert_eq!(s, StatusCode::OK);
+}
+
+/// Issue 11: with every core busy and the queue full, a run is refused at once with 503 and
+/// `Retry-After`, while pages and the course are still served; a free core runs it again.
+#[tokio::test]
+async fn a_full_queue_answers_503_with_retry_after_and_pages_still_load() {
+    let mut st = AppState::new().unwrap();
+    st.queue_limit = 0;
+    let cores = st.sims.available_permits();
+    let held = st
+        .sims
+        .clone()
+        .acquire_many_owned(cores as u32)
+        .await
+        .unwrap();
+    let body = json!({ "preset": "lesson1" }).to_string();
+    let req = |b: &str| {
+        Request::post("/api/run")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(b.to_string()))
+            .unwrap()
+    };
+    let r = app(st.clone()).oneshot(req(&body)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(r.headers()[header::RETRY_AFTER], "1");
+    let page = app(st.clone())
+        .oneshot(Request::get("/sim").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(page.status(), StatusCode::OK, "pages load while runs wait");
+    let course = app(st.clone())
+        .oneshot(Request::get("/api/course/en").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(course.status(), StatusCode::OK);
+    drop(held);
+    let r = app(st).oneshot(req(&body)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "a free core runs it");
+}
