@@ -19,6 +19,8 @@
 //!   §3.7's.
 
 pub mod convert;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod parse;
 pub mod plan;
 pub mod presets;

@@ -496,3 +496,20 @@ pub async fn lesson(
         "try": tries,
     })))
 }
+
+/// What the `api_body` fuzz target checks (`fuzz/`), replayed by `cargo test` over its corpus
+/// and crash inputs (`tests/fuzz_regressions.rs`): a request body from anyone becomes a plan
+/// within the server's bounds or an error naming the field, never a panic. (The run itself is
+/// left out: a fuzzer cannot wait for simulations.)
+#[doc(hidden)]
+pub mod fuzz {
+    /// One `POST /api/run` body.
+    pub fn run_body(data: &[u8]) {
+        let Ok(req) = serde_json::from_slice::<super::RunRequest>(data) else {
+            return;
+        };
+        if let Err(e) = super::plan_of(&req) {
+            let _ = serde_json::to_string(&e);
+        }
+    }
+}

@@ -50,6 +50,8 @@
 pub mod checksum;
 pub mod ethernet;
 pub mod frame;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod ib;
 pub mod ipv4;
 pub mod pcap;

@@ -56,6 +56,8 @@
 //!   completion is noticed is rounded up to a slice.
 
 pub mod exec;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod parse;
 pub mod plan;
 pub mod report;
