@@ -207,3 +207,28 @@ fn every_command_has_help_with_a_worked_example() {
         );
     }
 }
+
+/// Issue 11: a run that outgrows its budget stops with exit 1 and a message naming the budget
+/// and the key that raises it; the same run with the key raised completes.
+#[test]
+fn a_run_past_its_budget_says_which_and_how_to_raise_it() {
+    for (set, key) in [
+        ("budget.max_events=1000", "budget.max_events"),
+        ("budget.max_sim_time_ms=1", "budget.max_sim_time_ms"),
+    ] {
+        let out = rdmalab()
+            .args(["run", "lesson5", "--set", set])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{set}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(key) && err.contains("raise it"),
+            "{set}: {err}"
+        );
+    }
+    rdmalab()
+        .args(["run", "lesson1", "--set", "budget.max_events=1000000"])
+        .assert()
+        .success();
+}

@@ -42,8 +42,8 @@ impl Budget {
 pub enum BudgetExceeded {
     /// The next event lies beyond the simulated-time budget.
     #[error(
-        "the run needs more than its simulated-time budget of {limit} (budget `max_sim_time`); \
-         raise it if the scenario really runs that long"
+        "the run needs more than its simulated-time budget of {limit} (scenario key \
+         `budget.max_sim_time_ms`); raise it if the scenario really runs that long"
     )]
     SimTime {
         /// The budget.
@@ -51,8 +51,8 @@ pub enum BudgetExceeded {
     },
     /// More events than the event budget.
     #[error(
-        "the run needs more than its budget of {limit} events (budget `max_events`); \
-         raise it or shrink the workload"
+        "the run needs more than its budget of {limit} events (scenario key \
+         `budget.max_events`); raise it or shrink the workload"
     )]
     Events {
         /// The budget.
@@ -61,7 +61,7 @@ pub enum BudgetExceeded {
     /// The run took longer on this machine than the wall-time budget.
     #[error(
         "the run took longer than its wall-time budget of {limit:?} after {events} events \
-         (budget `max_wall_time`); raise it or shrink the workload"
+         (scenario key `budget.max_wall_s`); raise it or shrink the workload"
     )]
     Wall {
         /// The budget.

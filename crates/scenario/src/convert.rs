@@ -24,6 +24,15 @@ fn prob(p: f64) -> Probability {
 }
 
 impl Plan {
+    /// The budget of one simulation of this plan.
+    pub fn budget(&self) -> engine::Budget {
+        engine::Budget {
+            sim_time: SimDuration::from_ms(self.budget.max_sim_time_ms),
+            events: self.budget.max_events,
+            wall: std::time::Duration::from_secs(self.budget.max_wall_s),
+        }
+    }
+
     /// The one link configuration every cable uses (rate, length, corruption).
     pub fn link_config(&self) -> LinkConfig {
         let mut link = LinkConfig::new(

@@ -496,6 +496,20 @@ pub struct Plan {
     pub tcp: TcpPlan,
     /// The workload.
     pub workload: WorkloadPlan,
+    /// What one simulation may use before it is stopped.
+    pub budget: BudgetPlan,
+}
+
+/// What one simulation of the plan may use: a run that reaches a limit stops and says which
+/// key to raise.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudgetPlan {
+    /// Simulated time, ms.
+    pub max_sim_time_ms: u64,
+    /// Events.
+    pub max_events: u64,
+    /// Wall-clock time on this machine, s.
+    pub max_wall_s: u64,
 }
 
 impl Default for Plan {
@@ -547,6 +561,11 @@ impl Default for Plan {
                 burst_bytes: 0,
                 period_us: 100,
                 senders: 1,
+            },
+            budget: BudgetPlan {
+                max_sim_time_ms: 10_000,
+                max_events: 500_000_000,
+                max_wall_s: 300,
             },
             rdma: RdmaPlan {
                 operation: Operation::Write,
@@ -655,6 +674,9 @@ schema! {
     "cross_traffic.burst_bytes" => cross_traffic.burst_bytes: int(0, 1 << 30), "bytes", "Bytes each cross-traffic host sends to host 1 per burst, at line rate, in the path's traffic class (preset ⑤b); 0 = none. Needs stream mode and `topology.hosts` ≥ 2 + `senders`.";
     "cross_traffic.period_us" => cross_traffic.period_us: int(1, 1_000_000), "µs", "Time from one burst's start to the next's; at most 100 000 bursts per stream.";
     "cross_traffic.senders" => cross_traffic.senders: int(1, 64), "hosts", "Hosts (2, 3, …) that burst at the same time.";
+    "budget.max_sim_time_ms" => budget.max_sim_time_ms: int(1, 3_600_000), "ms", "Simulated time one simulation may cover (each of a report's runs counts alone); past it the run stops and says so.";
+    "budget.max_events" => budget.max_events: int(1_000, 100_000_000_000), "events", "Events one simulation may process; past it the run stops and says so.";
+    "budget.max_wall_s" => budget.max_wall_s: int(1, 86_400), "s", "Wall-clock time one simulation may take on this machine (the web lab caps it at its own limit); past it the run stops and says so.";
     "rdma.operation" => rdma.operation: Kind::Enum(Operation::NAMES), "", "The verb the workload posts: one-sided `write`/`read` or two-sided `send` (lesson 3).";
     "rdma.qp_type" => rdma.qp_type: Kind::Enum(QpKind::NAMES), "", "QP type. UC has no `read`; UD has only `send`, one MTU per message.";
     "rdma.retransmission" => rdma.retransmission: Kind::Enum(Retransmission::NAMES), "", "Loss recovery: go-back-N (classic RoCE) or selective repeat (lesson 5).";

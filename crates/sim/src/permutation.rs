@@ -146,6 +146,7 @@ pub fn run_plan(
     let topo = plan.topology()?;
     let cfg = plan.fabric_config();
     let mut w = World::new(&topo, cfg, plan.host_profile(), plan.nic_profile())?;
+    w.set_run_budget(plan.budget());
     w.set_roce_priority(units::Priority::of(plan.lossless.priority));
     if let Some(path) = pcap {
         let f = std::fs::File::create(path).map_err(|e| WorldError::Setup(e.to_string()))?;

@@ -6,6 +6,7 @@ use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use rdmalab::engine::BudgetExceeded as engine_budget;
 use rdmalab::report::{Report, run_plan};
 use scenario::Plan;
 use scenario::plan::{KEYS, Kind, Value, get};
@@ -326,6 +327,10 @@ pub async fn simulate_with(
         }
     };
     let _permit = permit;
+    // The simulation stops itself at the server's wall-clock limit, so a core is never kept
+    // busy after its request has been answered with 503.
+    let mut plan = plan;
+    plan.budget.max_wall_s = plan.budget.max_wall_s.min(RUN_WALL_LIMIT.as_secs());
     let scenario = plan_json(&plan);
     let task = tokio::task::spawn_blocking(move || run(&plan));
     match tokio::time::timeout(RUN_WALL_LIMIT, task).await {
@@ -363,6 +368,20 @@ pub async fn simulate_with(
             StatusCode::UNPROCESSABLE_ENTITY,
             e.to_string(),
         )),
+        // A budget the scenario outgrew: the message names the key to raise.
+        Ok(Ok(Err(rdmalab::report::RunError::World(rdmalab::world::WorldError::Budget(b))))) => {
+            let key = match b {
+                engine_budget::SimTime { .. } => "budget.max_sim_time_ms",
+                engine_budget::Events { .. } => "budget.max_events",
+                engine_budget::Wall { .. } => "budget.max_wall_s",
+            };
+            Err(ApiError::field(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                key,
+                format!("the simulation stopped: {b}"),
+                "a larger value, within the key's range (the web lab caps budget.max_wall_s at its own limit)",
+            ))
+        }
         Ok(Ok(Err(e))) => Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("the run failed: {e}"),

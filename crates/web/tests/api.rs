@@ -415,3 +415,12 @@ async fn a_full_queue_answers_503_with_retry_after_and_pages_still_load() {
     let r = app(st).oneshot(req(&body)).await.unwrap();
     assert_eq!(r.status(), StatusCode::OK, "a free core runs it");
 }
+
+/// Issue 11: a web run past its budget is a 422 naming the budget key.
+#[tokio::test]
+async fn a_run_past_its_budget_is_a_422_naming_the_key() {
+    let (s, v) = run(json!({ "preset": "lesson5", "set": ["budget.max_events=1000"] })).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["field"], "budget.max_events", "{v}");
+    assert!(v["error"].as_str().unwrap().contains("raise it"), "{v}");
+}

@@ -276,6 +276,7 @@ fn new_world(
         .apply_overrides(host)
         .map_err(|e| RunError::HostProfile(e.to_string()))?;
     let mut w = World::new(&topo, plan.fabric_config(), profile, plan.nic_profile())?;
+    w.set_run_budget(plan.budget());
     w.set_tracer(Tracer::new(VecObserver::default()));
     // RoCE travels in the priority the plan's PFC settings name.
     w.set_roce_priority(units::Priority::of(plan.lossless.priority));

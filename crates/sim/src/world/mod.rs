@@ -284,6 +284,15 @@ impl NodeHosts {
     }
 }
 
+/// A run's budget and what it has used.
+#[derive(Clone, Copy, Debug)]
+struct TotalBudget {
+    budget: Budget,
+    started: std::time::Instant,
+    sim_start: SimTime,
+    events: u64,
+}
+
 /// The simulated world.
 pub struct World {
     /// The network.
@@ -300,6 +309,8 @@ pub struct World {
     wake_scratch: Vec<NodeId>,
     /// Send completions written so far, on every host.
     send_completions: u64,
+    /// The whole run's budget, when one is set ([`World::set_run_budget`]).
+    total_budget: Option<TotalBudget>,
     hosts: Vec<SimHost>,
     by_node: NodeHosts,
     by_ip: BTreeMap<[u8; 4], u32>,
@@ -461,6 +472,7 @@ impl World {
             dcqcn: None,
             wake_scratch: Vec::new(),
             send_completions: 0,
+            total_budget: None,
             hosts,
             by_node,
             by_ip,
@@ -949,14 +961,104 @@ impl World {
                 wall: std::time::Duration::ZERO,
             });
         }
+        let (budget, from_total) = self.within_total(budget)?;
         let mut sched = self.lend_sched();
-        let r = run_until(&mut Driver { world: self, stop }, &mut sched, budget, until);
+        let r = run_until(
+            &mut Driver { world: self, stop },
+            &mut sched,
+            &budget,
+            until,
+        );
         self.return_sched(sched);
-        Ok(r?)
+        Ok(self.count_total(r, from_total)?)
+    }
+
+    /// Gives the whole run a budget (simulated time from now, events and wall time across
+    /// every later `run_until*` call); each call then runs within what is left of it as well
+    /// as within its own budget.
+    pub fn set_run_budget(&mut self, b: Budget) {
+        self.total_budget = Some(TotalBudget {
+            budget: b,
+            started: std::time::Instant::now(),
+            sim_start: self.sched.now(),
+            events: 0,
+        });
+    }
+
+    /// `call` narrowed to what the run's budget has left (and which of simulated time, events
+    /// and wall time the run's budget set), or the budget it ran out of.
+    fn within_total(&self, call: &Budget) -> Result<(Budget, [bool; 3]), WorldError> {
+        let Some(t) = &self.total_budget else {
+            return Ok((*call, [false; 3]));
+        };
+        let events = t.budget.events.saturating_sub(t.events);
+        if events == 0 {
+            return Err(BudgetExceeded::Events {
+                limit: t.budget.events,
+            }
+            .into());
+        }
+        let wall = t.budget.wall.saturating_sub(t.started.elapsed());
+        if wall.is_zero() {
+            return Err(BudgetExceeded::Wall {
+                limit: t.budget.wall,
+                events: t.events,
+            }
+            .into());
+        }
+        let end = t
+            .sim_start
+            .checked_add(t.budget.sim_time)
+            .unwrap_or(SimTime::MAX);
+        let sim_time = end.saturating_duration_since(self.sched.now());
+        Ok((
+            Budget {
+                sim_time: call.sim_time.min(sim_time),
+                events: call.events.min(events),
+                wall: call.wall.min(wall),
+            },
+            [
+                sim_time < call.sim_time,
+                events < call.events,
+                wall < call.wall,
+            ],
+        ))
+    }
+
+    /// Adds a call's events to the run's budget, and names the run's own limit when the
+    /// narrowed call ran out of it.
+    fn count_total(
+        &mut self,
+        r: Result<RunStats, BudgetExceeded>,
+        from_total: [bool; 3],
+    ) -> Result<RunStats, BudgetExceeded> {
+        let Some(t) = &mut self.total_budget else {
+            return r;
+        };
+        match r {
+            Ok(st) => {
+                t.events += st.events;
+                Ok(st)
+            }
+            Err(BudgetExceeded::SimTime { .. }) if from_total[0] => Err(BudgetExceeded::SimTime {
+                limit: t.budget.sim_time,
+            }),
+            Err(BudgetExceeded::Events { .. }) if from_total[1] => Err(BudgetExceeded::Events {
+                limit: t.budget.events,
+            }),
+            Err(BudgetExceeded::Wall { events, .. }) if from_total[2] => {
+                Err(BudgetExceeded::Wall {
+                    limit: t.budget.wall,
+                    events: t.events + events,
+                })
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Runs until simulated time `until` (or until nothing is left to do).
     pub fn run_until(&mut self, until: SimTime, budget: &Budget) -> Result<RunStats, WorldError> {
+        let (budget, from_total) = self.within_total(budget)?;
         let mut sched = self.lend_sched();
         let r = run_until(
             &mut Driver {
@@ -964,10 +1066,11 @@ impl World {
                 stop: |_: &World| false,
             },
             &mut sched,
-            budget,
+            &budget,
             until,
         );
         self.return_sched(sched);
+        let r = self.count_total(r, from_total);
         // Leave the clock at `until` so that later calls happen then.
         if self.sched.now() < until && until != SimTime::MAX {
             self.sched.advance_to(until);
