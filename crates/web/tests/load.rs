@@ -49,6 +49,10 @@ async fn request(addr: std::net::SocketAddr, method: &str, path: &str, body: &st
     (status, text.contains("\r\nretry-after:"))
 }
 
+/// One kind of request: method, path, body, whether it is a bad request, whether it is a
+/// preset run (timed).
+type Kind = (&'static str, String, String, bool, bool);
+
 #[derive(Default)]
 struct Tally {
     by_status: std::collections::BTreeMap<u16, u64>,
@@ -79,7 +83,7 @@ async fn two_hundred_clients_mixed_requests() {
         "x".repeat(200_000)
     );
     // (method, path, body, is a bad request, is a preset run)
-    let mix: Arc<Vec<(&str, String, String, bool, bool)>> = Arc::new(vec![
+    let mix: Arc<Vec<Kind>> = Arc::new(vec![
         (
             "POST",
             "/api/run".into(),
