@@ -470,18 +470,25 @@ impl Figures {
             set: f.sets.clone(),
             ..Default::default()
         };
+        let mut transient = false;
         let r = match crate::api::plan_of(&req) {
             Err(e) => Err(e.error),
             Ok((_, plan)) => match crate::api::simulate(state, plan).await {
                 Ok(report) => serde_json::to_value(report).map_err(|e| e.to_string()),
-                Err(e) => Err(e.error),
+                Err(e) => {
+                    // A busy server is not the figure's fault: ask again next time.
+                    transient = e.status == axum::http::StatusCode::SERVICE_UNAVAILABLE;
+                    Err(e.error)
+                }
             },
         };
         let r = Arc::new(r);
-        self.cache
-            .lock()
-            .expect("no panic holds it")
-            .insert(f.run.clone(), r.clone());
+        if !transient {
+            self.cache
+                .lock()
+                .expect("no panic holds it")
+                .insert(f.run.clone(), r.clone());
+        }
         r
     }
 
