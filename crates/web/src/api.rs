@@ -298,35 +298,7 @@ pub async fn simulate_with(
     plan: Plan,
     run: impl FnOnce(&Plan) -> Result<Report, rdmalab::report::RunError> + Send + 'static,
 ) -> Result<Report, ApiError> {
-    use std::sync::atomic::Ordering;
-    let permit = match state.sims.clone().try_acquire_owned() {
-        Ok(p) => p,
-        Err(tokio::sync::TryAcquireError::Closed) => {
-            return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the server is stopping",
-            ));
-        }
-        Err(tokio::sync::TryAcquireError::NoPermits) => {
-            let waiting = state.waiting.fetch_add(1, Ordering::SeqCst) + 1;
-            if waiting > state.queue_limit {
-                state.waiting.fetch_sub(1, Ordering::SeqCst);
-                let mut e = ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!(
-                        "the server is busy: every core runs a simulation and {} more wait; try again in a second",
-                        state.queue_limit
-                    ),
-                );
-                e.retry_after = Some(1);
-                return Err(e);
-            }
-            let p = state.sims.clone().acquire_owned().await;
-            state.waiting.fetch_sub(1, Ordering::SeqCst);
-            p.map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"))?
-        }
-    };
-    let _permit = permit;
+    let _permit = acquire(state).await?;
     // The simulation stops itself at the server's wall-clock limit, so a core is never kept
     // busy after its request has been answered with 503.
     let mut plan = plan;
@@ -401,6 +373,120 @@ pub async fn debug_panic(
         .ok_or_else(|| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "preset ① is missing"))?;
     simulate_with(&state, plan, |_| panic!("a deliberate panic (test route)")).await?;
     Ok(Json(json!({})))
+}
+
+/// Body of `POST /api/verbs`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerbsRequest {
+    /// A verbs session file (TOML, scenarios/verbs/README.md).
+    pub session: String,
+    /// Run under this NIC profile (`mlx5`, `rxe`, `ibta`) instead of the file's.
+    pub profile: Option<String>,
+}
+
+/// Most events a verbs session may take through the web (sessions are short scripts).
+pub const MAX_VERBS_EVENTS: u64 = 5_000_000;
+
+/// `POST /api/verbs`: runs a verbs session file and returns `rdmalab verbs run --json`'s
+/// document (every step, its result and expectations, `passed`). A file that does not parse
+/// is a 422 naming the line and column.
+pub async fn verbs(
+    State(state): State<AppState>,
+    body: Result<Json<VerbsRequest>, JsonRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let Json(req) = body.map_err(rejection)?;
+    let session = rdmalab::session::parse(&req.session).map_err(|e| {
+        ApiError::field(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "session",
+            format!("{e}"),
+            "a verbs session file (scenarios/verbs/README.md)",
+        )
+    })?;
+    let profile = match req.profile.as_deref() {
+        None => None,
+        Some(p) => Some(
+            rdmalab::verbs::NicProfile::ALL
+                .into_iter()
+                .find(|x| x.name() == p)
+                .ok_or_else(|| {
+                    ApiError::field(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "profile",
+                        format!("unknown NIC profile {p:?}"),
+                        "mlx5, rxe or ibta",
+                    )
+                })?,
+        ),
+    };
+    let report = with_permit(&state, move || {
+        rdmalab::session::run(
+            &session,
+            rdmalab::session::RunOptions {
+                profile,
+                pcap: None,
+                max_events: Some(MAX_VERBS_EVENTS),
+            },
+        )
+    })
+    .await?
+    .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
+    Ok(Json(serde_json::to_value(&report).map_err(|e| {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+    })?))
+}
+
+/// A permit to run on one core: at once if a core is free, after waiting if fewer than
+/// [`AppState::queue_limit`] requests already wait, else 503 with `Retry-After`.
+async fn acquire(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+    use std::sync::atomic::Ordering;
+    let stopping = || ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping");
+    match state.sims.clone().try_acquire_owned() {
+        Ok(p) => Ok(p),
+        Err(tokio::sync::TryAcquireError::Closed) => Err(stopping()),
+        Err(tokio::sync::TryAcquireError::NoPermits) => {
+            let waiting = state.waiting.fetch_add(1, Ordering::SeqCst) + 1;
+            if waiting > state.queue_limit {
+                state.waiting.fetch_sub(1, Ordering::SeqCst);
+                let mut e = ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "the server is busy: every core runs a simulation and {} more wait; try again in a second",
+                        state.queue_limit
+                    ),
+                );
+                e.retry_after = Some(1);
+                return Err(e);
+            }
+            let p = state.sims.clone().acquire_owned().await;
+            state.waiting.fetch_sub(1, Ordering::SeqCst);
+            p.map_err(|_| stopping())
+        }
+    }
+}
+
+/// Runs `f` on a blocking thread under the same permits, queue bound and wall-clock limit as
+/// simulations, with a panic answered as a 500 that names it.
+async fn with_permit<R: Send + 'static>(
+    state: &AppState,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> Result<R, ApiError> {
+    let _permit = acquire(state).await?;
+    match tokio::time::timeout(RUN_WALL_LIMIT, tokio::task::spawn_blocking(f)).await {
+        Err(_) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the run took longer than {} s", RUN_WALL_LIMIT.as_secs()),
+        )),
+        Ok(Err(join)) => {
+            eprintln!("rdmalab serve: a verbs session panicked (a bug): {join}");
+            Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the session stopped on an internal error (a bug in rdmalab): {join}"),
+            ))
+        }
+        Ok(Ok(r)) => Ok(r),
+    }
 }
 
 /// A body that is not the JSON expected, as a JSON error with the extractor's status (400

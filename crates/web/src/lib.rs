@@ -9,6 +9,7 @@
 //! | `GET /api/presets` | `[{name, key, number, title, toml}]`: presets ①–⑥ and ⑤b |
 //! | `GET /api/schema` | `{keys: [{key, type, unit, doc, allowed, default, min?, max?, choices?}], limits}`: every scenario key (the experiment-parameters panel) and the server's bounds |
 //! | `POST /api/run` | body `{preset? , scenario?, set?: ["key=value"], profile?}` → `{preset, plan: {key: value}, report}` (`report` is `rdmalab run --json`'s document: schema in `rdmalab::report`) |
+//! | `POST /api/verbs` | body `{session: "TOML", profile?}` → `rdmalab verbs run --json`'s document (every step, its result and checks, `passed`); at most [`api::MAX_VERBS_EVENTS`] events |
 //! | `GET /api/course/{lang}` | `{lang, overview_html, modules: [{id, title, summary, chapters: [{id, title, summary, lessons, presets}]}], lessons: [{number, title, goal, difficulty, minutes, preset}]}` |
 //! | `GET /api/course/{lang}/chapter/{id}` | `{id, module, title, summary, body_html, lessons, presets, prev, next}` |
 //! | `GET /api/course/{lang}/lesson/{n}` | `{number, title, difficulty, minutes, goal, highlight, text_html, key_points, try: [{label, preset, set, explain}]}` |
@@ -92,6 +93,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/presets", get(api::presets))
         .route("/api/schema", get(api::schema))
         .route("/api/run", post(api::run))
+        .route("/api/verbs", post(api::verbs))
         .route("/api/course/{lang}", get(api::course))
         .route("/api/course/{lang}/chapter/{id}", get(api::chapter))
         .route("/api/course/{lang}/lesson/{n}", get(api::lesson))

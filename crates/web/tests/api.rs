@@ -424,3 +424,22 @@ async fn a_run_past_its_budget_is_a_422_naming_the_key() {
     assert_eq!(v["field"], "budget.max_events", "{v}");
     assert!(v["error"].as_str().unwrap().contains("raise it"), "{v}");
 }
+
+/// `POST /api/verbs` runs a session file as `rdmalab verbs run --json` does; a broken file is
+/// a 422 with its line and column.
+#[tokio::test]
+async fn verbs_sessions_run_through_the_api() {
+    let body = json!({ "session": include_str!("../../../scenarios/verbs/ud_datagram.toml"), "profile": "rxe" });
+    let (s, v) = post("/api/verbs", &body.to_string()).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["passed"], json!(true), "{v}");
+    let (s, v) = post("/api/verbs", r#"{"session":"hosts = 3"}"#).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["field"], "session");
+    let (s, v) = post(
+        "/api/verbs",
+        &json!({ "session": "hosts = [\"a\"]", "profile": "x" }).to_string(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+}

@@ -1,6 +1,6 @@
 //! Issue 11's load test: the real server on loopback, 200 clients for 30 s (10 s outside CI)
-//! sending a mix of preset runs, whole-scenario runs, pages, assets, course JSON and bad
-//! requests. No 5xx but the documented overload answer (503 with `Retry-After`), no panic,
+//! sending a mix of preset runs, whole-scenario runs, verbs sessions, pages, assets, course
+//! JSON and bad requests. No 5xx but the documented overload answer (503 with `Retry-After`), no panic,
 //! every bad request a 4xx, and memory flat between the first and the last third. The figures
 //! are printed: requests, answers by status, p50/p99 of a preset run, RSS before and after.
 
@@ -78,6 +78,10 @@ async fn two_hundred_clients_mixed_requests() {
         "set": ["workload.messages=2"],
     })
     .to_string();
+    let session = serde_json::json!({
+        "session": include_str!("../../../scenarios/verbs/send.toml"),
+    })
+    .to_string();
     let oversized = format!(
         "{{\"preset\":\"lesson1\",\"pad\":\"{}\"}}",
         "x".repeat(200_000)
@@ -106,6 +110,14 @@ async fn two_hundred_clients_mixed_requests() {
             true,
         ),
         ("POST", "/api/run".into(), scenario, false, false),
+        ("POST", "/api/verbs".into(), session, false, false),
+        (
+            "POST",
+            "/api/verbs".into(),
+            r#"{"session":"call = 3"}"#.into(),
+            true,
+            false,
+        ),
         ("GET", "/".into(), String::new(), false, false),
         (
             "GET",
