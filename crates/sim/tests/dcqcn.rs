@@ -2,6 +2,8 @@
 //! closer than the minimum spacing, both flows settle near half the bottleneck, α and the rate
 //! on the trace, and the switch queue held near the ECN thresholds without PFC.
 
+mod support;
+
 use fabric::{EcnConfig, PfcConfig};
 use rdmalab::incast::{IncastConfig, IncastReport, run};
 use transport::roce::dcqcn::DcqcnParams;
@@ -194,26 +196,14 @@ fn cnps_in_the_report_and_on_the_wire() {
     }
     // Each CNP is captured on both links it crosses.
     assert_eq!(cnps, 2 * d.cnps_sent, "CNP frames in the pcap");
-    if std::process::Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tshark missing and CI is set"
-        );
+    let Some(out) = support::tshark(&[
+        "-r",
+        path.to_str().unwrap(),
+        "-Y",
+        "infiniband.bth.opcode == 129",
+    ]) else {
         return;
-    }
-    let out = std::process::Command::new("tshark")
-        .args([
-            "-r",
-            path.to_str().unwrap(),
-            "-Y",
-            "infiniband.bth.opcode == 129",
-        ])
-        .output()
-        .unwrap();
-    let lines = String::from_utf8_lossy(&out.stdout).lines().count() as u64;
+    };
+    let lines = out.lines().count() as u64;
     assert_eq!(lines, 2 * d.cnps_sent, "tshark decodes every CNP");
 }

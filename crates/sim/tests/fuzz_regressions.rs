@@ -1,36 +1,10 @@
-//! Replays the committed inputs of the fuzz target(s) `verbs_session` (`fuzz/corpus/` and the crash
-//! inputs in `fuzz/regressions/`) through the same checks the fuzzer runs: none may panic.
+//! Replays the committed inputs of the fuzz target(s) `verbs_session` through the same checks the
+//! fuzzer runs (`fuzz/README.md`): none may panic.
 
-/// Every file under `fuzz/<dir>/<target>/`, in name order.
-fn inputs(dir: &str, target: &str) -> Vec<(String, Vec<u8>)> {
-    let path = format!("{}/../../fuzz/{dir}/{target}", env!("CARGO_MANIFEST_DIR"));
-    let Ok(entries) = std::fs::read_dir(&path) else {
-        return Vec::new();
-    };
-    let mut v: Vec<(String, Vec<u8>)> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_file())
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            (name, std::fs::read(e.path()).unwrap())
-        })
-        .collect();
-    v.sort();
-    v
-}
+#[path = "../../../fuzz/replay.rs"]
+mod replay;
 
 #[test]
 fn verbs_session_inputs_replay_without_panic() {
-    let corpus = inputs("corpus", "verbs_session");
-    assert!(
-        !corpus.is_empty(),
-        "fuzz/corpus/verbs_session holds the seeds"
-    );
-    for (name, data) in corpus
-        .iter()
-        .chain(inputs("regressions", "verbs_session").iter())
-    {
-        let r = std::panic::catch_unwind(|| rdmalab::session::fuzz::session(data));
-        assert!(r.is_ok(), "verbs_session: input {name} panicked");
-    }
+    replay::replay("verbs_session", rdmalab::session::fuzz::session);
 }

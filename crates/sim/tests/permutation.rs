@@ -2,6 +2,8 @@
 //! without a drop under PFC, no shortcut path (events ≥ 2 × packets × links), the same seed
 //! gives the same run, and the pcap decodes in tshark with a PSN on every RoCE frame.
 
+mod support;
+
 use rdmalab::permutation::{derangement, run_plan};
 
 fn plan(sets: &[&str]) -> scenario::Plan {
@@ -61,41 +63,21 @@ fn sixteen_host_pcap_decodes_with_psns_in_tshark() {
     // 64 KiB per flow keeps the capture small.
     let r = run_plan(&plan(&["workload.message_bytes=65536"]), Some(&path)).unwrap();
     assert_eq!(r.completed, 16);
-    if std::process::Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tshark missing and CI is set"
-        );
+    let Some(out) = support::tshark(&[
+        "-r",
+        path.to_str().unwrap(),
+        "-Y",
+        "infiniband.bth.opcode <= 8",
+        "-T",
+        "fields",
+        "-e",
+        "infiniband.bth.opcode",
+        "-e",
+        "infiniband.bth.psn",
+    ]) else {
         return;
-    }
-    let out = std::process::Command::new("tshark")
-        .args([
-            "-r",
-            path.to_str().unwrap(),
-            "-Y",
-            "infiniband.bth.opcode <= 8",
-        ])
-        .args([
-            "-T",
-            "fields",
-            "-e",
-            "infiniband.bth.opcode",
-            "-e",
-            "infiniband.bth.psn",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<(u32, u32)> = String::from_utf8(out.stdout)
-        .unwrap()
+    };
+    let rows: Vec<(u32, u32)> = out
         .lines()
         .map(|l| {
             let mut f = l.split('\t').map(|x| x.parse::<u32>().unwrap());

@@ -1,6 +1,8 @@
 //! Selective repeat (IRN-style) against go-back-N on the same lossy links: only what was
 //! lost goes again, and every byte arrives (issue 7's acceptance for selective repeat).
 
+mod support;
+
 use engine::{Budget, PacketClass, PacketStage, TraceRecord, Tracer};
 use fabric::{FabricConfig, LinkConfig, Topology};
 use rdmalab::world::{Endpoint, RcOptions, World};
@@ -243,7 +245,6 @@ fn selective_repeat_resends_what_was_lost_and_go_back_n_a_window_per_loss() {
 /// tshark decodes every frame as RoCE with the mark in BTH byte 8.
 #[test]
 fn irn_extension_on_the_wire_and_in_tshark() {
-    use std::process::Command;
     use wire::{Frame, PcapReader, ib::irn, parse_frame};
     let dir = std::env::temp_dir().join(format!("rdmalab-sr-pcap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -374,39 +375,23 @@ fn irn_extension_on_the_wire_and_in_tshark() {
         assert_eq!(map, (1u64 << (t - 3)) - 1, "PSNs 4..={t} held");
     }
 
-    if Command::new("tshark").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tshark not found on PATH and CI is set: apt-get install tshark"
-        );
-        eprintln!("\n*** SKIPPED tshark half: tshark not found ***\n");
+    let Some(out) = support::tshark(&[
+        "-r",
+        path.to_str().unwrap(),
+        "-Y",
+        "infiniband",
+        "-T",
+        "fields",
+        "-e",
+        "infiniband.bth.opcode",
+        "-e",
+        "infiniband.bth.reserved7",
+        "-e",
+        "_ws.expert.message",
+    ]) else {
         return;
-    }
-    let out = Command::new("tshark")
-        .args([
-            "-r",
-            path.to_str().unwrap(),
-            "-Y",
-            "infiniband",
-            "-T",
-            "fields",
-        ])
-        .args([
-            "-e",
-            "infiniband.bth.opcode",
-            "-e",
-            "infiniband.bth.reserved7",
-        ])
-        .args(["-e", "_ws.expert.message"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<Vec<String>> = String::from_utf8(out.stdout)
-        .unwrap()
+    };
+    let rows: Vec<Vec<String>> = out
         .lines()
         .map(|l| l.split('\t').map(str::to_string).collect())
         .collect();
