@@ -49,17 +49,14 @@ impl<T> fmt::Debug for Handle<T> {
     }
 }
 
-enum Slot<T> {
-    Live(T),
-    Free { next: u32 },
-}
-
-const NONE: u32 = u32::MAX;
-
 /// A growable slab with a free list.
+///
+/// A slot is an `Option<T>`, so a value with a niche (a `bool`, an enum) costs no tag byte and
+/// a 64-byte value keeps to one cache line; freed indices wait on a stack and are reused
+/// last-freed first, while their line is likely still in cache.
 pub struct Arena<T> {
-    slots: Vec<Slot<T>>,
-    free_head: u32,
+    slots: Vec<Option<T>>,
+    free: Vec<u32>,
     live: usize,
     peak: usize,
 }
@@ -73,18 +70,13 @@ impl<T> Default for Arena<T> {
 impl<T> Arena<T> {
     /// An empty arena.
     pub fn new() -> Self {
-        Arena {
-            slots: Vec::new(),
-            free_head: NONE,
-            live: 0,
-            peak: 0,
-        }
+        Self::with_capacity(0)
     }
-    /// An empty arena with room for `n` values before it grows.
+    /// An empty arena with room for `n` values before it allocates.
     pub fn with_capacity(n: usize) -> Self {
         Arena {
             slots: Vec::with_capacity(n),
-            free_head: NONE,
+            free: Vec::new(),
             live: 0,
             peak: 0,
         }
@@ -93,22 +85,19 @@ impl<T> Arena<T> {
     pub fn insert(&mut self, value: T) -> Handle<T> {
         self.live += 1;
         self.peak = self.peak.max(self.live);
-        let index = if self.free_head != NONE {
-            let index = self.free_head;
-            let slot = &mut self.slots[index as usize];
-            let Slot::Free { next } = *slot else {
-                unreachable!("free list points at a live slot");
-            };
-            self.free_head = next;
-            *slot = Slot::Live(value);
-            index
-        } else {
-            let index = u32::try_from(self.slots.len())
-                .ok()
-                .filter(|&i| i != NONE)
-                .expect("more than 4 billion packets in flight");
-            self.slots.push(Slot::Live(value));
-            index
+        let index = match self.free.pop() {
+            Some(index) => {
+                let slot = &mut self.slots[index as usize];
+                debug_assert!(slot.is_none(), "free list points at a live slot");
+                *slot = Some(value);
+                index
+            }
+            None => {
+                let index =
+                    u32::try_from(self.slots.len()).expect("more than 4 billion packets in flight");
+                self.slots.push(Some(value));
+                index
+            }
         };
         Handle {
             index,
@@ -117,38 +106,29 @@ impl<T> Arena<T> {
     }
     /// Removes and returns the value; its slot is reused by a later insert.
     pub fn remove(&mut self, h: Handle<T>) -> T {
-        let slot = core::mem::replace(
-            &mut self.slots[h.index as usize],
-            Slot::Free {
-                next: self.free_head,
-            },
-        );
-        let Slot::Live(v) = slot else {
+        let Some(v) = self.slots[h.index as usize].take() else {
             panic!("arena handle {h:?} removed twice");
         };
-        self.free_head = h.index;
+        self.free.push(h.index);
         self.live -= 1;
         v
     }
     /// The value behind `h`.
     pub fn get(&self, h: Handle<T>) -> &T {
         match &self.slots[h.index as usize] {
-            Slot::Live(v) => v,
-            Slot::Free { .. } => panic!("arena handle {h:?} used after removal"),
+            Some(v) => v,
+            None => panic!("arena handle {h:?} used after removal"),
         }
     }
     /// The value behind `h`, or `None` if its slot is free or out of range.
     pub fn try_get(&self, h: Handle<T>) -> Option<&T> {
-        match self.slots.get(h.index as usize)? {
-            Slot::Live(v) => Some(v),
-            Slot::Free { .. } => None,
-        }
+        self.slots.get(h.index as usize)?.as_ref()
     }
     /// The value behind `h`, mutably.
     pub fn get_mut(&mut self, h: Handle<T>) -> &mut T {
         match &mut self.slots[h.index as usize] {
-            Slot::Live(v) => v,
-            Slot::Free { .. } => panic!("arena handle {h:?} used after removal"),
+            Some(v) => v,
+            None => panic!("arena handle {h:?} used after removal"),
         }
     }
     /// Values currently stored.
@@ -199,6 +179,14 @@ mod tests {
             hs.push(a.insert(round));
         }
         assert_eq!(a.capacity_slots(), 100);
+    }
+
+    #[test]
+    fn a_value_with_a_niche_costs_no_tag() {
+        assert_eq!(
+            core::mem::size_of::<Option<(u64, bool)>>(),
+            core::mem::size_of::<(u64, bool)>()
+        );
     }
 
     #[test]

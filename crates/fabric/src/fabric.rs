@@ -45,15 +45,15 @@ use crate::config::{
 };
 use crate::loss::LossState;
 use crate::packet::{
-    Ecn, FiveTuple, MIN_FRAME_BYTES, Packet, PacketHandle, PacketSpec, Payload, RAW_FRAME_OVERHEAD,
-    host_ip,
+    Ecn, FiveTuple, InFlight, MIN_FRAME_BYTES, Packet, PacketHandle, PacketSpec, Payload,
+    RAW_FRAME_OVERHEAD, host_ip,
 };
 use crate::pfc::headroom_bytes;
 use crate::routing::{Routes, ecmp_pick};
 use crate::topology::{NodeKind, Topology};
 use engine::{
-    Arena, DropReason, Model, PacketStage, Rng, RngStreams, Scheduler, Step, StreamId, TraceRecord,
-    Tracer,
+    Arena, DropReason, Model, PacketClass, PacketStage, Rng, RngStreams, Scheduler, Step, StreamId,
+    TraceRecord, Tracer,
 };
 use std::collections::VecDeque;
 use units::{
@@ -235,9 +235,15 @@ pub struct FlowResult {
     pub frames_dropped: u64,
 }
 
+/// A queued frame, with what its dequeue needs (length, the switch port it entered by), so
+/// that sending it reads no packet descriptor: on a large fabric that read is a cache miss.
 #[derive(Clone, Copy, Debug)]
 struct QEntry {
     pkt: PacketHandle,
+    len: u32,
+    /// Global index of the port it entered the switch by, for buffer accounting (`u32::MAX`
+    /// at a host).
+    in_port: u32,
     ready_at: SimTime,
 }
 
@@ -338,7 +344,14 @@ pub struct Fabric {
     switches: Vec<SwitchState>,
     hosts: Vec<HostState>,
     routes: Routes,
-    packets: Arena<Packet>,
+    /// Packets in flight, as their hop-by-hop descriptors.
+    packets: Arena<InFlight>,
+    /// Per arena slot: when the packet's first bit reached its current node (cut-through
+    /// needs it). Beside the arena rather than in it, so the hop that writes it does not read
+    /// the descriptor's cache line.
+    head_at: Vec<SimTime>,
+    /// Their payloads, read only when a packet is delivered, dropped or observed.
+    bodies: Arena<Payload>,
     next_uid: u64,
     flows: Vec<FlowState>,
     flows_done: usize,
@@ -539,6 +552,8 @@ impl Fabric {
             hosts,
             routes,
             packets: Arena::with_capacity(1024),
+            bodies: Arena::with_capacity(1024),
+            head_at: Vec::with_capacity(1024),
             next_uid: 0,
             flows: Vec::new(),
             flows_done: 0,
@@ -724,7 +739,7 @@ impl Fabric {
         let port = self.hosts[*h as usize].port;
         let now = sched.now();
         let pkt = self.new_packet(host, spec, now);
-        self.enqueue(port, pkt, now, now);
+        self.enqueue(port, pkt, u32::MAX, now, now);
         self.try_tx(port, sched);
         Ok(())
     }
@@ -834,29 +849,53 @@ impl Fabric {
     fn new_packet(&mut self, src: NodeId, spec: PacketSpec, now: SimTime) -> PacketHandle {
         let uid = self.next_uid;
         self.next_uid += 1;
-        self.packets.insert(Packet {
-            uid,
-            flow: spec.flow,
-            src,
-            dst: spec.dst,
-            priority: spec.priority,
-            ecn: spec.ecn,
-            len_bytes: spec.len_bytes.max(MIN_FRAME_BYTES),
-            ecmp_hash: spec.ecmp_hash,
-            payload: spec.payload,
-            created: now,
-            in_port: u32::MAX,
-            head_at: now,
-        })
+        let body = self.bodies.insert(spec.payload);
+        let h = self
+            .packets
+            .insert(InFlight::new(uid, src, &spec, body, now));
+        let i = h.index() as usize;
+        if i >= self.head_at.len() {
+            self.head_at.resize(i + 1, now);
+        }
+        self.head_at[i] = now;
+        h
     }
 
-    fn enqueue(&mut self, port: u32, pkt: PacketHandle, ready_at: SimTime, now: SimTime) {
+    /// Removes a packet from the fabric and puts it together again.
+    fn take_packet(&mut self, pkt: PacketHandle) -> Packet {
+        let d = self.packets.remove(pkt);
+        let payload = self.bodies.remove(d.body);
+        d.assemble(payload)
+    }
+
+    /// A copy of a packet still in the fabric, for observers (tap, capture).
+    fn packet_copy(&self, pkt: PacketHandle) -> Packet {
+        let d = self.packets.get(pkt);
+        d.assemble(*self.bodies.get(d.body))
+    }
+
+    /// Queues `pkt`, which entered its node by global port `in_port` (`u32::MAX` at a host),
+    /// on `port`.
+    fn enqueue(
+        &mut self,
+        port: u32,
+        pkt: PacketHandle,
+        in_port: u32,
+        ready_at: SimTime,
+        now: SimTime,
+    ) {
         let (prio, len) = {
             let p = self.packets.get(pkt);
-            (p.priority.index(), p.len_bytes as u64)
+            (p.priority.index(), p.len_bytes)
         };
         let pt = &mut self.ports[port as usize];
-        pt.prio[prio].queue.push_back(QEntry { pkt, ready_at });
+        pt.prio[prio].queue.push_back(QEntry {
+            pkt,
+            len,
+            in_port,
+            ready_at,
+        });
+        let len = len as u64;
         pt.backlogged |= 1 << prio;
         pt.prio[prio].qbytes += len;
         pt.stats.peak_queue[prio] = pt.stats.peak_queue[prio].max(pt.prio[prio].qbytes);
@@ -887,14 +926,15 @@ impl Fabric {
             return;
         }
         if let Some(h) = self.ports[pi].control.pop_front() {
-            self.start_tx(port, h, now, sched);
+            let len = self.packets.get(h).len_bytes;
+            self.start_tx(port, h, len, now, sched);
             return;
         }
         let scheduling = match self.nodes[self.ports[pi].node.index()].role {
             Role::Host(_) => self.config.host.scheduling,
             Role::Switch(_) => self.config.switch.scheduling,
         };
-        if let Some(prio) = pick(&mut self.ports[pi], &self.packets, scheduling, now) {
+        if let Some(prio) = pick(&mut self.ports[pi], scheduling, now) {
             let pt = &mut self.ports[pi];
             let e = pt.prio[prio]
                 .queue
@@ -903,8 +943,7 @@ impl Fabric {
             if pt.prio[prio].queue.is_empty() {
                 pt.backlogged &= !(1 << prio);
             }
-            let len = self.packets.get(e.pkt).len_bytes as u64;
-            self.ports[pi].prio[prio].qbytes -= len;
+            self.ports[pi].prio[prio].qbytes -= e.len as u64;
             // ECN on dequeue: by the queue this frame leaves behind.
             if let Role::Switch(s) = self.nodes[self.ports[pi].node.index()].role
                 && let Some(ecn_cfg) = self.config.switch.ecn
@@ -916,16 +955,17 @@ impl Fabric {
                 self.maybe_mark(s as usize, port, e.pkt, q, now);
             }
             let start = e.ready_at.max(self.ports[pi].free_at);
-            self.start_tx(port, e.pkt, start, sched);
+            self.start_tx(port, e.pkt, e.len, start, sched);
             // After start_tx, so a trace shows the frame leaving before any RESUME it causes.
-            self.release_buffer(port, e.pkt, sched);
+            self.release_buffer(port, e, prio, sched);
             return;
         }
         // Hosts pull the next frame of a raw flow when nothing queued can go.
         if let Role::Host(h) = self.nodes[self.ports[pi].node.index()].role
             && let Some(pkt) = self.next_raw_frame(h as usize, now)
         {
-            self.start_tx(port, pkt, now, sched);
+            let len = self.packets.get(pkt).len_bytes;
+            self.start_tx(port, pkt, len, now, sched);
             return;
         }
         self.schedule_wake(port, sched);
@@ -1033,12 +1073,13 @@ impl Fabric {
         &mut self,
         port: u32,
         pkt: PacketHandle,
+        len: u32,
         start: SimTime,
         sched: &mut Scheduler<E>,
     ) {
         let now = sched.now();
         let pi = port as usize;
-        let len = self.packets.get(pkt).len_bytes as u64;
+        let len = len as u64;
         let pt = &mut self.ports[pi];
         let ser = match pt.ps_per_byte {
             Some(ps) => SimDuration::from_ps((len + PREAMBLE_IFG_BYTES) * ps),
@@ -1053,10 +1094,7 @@ impl Fabric {
         pt.stats.tx_frames += 1;
         pt.stats.tx_bytes += len;
         let (peer, prop, node, local) = (pt.peer, pt.prop, pt.node, pt.local);
-        {
-            let p = self.packets.get_mut(pkt);
-            p.head_at = start + prop;
-        }
+        self.head_at[pkt.index() as usize] = start + prop;
         // Host ports always hear when a frame is done (their NIC pulls the next one); switch
         // ports only when something is already waiting behind this frame.
         let pt = &mut self.ports[pi];
@@ -1066,13 +1104,21 @@ impl Fabric {
             sched.schedule_at(end, FabricEvent::TxDone { port }.into());
         }
         sched.schedule_at(end + prop, FabricEvent::Arrive { port: peer, pkt }.into());
-        if let Some(tap) = self.tap.as_mut() {
-            tap.on_transmit(start, node, local, self.packets.get(pkt));
+        if self.tap.is_some() {
+            let p = self.packet_copy(pkt);
+            if let Some(tap) = self.tap.as_mut() {
+                tap.on_transmit(start, node, local, &p);
+            }
         }
-        if let Some((at, v)) = self.capture.as_mut()
-            && at.includes(node, local)
+        if self
+            .capture
+            .as_ref()
+            .is_some_and(|(at, _)| at.includes(node, local))
         {
-            v.push((start, node, local, *self.packets.get(pkt)));
+            let p = self.packet_copy(pkt);
+            if let Some((_, v)) = self.capture.as_mut() {
+                v.push((start, node, local, p));
+            }
         }
         if self.tracer.enabled() {
             let p = self.packets.get(pkt);
@@ -1092,14 +1138,14 @@ impl Fabric {
     fn release_buffer<E: From<FabricEvent>>(
         &mut self,
         port: u32,
-        pkt: PacketHandle,
+        e: QEntry,
+        prio: usize,
         sched: &mut Scheduler<E>,
     ) {
         let Role::Switch(s) = self.nodes[self.ports[port as usize].node.index()].role else {
             return;
         };
-        let p = self.packets.get(pkt);
-        let (len, prio, in_port) = (p.len_bytes as u64, p.priority.index(), p.in_port);
+        let (len, in_port) = (e.len as u64, e.in_port);
         self.switches[s as usize].buffer_used -= len;
         self.ports[in_port as usize].prio[prio].ingress -= len;
         self.check_xon(in_port, prio, sched);
@@ -1135,13 +1181,14 @@ impl Fabric {
                 return;
             }
         }
-        if let Payload::Pause {
-            class_enable,
-            quanta,
-        } = self.packets.get(pkt).payload
-        {
-            self.packets.remove(pkt);
-            self.receive_pfc(port, class_enable, quanta, sched);
+        if self.packets.get(pkt).class == PacketClass::Pause {
+            if let Payload::Pause {
+                class_enable,
+                quanta,
+            } = self.take_packet(pkt).payload
+            {
+                self.receive_pfc(port, class_enable, quanta, sched);
+            }
             return;
         }
         match self.nodes[node.index()].role {
@@ -1151,7 +1198,7 @@ impl Fabric {
     }
 
     fn deliver(&mut self, port: u32, pkt: PacketHandle, now: SimTime) {
-        let p = self.packets.remove(pkt);
+        let p = self.take_packet(pkt);
         let node = self.ports[port as usize].node;
         self.counters.delivered_frames += 1;
         self.counters.delivered_bytes += p.len_bytes as u64;
@@ -1191,7 +1238,7 @@ impl Fabric {
     ) {
         let now = sched.now();
         let cfg = self.config.switch;
-        let (prio, len, dst, hash, ecn, head_at) = {
+        let (prio, len, dst, hash, ecn) = {
             let p = self.packets.get(pkt);
             (
                 p.priority.index(),
@@ -1199,9 +1246,9 @@ impl Fabric {
                 p.dst,
                 p.ecmp_hash,
                 p.ecn,
-                p.head_at,
             )
         };
+        let head_at = self.head_at[pkt.index() as usize];
         let lossless = cfg.pfc.is_some_and(|pfc| pfc.covers(prio as u8));
         // Lesson ⑤: a drawn "would-be overflow".
         if !cfg.congestion_drop.is_zero() && self.switches[s].draw_rng.chance(cfg.congestion_drop) {
@@ -1263,7 +1310,6 @@ impl Fabric {
         sw.buffer_used += len;
         self.counters.peak_buffer_bytes = self.counters.peak_buffer_bytes.max(sw.buffer_used);
         // Ingress accounting and PFC.
-        self.packets.get_mut(pkt).in_port = in_port;
         self.ports[in_port as usize].prio[prio].ingress += len;
         if lossless {
             self.check_xoff(in_port, prio, sched);
@@ -1281,7 +1327,7 @@ impl Fabric {
             Forwarding::CutThrough => head_at + cfg.latency,
             Forwarding::StoreAndForward => now + cfg.latency,
         };
-        self.enqueue(out, pkt, ready_at, now);
+        self.enqueue(out, pkt, in_port, ready_at, now);
         self.try_tx(out, sched);
     }
 
@@ -1442,7 +1488,7 @@ impl Fabric {
     }
 
     fn drop_packet(&mut self, port: u32, pkt: PacketHandle, reason: DropReason, now: SimTime) {
-        let p = self.packets.remove(pkt);
+        let p = self.take_packet(pkt);
         if matches!(p.payload, Payload::Roce { .. } | Payload::Tcp { .. }) {
             // Its sender owns the payload bytes and must hear of the loss to free them.
             self.inbox.push_back(Delivery::Dropped(p));
@@ -1476,7 +1522,7 @@ impl Fabric {
 /// Chooses the priority whose head frame goes next: strict priorities first (highest number
 /// first), then DWRR among the rest. Only queues that are non-empty, not paused and whose head
 /// is ready are eligible.
-fn pick(pt: &mut Port, packets: &Arena<Packet>, sch: Scheduling, now: SimTime) -> Option<usize> {
+fn pick(pt: &mut Port, sch: Scheduling, now: SimTime) -> Option<usize> {
     if pt.backlogged == 0 {
         return None;
     }
@@ -1513,12 +1559,11 @@ fn pick(pt: &mut Port, packets: &Arena<Packet>, sch: Scheduling, now: SimTime) -
     for _ in 0..8 * 64 {
         let p = pt.rr as usize;
         if dwrr(p) && eligible(pt, p) {
-            let head = pt.prio[p]
+            let len = pt.prio[p]
                 .queue
                 .front()
                 .expect("eligible queues are non-empty")
-                .pkt;
-            let len = packets.get(head).len_bytes as u64;
+                .len as u64;
             if pt.prio[p].deficit >= len {
                 pt.prio[p].deficit -= len;
                 return Some(p);

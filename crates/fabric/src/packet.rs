@@ -2,14 +2,21 @@
 //!
 //! Following htsim, a packet in flight is metadata: who sent it, where it goes, its priority
 //! and ECN codepoint, its frame length and what it carries. Bytes exist only when a frame is
-//! written to a pcap or checked byte-for-byte, through the `wire` crate. Packets live in an
-//! [`Arena`](engine::Arena) and move through queues and events as a [`PacketHandle`].
+//! written to a pcap or checked byte-for-byte, through the `wire` crate.
+//!
+//! Inside the fabric a packet is split in two: an [`InFlight`] descriptor (one cache line:
+//! the fields a port or switch reads on every hop) and its [`Payload`] (the RoCE or TCP
+//! headers, up to ~200 bytes, which no switch reads), each in its own
+//! [`Arena`](engine::Arena). Packets move through queues and events as a 4-byte
+//! [`PacketHandle`]; the whole [`Packet`] is put together again only when it is delivered,
+//! dropped or observed (capture, tap). On a 1024-host fat tree the hop-by-hop working set is
+//! then a quarter of what it was with the headers inline.
 
 use engine::{Handle, PacketClass, PacketRef};
 use units::{FlowId, NodeId, Priority, SimTime};
 
 /// A packet's handle in the fabric's arena.
-pub type PacketHandle = Handle<Packet>;
+pub type PacketHandle = Handle<InFlight>;
 
 pub use wire::Ecn;
 
@@ -168,7 +175,7 @@ pub struct PacketSpec {
     pub payload: Payload,
 }
 
-/// A packet in the fabric.
+/// A packet as a transport sees it: sent by it or delivered to it.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub struct Packet {
     /// Unique per run, in creation order.
@@ -191,16 +198,85 @@ pub struct Packet {
     pub payload: Payload,
     /// When it was created.
     pub created: SimTime,
-    /// Global index of the port it entered the current switch by (for buffer accounting).
-    pub(crate) in_port: u32,
-    /// When its first bit reached the current node (cut-through needs it).
-    pub(crate) head_at: SimTime,
 }
 
-impl Packet {
-    /// How traces and drawings classify it.
+/// A packet while the fabric carries it: what ports and switches read on every hop, in one
+/// 64-byte cache line (a test holds it there). Its payload waits in a second arena under
+/// `body` until [`InFlight::assemble`] puts the [`Packet`] together again.
+#[derive(Clone, Copy, Debug)]
+pub struct InFlight {
+    pub(crate) uid: u64,
+    pub(crate) created: SimTime,
+    pub(crate) flow: FlowId,
+    pub(crate) src: NodeId,
+    pub(crate) dst: NodeId,
+    pub(crate) len_bytes: u32,
+    pub(crate) ecmp_hash: u32,
+    pub(crate) body: Handle<Payload>,
+    pub(crate) priority: Priority,
+    pub(crate) ecn: Ecn,
+    /// [`Payload::class`], kept so traces need not read the payload.
+    pub(crate) class: PacketClass,
+    /// [`Payload::irn_ext`], likewise.
+    pub(crate) irn_ext: bool,
+}
+
+impl InFlight {
+    /// The descriptor of a new packet whose payload is stored under `body`.
+    pub(crate) fn new(
+        uid: u64,
+        src: NodeId,
+        spec: &PacketSpec,
+        body: Handle<Payload>,
+        now: SimTime,
+    ) -> InFlight {
+        InFlight {
+            uid,
+            created: now,
+            flow: spec.flow,
+            src,
+            dst: spec.dst,
+            len_bytes: spec.len_bytes.max(MIN_FRAME_BYTES),
+            ecmp_hash: spec.ecmp_hash,
+            body,
+            priority: spec.priority,
+            ecn: spec.ecn,
+            class: spec.payload.class(),
+            irn_ext: spec.payload.irn_ext(),
+        }
+    }
+    /// The whole packet, given its payload.
+    pub(crate) fn assemble(&self, payload: Payload) -> Packet {
+        Packet {
+            uid: self.uid,
+            flow: self.flow,
+            src: self.src,
+            dst: self.dst,
+            priority: self.priority,
+            ecn: self.ecn,
+            len_bytes: self.len_bytes,
+            ecmp_hash: self.ecmp_hash,
+            payload,
+            created: self.created,
+        }
+    }
+    /// Its identity in a trace record.
+    pub(crate) fn trace_ref(&self) -> PacketRef {
+        PacketRef {
+            irn_ext: self.irn_ext,
+            uid: self.uid,
+            flow: self.flow,
+            class: self.class,
+            bytes: self.len_bytes,
+            priority: self.priority,
+        }
+    }
+}
+
+impl Payload {
+    /// How traces and drawings classify a packet carrying it.
     pub fn class(&self) -> PacketClass {
-        match self.payload {
+        match self {
             Payload::Pause { .. } => PacketClass::Pause,
             Payload::Raw { .. } => PacketClass::Raw,
             Payload::Tcp { .. } => PacketClass::Tcp,
@@ -219,10 +295,21 @@ impl Packet {
             }
         }
     }
+    /// True for a RoCE packet carrying rdmalab's IRN extension header.
+    pub fn irn_ext(&self) -> bool {
+        matches!(self, Payload::Roce { hdr, .. } if hdr.ext.irn.is_some())
+    }
+}
+
+impl Packet {
+    /// How traces and drawings classify it.
+    pub fn class(&self) -> PacketClass {
+        self.payload.class()
+    }
     /// Its identity in a trace record.
     pub fn trace_ref(&self) -> PacketRef {
         PacketRef {
-            irn_ext: matches!(self.payload, Payload::Roce { hdr, .. } if hdr.ext.irn.is_some()),
+            irn_ext: self.payload.irn_ext(),
             uid: self.uid,
             flow: self.flow,
             class: self.class(),
@@ -235,6 +322,12 @@ impl Packet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_packet_in_flight_fits_one_cache_line() {
+        assert!(core::mem::size_of::<InFlight>() <= 64);
+        assert!(core::mem::size_of::<Option<InFlight>>() <= 64);
+    }
 
     #[test]
     fn tuple_hash_is_stable_and_sensitive() {
