@@ -131,8 +131,9 @@ pub enum FabricEvent {
     },
 }
 
-/// Counters of one port.
+/// Counters of one port (`repr(C)`: the per-frame ones first, beside the port's hot fields).
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+#[repr(C)]
 pub struct PortStats {
     /// Frames sent (data and control).
     pub tx_frames: u64,
@@ -140,6 +141,8 @@ pub struct PortStats {
     pub tx_bytes: u64,
     /// Frames received (before loss).
     pub rx_frames: u64,
+    /// Highest egress queue depth per priority (bytes).
+    pub peak_queue: [u64; 8],
     /// PAUSE frames with non-zero quanta sent.
     pub pauses_sent: u64,
     /// RESUME frames (zero quanta) sent.
@@ -148,8 +151,6 @@ pub struct PortStats {
     pub pfc_received: u64,
     /// Highest ingress count above XOFF seen per priority (bytes; 0 if never above).
     pub peak_over_xoff: [u64; 8],
-    /// Highest egress queue depth per priority (bytes).
-    pub peak_queue: [u64; 8],
 }
 
 /// Fabric-wide counters.
@@ -247,35 +248,43 @@ struct QEntry {
     ready_at: SimTime,
 }
 
+/// One end of a link. `repr(C)` so the fields every frame touches (clock, peer, link, the
+/// loss check, the control queue, the frame counters) share the first cache lines; on a large
+/// fabric each port is cold when a frame reaches it, and every line touched is a miss.
+#[repr(C)]
 struct Port {
-    node: NodeId,
-    local: PortId,
-    peer: u32,
-    link: LinkId,
-    bw: Bandwidth,
+    // Read or written on every frame.
+    free_at: SimTime,
+    wake_at: SimTime,
+    prop: SimDuration,
     /// Picoseconds per byte when that is an integer (it is for every standard Ethernet
     /// rate), so the hot path multiplies instead of dividing in 128 bits.
     ps_per_byte: Option<u64>,
-    prop: SimDuration,
-    /// Per priority: its egress queue and its ingress and PFC state, kept together so that a
-    /// frame's hop touches one priority's cache lines, not eight arrays'.
-    prio: [Prio; 8],
+    node: NodeId,
+    peer: u32,
+    link: LinkId,
+    local: PortId,
     /// Bit p set when `prio[p].queue` is non-empty: lets the scheduler skip idle priorities.
     backlogged: u8,
-    control: VecDeque<PacketHandle>,
+    rr: u8,
     /// A `TxDone` event is scheduled for `free_at`. Switch ports skip it when nothing waits
     /// behind the frame: a frame arriving later finds the port free by its clock.
     tx_done_pending: bool,
-    free_at: SimTime,
-    rr: u8,
-    wake_at: SimTime,
-    headroom: u64,
-    loss: Option<LossState>,
+    /// Boxed: one pointer in the hot line, the state (only on lossy links) elsewhere.
+    loss: Option<Box<LossState>>,
+    control: VecDeque<PacketHandle>,
     stats: PortStats,
+    // Rarely read.
+    bw: Bandwidth,
+    headroom: u64,
+    /// Per priority: its egress queue and its ingress and PFC state, kept together so that a
+    /// frame's hop touches one priority's cache lines, not eight arrays'.
+    prio: [Prio; 8],
 }
 
-/// One priority of a port.
+/// One priority of a port (egress fields first: the queue and its bytes share a line).
 #[derive(Default)]
+#[repr(C)]
 struct Prio {
     // egress
     queue: VecDeque<QEntry>,
@@ -438,13 +447,13 @@ impl Fabric {
                     .expect("each link appears once at each end");
                 let lc = &topology.links[link.index()].config;
                 let loss = (!lc.loss.is_lossless()).then(|| {
-                    LossState::new(
+                    Box::new(LossState::new(
                         streams.stream(StreamId::new(
                             "link-loss",
                             (link.0 as u64) << 1 | is_a as u64,
                         )),
                         &lc.loss,
-                    )
+                    ))
                 });
                 ports.push(Port {
                     node: NodeId(ni as u32),
