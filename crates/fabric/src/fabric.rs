@@ -79,10 +79,13 @@ pub type Captured = (SimTime, NodeId, PortId, Packet);
 /// A transport frame leaving the fabric: delivered to a host, or lost on the way.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub enum Delivery {
-    /// The frame reached host `node`.
-    Arrived(NodeId, Packet),
-    /// The frame was dropped (its sender may free its payload bytes).
-    Dropped(Packet),
+    /// The frame reached host `node`. The fabric holds it until the host's model takes it
+    /// with [`Fabric::take_held`] (a NIC pipeline later), so the packet is not copied out
+    /// and back in meanwhile.
+    Arrived(NodeId, PacketHandle),
+    /// The frame was dropped (its sender may free its payload bytes); held like an arrived
+    /// one until [`Fabric::take_held`].
+    Dropped(PacketHandle),
 }
 
 /// The events the fabric schedules for itself.
@@ -633,7 +636,8 @@ impl Fabric {
             Role::Switch(_) => None,
         }
     }
-    /// Packets alive in the fabric right now, and the most ever alive at once.
+    /// Packets alive in the fabric right now, and the most ever alive at once (delivered
+    /// frames count until their host takes them).
     pub fn packets_in_flight(&self) -> (usize, usize) {
         (self.packets.len(), self.packets.peak())
     }
@@ -1207,13 +1211,13 @@ impl Fabric {
     }
 
     fn deliver(&mut self, port: u32, pkt: PacketHandle, now: SimTime) {
-        let p = self.take_packet(pkt);
         let node = self.ports[port as usize].node;
+        let d = *self.packets.get(pkt);
         self.counters.delivered_frames += 1;
-        self.counters.delivered_bytes += p.len_bytes as u64;
+        self.counters.delivered_bytes += d.len_bytes as u64;
         if self.tracer.enabled() {
             let local = self.ports[port as usize].local;
-            let r = p.trace_ref();
+            let r = d.trace_ref();
             self.tracer.emit(now, || TraceRecord::Packet {
                 stage: PacketStage::Delivered,
                 node,
@@ -1222,20 +1226,29 @@ impl Fabric {
                 queue_bytes: 0,
             });
         }
-        match p.payload {
-            Payload::Raw { payload, .. } => {
-                let f = &mut self.flows[p.flow.index()];
+        match d.class {
+            PacketClass::Raw => {
+                let Payload::Raw { payload, .. } = self.take_packet(pkt).payload else {
+                    unreachable!("a raw packet's class says so");
+                };
+                let f = &mut self.flows[d.flow.index()];
                 f.delivered += payload as u64;
                 if f.delivered == f.spec.bytes {
                     f.finish = Some(now);
                     self.flows_done += 1;
                 }
             }
-            Payload::Pause { .. } => unreachable!("PFC frames are consumed by the receiving port"),
-            Payload::Roce { .. } | Payload::Tcp { .. } => {
-                self.inbox.push_back(Delivery::Arrived(node, p))
-            }
+            PacketClass::Pause => unreachable!("PFC frames are consumed by the receiving port"),
+            // Held for the host's model.
+            _ => self.inbox.push_back(Delivery::Arrived(node, pkt)),
         }
+    }
+
+    /// Takes a packet that a [`Delivery`] announced out of the fabric; `None` if the handle
+    /// names no held packet (taken already, or never announced).
+    pub fn take_held(&mut self, pkt: PacketHandle) -> Option<Packet> {
+        self.packets.try_get(pkt)?;
+        Some(self.take_packet(pkt))
     }
 
     fn forward<E: From<FabricEvent>>(
@@ -1497,14 +1510,19 @@ impl Fabric {
     }
 
     fn drop_packet(&mut self, port: u32, pkt: PacketHandle, reason: DropReason, now: SimTime) {
-        let p = self.take_packet(pkt);
-        if matches!(p.payload, Payload::Roce { .. } | Payload::Tcp { .. }) {
-            // Its sender owns the payload bytes and must hear of the loss to free them.
-            self.inbox.push_back(Delivery::Dropped(p));
-        } else if let (Payload::Raw { .. }, Some(f)) =
-            (&p.payload, self.flows.get_mut(p.flow.index()))
-        {
-            f.frames_dropped += 1;
+        let p = *self.packets.get(pkt);
+        match p.class {
+            PacketClass::Raw | PacketClass::Pause => {
+                self.take_packet(pkt);
+                if p.class == PacketClass::Raw
+                    && let Some(f) = self.flows.get_mut(p.flow.index())
+                {
+                    f.frames_dropped += 1;
+                }
+            }
+            // Its sender owns the payload bytes and must hear of the loss to free them; the
+            // fabric holds the packet until it is taken.
+            _ => self.inbox.push_back(Delivery::Dropped(pkt)),
         }
         match reason {
             DropReason::BufferFull => {} // counted by the caller (lossy vs lossless overflow)

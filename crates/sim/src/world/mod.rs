@@ -109,7 +109,7 @@ pub enum HostEvent {
     RxIn {
         /// Host ordinal.
         host: u32,
-        /// Slot of the frame.
+        /// The frame's handle in the fabric, which holds it until then.
         slot: u32,
     },
     /// A QP's transport timer is due.
@@ -217,7 +217,6 @@ pub struct SimHost {
     cpu: Cpu,
     qps: BTreeMap<u32, QpEngine>,
     tx_slots: Arena<TxSlot>,
-    rx_slots: Arena<fabric::Packet>,
     tx_inflight: usize,
     tx_last_ready: SimTime,
     rr: u32,
@@ -456,7 +455,6 @@ impl World {
                 cpu: Cpu::new(node, profile.cpu.cores),
                 qps: BTreeMap::new(),
                 tx_slots: Arena::new(),
-                rx_slots: Arena::new(),
                 tx_inflight: 0,
                 tx_last_ready: SimTime::ZERO,
                 rr: 0,
@@ -1086,22 +1084,23 @@ impl World {
                     match d {
                         Delivery::Arrived(node, pkt) => {
                             let Some(&h) = self.by_node.get(&node.0) else {
+                                // No host model there: the frame ends at the port.
+                                self.fabric.take_held(pkt);
                                 continue;
                             };
-                            let host = &mut self.hosts[h as usize];
-                            let slot = host.rx_slots.insert(pkt);
-                            let at = sched.now() + host.profile.nic.pipeline;
+                            // The fabric holds the frame while it passes the NIC pipeline.
+                            let at = sched.now() + self.hosts[h as usize].profile.nic.pipeline;
                             sched.schedule_at(
                                 at,
                                 Event::Host(HostEvent::RxIn {
                                     host: h,
-                                    slot: slot.index(),
+                                    slot: pkt.index(),
                                 }),
                             );
                         }
                         Delivery::Dropped(pkt) => {
-                            if let Payload::Roce { data, .. } | Payload::Tcp { data, .. } =
-                                pkt.payload
+                            if let Some(Payload::Roce { data, .. } | Payload::Tcp { data, .. }) =
+                                self.fabric.take_held(pkt).map(|p| p.payload)
                             {
                                 self.free_data(data);
                             }
@@ -1554,9 +1553,12 @@ impl World {
 
     fn rx_in(&mut self, h: u32, slot: u32, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let pkt = self.hosts[h as usize]
-            .rx_slots
-            .remove(engine::Handle::from_index(slot));
+        let Some(pkt) = self
+            .fabric
+            .take_held(fabric::PacketHandle::from_index(slot))
+        else {
+            unreachable!("each RxIn names a frame the fabric holds, taken once");
+        };
         if let Payload::Tcp { repr, data } = pkt.payload {
             return self.tcp_rx_frame(h, &pkt, repr, data, sched);
         }
