@@ -2,13 +2,14 @@
 //! last packet leaves, a lost packet drops its message silently and the responder starts
 //! again at the next FIRST or ONLY packet (research/verbs-spec.md §4–5, rxe's UC branches).
 
+mod support;
+
 use engine::Budget;
 use fabric::{FabricConfig, LinkConfig, Topology};
 use rdmalab::world::{Endpoint, World};
 use units::{Bandwidth, SimDuration};
 use verbs::{
     AccessFlags, NicProfile, QpAttr, QpAttrMask as M, WcStatus,
-    qp::{QpCap, QpInitAttr},
     types::{AhAttr, Gid, Mtu, QpState, QpType},
     wr::{RecvWr, SendWr, Sge},
 };
@@ -25,34 +26,7 @@ fn world_with(link: LinkConfig, profile: NicProfile) -> World {
 }
 
 fn uc_endpoint(w: &mut World, h: u32) -> Endpoint {
-    let pd = w.verbs(h).alloc_pd().unwrap();
-    let (cq, _) = w.create_cq(h, 64, None).unwrap();
-    let qpn = w
-        .create_qp(
-            h,
-            pd,
-            &QpInitAttr {
-                qp_type: QpType::Uc,
-                send_cq: cq,
-                recv_cq: cq,
-                cap: QpCap {
-                    max_send_wr: 16,
-                    max_recv_wr: 16,
-                    max_send_sge: 2,
-                    max_recv_sge: 2,
-                    max_inline_data: 64,
-                },
-                sq_sig_all: false,
-            },
-        )
-        .unwrap()
-        .qpn;
-    Endpoint {
-        host: h,
-        pd,
-        cq,
-        qpn,
-    }
+    support::endpoint(w, h, QpType::Uc)
 }
 
 /// RESET → INIT → RTR → RTS with UC's masks (no RNR or atomic fields, no timeout or retries).

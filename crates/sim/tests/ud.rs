@@ -3,13 +3,14 @@
 //! payload in the receive buffer; Q_Key mismatches, missing receives and oversized messages
 //! vanish silently (research/verbs-spec.md §5, rxe's UD branches).
 
+mod support;
+
 use engine::Budget;
 use fabric::{FabricConfig, LinkConfig, Topology};
 use rdmalab::world::{Endpoint, World};
 use units::{Bandwidth, SimDuration};
 use verbs::{
     AccessFlags, NicProfile, QpAttr, QpAttrMask as M, WcFlags, WcStatus,
-    qp::{QpCap, QpInitAttr},
     types::{AhAttr, Gid, QpState, QpType},
     wr::{RecvWr, SendWr, Sge},
 };
@@ -17,34 +18,8 @@ use verbs::{
 const QKEY: u32 = 0x1111_2222;
 
 fn ud_endpoint(w: &mut World, h: u32) -> Endpoint {
-    let pd = w.verbs(h).alloc_pd().unwrap();
-    let (cq, _) = w.create_cq(h, 64, None).unwrap();
-    let qpn = w
-        .create_qp(
-            h,
-            pd,
-            &QpInitAttr {
-                qp_type: QpType::Ud,
-                send_cq: cq,
-                recv_cq: cq,
-                cap: QpCap {
-                    max_send_wr: 16,
-                    max_recv_wr: 16,
-                    max_send_sge: 2,
-                    max_recv_sge: 2,
-                    max_inline_data: 64,
-                },
-                sq_sig_all: false,
-            },
-        )
-        .unwrap()
-        .qpn;
-    let e = Endpoint {
-        host: h,
-        pd,
-        cq,
-        qpn,
-    };
+    let e = support::endpoint(w, h, QpType::Ud);
+    let qpn = e.qpn;
     let init = QpAttr {
         qp_state: QpState::Init,
         port_num: 1,
