@@ -1,6 +1,9 @@
 //! `rdmalab trace`: one pcap tshark decodes (RoCEv2, TCP and PFC frames for ⑤ with lossless
 //! on) and JSON Lines that follow the documented schema.
 
+#[path = "../../../testing/tshark.rs"]
+mod tshark_run;
+
 use assert_cmd::Command;
 use std::collections::BTreeMap;
 
@@ -71,27 +74,18 @@ fn lesson5_lossless_trace_has_roce_tcp_and_pfc_frames_and_a_jsonl_trace() {
     let pauses = kinds[&("rdma".to_string(), "pause_sent".to_string())];
 
     // The pcap in tshark.
-    if std::process::Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        assert!(std::env::var_os("CI").is_none(), "CI needs tshark");
-        eprintln!("*** SKIPPED the tshark half: no tshark ***");
+    let Some(lines) = tshark_run::tshark(&[
+        "-r",
+        pcap.to_str().expect("a UTF-8 temp path"),
+        "-T",
+        "fields",
+        "-e",
+        "frame.protocols",
+        "-e",
+        "eth.type",
+    ]) else {
         return;
-    }
-    let out = std::process::Command::new("tshark")
-        .arg("-r")
-        .arg(&pcap)
-        .args(["-T", "fields", "-e", "frame.protocols", "-e", "eth.type"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines = String::from_utf8(out.stdout).unwrap();
+    };
     let count = |f: &dyn Fn(&str) -> bool| lines.lines().filter(|l| f(l)).count();
     let roce = count(&|l| l.contains(":infiniband"));
     let tcp = count(&|l| l.contains(":tcp"));

@@ -4,6 +4,9 @@
 //! warning; the crate's own reader always re-parses every frame (checking IPv4 checksums and
 //! ICRCs).
 
+#[path = "../../../testing/tshark.rs"]
+mod tshark_run;
+
 use engine::{Budget, Scheduler, run};
 use fabric::capture::{CaptureAt, PcapTap};
 use fabric::{
@@ -12,7 +15,6 @@ use fabric::{
 };
 use std::fs::File;
 use std::io::BufWriter;
-use std::process::Command;
 use units::{Bandwidth, Priority, SimTime};
 use wire::{Ecn, Frame, PcapReader, parse_frame, pfc};
 
@@ -105,48 +107,28 @@ fn incast_capture_shows_pfc_frames_and_ecn_marks() {
     );
 
     // tshark, an independent decoder.
-    if Command::new("tshark").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tshark not found on PATH and CI is set: apt-get install tshark"
-        );
-        eprintln!(
-            "\n*** SKIPPED tshark half: tshark not found; install it with apt-get install tshark ***\n"
-        );
-        return;
-    }
-    let fields = |filter: &str, field: &str| -> Vec<String> {
-        let out = Command::new("tshark")
-            .args([
-                "-r",
-                path.to_str().unwrap(),
-                "-Y",
-                filter,
-                "-T",
-                "fields",
-                "-e",
-                field,
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_owned)
-            .collect()
+    let fields = |filter: &str, field: &str| -> Option<Vec<String>> {
+        let text = tshark_run::tshark(&[
+            "-r",
+            path.to_str().unwrap(),
+            "-Y",
+            filter,
+            "-T",
+            "fields",
+            "-e",
+            field,
+        ])?;
+        Some(text.lines().map(str::to_owned).collect())
     };
-    let enbv = fields("macc.opcode == 0x0101", "macc.cbfc.enbv");
+    let Some(enbv) = fields("macc.opcode == 0x0101", "macc.cbfc.enbv") else {
+        return;
+    };
     assert_eq!(enbv.len() as u64, pfc_frames);
     assert!(
         enbv.iter().all(|v| v == "0x0008"),
         "class-enable vector: priority 3 only: {enbv:?}"
     );
-    let c3 = fields("macc.opcode == 0x0101", "macc.cbfc.pause_time.c3");
+    let c3 = fields("macc.opcode == 0x0101", "macc.cbfc.pause_time.c3").expect("tshark ran above");
     assert_eq!(
         c3.iter().filter(|v| *v == "65535").count() as u64,
         c.pauses_sent
@@ -156,13 +138,15 @@ fn incast_capture_shows_pfc_frames_and_ecn_marks() {
         c.resumes_sent
     );
     assert_eq!(
-        fields("ip.dsfield.ecn == 3", "frame.number").len() as u64,
+        fields("ip.dsfield.ecn == 3", "frame.number")
+            .expect("tshark ran above")
+            .len() as u64,
         c.ecn_marks
     );
-    let prio = fields("infiniband", "vlan.priority");
+    let prio = fields("infiniband", "vlan.priority").expect("tshark ran above");
     assert_eq!(prio.len(), 1600);
     assert!(prio.iter().all(|p| p == "3"));
-    let ops = fields("infiniband", "infiniband.bth.opcode");
+    let ops = fields("infiniband", "infiniband.bth.opcode").expect("tshark ran above");
     assert!(ops.iter().all(|o| o == "4"), "RC SEND_ONLY");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -17,7 +17,7 @@
 //!   `tcp_stream`: netperf TCP_STREAM, back-to-back `write()`s of `size` bytes, throughput and
 //!   each host's CPU utilisation (busy time ÷ elapsed time of every core, and of the busiest).
 
-use crate::world::{Endpoint, RcOptions, SocketId, TcpOptions, World, WorldError};
+use crate::world::{Endpoint, RcOptions, SocketId, World, WorldError};
 use engine::{Budget, ExecUnit, TraceRecord, Tracer, VecObserver};
 use scenario::Plan;
 use std::collections::BTreeMap;
@@ -553,13 +553,7 @@ fn rdma_bw(
 }
 
 fn tcp_pair(w: &mut World, plan: &Plan) -> Result<(SocketId, SocketId), PerftestError> {
-    let opts = TcpOptions {
-        config: plan.tcp_config(),
-        tso: plan.tcp.tso,
-        gro: plan.tcp.gro,
-        busy_poll: plan.tcp.busy_poll,
-        ..TcpOptions::default()
-    };
+    let opts = crate::report::run::tcp_options(plan);
     Ok(w.tcp_connect(0, 1, &opts)?)
 }
 

@@ -3,6 +3,7 @@
 
 use engine::{Budget, ExecUnit, TraceRecord, Tracer, VecObserver};
 use fabric::{FabricConfig, LinkConfig, Topology};
+use rdmalab::pattern;
 use rdmalab::world::{Endpoint, RcOptions, World};
 use units::{Bandwidth, Probability, SimDuration, SimTime};
 use verbs::{
@@ -52,18 +53,6 @@ fn buffer(w: &mut World, e: &Endpoint, len: u64) -> (u64, Mr) {
         | AccessFlags::REMOTE_ATOMIC;
     let mr = v.reg_mr(e.pd, va, len, access).unwrap();
     (va, mr)
-}
-
-fn pattern(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 fn run(w: &mut World, us: u64) {

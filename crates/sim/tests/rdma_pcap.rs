@@ -4,10 +4,11 @@
 //!
 //! Without tshark on PATH the tshark half fails when `CI` is set and otherwise warns loudly.
 
+mod support;
+
 use engine::Budget;
 use fabric::{FabricConfig, LinkConfig, Topology};
 use rdmalab::world::{RcOptions, World};
-use std::process::Command;
 use units::{Bandwidth, SimDuration};
 use verbs::{
     AccessFlags, NicProfile, WcStatus,
@@ -169,16 +170,6 @@ fn write_read_atomics_decode_in_tshark_with_valid_icrcs() {
         ]
     );
 
-    if Command::new("tshark").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tshark not found on PATH and CI is set: apt-get install tshark"
-        );
-        eprintln!(
-            "\n*** SKIPPED tshark half: tshark not found; install it with apt-get install tshark ***\n"
-        );
-        return;
-    }
     let fields = [
         "infiniband.bth.opcode",
         "infiniband.bth.psn",
@@ -192,8 +183,7 @@ fn write_read_atomics_decode_in_tshark_with_valid_icrcs() {
         "infiniband.atomiceth.cmpdt",
         "infiniband.atomicacketh.origremdt",
     ];
-    let mut cmd = Command::new("tshark");
-    cmd.args([
+    let mut args = vec![
         "-r",
         path.to_str().unwrap(),
         "-T",
@@ -202,18 +192,14 @@ fn write_read_atomics_decode_in_tshark_with_valid_icrcs() {
         "separator=|",
         "-E",
         "occurrence=f",
-    ]);
+    ];
     for f in fields {
-        cmd.args(["-e", f]);
+        args.extend(["-e", f]);
     }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<Vec<String>> = String::from_utf8(out.stdout)
-        .unwrap()
+    let Some(text) = support::tshark(&args) else {
+        return;
+    };
+    let rows: Vec<Vec<String>> = text
         .lines()
         .map(|l| l.split('|').map(str::to_owned).collect())
         .collect();

@@ -5,6 +5,7 @@ mod support;
 
 use engine::{Budget, PacketClass, PacketStage, TraceRecord, Tracer};
 use fabric::{FabricConfig, LinkConfig, Topology};
+use rdmalab::pattern;
 use rdmalab::world::{Endpoint, RcOptions, World};
 use units::{Bandwidth, Probability, SimDuration, SimTime};
 use verbs::{
@@ -36,18 +37,6 @@ impl engine::Observer for Lost {
             _ => {}
         }
     }
-}
-
-fn pattern(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 fn buffer(w: &mut World, e: &Endpoint, len: u64) -> (u64, Mr) {

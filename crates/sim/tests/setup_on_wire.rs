@@ -3,10 +3,11 @@
 //! in the pcap (tshark decodes them as TCP), the exchange is on the timeline as setup, and the
 //! QPs are connected with what the bytes said.
 
+mod support;
+
 use engine::{ExecUnit, TraceRecord, Tracer, VecObserver};
 use fabric::{FabricConfig, LinkConfig, Topology};
 use rdmalab::world::{ConnInfo, RcOptions, World};
-use std::process::Command;
 use units::Bandwidth;
 use verbs::{NicProfile, types::QpState};
 use wire::PcapReader;
@@ -114,41 +115,24 @@ fn the_qp_exchange_runs_over_tcp_in_the_pcap_and_on_the_timeline() {
         );
     }
 
-    if Command::new("tshark").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tshark not found on PATH and CI is set: apt-get install tshark"
-        );
-        eprintln!(
-            "\n*** SKIPPED tshark half: tshark not found; install it with apt-get install tshark ***\n"
-        );
+    let Some(text) = support::tshark(&[
+        "-r",
+        path.to_str().unwrap(),
+        "-Y",
+        "tcp",
+        "-T",
+        "fields",
+        "-e",
+        "tcp.flags.str",
+        "-e",
+        "tcp.len",
+        "-e",
+        "tcp.options.timestamp.tsval",
+        "-e",
+        "tcp.options.timestamp.tsecr",
+    ]) else {
         return;
-    }
-    let out = Command::new("tshark")
-        .args([
-            "-r",
-            path.to_str().unwrap(),
-            "-Y",
-            "tcp",
-            "-T",
-            "fields",
-            "-e",
-            "tcp.flags.str",
-            "-e",
-            "tcp.len",
-            "-e",
-            "tcp.options.timestamp.tsval",
-            "-e",
-            "tcp.options.timestamp.tsecr",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    };
     let rows: Vec<&str> = text.lines().collect();
     assert!(
         rows.iter().any(|r| r.contains("S") && !r.contains("A")),

@@ -4,11 +4,12 @@
 //!
 //! Without tshark on PATH the pcap test fails when `CI` is set and otherwise warns loudly.
 
+mod support;
+
 use engine::{Budget, ExecUnit, TraceRecord, Tracer, VecObserver};
 use fabric::{DropRule, FabricConfig, LinkConfig, Topology};
 use host::HostProfile;
 use rdmalab::world::{SocketId, TcpOptions, World};
-use std::process::Command;
 use units::{Bandwidth, Probability, SimDuration, SimTime};
 use verbs::NicProfile;
 
@@ -469,50 +470,40 @@ fn tcp_frames_decode_in_tshark_with_seq_ack_options_and_sack() {
     let t = transfer(&mut w, (0, sa), (1, sb), &msg, 64 << 10, 1 << 20);
     assert_eq!(t.received, msg);
     w.finish_pcap().unwrap();
-    let tshark = Command::new("tshark").arg("-v").output();
-    if tshark.is_err() {
-        let msg = "tshark not found on PATH: the TCP pcap was not decoded";
-        if std::env::var_os("CI").is_some() {
-            panic!("{msg}");
-        }
-        eprintln!("WARNING: {msg}");
+    let Some(text) = support::tshark(&[
+        "-r",
+        path.to_str().unwrap(),
+        "-o",
+        "tcp.relative_sequence_numbers:FALSE",
+        "-T",
+        "fields",
+        "-E",
+        "separator=|",
+        "-e",
+        "tcp.srcport",
+        "-e",
+        "tcp.seq",
+        "-e",
+        "tcp.ack",
+        "-e",
+        "tcp.flags",
+        "-e",
+        "tcp.options.mss_val",
+        "-e",
+        "tcp.options.wscale.shift",
+        "-e",
+        "tcp.options.sack_perm",
+        "-e",
+        "tcp.options.sack_le",
+        "-e",
+        "tcp.len",
+        "-e",
+        "tcp.checksum.status",
+        "-o",
+        "tcp.check_checksum:TRUE",
+    ]) else {
         return;
-    }
-    let out = Command::new("tshark")
-        .args([
-            "-r",
-            path.to_str().unwrap(),
-            "-o",
-            "tcp.relative_sequence_numbers:FALSE",
-        ])
-        .args(["-T", "fields", "-E", "separator=|"])
-        .args([
-            "-e",
-            "tcp.srcport",
-            "-e",
-            "tcp.seq",
-            "-e",
-            "tcp.ack",
-            "-e",
-            "tcp.flags",
-        ])
-        .args([
-            "-e",
-            "tcp.options.mss_val",
-            "-e",
-            "tcp.options.wscale.shift",
-        ])
-        .args(["-e", "tcp.options.sack_perm", "-e", "tcp.options.sack_le"])
-        .args(["-e", "tcp.len", "-e", "tcp.checksum.status"])
-        .args(["-o", "tcp.check_checksum:TRUE"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    };
     let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('|').collect()).collect();
     assert!(rows.len() > 50, "{text}");
     let syn = rows.iter().find(|r| r[3] == "0x0002").expect("a SYN");

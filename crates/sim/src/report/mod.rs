@@ -89,7 +89,7 @@
 //! calls run in the application's address space, with no system call).
 
 mod loss_model;
-mod run;
+pub(crate) mod run;
 mod stream;
 
 pub use loss_model::LossModel;

@@ -5,6 +5,7 @@ use super::{
     Participation, PathReport, Recovery, Report, RunError, RunOptions, ScenarioSummary, Sides,
     StageCount, StageSpan, is_kernel_stage, stream,
 };
+use crate::pattern;
 use crate::world::{ConnInfo, Endpoint, TcpOptions, World};
 use engine::{
     Budget, ExecUnit, FirstObserver, PacketClass, PacketStage, TraceRecord, Tracer, VecObserver,
@@ -305,16 +306,15 @@ fn new_world(
     Ok(w)
 }
 
-fn pattern(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+/// The socket options a plan's `[tcp]` table chooses (the rest as Linux defaults them).
+pub(crate) fn tcp_options(plan: &Plan) -> TcpOptions {
+    TcpOptions {
+        config: plan.tcp_config(),
+        tso: plan.tcp.tso,
+        gro: plan.tcp.gro,
+        busy_poll: plan.tcp.busy_poll,
+        ..TcpOptions::default()
+    }
 }
 
 fn run_tcp(
@@ -324,13 +324,7 @@ fn run_tcp(
     trace: Option<super::TraceSink>,
 ) -> Result<PathReport, RunError> {
     let mut w = new_world(plan, host, pcap, trace.is_some())?;
-    let opts = TcpOptions {
-        config: plan.tcp_config(),
-        tso: plan.tcp.tso,
-        gro: plan.tcp.gro,
-        busy_poll: plan.tcp.busy_poll,
-        ..TcpOptions::default()
-    };
+    let opts = tcp_options(plan);
     let setup_start = w.now();
     let (sa, sb) = w.tcp_connect(0, 1, &opts)?;
     let setup_end = w.now();

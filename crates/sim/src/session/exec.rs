@@ -5,6 +5,7 @@
 //! event and wall-clock allowances are shared by the whole session, so a session stops with a
 //! named budget rather than running on.
 
+use crate::pattern;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -1118,19 +1119,6 @@ fn show_bytes(b: &[u8], form: DataForm) -> String {
             u64::from_le_bytes(w).to_string()
         }
     }
-}
-
-/// The `pattern` fill: xorshift64 from `seed`, one byte per step.
-fn pattern(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 /// The call with its arguments, as the report shows it.

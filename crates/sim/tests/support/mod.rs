@@ -1,32 +1,10 @@
 //! What several of this crate's integration tests share.
 
-/// Runs tshark with `args` and returns its standard output, or `None` when tshark is not on
-/// PATH (the test then skips its tshark half, loudly; under CI a missing tshark fails).
-#[allow(dead_code)] // not every test file that shares this module reads pcaps
-pub fn tshark(args: &[&str]) -> Option<String> {
-    if std::process::Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tshark not found on PATH and CI is set: apt-get install tshark"
-        );
-        eprintln!("\n*** SKIPPED the tshark half: tshark not found ***\n");
-        return None;
-    }
-    let out = std::process::Command::new("tshark")
-        .args(args)
-        .output()
-        .expect("tshark runs");
-    assert!(
-        out.status.success(),
-        "tshark {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(String::from_utf8(out.stdout).expect("tshark prints UTF-8"))
-}
+#[path = "../../../../testing/tshark.rs"]
+#[allow(dead_code)]
+mod tshark_run;
+#[allow(unused_imports)] // not every test file that shares this module reads pcaps
+pub use tshark_run::tshark;
 
 /// A PD, a 64-entry CQ and a QP of `qp_type` (16 WRs and 2 SGEs each way, 64 bytes inline) on
 /// host `h`, in RESET.
