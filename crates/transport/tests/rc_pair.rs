@@ -758,3 +758,87 @@ mod reassembly {
         }
     }
 }
+
+#[test]
+fn selective_repeat_keeps_its_early_buffer_in_line_across_an_rnr() {
+    // PSN 0 is lost; PSN 1 (WRITE with immediate) and PSN 2 (WRITE) arrive early and are
+    // held. When PSN 0's resend fills the gap, PSN 1 finds no receive posted (RNR): PSN 2 must
+    // wait for PSN 1's resend instead of running in its place.
+    let mut p = Pair::new(
+        RcConfig {
+            mode: RetransmitMode::SelectiveRepeat,
+            rnr_retry: 7,
+            min_rnr_timer: 1,
+            ..cfg()
+        },
+        1 << 20,
+    );
+    p.drop_ab = Box::new(|i, _| i == 0);
+    for (id, imm) in [(1, None), (2, Some(0xabcd)), (3, None)] {
+        let va = BASE + id * 4096;
+        p.post(
+            id,
+            WorkOp::Write {
+                va,
+                rkey: 0x77,
+                imm,
+            },
+            pattern(id, 100),
+        );
+    }
+    p.drive(SimTime::from_ps(SimDuration::from_us(50).as_ps()));
+    assert!(p.resp.counters().placed_early >= 2, "PSNs 1 and 2 held");
+    assert!(p.resp.counters().rnr_naks >= 1, "PSN 1 met no receive");
+    p.b.recv_bufs.push_back((9, vec![0; 64]));
+    p.drive(SimTime::from_ps(u64::MAX / 2));
+    let ids: Vec<u64> = p.completions.iter().map(|c| c.0).collect();
+    assert_eq!(ids, vec![1, 2, 3]);
+    assert!(
+        p.completions.iter().all(|c| c.1 == ReqStatus::Success),
+        "{:?}",
+        p.completions
+    );
+    assert_eq!(
+        p.b.received.len(),
+        1,
+        "one receive consumed by the immediate"
+    );
+    assert_eq!(p.b.received[0].2, Some(0xabcd));
+    for id in 1..=3u64 {
+        let o = (id * 4096) as usize;
+        assert!(p.b.mem[o..o + 100] == pattern(id, 100)[..], "WRITE {id}");
+    }
+}
+
+#[test]
+fn a_write_with_immediate_waits_out_rnr_and_lands_once() {
+    // Go-back-N: the WRITE ONLY with immediate meets no receive, is resent after the RNR
+    // wait, and must then be taken as a new message (not as a continuation of itself).
+    let mut p = Pair::new(
+        RcConfig {
+            rnr_retry: 7,
+            min_rnr_timer: 1,
+            ..cfg()
+        },
+        1 << 20,
+    );
+    let data = pattern(4, 300);
+    p.post(
+        1,
+        WorkOp::Write {
+            va: BASE,
+            rkey: 0x77,
+            imm: Some(7),
+        },
+        data.clone(),
+    );
+    p.drive(SimTime::from_ps(SimDuration::from_us(50).as_ps()));
+    assert!(p.completions.is_empty());
+    assert!(p.resp.counters().rnr_naks >= 2);
+    p.b.recv_bufs.push_back((9, vec![0; 16]));
+    p.drive(SimTime::from_ps(u64::MAX / 2));
+    assert_eq!(p.completions, vec![(1, ReqStatus::Success)]);
+    assert_eq!(p.b.received.len(), 1);
+    assert_eq!(p.b.received[0].2, Some(7));
+    assert!(p.b.mem[..300] == data[..]);
+}

@@ -292,7 +292,7 @@ impl Rp {
             return; // at line rate: nothing to recover
         }
         self.bytes_since += wire_bytes;
-        while self.bytes_since >= self.params.byte_counter {
+        while self.bytes_since >= self.params.byte_counter && self.next_increase.is_some() {
             self.bytes_since -= self.params.byte_counter;
             self.bc_stages += 1;
             self.increase();
@@ -316,7 +316,10 @@ impl Rp {
         {
             self.t_stages += 1;
             self.increase();
-            self.next_increase = Some(t + self.params.timer);
+            // Unless that increase reached line rate (which stops the timer).
+            if self.next_increase.is_some() {
+                self.next_increase = Some(t + self.params.timer);
+            }
         }
         // Fully recovered and α decayed away: stop the timers until the next CNP.
         if self.rc >= self.line_kbps && self.alpha == 0 {
@@ -399,7 +402,8 @@ mod tests {
         rp.on_cnp(SimTime::ZERO);
         let cut = rp.rate_kbps();
         assert!((LINE / 2..LINE).contains(&cut), "{cut}");
-        // Timer stage 1 (T = 1 ≥ F, BC = 0 < F): additive, Rt += 5 Mb/s.
+        // Timer stage 1 (T = 1 ≥ F, BC = 0 < F): additive (Rt is already the line rate; the
+        // step itself is checked in `additive_increase_raises_the_target_by_r_ai`).
         let t1 = SimTime::ZERO + p.timer;
         rp.handle_timeout(t1);
         assert_eq!(rp.counters().increases, [0, 1, 0]);
@@ -419,6 +423,14 @@ mod tests {
             rp.handle_timeout(now);
         }
         assert_eq!(rp.rate_kbps(), LINE);
+        // At line rate neither the timer nor the byte counter records another increase.
+        let done = rp.counters().increases;
+        rp.on_sent(now, 10 * p.byte_counter);
+        for _ in 0..8 {
+            now += p.timer;
+            rp.handle_timeout(now);
+        }
+        assert_eq!(rp.counters().increases, done, "no increase at line rate");
         for _ in 0..20_000 {
             match rp.poll_timeout() {
                 Some(t) => rp.handle_timeout(t),
@@ -426,6 +438,22 @@ mod tests {
             }
         }
         assert_eq!(rp.poll_timeout(), None, "idle once recovered and α decayed");
+    }
+
+    #[test]
+    fn additive_increase_raises_the_target_by_r_ai() {
+        let p = DcqcnParams::NVIDIA; // F = 1, R_AI = 5 Mb/s
+        let mut rp = Rp::new(p, LINE);
+        rp.on_cnp(SimTime::ZERO);
+        // A second cut one reduce period later: Rt ← the first cut's rate, below the line.
+        let t = SimTime::ZERO + p.rate_reduce_period;
+        rp.on_cnp(t);
+        let rt = rp.target_kbps();
+        assert!(rt < LINE, "{rt}");
+        // The timer's first stage (T = 1 ≥ F, BC = 0 < F) is additive.
+        rp.handle_timeout(t + p.timer);
+        assert_eq!(rp.counters().increases, [0, 1, 0]);
+        assert_eq!(rp.target_kbps(), rt + p.ai_kbps);
     }
 
     #[test]

@@ -393,6 +393,12 @@ impl Responder {
                 self.early.clear();
                 return;
             }
+            if self.epsn == at {
+                // Not taken (an RNR: a WRITE with immediate or a SEND found no receive). Its
+                // slot stays, empty, so the entries behind keep their PSNs; its resend fills it.
+                self.early.push_front(None);
+                break;
+            }
             drained = true;
             // Held packets are SENDs and WRITEs: each moves the expected PSN by one.
             self.advance_early(psn::add(at, 1));
@@ -731,7 +737,11 @@ impl Responder {
                 let with_imm =
                     matches!(op, RdmaWriteOnlyWithImmediate | RdmaWriteLastWithImmediate);
                 if with_imm && !env.start_recv() {
-                    // Nothing of this packet is placed; the requester resends it after the wait.
+                    // Nothing of this packet is placed; the requester resends it after the wait,
+                    // so an ONLY must find no message open when it comes again.
+                    if o.is_only() {
+                        self.msg = None;
+                    }
                     self.rnr(p);
                     return;
                 }
