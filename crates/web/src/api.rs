@@ -274,7 +274,7 @@ pub async fn run(
     State(state): State<AppState>,
     body: Result<Json<RunRequest>, JsonRejection>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let Json(req) = body.map_err(rejection)?;
+    let Json(req) = body.map_err(|r| rejection(r, RUN_BODY))?;
     let (name, plan) = plan_of(&req)?;
     let report = simulate(&state, plan.clone()).await?;
     Ok(Json(json!({
@@ -298,13 +298,18 @@ pub async fn simulate_with(
     plan: Plan,
     run: impl FnOnce(&Plan) -> Result<Report, rdmalab::report::RunError> + Send + 'static,
 ) -> Result<Report, ApiError> {
-    let _permit = acquire(state).await?;
+    let permit = acquire(state).await?;
     // The simulation stops itself at the server's wall-clock limit, so a core is never kept
     // busy after its request has been answered with 503.
     let mut plan = plan;
     plan.budget.max_wall_s = plan.budget.max_wall_s.min(RUN_WALL_LIMIT.as_secs());
     let scenario = plan_json(&plan);
-    let task = tokio::task::spawn_blocking(move || run(&plan));
+    // The permit goes with the thread: if the request is dropped or answered by the timeout,
+    // the core stays taken until the simulation has really stopped.
+    let task = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        run(&plan)
+    });
     match tokio::time::timeout(RUN_WALL_LIMIT, task).await {
         Err(_) => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -395,7 +400,7 @@ pub async fn verbs(
     State(state): State<AppState>,
     body: Result<Json<VerbsRequest>, JsonRejection>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let Json(req) = body.map_err(rejection)?;
+    let Json(req) = body.map_err(|r| rejection(r, VERBS_BODY))?;
     let session = rdmalab::session::parse(&req.session).map_err(|e| {
         ApiError::field(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -415,7 +420,11 @@ pub async fn verbs(
                         StatusCode::UNPROCESSABLE_ENTITY,
                         "profile",
                         format!("unknown NIC profile {p:?}"),
-                        "mlx5, rxe or ibta",
+                        rdmalab::verbs::NicProfile::ALL
+                            .iter()
+                            .map(|x| x.name())
+                            .collect::<Vec<_>>()
+                            .join(", "),
                     )
                 })?,
         ),
@@ -446,9 +455,17 @@ async fn acquire(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit, 
         Ok(p) => Ok(p),
         Err(tokio::sync::TryAcquireError::Closed) => Err(stopping()),
         Err(tokio::sync::TryAcquireError::NoPermits) => {
+            /// Counts one waiting request for as long as it lives: a request dropped while it
+            /// waits (the client hung up, the server's timeout fired) stops counting too.
+            struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
+            impl Drop for Waiting<'_> {
+                fn drop(&mut self) {
+                    self.0.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
             let waiting = state.waiting.fetch_add(1, Ordering::SeqCst) + 1;
+            let _counted = Waiting(&state.waiting);
             if waiting > state.queue_limit {
-                state.waiting.fetch_sub(1, Ordering::SeqCst);
                 let mut e = ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     format!(
@@ -459,9 +476,12 @@ async fn acquire(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit, 
                 e.retry_after = Some(1);
                 return Err(e);
             }
-            let p = state.sims.clone().acquire_owned().await;
-            state.waiting.fetch_sub(1, Ordering::SeqCst);
-            p.map_err(|_| stopping())
+            state
+                .sims
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|_| stopping())
         }
     }
 }
@@ -472,8 +492,12 @@ async fn with_permit<R: Send + 'static>(
     state: &AppState,
     f: impl FnOnce() -> R + Send + 'static,
 ) -> Result<R, ApiError> {
-    let _permit = acquire(state).await?;
-    match tokio::time::timeout(RUN_WALL_LIMIT, tokio::task::spawn_blocking(f)).await {
+    let permit = acquire(state).await?;
+    let task = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        f()
+    });
+    match tokio::time::timeout(RUN_WALL_LIMIT, task).await {
         Err(_) => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             format!("the run took longer than {} s", RUN_WALL_LIMIT.as_secs()),
@@ -489,9 +513,17 @@ async fn with_permit<R: Send + 'static>(
     }
 }
 
+/// What `POST /api/run` takes.
+const RUN_BODY: &str =
+    "a JSON object with preset or scenario, and optional set (array of \"key=value\") and profile";
+/// What `POST /api/verbs` takes.
+const VERBS_BODY: &str =
+    "a JSON object with session (a verbs session file's text) and optional profile";
+
 /// A body that is not the JSON expected, as a JSON error with the extractor's status (400
-/// bad JSON, 413 too large, 415 not JSON, 422 wrong fields).
-pub fn rejection(r: JsonRejection) -> ApiError {
+/// bad JSON, 413 too large, 415 not JSON, 422 wrong fields); `allowed` says what the route
+/// takes.
+pub fn rejection(r: JsonRejection, allowed: &str) -> ApiError {
     let status = r.status();
     let msg = if status == StatusCode::PAYLOAD_TOO_LARGE {
         format!(
@@ -505,10 +537,7 @@ pub fn rejection(r: JsonRejection) -> ApiError {
         status,
         error: msg,
         field: Some("body".into()),
-        allowed: Some(
-            "a JSON object with preset or scenario, and optional set (array of \"key=value\") and profile"
-                .into(),
-        ),
+        allowed: Some(allowed.into()),
         report: None,
         retry_after: None,
     }

@@ -416,6 +416,39 @@ async fn a_full_queue_answers_503_with_retry_after_and_pages_still_load() {
     assert_eq!(r.status(), StatusCode::OK, "a free core runs it");
 }
 
+/// A request dropped while it waits for a core (the client hung up) stops counting as
+/// waiting: abandoned requests must not fill the queue for good.
+#[tokio::test]
+async fn a_request_dropped_while_waiting_leaves_the_queue() {
+    use std::sync::atomic::Ordering;
+    let st = AppState::new().unwrap();
+    let cores = st.sims.available_permits();
+    let held = st
+        .sims
+        .clone()
+        .acquire_many_owned(cores as u32)
+        .await
+        .unwrap();
+    let req = Request::post("/api/run")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(json!({ "preset": "lesson1" }).to_string()))
+        .unwrap();
+    // The request waits for a core; the client gives up after 200 ms.
+    let waited = tokio::time::timeout(
+        std::time::Duration::from_millis(200),
+        app(st.clone()).oneshot(req),
+    )
+    .await;
+    assert!(waited.is_err(), "every core is held: the run waits");
+    assert_eq!(
+        st.waiting.load(Ordering::SeqCst),
+        0,
+        "nobody waits any more"
+    );
+    drop(held);
+    assert_eq!(st.sims.available_permits(), cores);
+}
+
 /// Issue 11: a web run past its budget is a 422 naming the budget key.
 #[tokio::test]
 async fn a_run_past_its_budget_is_a_422_naming_the_key() {
@@ -436,10 +469,13 @@ async fn verbs_sessions_run_through_the_api() {
     let (s, v) = post("/api/verbs", r#"{"session":"hosts = 3"}"#).await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
     assert_eq!(v["field"], "session");
+    // A valid session with an unknown profile: the profile is what is named.
     let (s, v) = post(
         "/api/verbs",
-        &json!({ "session": "hosts = [\"a\"]", "profile": "x" }).to_string(),
+        &json!({ "session": include_str!("../../../scenarios/verbs/send.toml"), "profile": "x" })
+            .to_string(),
     )
     .await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["field"], "profile", "{v}");
 }
