@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Most points one sweep (or shard) may run.
+/// Most points one sweep may have (its whole grid, whatever the shard).
 pub const MAX_POINTS: usize = 100_000;
 
 #[derive(clap::Args)]
@@ -294,16 +294,49 @@ fn partial_path(out: &Path) -> std::path::PathBuf {
     out.with_file_name(name)
 }
 
-/// The whole rows of a partial file written for `head`, by point. A last line without its
-/// newline (cut by the kill) is dropped: that point runs again.
-fn partial_rows(text: &str, head: &str) -> Result<Vec<(usize, String)>, String> {
+/// The first line of a partial file: what the sweep ran (scenario text, host profile,
+/// `--set`s and the grid, hashed with FNV-1a), so `--resume` refuses rows of another sweep.
+fn partial_mark(base: &crate::run::Loaded, axes: &[Axis]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |s: &str| {
+        for b in s.bytes().chain([0xff]) {
+            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    };
+    eat(&base.text);
+    base.host.iter().for_each(|(k, v)| eat(&format!("{k}={v}")));
+    base.sets.iter().for_each(|x| eat(x));
+    for a in axes {
+        eat(&a.key);
+        a.values.iter().for_each(|v| eat(v));
+    }
+    format!("# rdmalab sweep partial {h:016x}")
+}
+
+/// The whole rows of a partial file marked `mark` with columns `head`, by point, each
+/// checked against the grid (`points`). A last line without its newline (cut by the kill)
+/// is dropped: that point runs again.
+fn partial_rows(
+    text: &str,
+    mark: &str,
+    head: &str,
+    points: &[Vec<String>],
+) -> Result<Vec<(usize, String)>, String> {
     let mut lines = text.split_inclusive('\n');
     match lines.next() {
         None => return Ok(Vec::new()),
-        Some(h) if h.trim_end_matches('\n') == head => {}
+        Some(m) if m.trim_end_matches('\n') == mark => {}
         Some(_) => {
-            return Err("its columns differ from this sweep's (another grid or scenario?)".into());
+            return Err(
+                "it was written by another sweep (scenario, --set, --profile or grid differ)"
+                    .into(),
+            );
         }
+    }
+    match lines.next() {
+        None => return Ok(Vec::new()),
+        Some(h) if h.trim_end_matches('\n') == head => {}
+        Some(_) => return Err("its columns differ from this sweep's".into()),
     }
     let mut rows = Vec::new();
     for (n, l) in lines.enumerate() {
@@ -311,8 +344,24 @@ fn partial_rows(text: &str, head: &str) -> Result<Vec<(usize, String)>, String> 
             break;
         };
         let Some(i) = l.split(',').next().and_then(|x| x.parse::<usize>().ok()) else {
-            return Err(format!("line {}: no point number", n + 2));
+            return Err(format!("line {}: no point number", n + 3));
         };
+        let Some(values) = points.get(i) else {
+            return Err(format!("line {}: point {i} is not in this grid", n + 3));
+        };
+        let lead = std::iter::once(i.to_string())
+            .chain(values.iter().cloned())
+            .map(|c| csv_field(&c))
+            .collect::<Vec<_>>()
+            .join(",")
+            + ",";
+        if !l.starts_with(&lead) {
+            return Err(format!(
+                "line {}: point {i}'s values differ from this grid's ({})",
+                n + 3,
+                values.join(", ")
+            ));
+        }
         if rows.iter().any(|r: &(usize, String)| r.0 == i) {
             continue;
         }
@@ -382,13 +431,19 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
             names.join(", ")
         ));
     }
-    let points = grid(&axes);
-    if points.len() > MAX_POINTS {
+    // The grid's size before it is built: a few long --vary lists multiply fast.
+    let size = axes
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
+        .filter(|&n| n <= MAX_POINTS);
+    let Some(_) = size else {
+        let lens: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
         return bad(format!(
-            "{} points: at most {MAX_POINTS} per sweep (split the grid, or shard it)",
-            points.len()
+            "a grid of {} points: at most {MAX_POINTS} per sweep (split it into several sweeps)",
+            lens.join(" × ")
         ));
-    }
+    };
+    let points = grid(&axes);
     // Build every plan first, so bad values fail before anything runs.
     let mut plans = Vec::new();
     for (i, values) in points.iter().enumerate() {
@@ -409,10 +464,11 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     // interrupted sweep keeps them and `--resume` continues from there.
     let partial_path = partial_path(out);
     let head = header(&axes);
+    let mark = partial_mark(&base, &axes);
     let mut done: Vec<(usize, String)> = Vec::new();
     if a.resume {
         match std::fs::read_to_string(&partial_path) {
-            Ok(text) => match partial_rows(&text, &head) {
+            Ok(text) => match partial_rows(&text, &mark, &head, &points) {
                 Ok(rows) => done = rows,
                 Err(e) => return bad(format!("--resume: {}: {e}", partial_path.display())),
             },
@@ -421,7 +477,8 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         }
         if a.plot.is_some() && !done.is_empty() {
             return bad(
-                "--plot with --resume: the points run before the interruption left rows, not                  reports; resume without --plot, then draw the chart from a full run",
+                "--plot with --resume: the points run before the interruption left rows, not \
+                 reports; resume without --plot, then draw the chart from a full run",
             );
         }
     } else if partial_path.exists() {
@@ -438,8 +495,10 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
             .append(true)
             .open(&partial_path)?;
         if done.is_empty() {
-            // A fresh partial file (or one cut before its first row): start with the header.
+            // A fresh partial file (or one cut before its first row): start with the mark and
+            // the header.
             f.set_len(0)?;
+            writeln!(f, "{mark}")?;
             writeln!(f, "{head}")?;
             f.flush()?;
         }
@@ -472,6 +531,8 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     bar.finish_and_clear();
+    // Nothing finished: a partial file would hold only its header and ask for --resume.
+    let nothing_kept = done.is_empty() && results.iter().all(|r| r.2.is_err());
     let mut rows = done;
     let mut reports = Vec::new();
     for (i, values, r, line) in results {
@@ -481,6 +542,9 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
                 reports.push((values.clone(), r));
             }
             Err(e) if e.is_bad_input() => {
+                if nothing_kept {
+                    let _ = std::fs::remove_file(&partial_path);
+                }
                 return bad(format!("point {i} ({}): {e}", values.join(", ")));
             }
             Err(e) => {
@@ -566,6 +630,17 @@ fn merge(m: MergeArgs) -> anyhow::Result<ExitCode> {
         return bad(format!(
             "point {} appears twice (overlapping shards?)",
             w[0].0
+        ));
+    }
+    // Shards deal points round robin, so a missing shard leaves holes below the last point.
+    let missing: Vec<String> = (0..rows.last().map_or(0, |r| r.0))
+        .filter(|i| rows.binary_search_by_key(i, |r| r.0).is_err())
+        .map(|i| i.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return bad(format!(
+            "point(s) {} are in none of the files (a shard missing?)",
+            missing.join(", ")
         ));
     }
     let mut out = head.unwrap_or_default() + "\n";

@@ -104,6 +104,20 @@ fn three_shards_merged_equal_the_whole_sweep_byte_for_byte() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("twice"));
+    // A missing shard leaves holes: named, refused.
+    let out = rdmalab()
+        .args(["sweep", "merge", "-o"])
+        .arg(tmp("holes.csv"))
+        .arg(&parts[0])
+        .arg(&parts[2])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("point(s) 1, 4") && err.contains("shard"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -162,7 +176,14 @@ fn the_chart_has_one_series_per_path_and_transport_setting() {
 #[test]
 fn bad_input_exits_2_naming_the_problem() {
     let o = tmp("bad.csv");
-    let cases: [(&[&str], &str); 6] = [
+    let long: String = (1..=100)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let seeds = format!("seed={long}");
+    let sizes = format!("workload.messages={long}");
+    let drops = format!("loss.congestion_drop=0,{}", vec!["0.001"; 99].join(","));
+    let cases: [(&[&str], &str); 7] = [
         (&["--vary", "rdma.bogus=1,2"], "rdma.bogus"),
         (
             &["--vary", "workload.message_bytes=0,64"],
@@ -181,6 +202,11 @@ fn bad_input_exits_2_naming_the_problem() {
                 "x.svg",
             ],
             "--metric",
+        ),
+        // 100 × 100 × 100 points: refused before the grid is built.
+        (
+            &["--vary", &seeds, "--vary", &sizes, "--vary", &drops],
+            "100 × 100 × 100",
         ),
     ];
     for (args, needle) in cases {
@@ -230,7 +256,7 @@ fn a_killed_sweep_resumes_to_the_same_csv() {
     let start = std::time::Instant::now();
     loop {
         let rows = std::fs::read_to_string(&partial)
-            .map(|t| t.lines().count().saturating_sub(1))
+            .map(|t| t.lines().count().saturating_sub(2))
             .unwrap_or(0);
         if rows >= 2 || start.elapsed() > std::time::Duration::from_secs(120) {
             break;
@@ -244,8 +270,9 @@ fn a_killed_sweep_resumes_to_the_same_csv() {
     child.wait().unwrap();
     assert!(!out.exists(), "no final CSV from an interrupted sweep");
     let kept = std::fs::read_to_string(&partial).unwrap();
-    let kept_rows = kept.lines().count() - 1;
+    let kept_rows = kept.lines().count() - 2;
     assert!((2..8).contains(&kept_rows), "{kept}");
+    assert!(kept.starts_with("# rdmalab sweep partial "), "{kept}");
     // Without --resume the leftover is not overwritten.
     let refused = rdmalab()
         .args(["sweep", "lesson5"])
@@ -256,6 +283,24 @@ fn a_killed_sweep_resumes_to_the_same_csv() {
         .unwrap();
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--resume"));
+    // Another grid may not resume these rows.
+    let other = rdmalab()
+        .args(["sweep", "lesson5", "--resume", "--vary", "seed=7,8"])
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(other.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&other.stderr).contains("another sweep"),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
+    );
+    // A kept row is not run again: mark one and see the mark survive.
+    let row0 = kept.lines().nth(2).unwrap().to_string();
+    let lead = &row0[..row0.rfind(',').unwrap() + 1];
+    let marked = format!("{lead}12345");
+    std::fs::write(&partial, kept.replacen(&row0, &marked, 1)).unwrap();
     rdmalab()
         .args(["sweep", "lesson5", "--resume"])
         .args(grid)
@@ -263,10 +308,15 @@ fn a_killed_sweep_resumes_to_the_same_csv() {
         .arg(&out)
         .assert()
         .success();
+    let resumed = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        resumed.contains(&marked),
+        "the kept row was reused, not rerun"
+    );
     assert_eq!(
-        std::fs::read_to_string(&out).unwrap(),
+        resumed.replacen(&marked, &row0, 1),
         std::fs::read_to_string(&whole).unwrap(),
-        "resumed CSV equals the uninterrupted one"
+        "resumed CSV equals the uninterrupted one (the marked row aside)"
     );
     assert!(
         !partial.exists(),
