@@ -281,12 +281,12 @@ fn table(
     Ok(())
 }
 
-/// Parses `text`, then applies each `--set` assignment in order.
+/// Parses `text`, then applies the `--set` assignments in order, checking the rules that tie
+/// keys together once all are applied (so `--set rdma.dcqcn=true --set switch.ecn=true`
+/// works in either order).
 pub fn parse_with(text: &str, sets: &[&str]) -> Result<Plan, ScenarioError> {
     let mut plan = parse(text)?;
-    for s in sets {
-        plan.set(s)?;
-    }
+    plan.set_all(sets)?;
     Ok(plan)
 }
 
@@ -295,6 +295,48 @@ impl Plan {
     /// including the rules that tie keys together. Names may be given without quotes
     /// (`rdma.operation=send`). On error the plan is unchanged.
     pub fn set(&mut self, assignment: &str) -> Result<(), ScenarioError> {
+        self.set_all(&[assignment])
+    }
+
+    /// Applies assignments in order, each checked alone, then the rules that tie keys
+    /// together once, on the result; a conflict is blamed on the last assignment to the key
+    /// it names (or to the other key involved, or the last assignment). On error the plan is
+    /// unchanged.
+    pub fn set_all(&mut self, assignments: &[&str]) -> Result<(), ScenarioError> {
+        let mut next = self.clone();
+        for a in assignments {
+            next.assign(a)?;
+        }
+        if let Err(c) = next.check() {
+            let key_of = |a: &&str| a.split_once('=').map(|(k, _)| k.trim().to_string());
+            let blamed = assignments
+                .iter()
+                .rev()
+                .find(|a| key_of(a).as_deref() == Some(c.key))
+                .or_else(|| {
+                    assignments
+                        .iter()
+                        .rev()
+                        .find(|a| key_of(a).as_deref() == Some(c.other))
+                })
+                .or(assignments.last());
+            let Some(a) = blamed else {
+                unreachable!("the plan passed its checks before any assignment");
+            };
+            let ctx = Ctx {
+                src: a,
+                origin: Origin::Set(a.to_string()),
+            };
+            let at = a.find('=').map_or(0, |e| e + 1);
+            return Err(ctx.err(at..a.len(), ErrorKind::Conflict, c.key, c.value, c.allowed));
+        }
+        *self = next;
+        Ok(())
+    }
+
+    /// Applies one assignment with its own key's checks only (the caller checks the rules
+    /// between keys).
+    fn assign(&mut self, assignment: &str) -> Result<(), ScenarioError> {
         let ctx = Ctx {
             src: assignment,
             origin: Origin::Set(assignment.to_string()),
@@ -352,11 +394,7 @@ impl Plan {
         };
         let v = Spanned::new(span, parsed.into_inner());
         let value = ctx.value(s.path, s.kind, &v)?;
-        let mut next = self.clone();
-        apply(&mut next, s.path, &value);
-        next.check()
-            .map_err(|c| ctx.err(v.span(), ErrorKind::Conflict, c.key, c.value, c.allowed))?;
-        *self = next;
+        apply(self, s.path, &value);
         Ok(())
     }
 }

@@ -378,6 +378,17 @@ fn set_rejects_unknown_keys_and_bad_values() {
     assert_eq!(p, before, "failed overrides leave the plan unchanged");
     let e = parse_with("", &["seed=1", "tcp.gro=2"]).unwrap_err();
     assert_eq!(e.key, "tcp.gro");
+    // Rules between keys hold for the set as a whole, in either order.
+    for sets in [
+        ["rdma.dcqcn=true", "switch.ecn=true"],
+        ["switch.ecn=true", "rdma.dcqcn=true"],
+    ] {
+        let plan = parse_with("", &sets).unwrap();
+        assert!(plan.rdma.dcqcn && plan.switch.ecn, "{sets:?}");
+    }
+    let e = parse_with("", &["seed=2", "rdma.dcqcn=true"]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Conflict);
+    assert_eq!(e.origin, Origin::Set("rdma.dcqcn=true".into()), "{e}");
 }
 
 fn soup() -> impl Strategy<Value = String> {
