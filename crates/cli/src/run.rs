@@ -167,7 +167,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return bad(e),
     };
     if plan.workload.pattern == scenario::Pattern::Permutation {
-        return permutation(&a, &name, &plan);
+        return permutation(&a, &name, &plan, &host);
     }
     let opts = RunOptions {
         host,
@@ -196,8 +196,16 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
 
 /// `workload.pattern = "permutation"`: the fat-tree permutation's report instead of the
 /// comparison table.
-fn permutation(a: &RunArgs, name: &str, plan: &scenario::Plan) -> anyhow::Result<ExitCode> {
-    let r = match rdmalab::permutation::run_plan(plan, a.pcap.as_deref()) {
+fn permutation(
+    a: &RunArgs,
+    name: &str,
+    plan: &scenario::Plan,
+    host: &BTreeMap<String, u64>,
+) -> anyhow::Result<ExitCode> {
+    if let Some(why) = rdmalab::permutation::unsupported(plan) {
+        return bad(format!("workload.pattern = permutation: {why}"));
+    }
+    let r = match rdmalab::permutation::run_plan(plan, host, a.pcap.as_deref()) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("rdmalab run: the run failed: {e}");

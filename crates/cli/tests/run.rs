@@ -232,3 +232,23 @@ fn a_run_past_its_budget_says_which_and_how_to_raise_it() {
         .assert()
         .success();
 }
+
+/// The permutation refuses, by name, the workload keys it cannot honour, and applies the
+/// transport keys it can (selective repeat runs and completes every flow).
+#[test]
+fn the_permutation_names_what_it_cannot_run() {
+    let f = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/fattree-permutation-16.toml");
+    let out = rdmalab()
+        .args(["run", f, "--set", "rdma.operation=read"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rdma.operation"));
+    let out = rdmalab()
+        .args(["run", f, "--json", "--set", "rdma.retransmission=selective"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["completed"], v["hosts"], "{v}");
+}

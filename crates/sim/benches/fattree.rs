@@ -10,7 +10,11 @@ fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("fattree_permutation");
     g.sample_size(10);
     g.bench_function("k8_128_hosts", |b| {
-        b.iter(|| black_box(rdmalab::permutation::run_plan(&plan, None).expect("runs")))
+        b.iter(|| {
+            black_box(
+                rdmalab::permutation::run_plan(&plan, &Default::default(), None).expect("runs"),
+            )
+        })
     });
     g.finish();
 }

@@ -203,8 +203,7 @@ fn world(plan: &Plan, host: &BTreeMap<String, u64>) -> Result<World, PerftestErr
         .apply_overrides(host)
         .map_err(|e| PerftestError::Verb(format!("host profile: {e}")))?;
     let mut w = World::new(&topo, plan.fabric_config(), profile, plan.nic_profile())?;
-    w.set_roce_priority(units::Priority::of(plan.lossless.priority));
-    w.set_adaptive_retransmission(plan.nic.adaptive_retransmission);
+    crate::report::run::configure(&mut w, plan, &profile);
     Ok(w)
 }
 

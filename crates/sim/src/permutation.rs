@@ -71,10 +71,14 @@ impl PermutationReport {
     /// The report as text.
     pub fn text(&self, name: &str) -> String {
         let us = |ps: u64| ps as f64 / 1e6;
+        let q = |x: f64| {
+            self.fct_quantile(x)
+                .map_or("–".to_string(), |ps| format!("{:.1} µs", us(ps)))
+        };
         format!(
             "{name}: {} hosts, random permutation, one RC WRITE per host\n\
              flows completed      {} of {} ({} intact, {} bytes differ)\n\
-             flow completion      p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs (ideal {:.1} µs)\n\
+             flow completion      p50 {}, p99 {}, max {} (ideal {:.1} µs)\n\
              simulated            {:.3} ms, {} data packets, {} drops, {} PAUSE frames\n\
              wall (data phase)    {:.3} s ({:.3} s more to connect the QPs)\n\
              events               {} ({:.2} M/s), {:.2} M data packets/s\n\
@@ -84,9 +88,9 @@ impl PermutationReport {
             self.hosts,
             self.intact,
             self.mismatched_bytes,
-            us(self.fct_quantile(0.5)),
-            us(self.fct_quantile(0.99)),
-            us(self.fct_quantile(1.0)),
+            q(0.5),
+            q(0.99),
+            q(1.0),
             us(self.ideal_fct_ps),
             self.sim_ps as f64 / 1e9,
             self.data_packets,
@@ -102,15 +106,13 @@ impl PermutationReport {
         )
     }
 
-    /// The `q`-quantile of the FCTs (0..=1), ps.
-    pub fn fct_quantile(&self, q: f64) -> u64 {
+    /// The `q`-quantile of the FCTs (0..=1), ps; `None` when no flow completed.
+    pub fn fct_quantile(&self, q: f64) -> Option<u64> {
         let mut v = self.fct_ps.clone();
         v.sort_unstable();
-        if v.is_empty() {
-            return 0;
-        }
-        let i = ((v.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize;
-        v[i]
+        let last = v.len().checked_sub(1)?;
+        let i = (last as f64 * q.clamp(0.0, 1.0)).round() as usize;
+        v.get(i).copied()
     }
 }
 
@@ -132,8 +134,25 @@ pub fn derangement(n: usize, seed: u64) -> Vec<usize> {
     p
 }
 
-/// The most simulated time a permutation may take.
-pub const MAX_SIM_TIME: SimDuration = SimDuration::from_ms(1_000);
+/// The plan keys a permutation run cannot honour, with the value it would need: the
+/// workload is one RC WRITE per host, counted (not streamed), one QP per host.
+pub fn unsupported(plan: &Plan) -> Option<String> {
+    let w = &plan.workload;
+    let why = if plan.rdma.operation != scenario::Operation::Write {
+        "rdma.operation: the permutation posts one RDMA WRITE per host (allowed: write)"
+    } else if plan.rdma.qp_type != scenario::QpKind::Rc {
+        "rdma.qp_type: the permutation runs RC QPs (allowed: rc)"
+    } else if w.messages != 1 {
+        "workload.messages: the permutation sends one message per host (allowed: 1)"
+    } else if w.stream_us != 0 {
+        "workload.stream_us: the permutation runs until every flow completes (allowed: 0)"
+    } else if w.concurrency != 1 {
+        "workload.concurrency: the permutation runs one QP per host (allowed: 1)"
+    } else {
+        return None;
+    };
+    Some(why.to_string())
+}
 
 /// Runs the permutation a plan describes (`workload.pattern = "permutation"` on a `fat_tree`):
 /// its topology, links, switches (PFC from `lossless`, ECMP from `switch.ecmp_hash`), NIC
@@ -141,13 +160,20 @@ pub const MAX_SIM_TIME: SimDuration = SimDuration::from_ms(1_000);
 /// `rdma.retry_cnt`. `pcap`: write every frame there.
 pub fn run_plan(
     plan: &Plan,
+    host: &std::collections::BTreeMap<String, u64>,
     pcap: Option<&std::path::Path>,
 ) -> Result<PermutationReport, WorldError> {
+    if let Some(why) = unsupported(plan) {
+        return Err(WorldError::Setup(why));
+    }
     let topo = plan.topology()?;
     let cfg = plan.fabric_config();
-    let mut w = World::new(&topo, cfg, plan.host_profile(), plan.nic_profile())?;
-    w.set_run_budget(plan.budget());
-    w.set_roce_priority(units::Priority::of(plan.lossless.priority));
+    let mut profile = plan.host_profile();
+    profile
+        .apply_overrides(host)
+        .map_err(|e| WorldError::Setup(format!("host profile: {e}")))?;
+    let mut w = World::new(&topo, cfg, profile, plan.nic_profile())?;
+    crate::report::run::configure(&mut w, plan, &profile);
     if let Some(path) = pcap {
         let f = std::fs::File::create(path).map_err(|e| WorldError::Setup(e.to_string()))?;
         w.capture_pcap(Box::new(std::io::BufWriter::new(f)))
@@ -163,13 +189,7 @@ pub fn run_plan(
     let n = w.host_count() as usize;
     let dst = derangement(n, c.seed);
     let o = RcOptions {
-        mtu: match c.mtu {
-            256 => verbs::types::Mtu::Mtu256,
-            512 => verbs::types::Mtu::Mtu512,
-            1024 => verbs::types::Mtu::Mtu1024,
-            2048 => verbs::types::Mtu::Mtu2048,
-            _ => verbs::types::Mtu::Mtu4096,
-        },
+        mtu: plan.rdma_mtu(),
         timeout: plan.rdma.timeout,
         retry_cnt: plan.rdma.retry_cnt,
         ..RcOptions::default()
@@ -227,15 +247,15 @@ pub fn run_plan(
     };
     let mut fct = vec![None; n];
     let mut remaining = n;
-    let deadline = start + MAX_SIM_TIME;
+    // The plan's run budget (set above) bounds simulated time, events and wall time.
     let budget = Budget::default();
     // Completions are collected every microsecond of simulated time (the FCTs' resolution):
     // looking at every CQ after every event would cost more than the events themselves.
     let step = SimDuration::from_us(1);
     let mut t = start;
     let mut seen = w.send_completions();
-    while remaining > 0 && t < deadline {
-        t = (t + step).min(deadline);
+    while remaining > 0 {
+        t += step;
         let st = w.run_until(t, &budget)?;
         rep.events += st.events;
         let now = t;

@@ -265,6 +265,26 @@ fn stem(p: &Path) -> String {
     )
 }
 
+/// What a plan sets on a new World beyond its topology and profiles, for every experiment
+/// built from a plan (the report, perftest, the permutation): the run budget, RoCE's
+/// priority, adaptive retransmission, DCQCN and selective repeat.
+pub(crate) fn configure(w: &mut World, plan: &Plan, profile: &host::HostProfile) {
+    w.set_run_budget(plan.budget());
+    // RoCE travels in the priority the plan's PFC settings name.
+    w.set_roce_priority(units::Priority::of(plan.lossless.priority));
+    w.set_adaptive_retransmission(plan.nic.adaptive_retransmission);
+    if plan.rdma.dcqcn {
+        use transport::roce::dcqcn::DcqcnParams;
+        w.set_dcqcn(Some(match plan.rdma.dcqcn_profile {
+            scenario::DcqcnProfile::Nvidia => DcqcnParams::NVIDIA,
+            scenario::DcqcnProfile::Paper => DcqcnParams::PAPER,
+        }));
+    }
+    if plan.rdma.retransmission == scenario::Retransmission::Selective {
+        w.set_selective_repeat(Some(selective_window(plan, profile)));
+    }
+}
+
 fn new_world(
     plan: &Plan,
     host: &BTreeMap<String, u64>,
@@ -277,21 +297,8 @@ fn new_world(
         .apply_overrides(host)
         .map_err(|e| RunError::HostProfile(e.to_string()))?;
     let mut w = World::new(&topo, plan.fabric_config(), profile, plan.nic_profile())?;
-    w.set_run_budget(plan.budget());
+    configure(&mut w, plan, &profile);
     w.set_tracer(Tracer::new(VecObserver::default()));
-    // RoCE travels in the priority the plan's PFC settings name.
-    w.set_roce_priority(units::Priority::of(plan.lossless.priority));
-    w.set_adaptive_retransmission(plan.nic.adaptive_retransmission);
-    if plan.rdma.dcqcn {
-        use transport::roce::dcqcn::DcqcnParams;
-        w.set_dcqcn(Some(match plan.rdma.dcqcn_profile {
-            scenario::DcqcnProfile::Nvidia => DcqcnParams::NVIDIA,
-            scenario::DcqcnProfile::Paper => DcqcnParams::PAPER,
-        }));
-    }
-    if plan.rdma.retransmission == scenario::Retransmission::Selective {
-        w.set_selective_repeat(Some(selective_window(plan, &profile)));
-    }
     if trace {
         // The whole run's fabric events (the ladder reads its window from them too).
         w.fabric
