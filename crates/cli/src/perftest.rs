@@ -248,11 +248,14 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
                 }
             };
             for r in rows {
+                let peak = r
+                    .peak_bps
+                    .map_or("–".to_string(), |p| format!("{:.2}", conv(p)));
                 let mut l = format!(
-                    " {:<10} {:<14} {:<18.2} {:<20.2} {:.6}",
+                    " {:<10} {:<14} {:<18} {:<20.2} {:.6}",
                     r.bytes,
                     r.iters,
-                    conv(r.peak_bps),
+                    peak,
                     conv(r.avg_bps),
                     r.msg_rate_mpps
                 );
