@@ -646,8 +646,6 @@ impl Requester {
             self.sr.examined = Some(to);
         }
         if let Some(first_psn) = first {
-            // Nothing resent may be sampled (Karn).
-            self.rtt.sent.retain(|&(p, _)| psn::diff(p, first_psn) < 0);
             self.last_reason = reason;
             self.events.push_back(RequesterEvent::Resend {
                 first_psn,
@@ -728,6 +726,9 @@ impl Requester {
                 continue;
             };
             let t = self.build(i, idx, q, now).0;
+            // Karn: nothing from a resent PSN on is sampled (its ACK may answer either send,
+            // and the ACKs behind it waited for it).
+            self.rtt.sent.retain(|&(p, _)| psn::diff(p, q) < 0);
             self.sr.resent.retain(|&(r, _)| r != q);
             if self.sr.resent.len() < SCOREBOARD_MAX {
                 self.sr.resent.push_back((q, self.hw_psn));
@@ -1198,6 +1199,16 @@ impl Requester {
                 self.sr.sacked.drain(..moved);
             }
             self.una = new_una;
+            // Selective repeat's bookkeeping below the new una is done with: without this it
+            // fills its bound, and after the 24-bit PSN wraps an old mark would look ahead.
+            if self
+                .sr
+                .examined
+                .is_some_and(|e| psn::diff(e, new_una) <= 0)
+            {
+                self.sr.examined = None;
+            }
+            self.sr.resent.retain(|&(q, _)| psn::diff(q, new_una) >= 0);
             if self.cfg.adaptive_min.is_some() {
                 self.rtt.acked(new_una, now);
             }
