@@ -23,7 +23,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "NIC|FILE")]
     pub profile: Vec<String>,
     /// Write every frame of the two runs to pcaps: `--pcap out.pcap` gives `out-tcp.pcap` and
-    /// `out-rdma.pcap` (Wireshark and tshark decode TCP, RoCEv2 and PFC).
+    /// `out-rdma.pcap` (Wireshark and tshark decode TCP, RoCEv2 and PFC); a permutation run
+    /// writes its one run to `out.pcap` itself.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<std::path::PathBuf>,
     /// Print one JSON document (schema below) instead of the table.
