@@ -51,6 +51,7 @@ const ROWS = [
   ['syscalls', () => true, (p) => [String(p.data_path.syscalls), p.data_path.syscalls]],
   ['kernel', () => true, (p) => [`${yn(p.data_path.kernel_local)} / ${yn(p.data_path.kernel_remote)}`, [p.data_path.kernel_local, p.data_path.kernel_remote]]],
   ['transport_in', () => true, (p) => [p.transport_in, p.transport_in]],
+  ['cpu_stages_local', () => true, (p) => [p.data_path.cpu_stages_local.map((s) => (s.count > 1 ? `${s.name} ×${s.count}` : s.name)).join(', ') || '—', p.data_path.cpu_stages_local.length]],
   ['cpu_stages', () => true, (p) => [p.data_path.cpu_stages_remote.map((s) => (s.count > 1 ? `${s.name} ×${s.count}` : s.name)).join(', ') || '—', p.data_path.cpu_stages_remote.length]],
   ['cpu_per_message', () => true, (p) => [`${fmtNs(p.data_path.cpu_ns_per_message_local)} / ${fmtNs(p.data_path.cpu_ns_per_message_remote)}`, [p.data_path.cpu_ns_per_message_local, p.data_path.cpu_ns_per_message_remote]]],
   ['remote_cpu', () => true, (p) => [`${t(p.remote_cpu)} — ${p.remote_cpu_why}`, p.remote_cpu]],
@@ -81,18 +82,27 @@ const ROWS = [
     if (!d) return ['—', null];
     return [`${d.profile}: ${d.marked} marked → ${d.cnps_sent} CNP · ${d.cuts} cuts · ${d.final_rate_gbps.toFixed(2)} Gb/s`, d.cnps_sent];
   }],
+  ['cross_traffic', (r) => !!(r.rdma && r.rdma.cross_traffic), (p) => {
+    const c = p.cross_traffic;
+    if (!c) return ['—', null];
+    return [`${c.senders} × ${c.bursts} · ${c.offered_gbps.toFixed(2)} Gb/s · ${t('sim.ceiling')} ${pct(c.ceiling)}`, c.bytes_offered];
+  }],
   ['retransmitted', () => true, (p) => [`${p.retransmitted_bytes} B`, p.retransmitted_bytes]],
   ['drops', () => true, (p) => [`${p.drops} / ${p.pfc_pauses} / ${p.ecn_marks}`, [p.drops, p.pfc_pauses, p.ecn_marks]]],
   ['setup_syscalls', () => true, (p) => [String(p.setup.syscalls), p.setup.syscalls]],
   ['setup_kernel', () => true, (p) => [`${yn(p.setup.kernel_local)} / ${yn(p.setup.kernel_remote)}`, [p.setup.kernel_local, p.setup.kernel_remote]]],
   ['setup_cpu', () => true, (p) => [`${fmtNs(p.setup.cpu_ns_local)} / ${fmtNs(p.setup.cpu_ns_remote)}`, [p.setup.cpu_ns_local, p.setup.cpu_ns_remote]]],
   ['setup_duration', () => true, (p) => [fmtNs(p.setup.duration_ns), p.setup.duration_ns]],
+  // The report's one cross-path figure, shown in the RDMA column.
+  ['latency_ratio', (r) => r.rdma_over_tcp_latency != null, (p, r) => (p.path === 'rdma'
+    ? [r.rdma_over_tcp_latency.toFixed(3), r.rdma_over_tcp_latency]
+    : ['', null])],
 ];
 
 function tableHtml(report, hl) {
   const cell = (path, p, f) => {
     if (!p) return `<td data-path="${path}" class="na">${esc(t('sim.notrun'))}</td>`;
-    const [text, v] = f(p);
+    const [text, v] = f(p, report);
     const bad = path === 'rdma' && p.outcome.status === 'failed' ? ' fail' : '';
     return `<td data-path="${path}" data-value='${esc(JSON.stringify(v))}' class="${bad}">${esc(text)}</td>`;
   };

@@ -146,6 +146,7 @@ pub const ROW_IDS: &[&str] = &[
     "syscalls",
     "kernel",
     "transport_in",
+    "cpu_stages_local",
     "cpu_stages",
     "cpu_per_message",
     "remote_cpu",
@@ -157,12 +158,15 @@ pub const ROW_IDS: &[&str] = &[
     "retention",
     "loss_model",
     "recovery",
+    "dcqcn",
+    "cross_traffic",
     "retransmitted",
     "drops",
     "setup_syscalls",
     "setup_kernel",
     "setup_cpu",
     "setup_duration",
+    "latency_ratio",
     "outcome",
 ];
 
@@ -519,6 +523,21 @@ impl Figures {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn row_ids_are_the_rows_of_the_page_table() {
+        let js = include_str!("../assets/sim.js");
+        let rows = &js[js.find("const ROWS = [").expect("sim.js has ROWS")..];
+        let rows = &rows[..rows.find("\n];").expect("ROWS ends")];
+        let mut ids: Vec<&str> = rows
+            .lines()
+            .filter_map(|l| l.strip_prefix("  ['")?.split('\'').next())
+            .collect();
+        let mut want: Vec<&str> = super::ROW_IDS.to_vec();
+        ids.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(ids, want);
+    }
+
     use super::*;
 
     #[test]

@@ -81,8 +81,9 @@ async fn shot(page: &Page, name: &str) {
     .unwrap();
 }
 
-/// What the page's table should hold for a row, from a path's report (as `sim.js` reads it).
-fn expected(row: &str, p: &Value) -> Value {
+/// What the page's table should hold for a row, from a path's report `p` within the whole
+/// report `r` (as `sim.js` reads them).
+fn expected(row: &str, p: &Value, r: &Value) -> Value {
     let g = |path: &str| {
         let mut v = p;
         for s in path.split('.') {
@@ -105,6 +106,9 @@ fn expected(row: &str, p: &Value) -> Value {
             g("data_path.kernel_remote"),
         ]),
         "transport_in" => g("transport_in"),
+        "cpu_stages_local" => {
+            Value::from(p["data_path"]["cpu_stages_local"].as_array().unwrap().len())
+        }
         "cpu_stages" => Value::from(
             p["data_path"]["cpu_stages_remote"]
                 .as_array()
@@ -135,6 +139,14 @@ fn expected(row: &str, p: &Value) -> Value {
         }
         "recovery" => g("recovery.loss_events"),
         "dcqcn" => g("recovery.dcqcn.cnps_sent"),
+        "cross_traffic" => g("cross_traffic.bytes_offered"),
+        "latency_ratio" => {
+            if p["path"] == "rdma" {
+                r["rdma_over_tcp_latency"].clone()
+            } else {
+                Value::Null
+            }
+        }
         "retransmitted" => g("retransmitted_bytes"),
         "drops" => Value::from(vec![g("drops"), g("pfc_pauses"), g("ecn_marks")]),
         "setup_syscalls" => g("setup.syscalls"),
@@ -177,7 +189,7 @@ async fn table_equals_report(page: &Page, r: &Value, what: &str) {
             continue;
         }
         let shown: Value = serde_json::from_str(&value).unwrap_or(Value::Null);
-        let want = expected(&row, p);
+        let want = expected(&row, p, r);
         assert!(
             same(&shown, &want),
             "{what}: row {row}, {path}: {shown} vs {want}"
