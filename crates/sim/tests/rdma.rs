@@ -729,3 +729,65 @@ fn lost_retransmission_waits_for_the_local_ack_timeout() {
     );
     assert_eq!(w.host(0).requester_counters(a.qpn).unwrap().timeouts, 1);
 }
+
+/// A QP moved to ERR while a received message's CQE is still crossing PCIe: that SUCCESS
+/// completion comes before the flush completions of the receives behind it, as the message
+/// was received before the error.
+#[test]
+fn a_receive_completion_in_flight_lands_before_the_flush() {
+    let mut w = world(0.0);
+    let (a, b) = w.connect_rc(0, 1, &RcOptions::default()).unwrap();
+    let (abuf, amr) = buffer(&mut w, &a, 4096);
+    let (bbuf, bmr) = buffer(&mut w, &b, 4096);
+    let msg = pattern(11, 64);
+    w.verbs(0).memory_mut().write(abuf, &msg).unwrap();
+    let recv = |id: u64, off: u64| {
+        RecvWr::new(
+            id,
+            vec![Sge {
+                addr: bbuf + off,
+                length: 1024,
+                lkey: bmr.lkey,
+            }],
+        )
+    };
+    w.post_recv(1, b.qpn, &[recv(1, 0), recv(2, 1024)]).unwrap();
+    let send = SendWr::send(
+        9,
+        vec![Sge {
+            addr: abuf,
+            length: 64,
+            lkey: amr.lkey,
+        }],
+    )
+    .signaled();
+    w.post_send(0, a.qpn, &[send]).unwrap();
+    // Step until the payload is in B's memory while B's CQ is still empty: the CQE is on its
+    // way.
+    let mut got = vec![0u8; 64];
+    let mut caught = false;
+    for _ in 0..100_000 {
+        let t = w.now() + SimDuration::from_ns(1);
+        w.run_until(t, &Budget::default()).unwrap();
+        w.verbs(1).memory().read(bbuf, &mut got).unwrap();
+        if got == msg {
+            caught = w.host(1).verbs.cq(b.cq).is_some_and(|c| c.is_empty());
+            break;
+        }
+    }
+    assert!(caught, "the payload landed before its CQE");
+    let err = verbs::QpAttr {
+        qp_state: verbs::types::QpState::Err,
+        ..Default::default()
+    };
+    w.modify_qp(1, b.qpn, &err, verbs::QpAttrMask::STATE)
+        .unwrap();
+    run(&mut w, 10);
+    let wcs = w.poll_cq(1, b.cq, 8).unwrap();
+    let got: Vec<(u64, WcStatus)> = wcs.iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(
+        got,
+        vec![(1, WcStatus::Success), (2, WcStatus::WrFlushErr)],
+        "the received message first, then the flush"
+    );
+}

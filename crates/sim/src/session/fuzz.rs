@@ -8,7 +8,13 @@ pub fn session(data: &[u8]) {
         return;
     };
     if let Err(e) = super::parse(text) {
-        // The error names a place in the file.
-        let _ = e.to_string();
+        // The error names a place in the file (1-based, within it).
+        let lines = text.lines().count().max(1) + 1;
+        assert!(
+            e.line >= 1 && e.line <= lines && e.column >= 1,
+            "{}:{}: {e}",
+            e.line,
+            e.column
+        );
     }
 }

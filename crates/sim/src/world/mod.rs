@@ -227,6 +227,18 @@ pub struct SimHost {
 }
 
 impl SimHost {
+    /// Writes at once the receive CQEs still on their way over PCIe for QP `qpn`: the QP is
+    /// about to be flushed or reset, and the completions of messages it received come before
+    /// its flush completions (their `RecvDone` events then find nothing).
+    fn land_recv_cqes(&mut self, qpn: u32) {
+        let Some(e) = self.qps.get_mut(&qpn) else {
+            return;
+        };
+        for t in std::mem::take(&mut e.recv_cqes) {
+            let _ = self.verbs.deliver_recv(QpNum::masked(qpn), t);
+        }
+    }
+
     /// CPU time spent so far.
     pub fn cpu(&self) -> &Cpu {
         &self.cpu
@@ -306,6 +318,9 @@ pub struct World {
     dcqcn: Option<DcqcnParams>,
     /// Hosts the fabric asked to wake, between two uses (no allocation per event).
     wake_scratch: Vec<NodeId>,
+    /// QPs held back by their DCQCN rate in one `pump_tx`, kept between calls (no allocation
+    /// per paced packet).
+    pace_scratch: Vec<u32>,
     /// Send completions written so far, on every host.
     send_completions: u64,
     /// The whole run's budget, when one is set ([`World::set_run_budget`]).
@@ -469,6 +484,7 @@ impl World {
             selective_window: None,
             dcqcn: None,
             wake_scratch: Vec::new(),
+            pace_scratch: Vec::new(),
             send_completions: 0,
             total_budget: None,
             hosts,
@@ -746,6 +762,14 @@ impl World {
         attr: &QpAttr,
         mask: QpAttrMask,
     ) -> Result<ModifyOutcome, VerbsError> {
+        if mask.contains(QpAttrMask::STATE)
+            && matches!(
+                attr.qp_state,
+                verbs::types::QpState::Err | verbs::types::QpState::Reset
+            )
+        {
+            self.hosts[h as usize].land_recv_cqes(qpn.get());
+        }
         let out = self.hosts[h as usize].verbs.modify_qp(qpn, attr, mask)?;
         let line_kbps = self.line_kbps(h);
         self.control_path(h, "ioctl modify_qp", 0);
@@ -1162,8 +1186,12 @@ impl World {
                 status,
             }) => {
                 self.send_completions += 1;
-                let hs = &mut self.hosts[host as usize];
                 let wc = wc_status(status);
+                if wc != WcStatus::Success {
+                    // An error completion moves the QP to ERR and flushes it.
+                    self.hosts[host as usize].land_recv_cqes(qpn);
+                }
+                let hs = &mut self.hosts[host as usize];
                 if let Ok(done) =
                     hs.verbs
                         .complete_send(QpNum::masked(qpn), verbs::qp::WqeId(id), wc)
@@ -1315,13 +1343,14 @@ impl World {
     /// has room ahead of its port.
     fn pump_tx(&mut self, h: u32, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let mut pace_wake: Vec<u32> = Vec::new();
+        let mut pace_wake = std::mem::take(&mut self.pace_scratch);
         self.pump_tx_inner(h, now, &mut pace_wake, sched);
         // A QP held back by its DCQCN rate is woken when its next packet may go.
-        for q in pace_wake {
+        for q in pace_wake.drain(..) {
             self.trace_rate(h, q, now);
             self.update_timer(h, q, sched);
         }
+        self.pace_scratch = pace_wake;
     }
 
     fn pump_tx_inner(
@@ -1664,6 +1693,7 @@ impl World {
                 }
             }
             if fatal {
+                host.land_recv_cqes(qpn);
                 let _ = host.verbs.set_error(QpNum::masked(qpn));
                 if let Some(e) = host.qps.get_mut(&qpn) {
                     e.req = None;
