@@ -237,7 +237,10 @@ fn a_run_past_its_budget_says_which_and_how_to_raise_it() {
 /// transport keys it can (selective repeat runs and completes every flow).
 #[test]
 fn the_permutation_names_what_it_cannot_run() {
-    let f = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/fattree-permutation-16.toml");
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/fattree-permutation-16.toml"
+    );
     let out = rdmalab()
         .args(["run", f, "--set", "rdma.operation=read"])
         .output()
@@ -248,7 +251,11 @@ fn the_permutation_names_what_it_cannot_run() {
         .args(["run", f, "--json", "--set", "rdma.retransmission=selective"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["completed"], v["hosts"], "{v}");
 }

@@ -197,7 +197,8 @@ impl ExtHeaders {
         irn: None,
     };
 
-    /// Whether exactly the headers `opcode` requires are present.
+    /// Whether exactly the headers `opcode` requires are present (the IRN extension, which no
+    /// opcode requires, may come with any).
     pub fn matches(&self, opcode: Opcode) -> bool {
         self.rdeth.is_some() == opcode.has_rdeth()
             && self.deth.is_some() == opcode.has_deth()
@@ -262,8 +263,8 @@ impl ExtHeaders {
         if let Some(r) = self.rdeth {
             u24(r.ee_context, "RDETH EE context above 24 bits")?;
         }
-        if let Some(irn::Repr::Sack { psn, .. }) = self.irn {
-            u24(psn, "IRN SACK PSN above 24 bits")?;
+        if let Some(r) = self.irn {
+            r.check_fields()?;
         }
         if let Some(d) = self.deth {
             u24(d.src_qp, "DETH source QP above 24 bits")?;

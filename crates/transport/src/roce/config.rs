@@ -12,7 +12,7 @@ pub enum RetransmitMode {
     /// responder places packets that arrive after a gap and answers each with a SACK NAK; the
     /// requester resends only what is missing, keeps at most `max_unacked_psns` (about a
     /// bandwidth-delay product) in flight, and times out after [`IRN_RTO_LOW`] when at most
-    /// [`IRN_RTO_LOW_BELOW`] packets are in flight, [`IRN_RTO_HIGH`] otherwise. Packets carry
+    /// [`IRN_RTO_LOW_MAX_INFLIGHT`] packets are in flight, [`IRN_RTO_HIGH`] otherwise. Packets carry
     /// the placement IRN adds ([`wire::ib::irn`]).
     SelectiveRepeat,
 }
@@ -23,9 +23,10 @@ pub const IRN_RTO_LOW: SimDuration = SimDuration::from_us(100);
 /// IRN's long timeout, when more packets are in flight.
 // source: research/figures.md §5, "IRN defaults" (recalled, conf R)
 pub const IRN_RTO_HIGH: SimDuration = SimDuration::from_us(320);
-/// In flight at most this many packets: IRN uses the short timeout.
+/// With at most this many packets in flight IRN uses the short timeout ("at most" is our
+/// reading: figures.md records only N = 3).
 // source: research/figures.md §5, "IRN defaults", N = 3 (recalled, conf R)
-pub const IRN_RTO_LOW_BELOW: u32 = 3;
+pub const IRN_RTO_LOW_MAX_INFLIGHT: u32 = 3;
 
 /// The transport service a QP runs.
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
@@ -59,7 +60,10 @@ pub struct RcConfig {
     pub sq_psn: u32,
     /// First PSN this QP expects (`rq_psn`).
     pub rq_psn: u32,
-    /// Local ACK timeout exponent: 4.096 µs × 2^timeout; 0 waits forever.
+    /// Local ACK timeout exponent: 4.096 µs × 2^timeout; 0 waits forever. Which timeout a
+    /// requester arms, first match: `ack_timeout_override`; adaptive retransmission
+    /// (`adaptive_min`); selective repeat's IRN timeouts ([`IRN_RTO_LOW`], [`IRN_RTO_HIGH`],
+    /// whatever `timeout` says); this static one.
     pub timeout: u8,
     /// Retries after a timeout or PSN-sequence NAK (0–7).
     pub retry_cnt: u8,
@@ -73,11 +77,13 @@ pub struct RcConfig {
     pub max_dest_rd_atomic: u8,
     /// Most PSNs sent and not yet acknowledged (rxe: 128, `RXE_MAX_UNACKED_PSNS`).
     pub max_unacked_psns: u32,
-    /// Set AckReq at least once per this many packets (rxe: 64, `RXE_MAX_PKT_PER_ACK`).
+    /// Set AckReq at least once per this many packets (rxe: 64, `RXE_MAX_PKT_PER_ACK`), and at
+    /// least twice per `max_unacked_psns` so a small window never waits on a missing ACK.
     pub ack_req_every: u32,
     /// Recovery mode.
     pub mode: RetransmitMode,
-    /// Overrides the local ACK timeout with a fixed value; `None` uses 4.096 µs × 2^timeout.
+    /// Overrides the local ACK timeout with a fixed value (before every other rule; see
+    /// `timeout`).
     pub ack_timeout_override: Option<SimDuration>,
     /// RC, UC or UD.
     pub service: Service,

@@ -1,4 +1,6 @@
-//! The RC requester: work requests in, request packets out; responses in, completions out.
+//! The requester: work requests in, request packets out; responses in, completions out. RC
+//! as below; UC and UD ([`Service`]) send the same packets without AckReq, keep no timers
+//! and complete a request when its last packet leaves.
 //!
 //! Follows IBTA Vol. 1 §9.7 (requester side) as research/verbs-spec.md §5–§6 summarise it,
 //! with rxe's `rxe_req.c` and `rxe_comp.c` as the reading of what the text leaves open:
@@ -6,7 +8,7 @@
 //! - Each message takes `max(1, ceil(len / PMTU))` PSNs; a READ takes as many PSNs as it has
 //!   response packets, atomics one. FIRST/MIDDLE/LAST/ONLY opcodes; RETH on the first WRITE
 //!   packet and on READ requests; ImmDt on the last packet; AckReq on the last packet of every
-//!   message and at least every `ack_req_every` packets.
+//!   message and at least every `ack_req_every` packets (and twice per `max_unacked_psns`).
 //! - ACKs are cumulative: an ACK for PSN `p` acknowledges every PSN up to `p`. Completions are
 //!   reported in posting order. A READ completes when its last response arrives; an ACK past a
 //!   READ or atomic still waiting for its response means the response was lost, so the request
@@ -15,12 +17,17 @@
 //!   everything again from the first PSN the responder is missing. Timeouts and sequence NAKs
 //!   share `retry_cnt`; RNR NAKs count against `rnr_retry` (7 = forever) and pause sending for
 //!   the RNR timer. Any ACK that makes progress restores both counters.
+//! - Selective repeat ([`RetransmitMode::SelectiveRepeat`], IRN) instead of go-back-N: a SACK
+//!   NAK marks what the responder holds and only the missing PSNs go again, once per recovery
+//!   (a resend overtaken by later packets that arrived is sent again); a timeout resends the
+//!   oldest missing PSN only; at most `max_unacked_psns` are in flight; IRN's two timeouts
+//!   (see `RcConfig::timeout` for which timeout applies when).
 //! - A NAK for an invalid request, a remote access error or a remote operational error fails
 //!   the request it names; the requester then stops ([`Requester::is_failed`]) and the verbs
 //!   layer flushes the rest (research/verbs-spec.md §2).
 
 use super::config::{
-    IRN_RTO_HIGH, IRN_RTO_LOW, IRN_RTO_LOW_BELOW, RcConfig, RetransmitMode, Service,
+    IRN_RTO_HIGH, IRN_RTO_LOW, IRN_RTO_LOW_MAX_INFLIGHT, RcConfig, RetransmitMode, Service,
 };
 use super::packet::{DataRef, RocePacket, Transmit, rc_bth};
 use super::psn;
@@ -429,7 +436,7 @@ impl Requester {
             if self.selective() && self.cfg.ack_timeout_override.is_none() {
                 // IRN's two timeouts: short when too few packets are in flight to be SACKed.
                 let inflight = psn::diff(self.next_psn, self.una).max(0) as u32;
-                return Some(if inflight <= IRN_RTO_LOW_BELOW {
+                return Some(if inflight <= IRN_RTO_LOW_MAX_INFLIGHT {
                     IRN_RTO_LOW
                 } else {
                     IRN_RTO_HIGH
@@ -1201,11 +1208,7 @@ impl Requester {
             self.una = new_una;
             // Selective repeat's bookkeeping below the new una is done with: without this it
             // fills its bound, and after the 24-bit PSN wraps an old mark would look ahead.
-            if self
-                .sr
-                .examined
-                .is_some_and(|e| psn::diff(e, new_una) <= 0)
-            {
+            if self.sr.examined.is_some_and(|e| psn::diff(e, new_una) <= 0) {
                 self.sr.examined = None;
             }
             self.sr.resent.retain(|&(q, _)| psn::diff(q, new_una) >= 0);

@@ -1,5 +1,8 @@
-//! The RC responder: requests in PSN order, data placed through its environment, ACK/NAK,
-//! READ responses and atomic ACKs out.
+//! The responder: requests in PSN order, data placed through its environment, ACK/NAK,
+//! READ responses and atomic ACKs out. RC as below; on UC every error (a PSN gap, a bad key,
+//! no receive WQE) drops the message silently and the QP starts again at the next FIRST or
+//! ONLY packet, with no ACK, NAK or RNR; UD takes single-packet SENDs with the right Q_Key
+//! and puts [`UD_GRH_BYTES`] of GRH before the payload.
 //!
 //! Follows IBTA Vol. 1 §9.7 (responder side) as research/verbs-spec.md §4–§6 summarise it,
 //! with rxe's `rxe_resp.c` for what the text leaves open:
@@ -13,8 +16,8 @@
 //!   exactly one PMTU, C9-92) and the QP's access flags → NAK invalid request; R_Key, PD, range
 //!   and MR access → NAK remote access error; no receive WQE for a SEND or WRITE_WITH_IMM → RNR NAK
 //!   carrying `min_rnr_timer` (the QP stays usable); a SEND longer than its receive buffer → NAK
-//!   invalid request. The invalid-request, access and operational NAKs move this QP to the error
-//!   state ([`Responder::is_failed`]).
+//!   invalid request. The invalid-request, access and operational NAKs move an RC QP to the
+//!   error state ([`Responder::is_failed`]).
 //! - ACKs only for packets with AckReq set; a queued ACK not yet sent is replaced by a newer one
 //!   (coalescing, as a NIC's ACK engine does). NAKs, READ responses and atomic ACKs always go.
 //! - The MSN counts completed request messages; a READ counts when it is accepted (C9-148).
@@ -100,8 +103,8 @@ pub trait ResponderEnv {
     fn atomic(&mut self, va: u64, compare_swap: Option<(u64, u64)>, add: u64) -> u64;
     /// UD: the 40 bytes that go before a datagram's payload in the receive buffer (RoCEv2:
     /// 20 zero bytes, then the packet's IPv4 header). Zeros unless the host knows better.
-    fn ud_grh(&self) -> [u8; 40] {
-        [0; 40]
+    fn ud_grh(&self) -> [u8; UD_GRH_BYTES as usize] {
+        [0; UD_GRH_BYTES as usize]
     }
     /// UD: the receive completion of a datagram from `src_qp` (`byte_len` includes the GRH
     /// area, and the completion carries `IBV_WC_GRH`).
@@ -202,6 +205,11 @@ enum Outgoing {
         msn: u32,
     },
 }
+
+/// Bytes a UD receive buffer starts with: the GRH area (IBTA: a 40-byte GRH, or for RoCEv2
+/// over IPv4 20 unused bytes and the IPv4 header), before the payload.
+// source: research/verbs-spec.md §5 (ibv_post_recv.3: "the actual data … will start at an offset of 40 bytes")
+pub const UD_GRH_BYTES: u64 = 40;
 
 /// The most PSNs past the expected one selective repeat holds.
 const EARLY_MAX: usize = 1 << 14;
@@ -532,14 +540,15 @@ impl Responder {
         }
         let grh = env.ud_grh();
         let data = &payload[..payload.len().min(len as usize)];
-        if env.place_recv(0, 40, &grh).is_err() || env.place_recv(40, len as u64, data).is_err() {
+        let g = UD_GRH_BYTES;
+        if env.place_recv(0, g, &grh).is_err() || env.place_recv(g, len as u64, data).is_err() {
             // A receive buffer too small for GRH + payload: dropped (rxe class D), no CQE.
             self.counters.dropped_messages += 1;
             return;
         }
         let src_qp = pkt.ext.deth.map_or(0, |d| d.src_qp);
         let imm = pkt.ext.immdt.map(|i| i.imm);
-        env.finish_ud_recv(40 + len as u64, imm, src_qp, pkt.bth.solicited);
+        env.finish_ud_recv(UD_GRH_BYTES + len as u64, imm, src_qp, pkt.bth.solicited);
         self.msn = (self.msn + 1) & psn::MASK;
     }
 

@@ -9,11 +9,13 @@
 //! | 2–3   | P_Key                                                                  |
 //! | 4     | FECN (0x80), BECN (0x40), 6 reserved bits                              |
 //! | 5–7   | destination QP (24 bits)                                               |
-//! | 8     | AckReq (0x80), 7 reserved bits                                         |
+//! | 8     | AckReq (0x80), rdmalab's IRN mark (0x40), 6 reserved bits              |
 //! | 9–11  | PSN (24 bits)                                                          |
 //!
 //! Byte 4 is the one the ICRC masks: switches may set FECN/BECN in flight. Reserved bits are
-//! written as zero and ignored on receive. A transport version other than 0 is refused, as rxe
+//! written as zero and ignored on receive, except 0x40 of byte 8, which says an IRN extension
+//! header ([`crate::ib::irn`]) follows: a capture from another stack with that bit set would
+//! be read with one. A transport version other than 0 is refused, as rxe
 //! refuses it.
 
 use super::{Opcode, U24_MASK};

@@ -155,13 +155,18 @@ impl Repr {
         self.buffer_len()
     }
 
-    /// Refuse values that do not fit.
+    /// Refuse a form that does not go with `opcode`, or values that do not fit.
     pub fn check(&self, opcode: Opcode) -> Result<()> {
         if Kind::of(opcode) != Some(self.kind()) {
             return Err(Error::Malformed(
                 "IRN extension form does not match the opcode",
             ));
         }
+        self.check_fields()
+    }
+
+    /// Refuse values that do not fit their wire fields (the SACK's 24-bit PSN).
+    pub fn check_fields(&self) -> Result<()> {
         if let Repr::Sack { psn, .. } = *self
             && psn > U24_MASK
         {
