@@ -164,11 +164,15 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
             _ => 65536,
         })]
     };
-    // A bound on the simulated work, so a typo cannot run for hours.
-    let total: u64 = sizes.iter().map(|s| s.saturating_mul(iters)).sum();
+    // A bound on the simulated work, so a typo cannot run for hours: every QP, each way.
+    let streams = u64::from(a.qps) * if a.bidirectional { 2 } else { 1 };
+    let total: u64 = sizes
+        .iter()
+        .map(|s| s.saturating_mul(iters).saturating_mul(streams))
+        .fold(0, u64::saturating_add);
     if total > MAX_TOTAL_BYTES {
         return bad(format!(
-            "-n {iters} over {} size(s) moves {total} bytes: at most {MAX_TOTAL_BYTES} (16 GiB) per run; lower -n",
+            "-n {iters} over {} size(s) and {streams} stream(s) moves {total} bytes: at most {MAX_TOTAL_BYTES} (16 GiB) per run; lower -n",
             sizes.len()
         ));
     }

@@ -80,7 +80,17 @@ pub fn trace(a: TraceArgs) -> anyhow::Result<ExitCode> {
         pcap: tmp_stem.clone(),
         trace: sink.clone(),
     };
-    let report = match run_plan_with(&loaded.plan, &opts) {
+    let result = run_plan_with(&loaded.plan, &opts);
+    if result.is_err()
+        && let Some(stem) = &tmp_stem
+    {
+        // A failed run leaves no per-path captures behind.
+        let s = stem.file_stem().and_then(|s| s.to_str()).unwrap_or("trace");
+        for p in ["tcp", "rdma"] {
+            let _ = std::fs::remove_file(stem.with_file_name(format!("{s}-{p}.pcap")));
+        }
+    }
+    let report = match result {
         Ok(r) => r,
         Err(e) if e.is_bad_input() => return bad(e),
         Err(e) => {
