@@ -193,7 +193,7 @@ fn tcp_stream_is_cpu_bound_not_link_bound() {
 
 #[test]
 fn bad_input_exits_2_naming_the_problem() {
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["ib_write_bw", "-I", "4096"], "-I 4096"),
         (&["ib_write_lat", "-a", "-n", "100000"], "-n 100000"),
         (&["ib_nope"], "ib_write_lat"),
@@ -203,6 +203,19 @@ fn bad_input_exits_2_naming_the_problem() {
         (&["ib_write_bw", "-t", "0"], "-t 0"),
         (&["ib_write_lat", "--topology", "ring"], "topology.kind"),
         (&["ib_write_lat", "-m", "1000"], "rdma.mtu_bytes"),
+        (
+            &[
+                "ib_write_bw",
+                "-q",
+                "64",
+                "-b",
+                "-s",
+                "16384",
+                "-n",
+                "1000000",
+            ],
+            "128 stream(s)",
+        ),
     ];
     for (args, needle) in cases {
         let out = Command::cargo_bin("rdmalab")

@@ -496,8 +496,8 @@ impl Figures {
         r
     }
 
-    /// `text` with every placeholder replaced by its figure (or a visible note saying why
-    /// it is missing), each wrapped so the page can mark simulated numbers.
+    /// `text` with every placeholder replaced by its figure as plain text (or a visible note
+    /// saying why it is missing).
     pub async fn render(&self, state: &AppState, text: &str) -> String {
         let mut out = String::new();
         let mut at = 0;

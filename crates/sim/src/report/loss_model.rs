@@ -43,10 +43,12 @@ pub struct LossModel {
     pub model: &'static str,
     /// Data packets first sent in the window (TCP: payload bytes sent ÷ MSS).
     pub packets: u64,
-    /// Loss events in the window: RDMA sequence NAKs plus ACK timeouts; TCP fast recoveries,
-    /// RTOs and losses repaired by a tail-loss probe (each one a congestion-window cut).
+    /// Loss events in the window: go-back-N's sequence NAKs plus ACK timeouts; selective
+    /// repeat's packets resent; TCP's fast recoveries, RTOs and losses repaired by a tail-loss
+    /// probe (each one a congestion-window cut).
     pub loss_events: u64,
-    /// `loss_events ÷ packets`: p in the formulas.
+    /// p in the formulas: `loss_events ÷ packets`; for selective repeat, packets resent ÷
+    /// (packets + resent), the share of transmissions that were lost.
     pub loss_rate: f64,
     /// Timeouts in the window (RDMA local ACK timeouts, TCP RTOs).
     pub timeouts: u64,

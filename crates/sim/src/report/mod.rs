@@ -64,12 +64,15 @@
 //!   `offered_gbps`, `ceiling` ((link rate − offered) ÷ loss-free throughput, at most 1);
 //! - `recovery`: `{loss_events, timeouts, tail_probes, mean_inflight_packets}` (RDMA:
 //!   sequence NAKs, ACK timeouts, mean in-flight packets; TCP: fast recoveries, RTOs, TLPs);
+//!   RDMA with selective repeat adds `selective: true` and `resent_packets` (its
+//!   `loss_events` are SACK NAKs);
+//!   with DCQCN, `dcqcn`: `{profile, marked, cnps_sent, cnps_handled, cuts, final_rate_gbps}`;
 //! - `throughput`: `null` in count mode, else [`Throughput`]: `gbps`, `window_ns`, `bytes`,
 //!   `stalled_ns` (window end minus the last delivery), `batch_gbps` (10 equal batches),
 //!   `ci95_gbps` and `retention_ci95` (batch means, Student's t),
 //!   and with loss in the plan `baseline_gbps` (the loss-free rerun) and `retention`;
 //!   `model`: the path's loss model over the same window ([`LossModel`]: `model`
-//!   `"go-back-N"` or `"Mathis"`, its inputs `packets`, `loss_events`, `loss_rate`,
+//!   `"go-back-N"`, `"selective repeat"` or `"Mathis"`, its inputs `packets`, `loss_events`, `loss_rate`,
 //!   `timeouts`, `timeout_wait_ns`, `inflight_packets` (W), `rtt_ns`, `mss_bytes`, and with
 //!   a baseline `predicted_gbps`, `predicted_retention`,
 //!   `measured_over_predicted`).
