@@ -3,13 +3,19 @@
 
 use assert_cmd::Command;
 
-fn perftest(args: &[&str]) -> String {
-    let out = Command::cargo_bin("rdmalab")
+/// `rdmalab perftest ARGS`, run to its end.
+fn perftest_output(args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("rdmalab")
         .unwrap()
         .arg("perftest")
         .args(args)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// The standard output of a perftest that must succeed.
+fn perftest(args: &[&str]) -> String {
+    let out = perftest_output(args);
     assert!(
         out.status.success(),
         "{args:?}: {}",
@@ -218,12 +224,7 @@ fn bad_input_exits_2_naming_the_problem() {
         ),
     ];
     for (args, needle) in cases {
-        let out = Command::cargo_bin("rdmalab")
-            .unwrap()
-            .arg("perftest")
-            .args(args)
-            .output()
-            .unwrap();
+        let out = perftest_output(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(needle), "{args:?}: {err}");

@@ -2,6 +2,8 @@
 //! through the world under the NIC profiles they concern. (The cases without packets are in
 //! crates/verbs/tests/conformance.rs; scenarios/verbs/ holds sessions for more.)
 
+mod support;
+
 use engine::Budget;
 use fabric::{FabricConfig, LinkConfig, Topology};
 use rdmalab::world::{Endpoint, World};
@@ -118,17 +120,12 @@ fn bring(w: &mut World, e: &Endpoint, peer: &Endpoint, target: QpState, rnr_retr
 }
 
 fn mr(w: &mut World, e: &Endpoint, len: u64) -> (u64, verbs::Mr) {
-    let va = w.verbs(e.host).memory_mut().alloc(len).unwrap();
-    let mr = w
-        .reg_mr(
-            e.host,
-            e.pd,
-            va,
-            len,
-            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
-        )
-        .unwrap();
-    (va, mr)
+    support::mr(
+        w,
+        e,
+        len,
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+    )
 }
 
 fn run(w: &mut World, us: u64) {

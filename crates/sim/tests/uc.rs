@@ -67,17 +67,12 @@ fn bring_up(w: &mut World, e: &Endpoint, peer: &Endpoint) {
 }
 
 fn mr(w: &mut World, e: &Endpoint, len: u64) -> (u64, verbs::Mr) {
-    let va = w.verbs(e.host).memory_mut().alloc(len).unwrap();
-    let mr = w
-        .reg_mr(
-            e.host,
-            e.pd,
-            va,
-            len,
-            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
-        )
-        .unwrap();
-    (va, mr)
+    support::mr(
+        w,
+        e,
+        len,
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+    )
 }
 
 fn run(w: &mut World, us: u64) {

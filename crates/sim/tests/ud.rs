@@ -42,11 +42,7 @@ fn ud_endpoint(w: &mut World, h: u32) -> Endpoint {
 }
 
 fn mr(w: &mut World, e: &Endpoint, len: u64) -> (u64, verbs::Mr) {
-    let va = w.verbs(e.host).memory_mut().alloc(len).unwrap();
-    let mr = w
-        .reg_mr(e.host, e.pd, va, len, AccessFlags::LOCAL_WRITE)
-        .unwrap();
-    (va, mr)
+    support::mr(w, e, len, AccessFlags::LOCAL_WRITE)
 }
 
 fn run(w: &mut World, us: u64) {

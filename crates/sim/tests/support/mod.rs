@@ -44,3 +44,22 @@ pub fn endpoint(
         qpn,
     }
 }
+
+/// `len` bytes of memory on `e`'s host, registered in its PD with `access`: (address, MR).
+#[allow(dead_code)] // not every test file that shares this module registers memory this way
+pub fn mr(
+    w: &mut rdmalab::world::World,
+    e: &rdmalab::world::Endpoint,
+    len: u64,
+    access: verbs::AccessFlags,
+) -> (u64, verbs::Mr) {
+    let va = w
+        .verbs(e.host)
+        .memory_mut()
+        .alloc(len)
+        .expect("memory for the test");
+    let mr = w
+        .reg_mr(e.host, e.pd, va, len, access)
+        .expect("the MR registers");
+    (va, mr)
+}
