@@ -555,3 +555,83 @@ fn a_budget_stops_the_session_and_names_itself() {
     );
     assert!(r.steps.len() < plan.steps.len());
 }
+
+/// Each step records the objects after it and the frames it put on the wire; the frame the
+/// drop rule took is marked, and the resend and the NAK that recovered it follow.
+#[test]
+fn steps_record_queues_completions_and_frames() {
+    let src = std::fs::read_to_string(examples_dir().join("drop_nth.toml")).unwrap();
+    let r = run_src(&src, None);
+    assert!(r.passed);
+    // After connect: two QPs in RTS with empty queues, two empty CQs.
+    let first = &r.steps[0].state;
+    assert_eq!(first.qps.len(), 2);
+    assert!(
+        first
+            .qps
+            .iter()
+            .all(|q| q.state == "RTS" && q.sq.is_empty())
+    );
+    assert_eq!(first.cqs.len(), 2);
+    // The connect step's frames are the out-of-band exchange over TCP.
+    assert!(r.steps[0].frames.iter().any(|f| f.kind == "tcp"));
+    let frames: Vec<_> = r.steps.iter().flat_map(|s| &s.frames).collect();
+    let roce: Vec<_> = frames.iter().filter(|f| f.kind == "roce").collect();
+    let dropped: Vec<_> = roce.iter().filter(|f| f.dropped).collect();
+    assert_eq!(dropped.len(), 1, "{roce:#?}");
+    let lost = dropped[0];
+    assert!(lost.opcode.contains("RDMA_WRITE"), "{}", lost.opcode);
+    assert_eq!((lost.src.as_str(), lost.dst.as_str()), ("a", "b"));
+    // The responder NAKs the gap and the same PSN goes again.
+    assert!(
+        roce.iter()
+            .any(|f| f.src == "b" && f.opcode.starts_with("NAK"))
+    );
+    assert!(
+        roce.iter()
+            .filter(|f| f.psn == lost.psn && f.src == "a")
+            .count()
+            >= 2
+    );
+    // Frames are in time order within each step.
+    for s in &r.steps {
+        assert!(s.frames.windows(2).all(|w| w[0].t_ps <= w[1].t_ps));
+    }
+    // A posted WR shows in the SQ until it completes, and its CQE waits in the CQ until
+    // polled.
+    let post = r
+        .steps
+        .iter()
+        .position(|s| s.call == "post_send")
+        .expect("the example posts");
+    let qa = r.steps[post]
+        .state
+        .qps
+        .iter()
+        .find(|q| q.name == "qp_a")
+        .unwrap();
+    assert_eq!(qa.sq.len(), 1);
+    assert_eq!(qa.sq[0].opcode, "RDMA_WRITE");
+    let mr = &r.steps[post].state.mrs;
+    assert!(
+        mr.iter()
+            .any(|m| m.access.contains(&"REMOTE_WRITE".to_string()))
+    );
+}
+
+/// The model the playground draws is the table `modify_qp` checks.
+#[test]
+fn the_model_serialises_the_state_table() {
+    let m = serde_json::to_value(session::model::model()).unwrap();
+    let t = m["transitions"].as_array().unwrap();
+    assert!(t.iter().any(|x| {
+        x["from"] == "RTR"
+            && x["to"] == "RTS"
+            && x["rc"]["required"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|b| b == "SQ_PSN")
+    }));
+    assert_eq!(m["wc_status"].as_array().unwrap().len(), 22);
+}

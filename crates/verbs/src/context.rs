@@ -121,6 +121,15 @@ struct Pd {
     users: u32,
 }
 
+/// What [`Context::qp_queues`] lists.
+#[derive(Clone, Debug, Default, Eq, PartialEq)]
+pub struct QpQueues {
+    /// Send WRs not yet retired: (wr_id, opcode, where each is in its life).
+    pub send: Vec<(u64, crate::wr::SendOpcode, crate::qp::WqeState)>,
+    /// Receive WRs not yet consumed: their wr_ids.
+    pub recv: Vec<u64>,
+}
+
 /// One NIC's verbs state (one per simulated host): its objects, its host's memory and its
 /// queues. See the crate docs for who calls what.
 #[derive(Clone, Debug)]
@@ -530,6 +539,21 @@ impl Context {
     /// The QP's state.
     pub fn qp_state(&self, qpn: QpNum) -> Result<QpState, VerbsError> {
         Ok(self.qp(qpn)?.state)
+    }
+
+    /// The QP's queues as a debugger would list them: the send WRs posted and not yet retired
+    /// (wr_id, opcode, and whether the transport has started them), oldest first, and the
+    /// receive WRs posted and not yet consumed.
+    pub fn qp_queues(&self, qpn: QpNum) -> Result<QpQueues, VerbsError> {
+        let qp = self.qp(qpn)?;
+        Ok(QpQueues {
+            send: qp
+                .sq
+                .iter()
+                .map(|w| (w.wr.wr_id, w.wr.opcode, w.state))
+                .collect(),
+            recv: qp.rq.iter().map(|w| w.wr_id).collect(),
+        })
     }
 
     pub(crate) fn qp(&self, qpn: QpNum) -> Result<&Qp, VerbsError> {

@@ -96,6 +96,10 @@ impl Cq {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+    /// The completions waiting to be polled, oldest first (a look, not a poll).
+    pub fn entries(&self) -> impl Iterator<Item = &Wc> {
+        self.entries.iter()
+    }
     /// True after an overrun.
     pub fn in_error(&self) -> bool {
         self.in_error

@@ -32,6 +32,18 @@ pub enum Errno {
 }
 
 impl Errno {
+    /// Every errno the verbs layer returns, by value.
+    pub const ALL: [Errno; 8] = [
+        Errno::EPERM,
+        Errno::ENOENT,
+        Errno::ENOMEM,
+        Errno::EFAULT,
+        Errno::EBUSY,
+        Errno::EINVAL,
+        Errno::ENOSPC,
+        Errno::EOPNOTSUPP,
+    ];
+
     /// The numeric value, as `ibv_post_send` would return it.
     pub const fn code(self) -> i32 {
         self as i32

@@ -58,6 +58,32 @@ pub enum WcStatus {
 }
 
 impl WcStatus {
+    /// Every status, in verbs.h order.
+    pub const ALL: [WcStatus; 22] = [
+        WcStatus::Success,
+        WcStatus::LocLenErr,
+        WcStatus::LocQpOpErr,
+        WcStatus::LocEecOpErr,
+        WcStatus::LocProtErr,
+        WcStatus::WrFlushErr,
+        WcStatus::MwBindErr,
+        WcStatus::BadRespErr,
+        WcStatus::LocAccessErr,
+        WcStatus::RemInvReqErr,
+        WcStatus::RemAccessErr,
+        WcStatus::RemOpErr,
+        WcStatus::RetryExcErr,
+        WcStatus::RnrRetryExcErr,
+        WcStatus::LocRddViolErr,
+        WcStatus::RemInvRdReqErr,
+        WcStatus::RemAbortErr,
+        WcStatus::InvEecnErr,
+        WcStatus::InvEecStateErr,
+        WcStatus::FatalErr,
+        WcStatus::RespTimeoutErr,
+        WcStatus::GeneralErr,
+    ];
+
     /// The verbs.h value.
     pub const fn value(self) -> u8 {
         self as u8
@@ -216,6 +242,13 @@ impl Wc {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn all_lists_every_status_in_value_order() {
+        for (i, s) in super::WcStatus::ALL.iter().enumerate() {
+            assert_eq!(s.value() as usize, i, "{s:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -6,24 +6,29 @@
 //! named budget rather than running on.
 
 use crate::pattern;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use engine::{Budget, BudgetExceeded};
+use engine::{Budget, BudgetExceeded, Observer, TraceRecord, Tracer};
+use fabric::Payload;
 use fabric::packet::host_ip;
 use fabric::{DropRule, FabricConfig, LinkConfig, Topology};
-use units::{Bandwidth, FlowId, Probability, SimDuration};
+use units::{Bandwidth, FlowId, Probability, SimDuration, SimTime};
 use verbs::types::{AhAttr, Gid};
 use verbs::wr::{RecvWr, SendWr, Sge};
-use verbs::{CqHandle, Mr, NicProfile, PdHandle, QpInitAttr, QpNum, Wc};
+use verbs::{CqHandle, Mr, NicProfile, PdHandle, QpInitAttr, QpNum, Wc, WqeState};
+use wire::ib::{Opcode, aeth::Syndrome};
 
 use super::parse::{opcode_name, status_name, wc_opcode_name};
 use super::plan::{
     Call, DataForm, Expect, Fill, HandleId, HandleKind, HostId, KeyRef, MemRef, QpRef, Ret,
     Session, SgePlan, Step, TopologyKind, limits,
 };
-use super::report::{Check, Outcome, Report, StepRecord, Summary, WcRecord};
+use super::report::{
+    Check, CqView, FrameRecord, MrView, Outcome, QpView, Report, RqEntry, SqEntry, StepRecord,
+    StepState, Summary, WcRecord,
+};
 use crate::world::{World, WorldError};
 
 /// How to run a session.
@@ -53,6 +58,9 @@ pub enum RunError {
 pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
     let profile = options.profile.unwrap_or(session.profile);
     let mut world = build_world(session, profile)?;
+    // The report lists each step's frames, and marks the ones the fabric dropped.
+    world.log_frames();
+    world.fabric.set_tracer(Tracer::new(Drops::default()));
     let capturing = options.pcap.is_some();
     if let Some(out) = options.pcap {
         world.capture_pcap(out)?;
@@ -74,7 +82,9 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
     let mut steps = Vec::new();
     let mut aborted = None;
     for (i, step) in session.steps.iter().enumerate() {
-        let (record, stop) = x.step(i + 1, step);
+        let (mut record, stop) = x.step(i + 1, step);
+        record.state = x.snapshot();
+        record.frames = x.frames();
         steps.push(record);
         if let Some(why) = stop {
             aborted = Some(format!(
@@ -87,6 +97,11 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
     }
     if capturing {
         x.world.finish_pcap()?;
+    }
+    if let Some(drops) = x.world.fabric.tracer_mut().take::<Drops>() {
+        for f in steps.iter_mut().flat_map(|s| s.frames.iter_mut()) {
+            f.dropped = drops.0.contains(&f.uid);
+        }
     }
     let mut summary = Summary {
         steps: steps.len(),
@@ -110,6 +125,18 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
         summary,
         steps,
     })
+}
+
+/// Remembers which packets the fabric dropped (by uid), to mark them in the steps' frames.
+#[derive(Default)]
+struct Drops(BTreeSet<u64>);
+
+impl Observer for Drops {
+    fn record(&mut self, _at: SimTime, rec: &TraceRecord) {
+        if let TraceRecord::Dropped { pkt, .. } = rec {
+            self.0.insert(pkt.uid);
+        }
+    }
 }
 
 /// The flow id the world gives frames sent by QP `qpn` of host `h` (`World::tx_out`).
@@ -380,6 +407,8 @@ impl Exec<'_> {
             },
             notes: Vec::new(),
             expectations: Vec::new(),
+            state: StepState::default(),
+            frames: Vec::new(),
         };
         let missing: Vec<HandleId> = step
             .call
@@ -445,6 +474,114 @@ impl Exec<'_> {
             record.expectations.push(c);
         }
         (record, done.stop)
+    }
+
+    /// The verbs objects the session has created, as they stand now.
+    fn snapshot(&self) -> StepState {
+        let mut st = StepState::default();
+        for (i, info) in self.s.handles.iter().enumerate() {
+            let id = HandleId(i);
+            let h = info.host.0 as u32;
+            let name = self.s.name(id).to_string();
+            let host = self.s.host_name(info.host).to_string();
+            let verbs = &self.world.host(h).verbs;
+            match self.bound[i] {
+                Some(Bound::Qp(qpn)) => {
+                    let (Ok((attr, init)), Ok(q)) = (verbs.query_qp(qpn), verbs.qp_queues(qpn))
+                    else {
+                        continue; // destroyed
+                    };
+                    st.qps.push(QpView {
+                        name,
+                        host,
+                        qpn: qpn.get(),
+                        qp_type: init.qp_type.name().to_string(),
+                        state: attr.qp_state.name().to_string(),
+                        sq: q
+                            .send
+                            .iter()
+                            .map(|&(wr_id, op, stage)| SqEntry {
+                                wr_id,
+                                opcode: opcode_name(op).to_string(),
+                                stage: match stage {
+                                    WqeState::Posted => "posted",
+                                    WqeState::Started => "started",
+                                    WqeState::Done(_) => "done",
+                                }
+                                .to_string(),
+                            })
+                            .collect(),
+                        rq: q.recv.iter().map(|&wr_id| RqEntry { wr_id }).collect(),
+                    });
+                }
+                Some(Bound::Cq(c)) => {
+                    let Some(cq) = verbs.cq(c) else { continue };
+                    st.cqs.push(CqView {
+                        name,
+                        host,
+                        cqe: cq.cqe(),
+                        entries: cq.entries().map(|w| self.wc_record(h, w)).collect(),
+                    });
+                }
+                Some(Bound::Mr(mr)) => {
+                    if verbs.mr(mr.handle()).is_none() {
+                        continue; // deregistered
+                    }
+                    st.mrs.push(MrView {
+                        name,
+                        host,
+                        lkey: mr.lkey,
+                        rkey: mr.rkey,
+                        len: mr.len,
+                        access: mr.access.iter_names().map(str::to_string).collect(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        st
+    }
+
+    /// The frames hosts sent since the last call.
+    fn frames(&mut self) -> Vec<FrameRecord> {
+        let log = self.world.take_frame_log();
+        log.into_iter()
+            .map(|(at, pkt)| {
+                let name = |node: units::NodeId| {
+                    self.world.host_of_node(node).map_or_else(
+                        || format!("node {}", node.0),
+                        |h| self.s.hosts[h as usize].clone(),
+                    )
+                };
+                let (kind, opcode, psn, qpn) = match pkt.payload {
+                    Payload::Roce { hdr, .. } => {
+                        let op = hdr.bth.opcode;
+                        let what = match hdr.ext.aeth.map(|a| a.syndrome) {
+                            Some(Syndrome::RnrNak { .. }) => "RNR NAK".to_string(),
+                            Some(Syndrome::Nak(code)) => format!("NAK {code:?}"),
+                            _ => op.to_string(),
+                        };
+                        let kind = if op == Opcode::CNP { "cnp" } else { "roce" };
+                        (kind, what, Some(hdr.bth.psn), Some(hdr.bth.dest_qp))
+                    }
+                    Payload::Pause { .. } => ("pfc", "PAUSE".to_string(), None, None),
+                    Payload::Tcp { .. } => ("tcp", "TCP".to_string(), None, None),
+                    Payload::Raw { .. } => ("other", "raw".to_string(), None, None),
+                };
+                FrameRecord {
+                    t_ps: at.as_ps(),
+                    src: name(pkt.src),
+                    dst: name(pkt.dst),
+                    kind: kind.to_string(),
+                    opcode,
+                    psn,
+                    qpn,
+                    len: pkt.len_bytes,
+                    dropped: false,
+                    uid: pkt.uid,
+                }
+            })
+            .collect()
     }
 
     fn mark_failed_outputs(&mut self, step: &Step) {

@@ -18,7 +18,10 @@
 //!   [`limits`].
 //! - [`exec`]: [`run`] builds the world and executes the steps, recording each.
 //! - [`report`]: [`Report`], [`StepRecord`], [`Outcome`], [`Check`]; serialises to the JSON of
-//!   `rdmalab verbs run --json`.
+//!   `rdmalab verbs run --json`. Each step also records the verbs objects after it (QPs with
+//!   their send and receive queues, CQs with their waiting completions, MRs) and the frames
+//!   the hosts sent while it ran, for the web lab's playground.
+//! - [`model`](mod@model): the state table, attribute keys, statuses and errnos as data.
 //!
 //! # Example
 //!
@@ -58,6 +61,7 @@
 pub mod exec;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod model;
 pub mod parse;
 pub mod plan;
 pub mod report;

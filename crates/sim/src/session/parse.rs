@@ -232,7 +232,7 @@ const WC_OPCODES: &[WcOpcode] = &[
 ];
 
 /// The `modify_qp` attribute keys and the mask bit each belongs to.
-const ATTR_KEYS: &[(&str, QpAttrMask)] = &[
+pub(crate) const ATTR_KEYS: &[(&str, QpAttrMask)] = &[
     ("state", QpAttrMask::STATE),
     ("cur_state", QpAttrMask::CUR_STATE),
     ("en_sqd_async_notify", QpAttrMask::EN_SQD_ASYNC_NOTIFY),

@@ -71,6 +71,118 @@ pub struct StepRecord {
     pub notes: Vec<String>,
     /// Every expectation checked after the step, in order.
     pub expectations: Vec<Check>,
+    /// The verbs objects as they stand after the step: QPs with their queues, CQs with the
+    /// completions waiting in them, MRs.
+    pub state: StepState,
+    /// The frames hosts put on the wire while the step ran, in time order.
+    pub frames: Vec<FrameRecord>,
+}
+
+/// The session's verbs objects at one moment (what a debugger attached to both hosts shows).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StepState {
+    /// Every QP the session created and has not destroyed, in creation order.
+    pub qps: Vec<QpView>,
+    /// Every CQ, in creation order.
+    pub cqs: Vec<CqView>,
+    /// Every registered MR, in registration order.
+    pub mrs: Vec<MrView>,
+}
+
+/// One QP and its queues.
+#[derive(Clone, Debug, Serialize)]
+pub struct QpView {
+    /// The session's name for it.
+    pub name: String,
+    /// Its host.
+    pub host: String,
+    /// Its QP number.
+    pub qpn: u32,
+    /// `RC`, `UC` or `UD`.
+    pub qp_type: String,
+    /// Its state (`RTS`).
+    pub state: String,
+    /// Send WRs posted and not yet retired, oldest first.
+    pub sq: Vec<SqEntry>,
+    /// Receive WRs posted and not yet consumed, oldest first.
+    pub rq: Vec<RqEntry>,
+}
+
+/// A send WR in the send queue.
+#[derive(Clone, Debug, Serialize)]
+pub struct SqEntry {
+    /// Its `wr_id`.
+    pub wr_id: u64,
+    /// Its opcode without the `IBV_WR_` prefix.
+    pub opcode: String,
+    /// `posted` (not yet taken by the NIC), `started` (packets may be on the wire) or `done`
+    /// (completed, waiting for an older WR before it retires).
+    pub stage: String,
+}
+
+/// A receive WR in the receive queue.
+#[derive(Clone, Debug, Serialize)]
+pub struct RqEntry {
+    /// Its `wr_id`.
+    pub wr_id: u64,
+}
+
+/// One CQ and the completions waiting in it.
+#[derive(Clone, Debug, Serialize)]
+pub struct CqView {
+    /// The session's name for it.
+    pub name: String,
+    /// Its host.
+    pub host: String,
+    /// Its capacity.
+    pub cqe: u32,
+    /// Completions waiting to be polled, oldest first.
+    pub entries: Vec<WcRecord>,
+}
+
+/// One registered memory region.
+#[derive(Clone, Debug, Serialize)]
+pub struct MrView {
+    /// The session's name for it.
+    pub name: String,
+    /// Its host.
+    pub host: String,
+    /// The local key.
+    pub lkey: u32,
+    /// The remote key.
+    pub rkey: u32,
+    /// Registered length in bytes.
+    pub len: u64,
+    /// Access flags (`LOCAL_WRITE`, ...).
+    pub access: Vec<String>,
+}
+
+/// One frame a host sent.
+#[derive(Clone, Debug, Serialize)]
+pub struct FrameRecord {
+    /// When its first bit left, in picoseconds.
+    pub t_ps: u64,
+    /// The sending host.
+    pub src: String,
+    /// The destination host (a PFC frame's peer for pause frames).
+    pub dst: String,
+    /// `roce`, `cnp`, `pfc`, `tcp` or `other`.
+    pub kind: String,
+    /// What it is: the RoCE opcode as Wireshark names it (`RDMA WRITE First`,
+    /// `Acknowledge`), an ACK's syndrome (`NAK PSN sequence error`, `RNR NAK`), `PAUSE`,
+    /// `TCP`.
+    pub opcode: String,
+    /// The BTH's PSN (RoCE).
+    pub psn: Option<u32>,
+    /// The BTH's destination QP (RoCE).
+    pub qpn: Option<u32>,
+    /// Frame length in bytes.
+    pub len: u32,
+    /// The fabric dropped it on the way (a drop rule, loss or a full buffer).
+    pub dropped: bool,
+    /// The packet's number in the run, to match it with the fabric's drops.
+    #[serde(skip)]
+    pub(crate) uid: u64,
 }
 
 /// The result of a call.
