@@ -77,6 +77,12 @@ pub enum DropReason {
     Rule,
     /// The switch had no route to the destination.
     NoRoute,
+    /// The frame is longer than the switch port's MTU allows (a misconfigured MTU: the QP's
+    /// path MTU above the network's).
+    Oversize,
+    /// The PFC watchdog found the egress queue paused for longer than its detection time and
+    /// drops what it holds and what joins it until the storm passes.
+    Watchdog,
 }
 
 /// What executes a stage.

@@ -297,6 +297,47 @@ pub struct SwitchConfig {
     /// buffer". Lossy priority: the frame is dropped. Lossless priority: the ingress count is
     /// pushed past XOFF through the ordinary PFC code (see `Fabric` docs).
     pub congestion_drop: Probability,
+    /// The largest IP packet a switch port forwards (the interface MTU), bytes; longer frames
+    /// are dropped (`DropReason::Oversize`). `None`: no limit (every frame rdmalab builds fits
+    /// a 9216-byte jumbo MTU).
+    pub mtu_bytes: Option<u32>,
+    /// The PFC watchdog, if enabled.
+    pub pfc_watchdog: Option<PfcWatchdog>,
+}
+
+/// A switch's PFC watchdog (SONiC's `pfcwd`, NVIDIA Onyx's and Arista's equivalents): an
+/// egress queue of a lossless priority that stays paused for `detect` while holding frames is
+/// in a *storm*; the watchdog drops what it holds and every frame that joins it, and ignores
+/// the pauses, until no PAUSE has arrived for `restore`. It turns a PFC storm or deadlock into
+/// losses on the queue that caused it, which the transport then recovers.
+/// source: Guo et al., "RDMA over Commodity Ethernet at Scale", SIGCOMM 2016 (research/
+/// figures.md §7 "incidents": storms and deadlocks, fixed with watchdogs); the drop action and
+/// the detect/restore pair are the SONiC `pfcwd` configuration's (detection and restoration
+/// times in ms there; rdmalab's labs use µs so a run stays short).
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct PfcWatchdog {
+    /// How long a queue must stay paused with frames in it before the watchdog acts.
+    pub detect: SimDuration,
+    /// How long without PAUSE frames before the queue is trusted again.
+    pub restore: SimDuration,
+}
+
+impl PfcWatchdog {
+    /// Checks both times.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (key, d) in [
+            ("switch.pfc_watchdog.detect", self.detect),
+            ("switch.pfc_watchdog.restore", self.restore),
+        ] {
+            check_range(
+                key,
+                d.as_ps(),
+                SimDuration::from_ns(100).as_ps(),
+                SimDuration::from_secs(10).as_ps(),
+            )?;
+        }
+        Ok(())
+    }
 }
 
 impl Default for SwitchConfig {
@@ -313,6 +354,8 @@ impl Default for SwitchConfig {
             pfc: None,
             ecmp_hash: crate::routing::EcmpHash::Crc16,
             congestion_drop: Probability::ZERO,
+            mtu_bytes: None,
+            pfc_watchdog: None,
         }
     }
 }
@@ -330,6 +373,12 @@ impl SwitchConfig {
         )?;
         if let Some(ecn) = &self.ecn {
             ecn.validate()?;
+        }
+        if let Some(mtu) = self.mtu_bytes {
+            check_range("switch.mtu_bytes", mtu as u64, 576, 9_216)?;
+        }
+        if let Some(wd) = &self.pfc_watchdog {
+            wd.validate()?;
         }
         if let Some(pfc) = &self.pfc {
             pfc.validate()?;

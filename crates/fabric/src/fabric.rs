@@ -127,6 +127,25 @@ pub enum FabricEvent {
         /// The port.
         port: u32,
     },
+    /// The PFC watchdog looks at a paused egress queue.
+    WatchdogCheck {
+        /// The port.
+        port: u32,
+        /// The priority.
+        prio: u8,
+    },
+    /// The PFC watchdog considers ending a storm.
+    WatchdogRestore {
+        /// The port.
+        port: u32,
+        /// The priority.
+        prio: u8,
+    },
+    /// A host stops draining its receive buffer ([`Fabric::stall_host`]).
+    HostStall {
+        /// The host's port.
+        port: u32,
+    },
     /// Something blocked at `port` (a pause or a not-yet-ready frame) may now be sendable.
     Wake {
         /// The port.
@@ -154,6 +173,17 @@ pub struct PortStats {
     pub pfc_received: u64,
     /// Highest ingress count above XOFF seen per priority (bytes; 0 if never above).
     pub peak_over_xoff: [u64; 8],
+    /// Time this port's egress was held by PAUSE frames per priority, ps, over intervals
+    /// that have ended ([`Fabric::pause_time`] adds the one in progress): mlx5's
+    /// `rx_prioN_pause_duration`.
+    pub rx_pause_ps: [u64; 8],
+    /// Time this port spent asking its peer to pause per priority (XOFF until XON), ps, over
+    /// intervals that have ended: mlx5's `tx_prioN_pause_duration`.
+    pub tx_pause_ps: [u64; 8],
+    /// Frames the PFC watchdog dropped from this port's egress queues.
+    pub watchdog_drops: u64,
+    /// Storms the PFC watchdog detected on this port.
+    pub watchdog_storms: u64,
 }
 
 /// Fabric-wide counters.
@@ -177,6 +207,14 @@ pub struct Counters {
     pub drops_rule: u64,
     /// Drops for lack of a route.
     pub drops_no_route: u64,
+    /// Drops of frames longer than a switch port's MTU.
+    pub drops_oversize: u64,
+    /// Drops by the PFC watchdog.
+    pub drops_watchdog: u64,
+    /// Storms the PFC watchdog detected.
+    pub watchdog_storms: u64,
+    /// When the PFC watchdog first detected one.
+    pub first_watchdog_storm: Option<SimTime>,
     /// Frames marked CE.
     pub ecn_marks: u64,
     /// Congestion draws turned into PFC pressure (lossless on).
@@ -198,6 +236,8 @@ impl Counters {
             + self.drops_corruption
             + self.drops_burst
             + self.drops_rule
+            + self.drops_oversize
+            + self.drops_watchdog
             + self.drops_no_route
     }
 }
@@ -300,6 +340,15 @@ struct Prio {
     phantom: u64,
     pfc_gen: u32,
     pausing: bool,
+    // Rarely touched: the watchdog and the pause-time counters.
+    /// The PFC watchdog found this queue in a storm: it drops instead of queueing.
+    storm: bool,
+    /// Since when the egress has been paused without a break (`SimTime::MAX`: not paused).
+    paused_since: SimTime,
+    /// In a storm: when the last PAUSE arrived.
+    last_pause_rx: SimTime,
+    /// Since when this port has been asking its peer to pause (while `pausing`).
+    pausing_since: SimTime,
 }
 
 impl Port {
@@ -380,6 +429,10 @@ pub struct Fabric {
 /// 14 + 4 + 20 + 8 + 12 + 16 + 4096 + 4 (ICRC) + 4 (FCS) bytes.
 /// source: research/verbs-spec.md §6 layout; research/figures.md §3 "4 KB RoCE frame".
 pub const MAX_FRAME_BYTES: u64 = 4_178;
+
+/// Bytes of a frame outside its IP packet, as [`Packet::len_bytes`] counts them: Ethernet
+/// header (14), 802.1Q tag (4), FCS (4). A switch port's MTU limits the rest.
+const L2_BYTES: u64 = 22;
 
 impl Fabric {
     /// Builds the fabric, checking every configuration value.
@@ -845,6 +898,42 @@ impl Fabric {
                     );
                 }
                 self.check_xon(port, prio as usize, sched);
+            }
+            FabricEvent::WatchdogCheck { port, prio } => {
+                self.watchdog_check(port, prio as usize, sched)
+            }
+            FabricEvent::WatchdogRestore { port, prio } => {
+                let now = sched.now();
+                let Some(wd) = self.config.switch.pfc_watchdog else {
+                    return;
+                };
+                let q = &mut self.ports[port as usize].prio[prio as usize];
+                if !q.storm {
+                    return;
+                }
+                let quiet_at = q.last_pause_rx + wd.restore;
+                if now >= quiet_at {
+                    q.storm = false;
+                    q.paused_since = SimTime::MAX;
+                    q.paused_until = q.paused_until.min(now);
+                    self.try_tx(port, sched);
+                } else {
+                    sched.schedule_at(quiet_at, FabricEvent::WatchdogRestore { port, prio }.into());
+                }
+            }
+            FabricEvent::HostStall { port } => {
+                let Some(pfc) = self.config.switch.pfc else {
+                    return;
+                };
+                let now = sched.now();
+                for prio in 0..8 {
+                    if pfc.covers(prio as u8) && !self.ports[port as usize].prio[prio].pausing {
+                        let q = &mut self.ports[port as usize].prio[prio];
+                        q.pausing = true;
+                        q.pausing_since = now;
+                        self.send_pfc(port, prio, true, sched);
+                    }
+                }
             }
             FabricEvent::PfcRefresh {
                 port,
@@ -1314,6 +1403,19 @@ impl Fabric {
             ecmp_pick(hash, sw.salt, cands.len(), cfg.ecmp_hash)
         }];
         let out = self.nodes[sw.node.index()].first_port + local_out as u32;
+        if let Some(mtu) = cfg.mtu_bytes
+            && len > mtu as u64 + L2_BYTES
+        {
+            self.counters.drops_oversize += 1;
+            self.drop_packet(in_port, pkt, DropReason::Oversize, now);
+            return;
+        }
+        if self.ports[out as usize].prio[prio].storm {
+            self.counters.drops_watchdog += 1;
+            self.ports[out as usize].stats.watchdog_drops += 1;
+            self.drop_packet(in_port, pkt, DropReason::Watchdog, now);
+            return;
+        }
         // Admission.
         let sw = &mut self.switches[s];
         if lossless {
@@ -1369,6 +1471,7 @@ impl Fabric {
             pt.stats.peak_over_xoff[prio] = pt.stats.peak_over_xoff[prio].max(over);
             if !pt.prio[prio].pausing {
                 pt.prio[prio].pausing = true;
+                pt.prio[prio].pausing_since = sched.now();
                 self.send_pfc(port, prio, true, sched);
             }
         }
@@ -1386,6 +1489,8 @@ impl Fabric {
         let pt = &mut self.ports[port as usize];
         if pt.prio[prio].pausing && pt.prio[prio].ingress + pt.prio[prio].phantom <= pfc.xon_bytes {
             pt.prio[prio].pausing = false;
+            let since = pt.prio[prio].pausing_since;
+            pt.stats.tx_pause_ps[prio] += sched.now().saturating_duration_since(since).as_ps();
             pt.prio[prio].pfc_gen = pt.prio[prio].pfc_gen.wrapping_add(1);
             self.send_pfc(port, prio, false, sched);
         }
@@ -1490,15 +1595,45 @@ impl Fabric {
             return;
         }
         let from = now + response;
+        let watchdog = match self.nodes[pt.node.index()].role {
+            Role::Switch(_) => self.config.switch.pfc_watchdog,
+            Role::Host(_) => None,
+        };
         for (prio, &q) in quanta.iter().enumerate() {
             if class_enable & (1 << prio) == 0 {
                 continue;
             }
+            let st = &mut pt.prio[prio];
+            if st.storm {
+                // The watchdog ignores pauses on a storming queue; it only notes them.
+                st.last_pause_rx = now;
+                continue;
+            }
             if q == 0 {
-                pt.prio[prio].paused_until = pt.prio[prio].paused_until.min(from);
+                st.paused_until = st.paused_until.min(from);
+                st.paused_since = SimTime::MAX;
             } else {
-                pt.prio[prio].pause_from = from;
-                pt.prio[prio].paused_until = from + pause_duration(q, pt.bw);
+                if st.paused_until <= from {
+                    // A new pause interval: the last one has ended (or never was).
+                    pt.stats.rx_pause_ps[prio] += st
+                        .paused_until
+                        .saturating_duration_since(st.pause_from)
+                        .as_ps();
+                    st.pause_from = from;
+                    if let Some(wd) = watchdog {
+                        st.paused_since = from;
+                        sched.schedule_at(
+                            from + wd.detect,
+                            FabricEvent::WatchdogCheck {
+                                port,
+                                prio: prio as u8,
+                            }
+                            .into(),
+                        );
+                    }
+                }
+                // A refresh extends the interval in force: the port stays paused through it.
+                st.paused_until = from + pause_duration(q, pt.bw);
             }
         }
         self.try_tx(port, sched);
@@ -1507,6 +1642,134 @@ impl Fabric {
             // when the response time has passed.
             sched.schedule_at(from, FabricEvent::Wake { port }.into());
         }
+    }
+
+    /// The PFC watchdog's look at `port`'s `prio` queue: paused without a break since
+    /// `paused_since` for at least the detection time, with frames waiting, is a storm.
+    fn watchdog_check<E: From<FabricEvent>>(
+        &mut self,
+        port: u32,
+        prio: usize,
+        sched: &mut Scheduler<E>,
+    ) {
+        let now = sched.now();
+        let Some(wd) = self.config.switch.pfc_watchdog else {
+            return;
+        };
+        let pt = &self.ports[port as usize];
+        let q = &pt.prio[prio];
+        if q.storm || q.paused_since == SimTime::MAX {
+            return;
+        }
+        let due = q.paused_since + wd.detect;
+        if now < due {
+            // The pause broke and began again since this check was set: a later one is due.
+            return;
+        }
+        if !pt.paused(prio, now) {
+            return;
+        }
+        if q.queue.is_empty() {
+            // Paused but holding nothing: harmless for now; look again.
+            sched.schedule_in(
+                wd.detect,
+                FabricEvent::WatchdogCheck {
+                    port,
+                    prio: prio as u8,
+                }
+                .into(),
+            );
+            return;
+        }
+        // A storm: drop what the queue holds, ignore pauses until they stop for `restore`.
+        let pt = &mut self.ports[port as usize];
+        pt.stats.watchdog_storms += 1;
+        self.counters.watchdog_storms += 1;
+        self.counters.first_watchdog_storm.get_or_insert(now);
+        let st = &mut pt.prio[prio];
+        st.storm = true;
+        st.last_pause_rx = now;
+        pt.stats.rx_pause_ps[prio] += now.saturating_duration_since(st.pause_from).as_ps();
+        st.pause_from = now;
+        st.paused_until = now;
+        while let Some(e) = self.ports[port as usize].prio[prio].queue.pop_front() {
+            let pt = &mut self.ports[port as usize];
+            pt.prio[prio].qbytes -= e.len as u64;
+            pt.stats.watchdog_drops += 1;
+            self.counters.drops_watchdog += 1;
+            self.release_buffer(port, e, prio, sched);
+            self.drop_packet(port, e.pkt, DropReason::Watchdog, now);
+        }
+        self.ports[port as usize].backlogged &= !(1 << prio);
+        sched.schedule_at(
+            now + wd.restore,
+            FabricEvent::WatchdogRestore {
+                port,
+                prio: prio as u8,
+            }
+            .into(),
+        );
+    }
+
+    /// From `at`, host `host` stops draining what it receives, as a NIC whose receive buffer
+    /// filled behind a stuck PCIe or driver does: it sends PAUSE on every lossless priority
+    /// and refreshes it for ever (a PFC storm at its source). Frames already on the way still
+    /// arrive. Needs PFC; does nothing without it.
+    pub fn stall_host<E: From<FabricEvent>>(
+        &mut self,
+        host: NodeId,
+        at: SimTime,
+        sched: &mut Scheduler<E>,
+    ) -> Result<(), ConfigError> {
+        let Some(Role::Host(h)) = self.nodes.get(host.index()).map(|n| &n.role) else {
+            return Err(ConfigError::new("stall_host", host, "a host"));
+        };
+        let port = self.hosts[*h as usize].port;
+        sched.schedule_at(at, FabricEvent::HostStall { port }.into());
+        Ok(())
+    }
+
+    /// Whether `node`'s `port` is held by a PAUSE for priority `prio` at `now`.
+    pub fn is_paused(&self, node: NodeId, port: PortId, prio: usize, now: SimTime) -> bool {
+        self.nodes
+            .get(node.index())
+            .and_then(|n| self.ports.get((n.first_port + port.0 as u32) as usize))
+            .is_some_and(|pt| pt.paused(prio & 7, now))
+    }
+
+    /// Bytes waiting in `node`'s `port` egress queue for priority `prio` now.
+    pub fn queue_bytes(&self, node: NodeId, port: PortId, prio: usize) -> u64 {
+        self.nodes
+            .get(node.index())
+            .and_then(|n| self.ports.get((n.first_port + port.0 as u32) as usize))
+            .map_or(0, |pt| pt.prio[prio & 7].qbytes)
+    }
+
+    /// Time `node`'s `port` has been held by PAUSE frames on priority `prio` and time it has
+    /// spent pausing its peer, up to `now`, ps: (rx, tx), as mlx5's `rx_prioN_pause_duration`
+    /// and `tx_prioN_pause_duration` count them (in µs there).
+    pub fn pause_time(&self, node: NodeId, port: PortId, prio: usize, now: SimTime) -> (u64, u64) {
+        let Some(n) = self.nodes.get(node.index()) else {
+            return (0, 0);
+        };
+        let Some(pt) = self.ports.get((n.first_port + port.0 as u32) as usize) else {
+            return (0, 0);
+        };
+        let q = &pt.prio[prio & 7];
+        let rx_open = q
+            .paused_until
+            .min(now)
+            .saturating_duration_since(q.pause_from.min(now))
+            .as_ps();
+        let tx_open = if q.pausing {
+            now.saturating_duration_since(q.pausing_since).as_ps()
+        } else {
+            0
+        };
+        (
+            pt.stats.rx_pause_ps[prio & 7] + rx_open,
+            pt.stats.tx_pause_ps[prio & 7] + tx_open,
+        )
     }
 
     fn drop_packet(&mut self, port: u32, pkt: PacketHandle, reason: DropReason, now: SimTime) {
@@ -1531,6 +1794,8 @@ impl Fabric {
             DropReason::Burst => self.counters.drops_burst += 1,
             DropReason::Rule => self.counters.drops_rule += 1,
             DropReason::NoRoute => self.counters.drops_no_route += 1,
+            // Counted by the caller.
+            DropReason::Oversize | DropReason::Watchdog => {}
         }
         if self.tracer.enabled() {
             let pt = &self.ports[port as usize];

@@ -29,7 +29,7 @@ pub mod topology;
 
 pub use config::{
     ConfigError, EcnConfig, FabricConfig, Forwarding, HostConfig, LinkConfig, PfcConfig,
-    Scheduling, SwitchConfig,
+    PfcWatchdog, Scheduling, SwitchConfig,
 };
 pub use fabric::{
     Counters, Delivery, Fabric, FabricEvent, FlowResult, MAX_FRAME_BYTES, PortStats, RawFlow, Tap,

@@ -162,6 +162,25 @@ impl Topology {
         Ok(t)
     }
 
+    /// `n` switches in a ring (switch i cabled to switch i+1, the last to the first), one host
+    /// on each: host i is `h{i}` on `sw{i}`. With shortest-path routing and n ≥ 5, traffic
+    /// from each host to the host two switches on has one path, clockwise, and those paths
+    /// close a cycle of buffer dependencies: the PFC deadlock lab's fabric.
+    pub fn ring(n: u64, link: LinkConfig) -> Result<Self, ConfigError> {
+        check_range("topology.switches", n, 3, 64)?;
+        link.validate()?;
+        let mut t = Topology::new(format!("ring of {n} switches"));
+        let sws: Vec<_> = (0..n).map(|i| t.add_switch(format!("sw{i}"))).collect();
+        for i in 0..n as usize {
+            t.connect(sws[i], sws[(i + 1) % n as usize], link.clone());
+        }
+        for (i, &sw) in sws.iter().enumerate() {
+            let h = t.add_host(format!("h{i}"));
+            t.connect(h, sw, link.clone());
+        }
+        Ok(t)
+    }
+
     /// A two-tier Clos: every leaf connects to every spine.
     pub fn leaf_spine(
         leaves: u64,

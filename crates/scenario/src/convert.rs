@@ -105,6 +105,8 @@ impl Plan {
                     EcmpKind::Mixed => fabric::EcmpHash::Mixed,
                 },
                 congestion_drop: prob(self.loss.congestion_drop),
+                mtu_bytes: None,
+                pfc_watchdog: None,
             },
             seed: self.seed,
             ..FabricConfig::default()

@@ -40,11 +40,20 @@ pub struct IncastConfig {
 pub struct IncastReport {
     /// Per window, each sender's goodput in Gb/s (payload of first transmissions).
     pub goodput_gbps: Vec<Vec<f64>>,
+    /// Per window, what each sender's QP delivered in order at the receiver, Gb/s (the
+    /// responder's expected PSN advancing: drops and resends do not count).
+    pub delivered_gbps: Vec<Vec<f64>>,
     /// Per window, the deepest the receiver's egress queue was when a data frame joined it
     /// (with `observe`).
     pub peak_queue_bytes: Vec<u64>,
     /// PAUSE frames sent anywhere.
     pub pauses: u64,
+    /// Per window, PAUSE frames sent anywhere so far.
+    pub pauses_cum: Vec<u64>,
+    /// Frames the fabric dropped.
+    pub drops: u64,
+    /// When the writes started (windows count from here).
+    pub start: SimTime,
     /// CNPs each sender's QP received the notification for, in order of leaving the receiver
     /// (with `observe`): per sender, the departure times.
     pub cnp_times: Vec<Vec<SimTime>>,
@@ -154,7 +163,15 @@ pub fn run(c: &IncastConfig) -> Result<IncastReport, WorldError> {
             .collect()
     };
     let mut last = sent(&w);
+    let expected = |w: &World| -> Vec<u32> {
+        pairs
+            .iter()
+            .map(|(_, b)| w.host(b.host).responder_expected_psn(b.qpn).unwrap_or(0))
+            .collect()
+    };
+    let mut last_psn = expected(&w);
     let mut rep = IncastReport {
+        start,
         bottleneck_gbps: c.link_gbps as f64 * 4096.0 / (4096.0 + 98.0),
         ..Default::default()
     };
@@ -170,8 +187,20 @@ pub fn run(c: &IncastConfig) -> Result<IncastReport, WorldError> {
                 .collect(),
         );
         last = now;
+        let psn = expected(&w);
+        rep.delivered_gbps.push(
+            psn.iter()
+                .zip(&last_psn)
+                .map(|(x, y)| {
+                    (x.wrapping_sub(*y) & 0xff_ffff) as f64 * 4096.0 * 8.0 / secs_ps * 1e3
+                })
+                .collect(),
+        );
+        last_psn = psn;
+        rep.pauses_cum.push(w.fabric.counters().pauses_sent);
     }
     rep.pauses = w.fabric.ports().map(|(.., s)| s.pauses_sent).sum();
+    rep.drops = w.fabric.counters().drops();
     if c.observe {
         if let Some(log) = w.fabric.tracer_mut().take::<SwitchLog>() {
             let first = start.as_ps() / c.window.as_ps().max(1);

@@ -401,6 +401,8 @@ pub fn trace_json(path: &str, t: SimTime, r: &TraceRecord) -> serde_json::Value 
                 DropReason::Burst => "burst",
                 DropReason::Rule => "rule",
                 DropReason::NoRoute => "no_route",
+                DropReason::Oversize => "oversize",
+                DropReason::Watchdog => "watchdog",
             };
             o.insert("reason".into(), json!(why));
         }

@@ -31,8 +31,8 @@ use engine::{
     run_until,
 };
 use fabric::{
-    Delivery, Ecn, Fabric, FabricConfig, FabricEvent, FiveTuple, PacketSpec, Payload, RoceHeaders,
-    Topology, capture::frame_bytes, packet::host_ip, roce_frame_len,
+    Delivery, Ecn, Fabric, FabricConfig, FabricEvent, FiveTuple, Packet, PacketSpec, Payload,
+    RoceHeaders, Topology, capture::frame_bytes, packet::host_ip, roce_frame_len,
 };
 use host::{Cpu, HostProfile, Pcie};
 use std::collections::{BTreeMap, VecDeque};
@@ -206,6 +206,49 @@ enum PoolData {
     Synthetic(SyntheticRef),
 }
 
+/// A host's RoCE transport counters over every QP it has had, as a NIC's counter set (mlx5's
+/// q counters) keeps them: the live QPs plus those reset, flushed or destroyed since. Named
+/// as mlx5 names them.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub struct RoceCounters {
+    /// Requester: PSN-sequence NAKs received.
+    pub packet_seq_err: u64,
+    /// Requester: RNR NAKs received.
+    pub rnr_nak_retry_err: u64,
+    /// Requester: local ACK timeouts that fired with packets outstanding.
+    pub local_ack_timeout_err: u64,
+    /// Responder: request packets that arrived out of sequence.
+    pub out_of_sequence: u64,
+    /// Responder: duplicate requests.
+    pub duplicate_request: u64,
+    /// Responder: requests that found no receive WQE (each answered with an RNR NAK).
+    pub out_of_buffer: u64,
+}
+
+impl RoceCounters {
+    fn add_requester(&mut self, c: &transport::roce::requester::RequesterCounters) {
+        self.packet_seq_err += c.sequence_naks;
+        self.rnr_nak_retry_err += c.rnr_naks;
+        self.local_ack_timeout_err += c.timeouts;
+    }
+    fn add_responder(&mut self, c: &transport::roce::responder::ResponderCounters) {
+        self.out_of_sequence += c.out_of_sequence;
+        self.duplicate_request += c.duplicates;
+        self.out_of_buffer += c.rnr_naks;
+    }
+}
+
+/// Drops QP engine `e`'s requester and responder (a reset, a flush, a destroy), keeping
+/// their counts in the host's `retired` totals.
+fn retire(e: &mut QpEngine, retired: &mut RoceCounters) {
+    if let Some(r) = e.req.take() {
+        retired.add_requester(&r.counters());
+    }
+    if let Some(r) = e.resp.take() {
+        retired.add_responder(&r.counters());
+    }
+}
+
 /// One simulated machine.
 pub struct SimHost {
     /// Its node in the fabric.
@@ -224,6 +267,8 @@ pub struct SimHost {
     app_ready: SimTime,
     /// Completion events on their way to the application: (deliverable from, channel).
     cq_events: VecDeque<(SimTime, verbs::types::ChannelHandle)>,
+    /// Counts of the transports of QPs since reset, flushed or destroyed.
+    retired: RoceCounters,
 }
 
 impl SimHost {
@@ -274,6 +319,30 @@ impl SimHost {
             .resp
             .as_ref()
             .map(Responder::counters)
+    }
+
+    /// The host's RoCE counters: every QP it has had, live or gone.
+    pub fn roce_counters(&self) -> RoceCounters {
+        let mut c = self.retired;
+        for e in self.qps.values() {
+            if let Some(r) = &e.req {
+                c.add_requester(&r.counters());
+            }
+            if let Some(r) = &e.resp {
+                c.add_responder(&r.counters());
+            }
+        }
+        c
+    }
+
+    /// The PSN QP `qpn`'s responder expects next: how far in order its peer's requests have
+    /// landed.
+    pub fn responder_expected_psn(&self, qpn: QpNum) -> Option<u32> {
+        self.qps
+            .get(&qpn.get())?
+            .resp
+            .as_ref()
+            .map(Responder::expected_psn)
     }
 }
 
@@ -333,6 +402,8 @@ pub struct World {
     spare: Vec<Vec<u8>>,
     tracer: Tracer,
     pcap: Option<PcapWriter<Box<dyn std::io::Write>>>,
+    /// Frames leaving hosts, kept for [`World::take_frame_log`] (the playground's ladder).
+    frame_log: Option<Vec<(SimTime, Packet)>>,
     frame_buf: Vec<u8>,
     /// A second scheduler swapped in while the real one is lent to the event loop (building a
     /// fresh one per run would allocate the event queue's slot tables every time).
@@ -475,6 +546,7 @@ impl World {
                 rr: 0,
                 app_ready: SimTime::ZERO,
                 cq_events: VecDeque::new(),
+                retired: RoceCounters::default(),
             });
         }
         Ok(World {
@@ -495,11 +567,17 @@ impl World {
             spare: Vec::new(),
             tracer: Tracer::disabled(),
             pcap: None,
+            frame_log: None,
             frame_buf: Vec::new(),
             spare_sched: None,
             defer_control: false,
             tcp: Default::default(),
         })
+    }
+
+    /// Events processed so far, every run of this world together.
+    pub fn events_processed(&self) -> u64 {
+        self.sched.events_processed()
     }
 
     /// The current simulated time.
@@ -541,6 +619,51 @@ impl World {
         self.fabric.enable_capture(fabric::capture::CaptureAt::All);
         Ok(())
     }
+    /// From `at`, host `h` stops draining what it receives and floods PAUSE frames
+    /// ([`Fabric::stall_host`]): the source of a PFC storm.
+    pub fn stall_host(&mut self, h: u32, at: SimTime) -> Result<(), WorldError> {
+        let node = self.hosts[h as usize].node;
+        self.fabric.stall_host(node, at, &mut self.sched)?;
+        Ok(())
+    }
+
+    /// `ibv_destroy_qp` on host `h`: the QP and its transport state vanish; frames that still
+    /// arrive for it are dropped silently, as a NIC drops packets for a QP number it does
+    /// not know.
+    pub fn destroy_qp(&mut self, h: u32, qpn: QpNum) -> Result<(), VerbsError> {
+        let host = &mut self.hosts[h as usize];
+        host.verbs.destroy_qp(qpn)?;
+        if let Some(mut e) = host.qps.remove(&qpn.get()) {
+            retire(&mut e, &mut host.retired);
+        }
+        Ok(())
+    }
+
+    /// Keeps every frame a host sends from now on (time its first bit left, the packet), for
+    /// [`World::take_frame_log`]: a verbs session's ladder. Costs a copy per frame; meant for
+    /// short runs.
+    pub fn log_frames(&mut self) {
+        if self.frame_log.is_none() {
+            self.frame_log = Some(Vec::new());
+            self.fabric.enable_capture(fabric::capture::CaptureAt::All);
+        }
+    }
+
+    /// The frames hosts sent since the last call (with [`World::log_frames`] on), in order.
+    pub fn take_frame_log(&mut self) -> Vec<(SimTime, Packet)> {
+        // Whatever the capture holds has not been sorted into the log yet.
+        let _ = self.write_captured();
+        self.frame_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// The host ordinal of fabric node `node`, if it is a host.
+    pub fn host_of_node(&self, node: NodeId) -> Option<u32> {
+        self.by_node.get(&node.0).copied()
+    }
+
     /// Flushes and closes the pcap.
     pub fn finish_pcap(&mut self) -> std::io::Result<()> {
         self.write_captured()?;
@@ -826,8 +949,7 @@ impl World {
         for effect in &out.effects {
             match effect {
                 ModifyEffect::Reset(_) | ModifyEffect::Flushed(_) => {
-                    e.req = None;
-                    e.resp = None;
+                    retire(e, &mut host.retired);
                     e.fetched.clear();
                 }
                 ModifyEffect::EnteredRtr => {
@@ -1141,7 +1263,7 @@ impl World {
                     }
                 }
                 self.wake_scratch = wake;
-                if self.pcap.is_some() {
+                if self.pcap.is_some() || self.frame_log.is_some() {
                     // A failed write is reported by finish_pcap; the run goes on.
                     let _ = self.write_captured();
                 }
@@ -1198,8 +1320,7 @@ impl World {
                     && done.flushed.is_some()
                     && let Some(e) = hs.qps.get_mut(&qpn)
                 {
-                    e.req = None;
-                    e.resp = None;
+                    retire(e, &mut hs.retired);
                     e.fetched.clear();
                 }
                 self.deliver_notifications(host, sched.now());
@@ -1223,8 +1344,7 @@ impl World {
                     if done.flushed.is_some()
                         && let Some(e) = host.qps.get_mut(&qpn)
                     {
-                        e.req = None;
-                        e.resp = None;
+                        retire(e, &mut host.retired);
                     }
                     break;
                 }
@@ -1696,7 +1816,9 @@ impl World {
                 host.land_recv_cqes(qpn);
                 let _ = host.verbs.set_error(QpNum::masked(qpn));
                 if let Some(e) = host.qps.get_mut(&qpn) {
-                    e.req = None;
+                    if let Some(r) = e.req.take() {
+                        host.retired.add_requester(&r.counters());
+                    }
                     e.fetched.clear();
                 }
             }
@@ -1906,6 +2028,14 @@ impl World {
 
     fn write_captured(&mut self) -> std::io::Result<()> {
         let frames = self.fabric.drain_captured();
+        if let Some(log) = self.frame_log.as_mut() {
+            log.extend(
+                frames
+                    .iter()
+                    .filter(|(_, node, _, _)| self.by_node.get(&node.0).is_some())
+                    .map(|(at, _, _, pkt)| (*at, *pkt)),
+            );
+        }
         let Some(w) = self.pcap.as_mut() else {
             return Ok(());
         };
