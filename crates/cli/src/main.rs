@@ -9,6 +9,7 @@
 //! exceeded); 2 bad input (bad flags, a malformed file).
 
 mod calibrate;
+mod lab;
 mod perftest;
 mod plot;
 mod run;
@@ -64,6 +65,10 @@ enum Command {
     Trace(trace::TraceArgs),
     /// perftest (ib_write_lat, ib_write_bw, ...) and netperf (tcp_rr, tcp_stream) tests.
     Perftest(perftest::PerftestArgs),
+    /// Run one of the web lab's fabric labs: incast, hol (PFC head-of-line victim), storm
+    /// (PFC storm and watchdog), deadlock (PFC deadlock on a ring), loss (go-back-N vs
+    /// selective repeat vs TCP), qps (1 vs N QPs over ECMP), trouble (troubleshooting cases).
+    Lab(lab::LabArgs),
 }
 
 #[derive(clap::Args)]
@@ -145,6 +150,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Sweep(a)) => sweep::sweep(a),
         Some(Command::Trace(a)) => trace::trace(a),
         Some(Command::Perftest(a)) => perftest::perftest(a),
+        Some(Command::Lab(a)) => lab::lab(a),
     }
 }
 

@@ -8,6 +8,7 @@
 
 pub mod demo;
 pub mod incast;
+pub mod labs;
 pub mod perftest;
 pub mod permutation;
 pub mod report;

@@ -1,0 +1,156 @@
+//! PFC's head-of-line victim. Two switches joined by a fast trunk (as fast as all the left
+//! hosts together, so the trunk is never the bottleneck); on the left, `senders` hosts write to one host on the right
+//! (`r-h0`, the congested port) and one more left host (`l-h0`) writes to an idle right host
+//! (`r-h1`). With PFC the right switch pauses the whole trunk when its ingress count from it
+//! passes XOFF, and the victim's frames wait behind the pause although their own egress port
+//! is idle. Without PFC the incast's frames are dropped instead and the victim runs free. The
+//! same victim alone gives the baseline.
+
+use super::streams::{Streams, gbps};
+use super::{Chart, LabError, LabResult, Params, Series};
+use crate::world::RcOptions;
+use fabric::{FabricConfig, LinkConfig, PfcConfig, Topology};
+use units::{Bandwidth, SimDuration};
+
+/// Host links' rate, Gb/s.
+const LINK_GBPS: u64 = 100;
+/// Sample windows per run.
+const WINDOWS: u64 = 50;
+/// RoCE's priority.
+const PRIO: usize = 3;
+
+/// The PFC thresholds the congestion labs use: XOFF at 256 KiB of one ingress port's
+/// lossless bytes, XON two MTU-sized frames below (a static threshold; real switches size it
+/// from the buffer, `research/figures.md` has no single figure).
+pub(crate) fn lab_pfc() -> PfcConfig {
+    PfcConfig::new(1 << PRIO, 256 << 10, (256 << 10) - 8_400)
+}
+
+fn build(senders: u64, pfc: bool, with_incast: bool) -> Result<Streams, LabError> {
+    let link = LinkConfig::new(Bandwidth::gbps(LINK_GBPS), 3);
+    // Faster than every left host together: the trunk never congests by itself.
+    let trunk = LinkConfig::new(Bandwidth::gbps((senders + 1) * LINK_GBPS), 3);
+    let topo = Topology::dumbbell(senders + 1, link, trunk).map_err(LabError::sim)?;
+    let mut cfg = FabricConfig::default();
+    cfg.switch.pfc = pfc.then(lab_pfc);
+    // Left hosts are ordinals 0..=senders, right hosts follow.
+    let right = senders as u32 + 1;
+    let mut flows = vec![(0, right + 1)];
+    if with_incast {
+        flows.extend((1..=senders as u32).map(|h| (h, right)));
+    }
+    Streams::new(topo, cfg, &flows, &RcOptions::default())
+}
+
+pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
+    let senders = p.int("senders") as u64;
+    let pfc = p.flag("pfc");
+    let d = SimDuration::from_us(p.int("duration_us") as u64);
+    let window = SimDuration::from_ps(d.as_ps() / WINDOWS);
+    let mut r = LabResult::new("hol", p);
+
+    let mut with = build(senders, pfc, true)?;
+    let mut alone = build(senders, pfc, false)?;
+    with.post_all_for(LINK_GBPS, d)?;
+    alone.post_all_for(LINK_GBPS, d)?;
+    let trunk_in = with.port("right", "left");
+    let to_r0 = with.port("right", "r-h0");
+    let trunk_out = with.port("left", "right");
+    let mut victim = Series {
+        name: "with incast".into(),
+        points: vec![],
+        labels: vec![],
+    };
+    let mut victim_alone = Series {
+        name: "alone".into(),
+        points: vec![],
+        labels: vec![],
+    };
+    let mut q_r0 = Series {
+        name: "right → r-h0 (congested port)".into(),
+        points: vec![],
+        labels: vec![],
+    };
+    let mut q_trunk = Series {
+        name: "left → trunk (where the victim waits)".into(),
+        points: vec![],
+        labels: vec![],
+    };
+    let mut pauses_trunk = Series {
+        name: "right → left (trunk)".into(),
+        points: vec![],
+        labels: vec![],
+    };
+    let mut pauses_hosts = Series {
+        name: "left → its hosts".into(),
+        points: vec![],
+        labels: vec![],
+    };
+    let left_host_ports: Vec<_> = (0..=senders)
+        .filter_map(|i| with.port("left", &format!("l-h{i}")))
+        .collect();
+    for k in 1..=WINDOWS {
+        let t = window * k;
+        let x = t.as_us_f64();
+        let dw = with.run_to(t)?;
+        let da = alone.run_to(t)?;
+        victim.points.push([x, gbps(dw[0], window)]);
+        victim_alone.points.push([x, gbps(da[0], window)]);
+        let f = &with.w.fabric;
+        let qb = |port: Option<(units::NodeId, units::PortId)>| {
+            port.map_or(0, |(n, p)| f.queue_bytes(n, p, PRIO)) as f64 / 1e3
+        };
+        q_r0.points.push([x, qb(to_r0)]);
+        q_trunk.points.push([x, qb(trunk_out)]);
+        let pauses = |ports: &[(units::NodeId, units::PortId)]| -> f64 {
+            ports
+                .iter()
+                .filter_map(|&(n, p)| f.port_stats(n, p))
+                .map(|s| s.pauses_sent)
+                .sum::<u64>() as f64
+        };
+        pauses_trunk
+            .points
+            .push([x, trunk_in.map_or(0.0, |tp| pauses(&[tp]))]);
+        pauses_hosts.points.push([x, pauses(&left_host_ports)]);
+    }
+    let v = gbps(with.delivered[0], d);
+    let va = gbps(alone.delivered[0], d);
+    r.figure("victim_gbps", Some(v), "Gb/s");
+    r.figure("victim_alone_gbps", Some(va), "Gb/s");
+    r.figure("slowdown", (v > 0.0).then(|| va / v), "×");
+    let c = with.w.fabric.counters();
+    r.figure("pauses", Some(c.pauses_sent as f64), "frames");
+    r.figure("drops", Some(c.drops() as f64), "frames");
+    // How long the left switch's trunk egress was held by pauses.
+    let held = trunk_out.map_or(0, |(n, port)| {
+        with.w.fabric.pause_time(n, port, PRIO, with.w.now()).0
+    });
+    r.verdict(
+        "victim_paused_pct",
+        (held as f64 / d.as_ps() as f64 * 100.0).min(100.0),
+    );
+    r.charts.push(Chart {
+        id: "victim",
+        kind: "line",
+        x_unit: "µs",
+        y_unit: "Gb/s",
+        series: vec![victim, victim_alone],
+    });
+    r.charts.push(Chart {
+        id: "queue",
+        kind: "line",
+        x_unit: "µs",
+        y_unit: "KB",
+        series: vec![q_r0, q_trunk],
+    });
+    r.charts.push(Chart {
+        id: "pauses",
+        kind: "step",
+        x_unit: "µs",
+        y_unit: "frames",
+        series: vec![pauses_trunk, pauses_hosts],
+    });
+    r.events = Some(with.events + alone.events);
+    Ok(r)
+}

@@ -1,0 +1,183 @@
+//! RC WRITE streams between chosen hosts of any fabric, sampled as time passes: what the
+//! hol, storm and deadlock labs run. Each flow is one RC QP pair writing 1 MiB WRITEs back to
+//! back; what a flow has *delivered* is read from the responder's expected PSN (packets that
+//! landed in order), so a flow stuck behind a pause or a deadlock shows no progress even
+//! while its requester still has packets in flight.
+
+use super::LabError;
+use crate::world::{Endpoint, RcOptions, World};
+use engine::Budget;
+use fabric::{FabricConfig, Topology};
+use units::{NodeId, PortId, SimDuration, SimTime};
+use verbs::{
+    AccessFlags,
+    wr::{SendWr, Sge},
+};
+
+/// One WRITE's size.
+const CHUNK: u64 = 1 << 20;
+/// PSNs are 24 bits.
+const PSN_MOD: u32 = 1 << 24;
+
+/// The streams and the world they run in.
+pub(crate) struct Streams {
+    pub w: World,
+    pub topo: Topology,
+    /// Per flow: (requester end, responder end).
+    pub pairs: Vec<(Endpoint, Endpoint)>,
+    /// Bytes each packet carries (the path MTU).
+    mtu: u64,
+    last_psn: Vec<u32>,
+    /// Bytes each flow has delivered in order so far.
+    pub delivered: Vec<u64>,
+    /// Events processed so far.
+    pub events: u64,
+    /// When the streams started (after connection setup).
+    pub start: SimTime,
+}
+
+impl Streams {
+    /// Builds the world and connects one RC QP pair per `(src, dst)` host ordinal.
+    pub fn new(
+        topo: Topology,
+        cfg: FabricConfig,
+        flows: &[(u32, u32)],
+        o: &RcOptions,
+    ) -> Result<Streams, LabError> {
+        let mut w = World::new(&topo, cfg, Default::default(), Default::default())
+            .map_err(LabError::sim)?;
+        let mut pairs = Vec::new();
+        for &(a, b) in flows {
+            pairs.push(w.connect_rc(a, b, o).map_err(LabError::sim)?);
+        }
+        let last_psn = pairs
+            .iter()
+            .map(|(_, b)| expected(&w, b))
+            .collect::<Vec<_>>();
+        let start = w.now();
+        Ok(Streams {
+            w,
+            topo,
+            delivered: vec![0; pairs.len()],
+            pairs,
+            mtu: o.mtu.bytes() as u64,
+            last_psn,
+            events: 0,
+            start,
+        })
+    }
+
+    /// Posts WRITEs on flow `i`: `bytes` in all, in 1 MiB WRITEs (at most 1000).
+    pub fn post(&mut self, i: usize, bytes: u64) -> Result<(), LabError> {
+        let (a, b) = self.pairs[i];
+        let count = bytes.div_ceil(CHUNK).clamp(1, 1000);
+        let w = &mut self.w;
+        let va = w
+            .verbs(a.host)
+            .memory_mut()
+            .alloc(CHUNK)
+            .map_err(LabError::sim)?;
+        let mr = w
+            .verbs(a.host)
+            .reg_mr(a.pd, va, CHUNK, AccessFlags::LOCAL_WRITE)
+            .map_err(LabError::sim)?;
+        let rva = w
+            .verbs(b.host)
+            .memory_mut()
+            .alloc(CHUNK)
+            .map_err(LabError::sim)?;
+        let rmr = w
+            .verbs(b.host)
+            .reg_mr(
+                b.pd,
+                rva,
+                CHUNK,
+                AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+            )
+            .map_err(LabError::sim)?;
+        let wrs: Vec<SendWr> = (0..count)
+            .map(|k| {
+                let len = if k + 1 == count {
+                    bytes - CHUNK * (count - 1)
+                } else {
+                    CHUNK
+                }
+                .min(CHUNK);
+                let sge = vec![Sge {
+                    addr: va,
+                    length: len as u32,
+                    lkey: mr.lkey,
+                }];
+                SendWr::write(k, sge, rva, rmr.rkey)
+            })
+            .collect();
+        w.post_send(a.host, a.qpn, &wrs).map_err(LabError::sim)?;
+        Ok(())
+    }
+
+    /// Posts enough WRITEs on every flow to keep it busy at `gbps` for `d`.
+    pub fn post_all_for(&mut self, gbps: u64, d: SimDuration) -> Result<(), LabError> {
+        let bytes = gbps * d.as_ps() / 8_000 + 2 * CHUNK;
+        for i in 0..self.pairs.len() {
+            self.post(i, bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Runs until `t` (relative to the start) and brings `delivered` up to date; returns
+    /// the bytes each flow delivered in this stretch.
+    pub fn run_to(&mut self, t: SimDuration) -> Result<Vec<u64>, LabError> {
+        let st = self
+            .w
+            .run_until(self.start + t, &Budget::default())
+            .map_err(LabError::sim)?;
+        self.events += st.events;
+        let mut out = Vec::with_capacity(self.pairs.len());
+        for (i, (_, b)) in self.pairs.iter().enumerate() {
+            let now = expected(&self.w, b);
+            let packets = (now.wrapping_sub(self.last_psn[i])) % PSN_MOD;
+            self.last_psn[i] = now;
+            // Every packet but a message's last is full; the streams' messages are whole MiB.
+            let bytes = packets as u64 * self.mtu;
+            self.delivered[i] += bytes;
+            out.push(bytes);
+        }
+        Ok(out)
+    }
+
+    /// Node id of the topology node called `name`.
+    pub fn node(&self, name: &str) -> Option<NodeId> {
+        self.topo
+            .nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| NodeId(i as u32))
+    }
+
+    /// The port of node `from` whose cable leads to node `to`.
+    pub fn port(&self, from: &str, to: &str) -> Option<(NodeId, PortId)> {
+        let (a, b) = (self.node(from)?, self.node(to)?);
+        self.w
+            .fabric
+            .ports()
+            .find(|&(n, _, link, _)| {
+                n == a && {
+                    let l = &self.topo.links[link.index()];
+                    (l.a == a && l.b == b) || (l.a == b && l.b == a)
+                }
+            })
+            .map(|(n, p, ..)| (n, p))
+    }
+}
+
+fn expected(w: &World, b: &Endpoint) -> u32 {
+    w.host(b.host).responder_expected_psn(b.qpn).unwrap_or(0)
+}
+
+/// Gb/s of `bytes` over `d`.
+pub(crate) fn gbps(bytes: u64, d: SimDuration) -> f64 {
+    if d.as_ps() == 0 {
+        return 0.0;
+    }
+    bytes as f64 * 8.0 / d.as_ps() as f64 * 1e3
+}

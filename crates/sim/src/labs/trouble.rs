@@ -1,0 +1,446 @@
+//! The troubleshooting lab: four broken setups, each showing what an operator sees first,
+//! the application's symptom and the NIC counters (named as mlx5 and ethtool name them),
+//! before the cause.
+//!
+//! - `rnr`: the receiver posts four receives for sixteen SENDs, with `rnr_retry = 3`.
+//! - `peer_gone`: the receiver destroys its QP in the middle of a stream of WRITEs.
+//! - `pfc_priority`: a stream through a switch whose egress overflows now and then (lesson
+//!   ⑤'s drawn overflows), PFC configured on priority 4 while RoCE travels in priority 3 (a
+//!   DSCP/PCP trust or priority-map mismatch): the overflows are drops instead of pauses.
+//! - `mtu`: the QPs' path MTU is 4096 while the switch ports' MTU is 1500: small WRITEs pass,
+//!   full-size packets are dropped.
+//!
+//! Every counter comes from the transport's own counts (requester and responder) and the
+//! fabric's port statistics; none is set by the lab.
+
+use super::hol::lab_pfc;
+use super::{Counter, LabError, LabResult, Params};
+use crate::world::{Endpoint, RcOptions, World};
+use engine::Budget;
+use fabric::{FabricConfig, LinkConfig, PfcConfig, Topology};
+use units::{Bandwidth, Probability, SimDuration, SimTime};
+use verbs::{
+    AccessFlags, WcStatus,
+    wr::{RecvWr, SendWr, Sge},
+};
+
+const LINK_GBPS: u64 = 100;
+/// RoCE's priority (the world's default).
+const PRIO: usize = 3;
+
+fn star(hosts: u64, cfg: FabricConfig) -> Result<World, LabError> {
+    let link = LinkConfig::new(Bandwidth::gbps(LINK_GBPS), 3);
+    let topo = Topology::star(hosts, link).map_err(LabError::sim)?;
+    World::new(&topo, cfg, Default::default(), Default::default()).map_err(LabError::sim)
+}
+
+/// A registered buffer of `len` bytes on `e`'s host: (address, lkey, rkey).
+fn buffer(w: &mut World, e: &Endpoint, len: u64) -> Result<(u64, u32, u32), LabError> {
+    let va = w
+        .verbs(e.host)
+        .memory_mut()
+        .alloc(len)
+        .map_err(LabError::sim)?;
+    let mr = w
+        .verbs(e.host)
+        .reg_mr(
+            e.pd,
+            va,
+            len,
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+        )
+        .map_err(LabError::sim)?;
+    Ok((va, mr.lkey, mr.rkey))
+}
+
+/// What the application saw on the sending side.
+#[derive(Default)]
+struct Seen {
+    ok: u64,
+    err: u64,
+    ok_bytes: u64,
+    first_error: Option<WcStatus>,
+    retry_exc: u64,
+    rnr_exc: u64,
+}
+
+/// Runs until `want` completions arrived on `e`'s CQ (or `limit` passes), polling every
+/// `step`.
+fn collect(
+    w: &mut World,
+    e: &Endpoint,
+    want: u64,
+    sizes: &[u64],
+    step: SimDuration,
+    limit: SimTime,
+) -> Result<Seen, LabError> {
+    let mut seen = Seen::default();
+    while seen.ok + seen.err < want && w.now() < limit {
+        let t = (w.now() + step).min(limit);
+        w.run_until(t, &Budget::default()).map_err(LabError::sim)?;
+        for wc in w.poll_cq(e.host, e.cq, 64).map_err(LabError::sim)? {
+            if wc.status == WcStatus::Success {
+                seen.ok += 1;
+                seen.ok_bytes += sizes.get(wc.wr_id as usize).copied().unwrap_or(0);
+            } else {
+                seen.err += 1;
+                seen.first_error.get_or_insert(wc.status);
+                match wc.status {
+                    WcStatus::RetryExcErr => seen.retry_exc += 1,
+                    WcStatus::RnrRetryExcErr => seen.rnr_exc += 1,
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(seen)
+}
+
+/// The counters of the hosts of `eps` (every QP of each host summed), then the switch's.
+fn counters(w: &World, eps: &[Endpoint], seen: &[(u32, &Seen)]) -> Vec<Counter> {
+    let mut hosts: Vec<u32> = eps.iter().map(|e| e.host).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let now = w.now();
+    let mut out = Vec::new();
+    for h in hosts {
+        let host = w.host(h);
+        let qps: Vec<_> = eps.iter().filter(|e| e.host == h).map(|e| e.qpn).collect();
+        let rc = host.roce_counters();
+        let mut c = [
+            rc.packet_seq_err,
+            rc.rnr_nak_retry_err,
+            rc.local_ack_timeout_err,
+            rc.out_of_sequence,
+            rc.duplicate_request,
+            rc.out_of_buffer,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ];
+        for &q in &qps {
+            if let Some((marked, cnps)) = w.np_counters(h, q) {
+                c[6] += marked;
+                c[7] += cnps;
+            }
+            if let Some((.., rp)) = w.dcqcn_state(h, q) {
+                c[8] += rp.cnps;
+            }
+        }
+        for (sh, s) in seen {
+            if *sh == h {
+                c[9] += s.retry_exc;
+                c[10] += s.rnr_exc;
+            }
+        }
+        let name = format!("h{h}");
+        let names = [
+            "packet_seq_err",
+            "rnr_nak_retry_err",
+            "local_ack_timeout_err",
+            "out_of_sequence",
+            "duplicate_request",
+            "out_of_buffer",
+            "np_ecn_marked_roce_packets",
+            "np_cnp_sent",
+            "rp_cnp_handled",
+            "req_transport_retries_exceeded",
+            "req_rnr_retries_exceeded",
+        ];
+        for (n, v) in names.iter().zip(c) {
+            out.push(Counter {
+                host: name.clone(),
+                name: (*n).to_string(),
+                value: v,
+            });
+        }
+        // The host port's PFC counters (ethtool -S names; durations in µs).
+        let node = host.node;
+        if let Some((_, port, _, st)) = w.fabric.ports().find(|p| p.0 == node) {
+            let (rx, tx) = w.fabric.pause_time(node, port, PRIO, now);
+            for (n, v) in [
+                (format!("rx_prio{PRIO}_pause"), st.pfc_received),
+                (format!("rx_prio{PRIO}_pause_duration"), rx / 1_000_000),
+                (format!("tx_prio{PRIO}_pause"), st.pauses_sent),
+                (format!("tx_prio{PRIO}_pause_duration"), tx / 1_000_000),
+            ] {
+                out.push(Counter {
+                    host: name.clone(),
+                    name: n,
+                    value: v,
+                });
+            }
+        }
+    }
+    let f = w.fabric.counters();
+    for (n, v) in [
+        (
+            "egress_discards",
+            f.drops_buffer + f.drops_lossless_overflow + f.drops_congestion,
+        ),
+        ("mtu_discards", f.drops_oversize),
+        ("ecn_marked", f.ecn_marks),
+        ("pause_frames_sent", f.pauses_sent),
+    ] {
+        out.push(Counter {
+            host: "switch".to_string(),
+            name: n.to_string(),
+            value: v,
+        });
+    }
+    out
+}
+
+fn finish(r: &mut LabResult, seen: &Seen, elapsed: SimDuration, symptom: &str) {
+    let gbps = if elapsed.as_ps() > 0 {
+        seen.ok_bytes as f64 * 8.0 / elapsed.as_ps() as f64 * 1e3
+    } else {
+        0.0
+    };
+    r.figure("goodput_gbps", Some(gbps), "Gb/s");
+    r.figure("completions_ok", Some(seen.ok as f64), "");
+    r.figure("completions_err", Some(seen.err as f64), "");
+    let status = seen.first_error.unwrap_or(WcStatus::Success);
+    r.verdict("status", status.const_name().trim_start_matches("IBV_WC_"));
+    r.verdict("symptom", symptom);
+}
+
+pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
+    let mut r = LabResult::new("trouble", p);
+    r.events = Some(match p.choice("case") {
+        "rnr" => rnr(&mut r)?,
+        "peer_gone" => peer_gone(&mut r)?,
+        "pfc_priority" => pfc_priority(&mut r)?,
+        _ => mtu(&mut r)?,
+    });
+    Ok(r)
+}
+
+/// Sixteen 64 KiB SENDs against four posted receives, `rnr_retry = 3`.
+fn rnr(r: &mut LabResult) -> Result<u64, LabError> {
+    const MSG: u64 = 64 << 10;
+    let mut w = star(2, FabricConfig::default())?;
+    let o = RcOptions {
+        rnr_retry: 3,
+        // The shortest RNR timer, 0.01 ms (IBTA table; encoding 1).
+        min_rnr_timer: 1,
+        ..RcOptions::default()
+    };
+    let (a, b) = w.connect_rc(0, 1, &o).map_err(LabError::sim)?;
+    let (sva, slkey, _) = buffer(&mut w, &a, MSG)?;
+    let (rva, rlkey, _) = buffer(&mut w, &b, MSG * 4)?;
+    let recvs: Vec<RecvWr> = (0..4)
+        .map(|i| {
+            RecvWr::new(
+                i,
+                vec![Sge {
+                    addr: rva + i * MSG,
+                    length: MSG as u32,
+                    lkey: rlkey,
+                }],
+            )
+        })
+        .collect();
+    w.post_recv(b.host, b.qpn, &recvs).map_err(LabError::sim)?;
+    let sends: Vec<SendWr> = (0..16)
+        .map(|i| {
+            SendWr::send(
+                i,
+                vec![Sge {
+                    addr: sva,
+                    length: MSG as u32,
+                    lkey: slkey,
+                }],
+            )
+            .signaled()
+        })
+        .collect();
+    w.post_send(a.host, a.qpn, &sends).map_err(LabError::sim)?;
+    let start = w.now();
+    let sizes = vec![MSG; 16];
+    let seen = collect(
+        &mut w,
+        &a,
+        16,
+        &sizes,
+        SimDuration::from_us(20),
+        start + SimDuration::from_ms(20),
+    )?;
+    r.counters = counters(&w, &[a, b], &[(a.host, &seen)]);
+    finish(
+        r,
+        &seen,
+        w.now().saturating_duration_since(start),
+        "sends_fail",
+    );
+    Ok(w.events_processed())
+}
+
+/// WRITEs of 64 KiB; the receiver destroys its QP after 100 µs.
+fn peer_gone(r: &mut LabResult) -> Result<u64, LabError> {
+    const MSG: u64 = 64 << 10;
+    const COUNT: u64 = 64;
+    let mut w = star(2, FabricConfig::default())?;
+    // A 4.2 ms local ACK timeout (4.096 µs × 2^10), seven retries.
+    let o = RcOptions {
+        timeout: 10,
+        retry_cnt: 7,
+        ..RcOptions::default()
+    };
+    let (a, b) = w.connect_rc(0, 1, &o).map_err(LabError::sim)?;
+    let (sva, slkey, _) = buffer(&mut w, &a, MSG)?;
+    let (rva, _, rkey) = buffer(&mut w, &b, MSG)?;
+    let wrs: Vec<SendWr> = (0..COUNT)
+        .map(|i| {
+            SendWr::write(
+                i,
+                vec![Sge {
+                    addr: sva,
+                    length: MSG as u32,
+                    lkey: slkey,
+                }],
+                rva,
+                rkey,
+            )
+            .signaled()
+        })
+        .collect();
+    w.post_send(a.host, a.qpn, &wrs).map_err(LabError::sim)?;
+    let start = w.now();
+    let gone = start + SimDuration::from_us(100);
+    w.run_until(gone, &Budget::default())
+        .map_err(LabError::sim)?;
+    // What completed before the peer vanished counts too.
+    let mut early = Seen::default();
+    for wc in w.poll_cq(a.host, a.cq, 1024).map_err(LabError::sim)? {
+        if wc.status == WcStatus::Success {
+            early.ok += 1;
+            early.ok_bytes += MSG;
+        }
+    }
+    w.destroy_qp(b.host, b.qpn).map_err(LabError::sim)?;
+    let mut seen = collect(
+        &mut w,
+        &a,
+        COUNT - early.ok,
+        &vec![MSG; COUNT as usize],
+        SimDuration::from_us(500),
+        start + SimDuration::from_ms(60),
+    )?;
+    seen.ok += early.ok;
+    seen.ok_bytes += early.ok_bytes;
+    r.counters = counters(&w, &[a, b], &[(a.host, &seen)]);
+    finish(
+        r,
+        &seen,
+        w.now().saturating_duration_since(start),
+        "writes_hang_then_fail",
+    );
+    Ok(w.events_processed())
+}
+
+/// A stream of 1 MiB WRITEs through a switch whose egress also takes bursts of other
+/// traffic (lesson ⑤'s drawn overflows, 2% of arriving frames); PFC is configured on
+/// priority 4 while RoCE travels in priority 3, so the switch drops where it should pause.
+fn pfc_priority(r: &mut LabResult) -> Result<u64, LabError> {
+    const CHUNK: u64 = 1 << 20;
+    const COUNT: u64 = 24;
+    let mut cfg = FabricConfig::default();
+    let right = lab_pfc();
+    cfg.switch.pfc = Some(PfcConfig::new(1 << 4, right.xoff_bytes, right.xon_bytes));
+    cfg.switch.congestion_drop = Probability::from_ratio(1, 50);
+    let mut w = star(2, cfg)?;
+    let (a, b) = w
+        .connect_rc(0, 1, &RcOptions::default())
+        .map_err(LabError::sim)?;
+    let (sva, slkey, _) = buffer(&mut w, &a, CHUNK)?;
+    let (rva, _, rkey) = buffer(&mut w, &b, CHUNK)?;
+    let wrs: Vec<SendWr> = (0..COUNT)
+        .map(|i| {
+            SendWr::write(
+                i,
+                vec![Sge {
+                    addr: sva,
+                    length: CHUNK as u32,
+                    lkey: slkey,
+                }],
+                rva,
+                rkey,
+            )
+            .signaled()
+        })
+        .collect();
+    w.post_send(a.host, a.qpn, &wrs).map_err(LabError::sim)?;
+    let start = w.now();
+    let seen = collect(
+        &mut w,
+        &a,
+        COUNT,
+        &vec![CHUNK; COUNT as usize],
+        SimDuration::from_us(50),
+        start + SimDuration::from_ms(3),
+    )?;
+    r.counters = counters(&w, &[a, b], &[(a.host, &seen)]);
+    finish(
+        r,
+        &seen,
+        w.now().saturating_duration_since(start),
+        "slow_stream",
+    );
+    Ok(w.events_processed())
+}
+
+/// Four 1 KiB WRITEs, then one of 256 KiB, with a 1500-byte MTU on the switch.
+fn mtu(r: &mut LabResult) -> Result<u64, LabError> {
+    const BIG: u64 = 256 << 10;
+    const SMALL: u64 = 1 << 10;
+    let mut cfg = FabricConfig::default();
+    cfg.switch.mtu_bytes = Some(1_500);
+    let mut w = star(2, cfg)?;
+    let o = RcOptions {
+        timeout: 10,
+        retry_cnt: 7,
+        ..RcOptions::default()
+    };
+    let (a, b) = w.connect_rc(0, 1, &o).map_err(LabError::sim)?;
+    let (sva, slkey, _) = buffer(&mut w, &a, BIG)?;
+    let (rva, _, rkey) = buffer(&mut w, &b, BIG)?;
+    let sizes = [SMALL, SMALL, SMALL, SMALL, BIG];
+    let wrs: Vec<SendWr> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| {
+            SendWr::write(
+                i as u64,
+                vec![Sge {
+                    addr: sva,
+                    length: len as u32,
+                    lkey: slkey,
+                }],
+                rva,
+                rkey,
+            )
+            .signaled()
+        })
+        .collect();
+    w.post_send(a.host, a.qpn, &wrs).map_err(LabError::sim)?;
+    let start = w.now();
+    let seen = collect(
+        &mut w,
+        &a,
+        sizes.len() as u64,
+        &sizes,
+        SimDuration::from_us(500),
+        start + SimDuration::from_ms(60),
+    )?;
+    r.counters = counters(&w, &[a, b], &[(a.host, &seen)]);
+    finish(
+        r,
+        &seen,
+        w.now().saturating_duration_since(start),
+        "large_writes_fail",
+    );
+    Ok(w.events_processed())
+}
