@@ -5,12 +5,18 @@ import { t, lang, esc } from './i18n.js';
 import { renderHome, renderOverview, renderChapter, renderLesson } from './course.js';
 import { renderSim } from './sim.js';
 
+// The playground and the labs load their modules on first use.
+const lazy = (file, name) => async (...args) => (await import(file))[name](...args);
+
 const routes = [
   [/^\/$/, renderHome],
   [/^\/overview$/, renderOverview],
   [/^\/chapter\/([A-Za-z0-9_-]{1,20})$/, renderChapter],
   [/^\/lesson\/(\d{1,2})$/, renderLesson],
   [/^\/sim$/, renderSim],
+  [/^\/playground$/, lazy('./playground.js', 'renderPlayground')],
+  [/^\/labs$/, lazy('./labs.js', 'renderLabs')],
+  [/^\/lab\/([a-z_]{1,20})$/, lazy('./labs.js', 'renderLab')],
 ];
 
 /** Fetches JSON from the API; throws an Error carrying the API's error body. */

@@ -18,6 +18,20 @@ function presetLinks(presets) {
   return presets.map((p) => `<a class="chip" data-link href="${simHref(p)}">${esc(t('preset.chip', { mark: MARKS[p] ?? p }))}</a>`).join(' ');
 }
 
+// The labs' names for chips (the lab pages carry their full titles).
+const LAB_NAMES = {
+  zh: { playground: 'Verbs 实验台', incast: 'Incast：PFC、ECN 与 DCQCN', hol: 'PFC 队头阻塞', storm: 'PFC 风暴与看门狗', deadlock: 'PFC 死锁', loss: '丢包：go-back-N、选择重传与 TCP', qps: '多 QP 与 ECMP', trouble: '故障排查' },
+  en: { playground: 'Verbs playground', incast: 'Incast: PFC, ECN and DCQCN', hol: 'PFC head-of-line blocking', storm: 'PFC storm and watchdog', deadlock: 'PFC deadlock', loss: 'Loss: go-back-N, selective repeat and TCP', qps: 'Many QPs and ECMP', trouble: 'Troubleshooting' },
+};
+
+function labLinks(labs = []) {
+  const names = LAB_NAMES[lang()] || LAB_NAMES.zh;
+  return labs.map((id) => {
+    const path = id === 'playground' ? '/playground' : `/lab/${id}`;
+    return `<a class="chip lab-chip" data-link data-lab="${esc(id)}" href="${href(path)}">${esc(t('open.lab', { t: names[id] || id }))}</a>`;
+  }).join(' ');
+}
+
 function lessonLinks(ls) {
   return ls.map((n) => `<a class="chip" data-link href="${href(`/lesson/${n}`)}">${esc(t('open.lesson', { n }))}</a>`).join(' ');
 }
@@ -42,7 +56,7 @@ export async function renderHome(main, live) {
       <h3 id="mod-${esc(m.id)}">${esc(m.title)}</h3>
       <p class="muted">${esc(m.summary)}</p>
       <ol class="chapters" start="${m.start}">${m.chapters.map((ch) => `
-        <li><a data-link href="${href(`/chapter/${ch.id}`)}">${esc(ch.title)}</a>${ch.lessons.length || ch.presets.length ? ` <span class="demo" title="${esc(t('chapter.demo'))}" aria-label="${esc(t('chapter.demo'))}">▶</span>` : ''}
+        <li><a data-link href="${href(`/chapter/${ch.id}`)}">${esc(ch.title)}</a>${ch.lessons.length || ch.presets.length || (ch.labs || []).length ? ` <span class="demo" title="${esc(t('chapter.demo'))}" aria-label="${esc(t('chapter.demo'))}">▶</span>` : ''}
           <span class="muted">${esc(ch.summary)}</span></li>`).join('')}
       </ol>
     </section>`).join('');
@@ -51,7 +65,9 @@ export async function renderHome(main, live) {
       <h1>${esc(t('title'))}</h1>
       <p class="lead">${esc(t('home.lead'))}</p>
       <p><a class="button" data-link href="${href('/overview')}">${esc(t('home.overview'))}</a>
-         <a class="button secondary" data-link href="${simHref('lesson1')}">${esc(t('open.sim'))}</a></p>
+         <a class="button secondary" data-link href="${simHref('lesson1')}">${esc(t('open.sim'))}</a>
+         <a class="button secondary" data-link href="${href('/playground')}">${esc(t('nav.playground'))}</a>
+         <a class="button secondary" data-link href="${href('/labs')}">${esc(t('nav.labs'))}</a></p>
     </section>
     <h2>${esc(t('home.lessons'))}</h2>
     <ol class="cards">${lessons}</ol>
@@ -70,8 +86,9 @@ export async function renderChapter(main, id, live) {
   const c = await api(`/api/course/${lang()}/chapter/${encodeURIComponent(id)}`);
   if (!live()) return;
   document.title = `${c.title} · ${t('title')}`;
-  const demo = c.lessons.length || c.presets.length
-    ? `<aside class="demo-box"><h2>${esc(t('chapter.demo'))}</h2><p>${lessonLinks(c.lessons)} ${presetLinks(c.presets)}</p></aside>` : '';
+  const labs = c.labs || [];
+  const demo = c.lessons.length || c.presets.length || labs.length
+    ? `<aside class="demo-box"><h2>${esc(t('chapter.demo'))}</h2><p>${lessonLinks(c.lessons)} ${presetLinks(c.presets)} ${labLinks(labs)}</p></aside>` : '';
   const nav = (x, label) => x ? `<a data-link href="${href(`/chapter/${x.id}`)}">${esc(label)} ${esc(x.title)}</a>` : '<span></span>';
   main.innerHTML = `
     <article class="prose">

@@ -3,7 +3,8 @@
 const S = {
   zh: {
     'title': 'RDMA 实验室',
-    'nav.course': '课程', 'nav.overview': '概览', 'nav.sim': '流量仿真',
+    'nav.course': '课程', 'nav.overview': '概览', 'nav.sim': '流量仿真', 'nav.playground': 'Verbs 实验台', 'nav.labs': '网络实验',
+    'open.lab': '实验：{t}',
     'footer': '每个数字都由仿真器算出；每次点击都重新运行。',
     'lang.other': 'EN',
     'home.lead': '亲手运行 RDMA 的 Queue Pair 模型：同一段网络上，内核 TCP 和 RDMA 各走一遍，看拷贝、系统调用、CPU 和延迟差在哪里。',
@@ -39,7 +40,8 @@ const S = {
   },
   en: {
     'title': 'RDMA Lab',
-    'nav.course': 'Course', 'nav.overview': 'Overview', 'nav.sim': 'Traffic simulation',
+    'nav.course': 'Course', 'nav.overview': 'Overview', 'nav.sim': 'Traffic simulation', 'nav.playground': 'Verbs playground', 'nav.labs': 'Fabric labs',
+    'open.lab': 'Lab: {t}',
     'footer': 'Every number is computed by the simulator; every click reruns it.',
     'lang.other': '中文',
     'home.lead': 'Run the RDMA Queue Pair model yourself: kernel TCP and RDMA over the same fabric, and see where the copies, system calls, CPU time and latency go.',

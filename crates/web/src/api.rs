@@ -578,9 +578,78 @@ pub async fn chapter(
         "body_html": crate::content::markdown(&body),
         "lessons": ch.lessons,
         "presets": ch.presets,
+        "labs": ch.labs,
         "prev": c.neighbour(&id, -1),
         "next": c.neighbour(&id, 1),
     })))
+}
+
+/// `GET /api/course/{lang}/labs`: the playground's and the labs' texts, with the chapters
+/// that link to each.
+pub async fn labs_text(
+    State(state): State<AppState>,
+    Path(lang): Path<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let lang = crate::content::Lang::parse(&lang)?;
+    let c = state.content.course(lang);
+    let md = crate::content::markdown;
+    Ok(Json(json!({
+        "lang": lang.code(),
+        "labs": c.labs().iter().map(|l| json!({
+            "id": l.id,
+            "title": l.title,
+            "summary": l.summary,
+            "intro_html": md(&l.intro),
+            "look_html": md(&l.look),
+            "chapters": c.chapters_for_lab(&l.id),
+            "cases": l.cases.iter().map(|k| json!({
+                "id": k.id,
+                "title": k.title,
+                "symptom_html": md(&k.symptom),
+                "cause_html": md(&k.cause),
+                "fix_html": md(&k.fix),
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })))
+}
+
+/// `GET /api/verbs/model`: the QP state table with the masks per QP type, the session file's
+/// attribute keys, the completion statuses and the errnos (`rdmalab::session::model`).
+pub async fn verbs_model() -> Json<rdmalab::session::model::Model> {
+    Json(rdmalab::session::model::model())
+}
+
+/// `GET /api/labs`: every fabric lab and its parameters (`rdmalab::labs::catalogue`).
+pub async fn labs() -> Json<Vec<rdmalab::labs::LabSpec>> {
+    Json(rdmalab::labs::catalogue())
+}
+
+/// What `POST /api/lab/{id}` accepts.
+const LAB_BODY: &str = "a JSON object of the lab's parameters (GET /api/labs lists them)";
+
+/// `POST /api/lab/{id}`: runs a lab with the body's parameters (missing ones take their
+/// defaults) and returns its figures, charts, counters and verdict.
+pub async fn lab(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    body: Result<Json<serde_json::Value>, JsonRejection>,
+) -> Result<Json<rdmalab::labs::LabResult>, ApiError> {
+    let Json(body) = body.map_err(|r| rejection(r, LAB_BODY))?;
+    let params = rdmalab::labs::parse_params(&id, &body).map_err(|e| {
+        let status = if e.unknown_lab {
+            StatusCode::NOT_FOUND
+        } else {
+            StatusCode::UNPROCESSABLE_ENTITY
+        };
+        match (e.field, e.allowed) {
+            (Some(f), Some(a)) => ApiError::field(status, &f, e.message, a),
+            _ => ApiError::new(status, e.message),
+        }
+    })?;
+    let r = with_permit(&state, move || rdmalab::labs::run(&id, &params))
+        .await?
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    Ok(Json(r))
 }
 
 /// `GET /api/course/{lang}/lesson/{n}`: the lesson with every figure filled in from a run.

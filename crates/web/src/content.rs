@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 #[include = "*/overview.md"]
 #[include = "*/map.toml"]
 #[include = "*/lessons/*.toml"]
+#[include = "*/labs.toml"]
 struct CourseFiles;
 
 /// A language of the lab.
@@ -83,6 +84,59 @@ pub struct Chapter {
     /// Presets that demonstrate it.
     #[serde(default)]
     pub presets: Vec<String>,
+    /// Labs that let the learner do what the chapter teaches (`playground` or a fabric lab's
+    /// id).
+    #[serde(default)]
+    pub labs: Vec<String>,
+}
+
+/// The ids a chapter's `labs` may name: the verbs playground and the fabric labs.
+pub fn lab_ids() -> Vec<&'static str> {
+    std::iter::once("playground")
+        .chain(rdmalab::labs::catalogue().into_iter().map(|l| l.id))
+        .collect()
+}
+
+/// One case of the troubleshooting lab.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabCase {
+    /// The lab's `case` parameter value.
+    pub id: String,
+    /// The cause, shown once the learner has guessed.
+    pub title: String,
+    /// What the application sees (Markdown).
+    pub symptom: String,
+    /// Which counters give it away (Markdown).
+    pub cause: String,
+    /// What to change (Markdown).
+    pub fix: String,
+}
+
+/// One lab's text.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabText {
+    /// `playground` or a fabric lab's id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// One sentence for the index.
+    pub summary: String,
+    /// What the experiment is (Markdown).
+    pub intro: String,
+    /// What to look at and try (Markdown).
+    pub look: String,
+    /// The troubleshooting lab's cases.
+    #[serde(default, rename = "case")]
+    pub cases: Vec<LabCase>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Labs {
+    #[serde(rename = "lab")]
+    labs: Vec<LabText>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -138,6 +192,7 @@ pub struct Course {
     overview: String,
     modules: Vec<Module>,
     lessons: Vec<Lesson>,
+    labs: Vec<LabText>,
 }
 
 /// Row ids a lesson may highlight (`course/FORMAT.md`).
@@ -201,8 +256,42 @@ impl Course {
             }
             lessons.push(lesson);
         }
+        let labs: Labs = toml::from_str(&file(&format!("{l}/labs.toml"))?)
+            .map_err(|e| format!("course/{l}/labs.toml: {e}"))?;
+        let ids = lab_ids();
+        if labs.labs.iter().map(|x| x.id.as_str()).collect::<Vec<_>>() != ids {
+            return Err(format!(
+                "course/{l}/labs.toml: the labs must be {} in that order",
+                ids.join(", ")
+            ));
+        }
+        for x in &labs.labs {
+            let want: Vec<&str> = if x.id == "trouble" {
+                rdmalab::labs::catalogue()
+                    .into_iter()
+                    .find(|c| c.id == "trouble")
+                    .and_then(|c| c.params.into_iter().find(|p| p.name == "case"))
+                    .map(|p| match p.kind {
+                        rdmalab::labs::ParamKind::Choice { choices, .. } => choices,
+                        _ => Vec::new(),
+                    })
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            let got: Vec<&str> = x.cases.iter().map(|c| c.id.as_str()).collect();
+            if got != want {
+                return Err(format!(
+                    "course/{l}/labs.toml: lab {} has cases {got:?}, the lab runs {want:?}",
+                    x.id
+                ));
+            }
+        }
         for m in &map.modules {
             for c in &m.chapters {
+                if let Some(bad) = c.labs.iter().find(|x| !ids.contains(&x.as_str())) {
+                    return Err(format!("course/{l}/map.toml {}: no lab {bad:?}", c.id));
+                }
                 for p in &c.presets {
                     check_preset(&format!("{l}/map.toml {}", c.id), p)?;
                 }
@@ -218,6 +307,7 @@ impl Course {
             overview,
             modules: map.modules,
             lessons,
+            labs: labs.labs,
         })
     }
 
@@ -251,6 +341,7 @@ impl Course {
                         "summary": c.summary,
                         "lessons": c.lessons,
                         "presets": c.presets,
+                        "labs": c.labs,
                     })).collect::<Vec<_>>(),
                 }))
                 .collect::<Vec<_>>()
@@ -291,6 +382,21 @@ impl Course {
             Some(c) => json!({ "id": c.id, "title": c.title }),
             None => Value::Null,
         }
+    }
+
+    /// The labs' texts, in index order.
+    pub fn labs(&self) -> &[LabText] {
+        &self.labs
+    }
+
+    /// The chapters that link to lab `id`: `[{id, title}]`.
+    pub fn chapters_for_lab(&self, id: &str) -> Vec<Value> {
+        self.modules
+            .iter()
+            .flat_map(|m| &m.chapters)
+            .filter(|c| c.labs.iter().any(|x| x == id))
+            .map(|c| json!({ "id": c.id, "title": c.title }))
+            .collect()
     }
 
     /// Lesson `n`.

@@ -10,6 +10,10 @@
 //! | `GET /api/schema` | `{keys: [{key, type, unit, doc, allowed, default, min?, max?, choices?}], limits}`: every scenario key (the experiment-parameters panel) and the server's bounds |
 //! | `POST /api/run` | body `{preset? , scenario?, set?: ["key=value"], profile?}` → `{preset, plan: {key: value}, report}` (`report` is `rdmalab run --json`'s document: schema in `rdmalab::report`) |
 //! | `POST /api/verbs` | body `{session: "TOML", profile?}` → `rdmalab verbs run --json`'s document (every step, its result and checks, `passed`); at most [`api::MAX_VERBS_EVENTS`] events |
+//! | `GET /api/verbs/model` | `{states, qp_types, transitions: [{from, to, rc|uc|ud: {required, optional}}], attrs: [{key, mask}], profiles, wc_status: [{name, code, text}], errno: [{name, code}]}`: the QP state table the playground draws |
+//! | `GET /api/labs` | `[{id, params: [{name, kind: int|bool|choice, min?, max?, choices?, default, unit}]}]`: the fabric labs |
+//! | `POST /api/lab/{id}` | body `{param: value, ...}` (numbers, booleans, or the same as strings) → `{lab, params, figures: [{id, value, unit}], charts: [{id, kind, x_unit, y_unit, series: [{name, points: [[x, y]], labels?}]}], counters: [{host, name, value}], verdict: {...}, events, wall_ms}` (`rdmalab::labs`); 404 an unknown lab, 422 a parameter out of range |
+//! | `GET /api/course/{lang}/labs` | `{lang, labs: [{id, title, summary, intro_html, look_html, chapters: [{id, title}], cases: [{id, title, symptom_html, cause_html, fix_html}]}]}` |
 //! | `GET /api/course/{lang}` | `{lang, overview_html, modules: [{id, title, summary, chapters: [{id, title, summary, lessons, presets}]}], lessons: [{number, title, goal, difficulty, minutes, preset}]}` |
 //! | `GET /api/course/{lang}/chapter/{id}` | `{id, module, title, summary, body_html, lessons, presets, prev, next}` |
 //! | `GET /api/course/{lang}/lesson/{n}` | `{number, title, difficulty, minutes, goal, highlight, text_html, key_points, try: [{label, preset, set, explain}]}` |
@@ -30,7 +34,9 @@
 //! # Pages
 //!
 //! `/` (the course map), `/overview`, `/chapter/{id}`, `/lesson/{n}`, `/sim` (the simulation
-//! page; its state lives in the query: `preset`, `set`, `profile`, `hl`, `speed`), all with
+//! page; its state lives in the query: `preset`, `set`, `profile`, `hl`, `speed`),
+//! `/playground` (the verbs playground; its session lives in the query as `s`, compressed),
+//! `/labs` and `/lab/{id}` (the fabric labs; their parameters live in the query), all with
 //! `?lang=en` for English. They are one HTML shell and ES modules under `/assets/`.
 
 pub mod api;
@@ -94,6 +100,10 @@ pub fn app(state: AppState) -> Router {
         .route("/api/schema", get(api::schema))
         .route("/api/run", post(api::run))
         .route("/api/verbs", post(api::verbs))
+        .route("/api/verbs/model", get(api::verbs_model))
+        .route("/api/labs", get(api::labs))
+        .route("/api/lab/{id}", post(api::lab))
+        .route("/api/course/{lang}/labs", get(api::labs_text))
         .route("/api/course/{lang}", get(api::course))
         .route("/api/course/{lang}/chapter/{id}", get(api::chapter))
         .route("/api/course/{lang}/lesson/{n}", get(api::lesson))
@@ -102,7 +112,10 @@ pub fn app(state: AppState) -> Router {
         .route("/overview", get(page))
         .route("/sim", get(page))
         .route("/chapter/{id}", get(page))
-        .route("/lesson/{n}", get(page));
+        .route("/lesson/{n}", get(page))
+        .route("/playground", get(page))
+        .route("/labs", get(page))
+        .route("/lab/{id}", get(page));
     // A route that panics inside a simulation, to test the request boundary; compiled only
     // with the `test-routes` feature (the crate's own tests turn it on).
     #[cfg(feature = "test-routes")]

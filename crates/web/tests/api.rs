@@ -479,3 +479,161 @@ async fn verbs_sessions_run_through_the_api() {
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
     assert_eq!(v["field"], "profile", "{v}");
 }
+
+#[tokio::test]
+async fn labs_list_their_parameters_and_run_with_defaults_or_given_values() {
+    let (s, list) = get("/api/labs").await;
+    assert_eq!(s, StatusCode::OK);
+    let ids: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "incast", "hol", "storm", "deadlock", "loss", "qps", "trouble"
+        ]
+    );
+    let senders = &list[0]["params"][0];
+    assert_eq!(
+        (senders["name"].as_str(), senders["kind"].as_str()),
+        (Some("senders"), Some("int"))
+    );
+    assert_eq!(
+        (senders["min"].as_i64(), senders["max"].as_i64()),
+        (Some(2), Some(16))
+    );
+
+    // Values as strings, as a URL query gives them; missing ones take their defaults.
+    let (s, r) = post(
+        "/api/lab/deadlock",
+        r#"{"switches": "6", "duration_us": 1000}"#,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    assert_eq!(
+        r["params"],
+        json!({"switches": 6, "fix": "none", "duration_us": 1000})
+    );
+    assert_eq!(r["verdict"]["deadlocked"], json!(true));
+    assert!(r["events"].as_u64().unwrap() > 0);
+    assert_eq!(r["charts"][0]["id"], "delivered");
+    assert_eq!(r["charts"][0]["series"].as_array().unwrap().len(), 6);
+
+    let (s, r) = post("/api/lab/trouble", r#"{"case": "mtu"}"#).await;
+    assert_eq!(s, StatusCode::OK);
+    let mtu = r["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["host"] == "switch" && c["name"] == "mtu_discards")
+        .unwrap();
+    assert!(mtu["value"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test]
+async fn bad_lab_requests_name_the_field_and_what_is_allowed() {
+    for (path, body, status, field, allowed) in [
+        (
+            "/api/lab/incast",
+            r#"{"senders": 99}"#,
+            422,
+            "senders",
+            "an integer in 2..=16",
+        ),
+        (
+            "/api/lab/incast",
+            r#"{"pfc": "maybe"}"#,
+            422,
+            "pfc",
+            "true or false",
+        ),
+        (
+            "/api/lab/deadlock",
+            r#"{"fix": "magic"}"#,
+            422,
+            "fix",
+            "one of none, watchdog",
+        ),
+        (
+            "/api/lab/hol",
+            r#"{"bogus": 1}"#,
+            422,
+            "bogus",
+            "senders, pfc, duration_us",
+        ),
+        (
+            "/api/lab/hol",
+            "[1, 2]",
+            422,
+            "body",
+            "{\"name\": value, ...}",
+        ),
+        (
+            "/api/lab/nope",
+            "{}",
+            404,
+            "lab",
+            "incast, hol, storm, deadlock, loss, qps, trouble",
+        ),
+    ] {
+        let (s, e) = post(path, body).await;
+        assert_eq!(s.as_u16(), status, "{path} {body}: {e}");
+        assert_eq!(e["field"], field, "{path} {body}: {e}");
+        assert_eq!(e["allowed"], allowed, "{path} {body}: {e}");
+    }
+    // Not JSON at all.
+    let (s, e) = post("/api/lab/hol", "senders=3").await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{e}");
+}
+
+#[tokio::test]
+async fn the_verbs_model_and_the_labs_text_are_served() {
+    let (s, m) = get("/api/verbs/model").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(m["states"].as_array().unwrap().len(), 7);
+    assert!(
+        m["attrs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["key"] == "sq_psn" && a["mask"] == "SQ_PSN")
+    );
+    for lang in ["zh", "en"] {
+        let (s, t) = get(&format!("/api/course/{lang}/labs")).await;
+        assert_eq!(s, StatusCode::OK);
+        let labs = t["labs"].as_array().unwrap();
+        assert_eq!(labs.len(), 8, "the playground and seven labs");
+        for l in labs {
+            assert!(
+                l["intro_html"].as_str().unwrap().contains("<p>"),
+                "{lang} {}",
+                l["id"]
+            );
+            assert!(
+                !l["chapters"].as_array().unwrap().is_empty(),
+                "{lang}: no chapter links lab {}",
+                l["id"]
+            );
+        }
+        let trouble = labs.iter().find(|l| l["id"] == "trouble").unwrap();
+        assert_eq!(trouble["cases"].as_array().unwrap().len(), 4);
+        // Chapters name their labs.
+        let (_, ch) = get(&format!("/api/course/{lang}/chapter/m4c27")).await;
+        assert!(
+            ch["labs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l == "deadlock")
+        );
+    }
+    // The pages themselves are the shell.
+    for p in ["/playground", "/labs", "/lab/incast"] {
+        let (s, b, _) = call(Request::get(p).body(Body::empty()).unwrap()).await;
+        assert_eq!(s, StatusCode::OK, "{p}");
+        assert!(String::from_utf8_lossy(&b).contains("app.js"));
+    }
+}

@@ -1,0 +1,1037 @@
+// The fabric labs: the index of the seven labs (`/labs`) and one page per lab (`/lab/<id>`).
+// A lab page builds its parameter form from the lab's descriptor (`GET /api/labs`), runs the
+// lab (`POST /api/lab/<id>`) and shows the LabResult: headline figures, the verdict in words
+// and every chart as SVG. The troubleshooting lab (`trouble`) shows the symptom and the NIC
+// counters first and asks for the cause before revealing it. Title and text come from
+// `GET /api/course/<lang>/labs` when it exists. The parameters live in the URL (only those
+// that differ from the defaults), so a link reproduces a run.
+
+import { t, lang, href, esc } from './i18n.js';
+import { api, errorText } from './app.js';
+
+/** The labs in the order the index lists them. */
+const LABS = ['incast', 'hol', 'storm', 'deadlock', 'loss', 'qps', 'trouble'];
+/** The troubleshooting lab's cases when the descriptor does not say. */
+const CASES = ['rnr', 'peer_gone', 'pfc_priority', 'mtu'];
+/** Plausible wrong answers offered next to the four causes. */
+const DISTRACTORS = ['x_congestion', 'x_rkey', 'x_cable'];
+/** The order of the answer buttons: fixed, so it never depends on the case shown. */
+const CAUSE_ORDER = ['x_congestion', 'mtu', 'rnr', 'x_rkey', 'pfc_priority', 'x_cable', 'peer_gone'];
+const DEBOUNCE_MS = 250;
+
+const S = {
+  zh: {
+    'labs.title': '网络实验',
+    'labs.lead': '七个网络实验，每个都是一次真实的仿真：改参数、看图、读计数器。',
+    'labs.back': '← 全部实验',
+    'labs.n': '实验 {n}',
+    'lab.unknown': '没有这个实验：{id}',
+    'lab.params': '参数',
+    'lab.run': '运行',
+    'lab.reset': '恢复默认',
+    'lab.look': '看什么',
+    'lab.charts': '图表',
+    'lab.counters': '计数器',
+    'lab.url': '这个页面的地址就是这次实验：复制链接即可复现。',
+    'lab.meta': '{events} 个仿真事件 · 服务器用时 {ms} ms',
+    'lab.nodata': '这次运行没有可画的数据',
+    'run.busy': '仿真中…',
+    'run.done': '完成',
+    'run.done.v': '完成：{v}',
+    'run.error': '出错了',
+    'yes': '是', 'no': '否',
+    'lab.incast': 'Incast：多打一与 PFC/ECN/DCQCN',
+    'lab.hol': 'PFC 队头阻塞：被误伤的流',
+    'lab.storm': 'PAUSE 风暴与 PFC 看门狗',
+    'lab.deadlock': 'PFC 死锁：环形缓冲依赖',
+    'lab.loss': '丢包恢复：go-back-N、选择性重传与 TCP',
+    'lab.qps': '一个 QP 还是多个：ECMP 与叶脊网络',
+    'lab.trouble': '故障排查：从计数器找原因',
+    'lab.incast.desc': '几个发送方同时写一个接收方：看队列、PAUSE、CNP 和每个发送方的速率。',
+    'lab.hol.desc': '一条和拥塞无关的流，只因为共用一条干线，就被 PAUSE 拖慢。',
+    'lab.storm.desc': '一台主机不再收包并不断发 PAUSE：风暴会扩散，看门狗能否把它关住？',
+    'lab.deadlock.desc': '环上每台主机写隔两台交换机的主机：PAUSE 连成一个圈，所有流都停住。',
+    'lab.loss.desc': '把丢包率从零往上扫：go-back-N、选择性重传和 TCP 各能保住多少吞吐。',
+    'lab.qps.desc': '一个 QP 只走一条路径；多个 QP 让 ECMP 把字节分到各条脊链路上。',
+    'lab.trouble.desc': '四个出了故障的案例：只看应用症状和网卡计数器，判断原因。',
+    'param.senders': '发送方数量', 'param.link_gbps': '链路速率', 'param.pfc': 'PFC（无损）',
+    'param.ecn': 'ECN 标记', 'param.dcqcn': 'DCQCN', 'param.ecn_on_dequeue': '出队时打 ECN 标记',
+    'param.duration_us': '仿真时长', 'param.watchdog': 'PFC 看门狗', 'param.stall_at_us': '停止收包的时刻',
+    'param.detect_us': '看门狗检测时间', 'param.switches': '交换机数量', 'param.fix': '处理办法',
+    'param.max_loss_pct': '最大丢包率', 'param.message_kb': '消息大小', 'param.qps': 'QP 数量',
+    'param.spines': '脊交换机数量', 'param.spine_gbps': '脊链路速率', 'param.hash': 'ECMP 哈希', 'param.case': '案例',
+    'choice.dcqcn.off': '关闭', 'choice.dcqcn.nvidia': 'NVIDIA 固件默认值', 'choice.dcqcn.paper': '论文参数（SIGCOMM 2015）',
+    'choice.fix.none': '不处理', 'choice.fix.watchdog': 'PFC 看门狗',
+    'choice.hash.crc16': 'CRC16', 'choice.hash.mixed': '混合更充分的哈希',
+    'unit.frames': '帧', 'unit.packets': '包', 'unit.links': '条链路', 'unit.ratio': '',
+    'axis.time': '时间（{u}）', 'axis.loss.goodput.x': '丢包率（%）', 'axis.loss.resent.x': '丢包率（%）',
+    'fig.incast.goodput_gbps': '总有效吞吐', 'fig.incast.fairness': '公平性（Jain 指数）', 'fig.incast.pauses': 'PAUSE 帧',
+    'fig.incast.cnps': 'CNP', 'fig.incast.drops': '丢包', 'fig.incast.peak_queue_kb': '队列峰值',
+    'fig.hol.victim_gbps': '受害流吞吐（有 incast）', 'fig.hol.victim_alone_gbps': '受害流吞吐（单独跑）',
+    'fig.hol.slowdown': '变慢倍数', 'fig.hol.pauses': 'PAUSE 帧', 'fig.hol.drops': '丢包',
+    'fig.storm.victim_gbps_before': '受害流吞吐：风暴之前', 'fig.storm.victim_gbps_during': '受害流吞吐：风暴之中',
+    'fig.storm.storm_pauses': '风暴中的 PAUSE 帧', 'fig.storm.watchdog_at_us': '看门狗触发时刻', 'fig.storm.watchdog_drops': '看门狗丢弃的包',
+    'fig.null.storm.watchdog_at_us': '未触发',
+    'fig.deadlock.delivered_mb': '已送达', 'fig.deadlock.stalled_for_us': '停滞时长', 'fig.deadlock.watchdog_drops': '看门狗丢弃的包',
+    'fig.loss.gbn_retention': 'go-back-N 保持率（最大丢包率下）', 'fig.loss.sr_retention': '选择性重传保持率（最大丢包率下）',
+    'fig.loss.tcp_retention': 'TCP 保持率（最大丢包率下）',
+    'fig.qps.gbps_one': '吞吐：1 个 QP', 'fig.qps.gbps_many': '吞吐：N 个 QP',
+    'fig.qps.max_share_one': '最忙脊链路的份额：1 个 QP', 'fig.qps.max_share_many': '最忙脊链路的份额：N 个 QP',
+    'fig.trouble.goodput_gbps': '有效吞吐', 'fig.trouble.completions_ok': '成功完成', 'fig.trouble.completions_err': '错误完成',
+    'chart.incast.queue': '发往接收方的出端口队列', 'chart.incast.rate': '每个发送方的有效吞吐',
+    'chart.incast.dcqcn_rate': '每个发送方的 DCQCN 当前速率 Rc', 'chart.incast.pauses': 'PAUSE 帧（累计）',
+    'chart.empty.incast.dcqcn_rate': 'DCQCN 已关闭：没有速率曲线',
+    'chart.hol.victim': '受害流吞吐随时间', 'chart.hol.queue': '干线入口队列', 'chart.hol.pauses': 'PAUSE 帧（累计）',
+    'chart.storm.flows': '各条流的吞吐随时间', 'chart.storm.pauses': '各端口发出的 PAUSE 帧（累计）',
+    'chart.deadlock.delivered': '每条流已送达（累计）', 'chart.deadlock.paused': '被暂停的环链路数',
+    'chart.loss.goodput': '吞吐与丢包率', 'chart.loss.resent': '重发 ÷ 丢失',
+    'chart.qps.paths': '各条脊上联链路的字节份额', 'chart.qps.throughput': '吞吐：1 个 QP 对 N 个 QP',
+    'v.hol': '受害流有 {pct}% 的时间被 PAUSE 暂停。',
+    'v.hol.none': '受害流没有被 PAUSE 暂停。',
+    'v.storm.yes': '已遏制：PFC 看门狗在 {at} µs 触发，风暴没有继续扩散。',
+    'v.storm.yes0': '已遏制：风暴没有扩散到整个网络。',
+    'v.storm.no': '没有遏制：PAUSE 风暴沿着交换机扩散，连与停止收包的主机无关的流也停了。',
+    'v.deadlock.yes': '死锁：从 {since} µs 起环上的流全部停住，停了 {for} µs。',
+    'v.deadlock.done': '没有死锁：所有流都完成了。',
+    'v.deadlock.no': '没有死锁：流一直在前进。',
+    'v.trouble.err': '应用看到的第一个错误完成：',
+    'v.trouble.ok': '没有错误完成（SUCCESS）。',
+    'tr.pick': '选择一个案例',
+    'tr.case': '案例 {n}',
+    'tr.case.head': '案例 {n}：{title}',
+    'tr.symptom': '症状：应用看到了什么',
+    'tr.counters': '两端网卡的计数器',
+    'tr.onlynz': '只显示不为零的',
+    'tr.nonzero': '{nz} 个计数器不为零（共 {n} 个）',
+    'tr.question': '原因是什么？',
+    'tr.hint': '先读上面的症状和计数器，再选一个原因。',
+    'tr.right': '✓ 对了。',
+    'tr.wrong': '✗ 不是这个，再看看计数器。',
+    'tr.reveal': '揭晓答案',
+    'tr.hide': '收起答案',
+    'tr.h.symptom': '症状', 'tr.h.cause': '原因和线索', 'tr.h.fix': '怎么修',
+    'col.host': '主机', 'col.counter': '计数器', 'col.value': '值', 'col.meaning': '含义',
+    'cause.rnr': '接收方没有及时投递接收 WQE（RNR）',
+    'cause.peer_gone': '对端的 QP 已经不在了（进程退出或 QP 被销毁）',
+    'cause.pfc_priority': 'RoCE 流量没有走在交换机的无损优先级上（PFC 优先级/信任模式不一致）',
+    'cause.mtu': 'QP 的路径 MTU 大于沿途某段链路允许的 MTU',
+    'cause.x_congestion': '普通的 incast 拥塞：交换机缓存不够大',
+    'cause.x_rkey': 'rkey 写错了（远端访问权限错误）',
+    'cause.x_cable': '线缆或光模块坏了（链路上有 CRC 错误）',
+    'explain.rnr': '响应方的 out_of_buffer 和请求方的 rnr_nak_retry_err 一起上涨：SEND 到达时接收队列是空的。修：提前投递足够的接收 WQE（或用 SRQ、做基于信用的流控）。',
+    'explain.peer_gone': '请求方只有 local_ack_timeout_err 在涨，其余为零：没有 ACK 也没有 NAK。修：通过带外连接或 RDMA CM 事件发现对端消失，重新建连。',
+    'explain.pfc_priority': 'rx_discards 上涨、RoCE 优先级上没有 PAUSE，丢包引起 out_of_sequence 和 packet_seq_err。修：网卡和交换机用同一种信任模式和同一张优先级映射，只对 RoCE 的优先级开 PFC。',
+    'explain.mtu': 'local_ack_timeout_err 上涨且错误和消息大小有关，没有 PAUSE 也没有 ECN 标记：大帧在某一跳被丢。修：path_mtu 设成整条路径都能通过的值，或沿途全开巨帧。',
+    'sym.slow': '没有报错，但是很慢', 'sym.stalled': '传输停住了', 'sym.hang': '传输停住了',
+    'sym.errors': '出现错误完成', 'sym.error': '出现错误完成',
+    'ctr.out_of_sequence': '响应方：乱序到达的包',
+    'ctr.packet_seq_err': '请求方：收到的序号错误 NAK',
+    'ctr.local_ack_timeout_err': '请求方：等 ACK 超时的次数',
+    'ctr.rnr_nak_retry_err': '请求方：收到的 RNR NAK',
+    'ctr.implied_nak_seq_err': '请求方：从 ACK 推断出的 READ 响应丢失',
+    'ctr.duplicate_request': '响应方：收到的重复请求',
+    'ctr.out_of_buffer': '响应方：没有接收 WQE 可用的次数',
+    'ctr.np_ecn_marked_roce_packets': '响应方：带 ECN 标记的 RoCE 包',
+    'ctr.np_cnp_sent': '响应方：发出的 CNP',
+    'ctr.rp_cnp_handled': '请求方：处理的 CNP（降速）',
+    'ctr.rx_discards': '交换机丢掉的、发往这台主机的包',
+    'ctr.rx_prio_pause': '收到的优先级 {p} PAUSE 帧',
+    'ctr.rx_prio_pause_duration': '因优先级 {p} 的 PAUSE 停发的时长（µs）',
+    'ctr.tx_prio_pause': '发出的优先级 {p} PAUSE 帧',
+    'ctr.tx_prio_pause_duration': '发出 PAUSE 要求对方停发的时长（µs）',
+  },
+  en: {
+    'labs.title': 'Fabric labs',
+    'labs.lead': 'Seven fabric experiments, each one a real simulation: change the parameters, read the charts and the counters.',
+    'labs.back': '← All labs',
+    'labs.n': 'Lab {n}',
+    'lab.unknown': 'No such lab: {id}',
+    'lab.params': 'Parameters',
+    'lab.run': 'Run',
+    'lab.reset': 'Defaults',
+    'lab.look': 'What to look at',
+    'lab.charts': 'Charts',
+    'lab.counters': 'Counters',
+    'lab.url': 'This page\'s address is the experiment: copy the link to reproduce it.',
+    'lab.meta': '{events} simulation events · {ms} ms on the server',
+    'lab.nodata': 'Nothing to plot in this run',
+    'run.busy': 'Simulating…',
+    'run.done': 'Done',
+    'run.done.v': 'Done: {v}',
+    'run.error': 'Error',
+    'yes': 'yes', 'no': 'no',
+    'lab.incast': 'Incast: many to one with PFC, ECN and DCQCN',
+    'lab.hol': 'PFC head-of-line blocking: the innocent victim',
+    'lab.storm': 'PAUSE storm and the PFC watchdog',
+    'lab.deadlock': 'PFC deadlock: a cyclic buffer dependency',
+    'lab.loss': 'Loss recovery: go-back-N, selective repeat and TCP',
+    'lab.qps': 'One QP or many: ECMP over a leaf-spine',
+    'lab.trouble': 'Troubleshooting: find the cause in the counters',
+    'lab.incast.desc': 'Several senders write to one receiver at once: watch the queue, PAUSE frames, CNPs and each sender\'s rate.',
+    'lab.hol.desc': 'A flow that has nothing to do with the congestion is slowed down by PAUSE just because it shares the trunk.',
+    'lab.storm.desc': 'A host stops draining and floods PAUSE: the storm spreads. Can the watchdog contain it?',
+    'lab.deadlock.desc': 'On a ring of switches each host writes two switches away: the PAUSEs close a loop and every flow stops.',
+    'lab.loss.desc': 'Sweep the loss rate up from zero: how much goodput go-back-N, selective repeat and TCP keep.',
+    'lab.qps.desc': 'One QP takes one path; many QPs let ECMP spread the bytes over the spines.',
+    'lab.trouble.desc': 'Four broken setups: from the application\'s symptom and the NIC counters alone, name the cause.',
+    'param.senders': 'senders', 'param.link_gbps': 'link speed', 'param.pfc': 'PFC (lossless)',
+    'param.ecn': 'ECN marking', 'param.dcqcn': 'DCQCN', 'param.ecn_on_dequeue': 'mark ECN on dequeue',
+    'param.duration_us': 'duration', 'param.watchdog': 'PFC watchdog', 'param.stall_at_us': 'host stops draining at',
+    'param.detect_us': 'watchdog detection time', 'param.switches': 'switches', 'param.fix': 'fix',
+    'param.max_loss_pct': 'largest loss rate', 'param.message_kb': 'message size', 'param.qps': 'QPs',
+    'param.spines': 'spines', 'param.spine_gbps': 'spine link speed', 'param.hash': 'ECMP hash', 'param.case': 'case',
+    'choice.dcqcn.off': 'off', 'choice.dcqcn.nvidia': 'NVIDIA firmware defaults', 'choice.dcqcn.paper': 'paper (SIGCOMM 2015)',
+    'choice.fix.none': 'none', 'choice.fix.watchdog': 'PFC watchdog',
+    'choice.hash.crc16': 'CRC16', 'choice.hash.mixed': 'better-mixing hash',
+    'unit.frames': 'frames', 'unit.packets': 'packets', 'unit.links': 'links', 'unit.ratio': '',
+    'axis.time': 'time ({u})', 'axis.loss.goodput.x': 'loss rate (%)', 'axis.loss.resent.x': 'loss rate (%)',
+    'fig.incast.goodput_gbps': 'total goodput', 'fig.incast.fairness': 'fairness (Jain index)', 'fig.incast.pauses': 'PAUSE frames',
+    'fig.incast.cnps': 'CNPs', 'fig.incast.drops': 'drops', 'fig.incast.peak_queue_kb': 'peak queue',
+    'fig.hol.victim_gbps': 'victim goodput (with the incast)', 'fig.hol.victim_alone_gbps': 'victim goodput (alone)',
+    'fig.hol.slowdown': 'slowdown', 'fig.hol.pauses': 'PAUSE frames', 'fig.hol.drops': 'drops',
+    'fig.storm.victim_gbps_before': 'victim goodput before the stall', 'fig.storm.victim_gbps_during': 'victim goodput during the storm',
+    'fig.storm.storm_pauses': 'PAUSE frames in the storm', 'fig.storm.watchdog_at_us': 'watchdog fired at', 'fig.storm.watchdog_drops': 'watchdog drops',
+    'fig.null.storm.watchdog_at_us': 'not triggered',
+    'fig.deadlock.delivered_mb': 'delivered', 'fig.deadlock.stalled_for_us': 'stalled for', 'fig.deadlock.watchdog_drops': 'watchdog drops',
+    'fig.loss.gbn_retention': 'go-back-N retention (largest loss rate)', 'fig.loss.sr_retention': 'selective repeat retention (largest loss rate)',
+    'fig.loss.tcp_retention': 'TCP retention (largest loss rate)',
+    'fig.qps.gbps_one': 'throughput, 1 QP', 'fig.qps.gbps_many': 'throughput, N QPs',
+    'fig.qps.max_share_one': 'busiest spine\'s share, 1 QP', 'fig.qps.max_share_many': 'busiest spine\'s share, N QPs',
+    'fig.trouble.goodput_gbps': 'goodput', 'fig.trouble.completions_ok': 'successful completions', 'fig.trouble.completions_err': 'error completions',
+    'chart.incast.queue': 'Egress queue towards the receiver', 'chart.incast.rate': 'Goodput per sender',
+    'chart.incast.dcqcn_rate': 'Each sender\'s current DCQCN rate Rc', 'chart.incast.pauses': 'PAUSE frames (cumulative)',
+    'chart.empty.incast.dcqcn_rate': 'DCQCN is off: no rate to plot',
+    'chart.hol.victim': 'Victim goodput over time', 'chart.hol.queue': 'Trunk ingress queue', 'chart.hol.pauses': 'PAUSE frames (cumulative)',
+    'chart.storm.flows': 'Goodput per flow over time', 'chart.storm.pauses': 'PAUSE frames sent per port (cumulative)',
+    'chart.deadlock.delivered': 'Delivered per flow (cumulative)', 'chart.deadlock.paused': 'Ring links paused',
+    'chart.loss.goodput': 'Goodput against the loss rate', 'chart.loss.resent': 'Resent ÷ lost',
+    'chart.qps.paths': 'Share of the bytes per spine uplink', 'chart.qps.throughput': 'Throughput: 1 QP against N QPs',
+    'v.hol': 'The victim was paused by PAUSE {pct}% of the time.',
+    'v.hol.none': 'The victim was never paused.',
+    'v.storm.yes': 'Contained: the PFC watchdog fired at {at} µs and the storm stopped spreading.',
+    'v.storm.yes0': 'Contained: the storm did not spread through the fabric.',
+    'v.storm.no': 'Not contained: the PAUSE storm spread through the switches and stopped flows that have nothing to do with the stalled host.',
+    'v.deadlock.yes': 'Deadlocked: every flow on the ring stopped at {since} µs and stayed stopped for {for} µs.',
+    'v.deadlock.done': 'No deadlock: every flow completed.',
+    'v.deadlock.no': 'No deadlock: the flows kept moving.',
+    'v.trouble.err': 'The first error completion the application saw: ',
+    'v.trouble.ok': 'No error completion (SUCCESS).',
+    'tr.pick': 'Pick a case',
+    'tr.case': 'Case {n}',
+    'tr.case.head': 'Case {n}: {title}',
+    'tr.symptom': 'Symptom: what the application sees',
+    'tr.counters': 'The NIC counters on both ends',
+    'tr.onlynz': 'Non-zero only',
+    'tr.nonzero': '{nz} of {n} counters are not zero',
+    'tr.question': 'What is the cause?',
+    'tr.hint': 'Read the symptom and the counters above first, then pick a cause.',
+    'tr.right': '✓ Right.',
+    'tr.wrong': '✗ Not this one: look at the counters again.',
+    'tr.reveal': 'Reveal the answer',
+    'tr.hide': 'Hide the answer',
+    'tr.h.symptom': 'Symptom', 'tr.h.cause': 'Cause and clues', 'tr.h.fix': 'Fix',
+    'col.host': 'host', 'col.counter': 'counter', 'col.value': 'value', 'col.meaning': 'meaning',
+    'cause.rnr': 'The receiver does not post receive WQEs in time (RNR)',
+    'cause.peer_gone': 'The peer\'s QP is gone (process exited or QP destroyed)',
+    'cause.pfc_priority': 'RoCE traffic is not on the switch\'s lossless priority (PFC priority / trust mode mismatch)',
+    'cause.mtu': 'The QP\'s path MTU is larger than some link on the path allows',
+    'cause.x_congestion': 'Plain incast congestion: the switch buffer is too small',
+    'cause.x_rkey': 'A wrong rkey (remote access error)',
+    'cause.x_cable': 'A bad cable or optic (CRC errors on the link)',
+    'explain.rnr': 'The responder\'s out_of_buffer and the requester\'s rnr_nak_retry_err rise together: SENDs arrive at an empty receive queue. Fix: post enough receive WQEs ahead (or use an SRQ, or credit-based flow control).',
+    'explain.peer_gone': 'Only the requester\'s local_ack_timeout_err rises, everything else is zero: no ACK, no NAK. Fix: detect the peer going away through the out-of-band connection or RDMA CM events, and reconnect.',
+    'explain.pfc_priority': 'rx_discards rises, there is no PAUSE on the RoCE priority, and the drops show up as out_of_sequence and packet_seq_err. Fix: the same trust mode and priority map on NICs and switches, PFC only on the RoCE priority.',
+    'explain.mtu': 'local_ack_timeout_err rises, the errors follow the message size, and there is no PAUSE and no ECN mark: large frames are dropped at one hop. Fix: a path_mtu every hop passes, or jumbo frames all along the path.',
+    'sym.slow': 'no error, but slow', 'sym.stalled': 'the transfer stalls', 'sym.hang': 'the transfer stalls',
+    'sym.errors': 'error completions', 'sym.error': 'error completions',
+    'ctr.out_of_sequence': 'responder: packets that arrived out of sequence',
+    'ctr.packet_seq_err': 'requester: sequence-error NAKs received',
+    'ctr.local_ack_timeout_err': 'requester: ACK timer expirations',
+    'ctr.rnr_nak_retry_err': 'requester: RNR NAKs received',
+    'ctr.implied_nak_seq_err': 'requester: READ responses found missing from an ACK',
+    'ctr.duplicate_request': 'responder: duplicate requests received',
+    'ctr.out_of_buffer': 'responder: no receive WQE available',
+    'ctr.np_ecn_marked_roce_packets': 'responder: ECN-marked RoCE packets',
+    'ctr.np_cnp_sent': 'responder: CNPs sent',
+    'ctr.rp_cnp_handled': 'requester: CNPs handled (rate cuts)',
+    'ctr.rx_discards': 'packets towards this host the switch dropped',
+    'ctr.rx_prio_pause': 'priority {p} PAUSE frames received',
+    'ctr.rx_prio_pause_duration': 'time paused by priority {p} PAUSE (µs)',
+    'ctr.tx_prio_pause': 'priority {p} PAUSE frames sent',
+    'ctr.tx_prio_pause_duration': 'time this end asked the peer to pause (µs)',
+  },
+};
+
+/** Whether the string table has `key`. */
+const has = (key) => key in S[lang()] || key in S.zh;
+
+/** A string of this module's table (falling back to i18n.js), `{name}` filled from `vars`. */
+function tt(key, vars = {}) {
+  const s = S[lang()][key] ?? S.zh[key];
+  if (s == null) return t(key, vars);
+  return s.replace(/\{(\w+)\}/g, (_, k) => (k in vars ? String(vars[k]) : `{${k}}`));
+}
+
+/** `key` from the table, or `fallback` when the table lacks it. */
+const ttOr = (key, fallback, vars) => (has(key) ? tt(key, vars) : fallback);
+
+const unitText = (u) => (u ? ttOr(`unit.${u}`, u) : '');
+
+/** A number for people: grouped integers, a few significant digits otherwise. */
+function fmtNum(v) {
+  if (v == null || v === '') return '—';
+  if (typeof v === 'boolean') return tt(v ? 'yes' : 'no');
+  if (typeof v !== 'number' || !Number.isFinite(v)) return String(v);
+  const loc = lang() === 'en' ? 'en-US' : 'zh-CN';
+  if (Number.isInteger(v)) return v.toLocaleString(loc);
+  const a = Math.abs(v);
+  if (a < 1) return v.toLocaleString(loc, { maximumSignificantDigits: 3 });
+  return v.toLocaleString(loc, { maximumFractionDigits: a >= 100 ? 0 : a >= 10 ? 1 : 2 });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Charts: pure functions from a LabResult chart to an SVG string.
+
+const PALETTE = ['#0b6bcb', '#c2571a', '#0a8a5c', '#7b5cd6', '#b07a00', '#d1477a', '#2a9fb0', '#56606b', '#8c5a2b', '#5f8f1f'];
+const DASHES = ['', '6 3', '2 3'];
+
+/** The colour and dash of series `i`. */
+function seriesStyle(i) {
+  return { color: PALETTE[i % PALETTE.length], dash: DASHES[Math.floor(i / PALETTE.length) % DASHES.length] };
+}
+
+/** A tick label: short, no float noise. */
+function fmtTick(v) {
+  const a = Math.abs(v);
+  if (a >= 1e6) return `${+(v / 1e6).toPrecision(3)}M`;
+  if (a >= 1e4) return `${+(v / 1e3).toPrecision(3)}k`;
+  return String(+v.toPrecision(4));
+}
+
+/** Ticks over [lo, hi] at a 1/2/5 × 10^k step, about `n` of them; `extend` rounds the ends out. */
+export function niceTicks(lo, hi, n = 5, extend = false, minStep = 0) {
+  if (!(hi > lo)) hi = lo + 1;
+  const raw = (hi - lo) / Math.max(1, n);
+  const p = 10 ** Math.floor(Math.log10(raw));
+  const f = raw / p;
+  const step = Math.max(minStep, (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * p);
+  const dec = Math.max(0, -Math.floor(Math.log10(step)) + 1);
+  const round = (x) => Number(x.toFixed(dec));
+  const a = extend ? Math.floor(lo / step + 1e-9) * step : Math.ceil(lo / step - 1e-9) * step;
+  const b = extend ? Math.ceil(hi / step - 1e-9) * step : hi;
+  const ticks = [];
+  for (let k = 0, x = a; x <= b + step * 1e-6 && k < 100; k += 1, x = a + k * step) ticks.push(round(x));
+  return { lo: extend ? round(a) : lo, hi: extend ? round(b) : hi, step, ticks };
+}
+
+/** Rough width of `s` at 12 px (CJK characters are wider). */
+function textWidth(s) {
+  let w = 0;
+  for (const ch of String(s)) w += ch.codePointAt(0) > 0x2e80 ? 12 : 7;
+  return w;
+}
+
+/** The legend's items laid out in rows no wider than `width`. */
+function legendLayout(names, width) {
+  const items = [];
+  let x = 0, row = 0;
+  for (const n of names) {
+    const w = 22 + textWidth(n) + 14;
+    if (x > 0 && x + w > width) { row += 1; x = 0; }
+    items.push({ name: n, x, row });
+    x += w;
+  }
+  return { items, rows: names.length ? row + 1 : 0 };
+}
+
+/** Index of the point of sorted `pts` whose x is nearest to `x`. */
+function nearest(pts, x) {
+  let lo = 0, hi = pts.length - 1;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (pts[mid][0] <= x) lo = mid; else hi = mid;
+  }
+  return Math.abs(pts[hi][0] - x) < Math.abs(pts[lo][0] - x) ? hi : lo;
+}
+
+const r1 = (v) => Math.round(v * 10) / 10;
+const lowest = (a) => a.reduce((m, v) => (v < m ? v : m), Infinity);
+const highest = (a) => a.reduce((m, v) => (v > m ? v : m), -Infinity);
+
+/**
+ * One chart of a LabResult as an SVG string: line and step charts with axes, ticks, unit labels,
+ * a legend and a hover column per x (its <title> lists every series there); bar charts grouped
+ * by category. `opts`: title, width (px; the drawing is 1:1 at that width), xLabel, yLabel,
+ * xUnit, yUnit (shown in tooltips), empty (the text when there is nothing to plot).
+ */
+export function chartSvg(chart, opts = {}) {
+  const title = opts.title ?? chart.id;
+  const xUnit = opts.xUnit ?? chart.x_unit ?? '';
+  const yUnit = opts.yUnit ?? chart.y_unit ?? '';
+  const xLabel = opts.xLabel ?? xUnit;
+  const yLabel = opts.yLabel ?? yUnit;
+  const kind = chart.kind === 'bar' ? 'bar' : chart.kind === 'step' ? 'step' : 'line';
+  const series = (chart.series || []).map((s, i) => ({
+    name: String(s.name ?? `#${i + 1}`),
+    labels: Array.isArray(s.labels) ? s.labels : null,
+    points: (s.points || []).filter((p) => Array.isArray(p) && Number.isFinite(p[0]) && (p[1] === null || Number.isFinite(p[1])))
+      .sort((a, b) => a[0] - b[0]),
+  }));
+  const W = Math.max(280, Math.round(opts.width || 560));
+  const m = { l: 50, r: 16, t: 46, b: kind === 'bar' ? 34 : 42 };
+  const pw = W - m.l - m.r;
+  const ph = W < 420 ? 170 : 200;
+  const legend = legendLayout(series.map((s) => s.name), pw);
+  const legendTop = m.t + ph + m.b;
+  const H = legendTop + (legend.rows ? legend.rows * 18 + 8 : 4);
+  const label = `${title}${series.length ? `: ${series.map((s) => s.name).join(', ')}` : ''}`;
+  const id = esc(chart.id);
+  let out = `<svg class="chart lab-chart" data-testid="lab-chart-${id}" data-chart="${id}" data-kind="${kind}" data-series="${series.length}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(label)}">`;
+  out += `<title>${esc(title)}</title><text class="lc-title" x="8" y="20">${esc(title)}</text>`;
+  if (yLabel) out += `<text class="lc-unit" x="8" y="${m.t - 10}">${esc(yLabel)}</text>`;
+  const ys = series.flatMap((s) => s.points.map((p) => p[1]).filter((y) => y !== null));
+  if (!ys.length) {
+    out += `<rect class="lc-frame" x="${m.l}" y="${m.t}" width="${pw}" height="${ph}"/>`;
+    out += `<text class="lc-empty" x="${m.l + pw / 2}" y="${m.t + ph / 2}">${esc(opts.empty || '—')}</text>`;
+    return `${out}</svg>`;
+  }
+  const yt = niceTicks(Math.min(0, lowest(ys)), Math.max(0, highest(ys)), ph < 180 ? 4 : 5, true, ys.every(Number.isInteger) ? 1 : 0);
+  const sy = (y) => r1(m.t + ph - ((y - yt.lo) / (yt.hi - yt.lo)) * ph);
+  for (const v of yt.ticks) {
+    out += `<line class="lc-grid" x1="${m.l}" x2="${m.l + pw}" y1="${sy(v)}" y2="${sy(v)}"/>`;
+    out += `<text class="lc-tick y" x="${m.l - 6}" y="${sy(v) + 4}">${esc(fmtTick(v))}</text>`;
+  }
+  const fmtV = (v, u) => `${fmtTick(v)}${u ? ` ${u}` : ''}`;
+  if (kind === 'bar') {
+    out += barsBody(series, { m, pw, ph, sy, yUnit, fmtV });
+  } else {
+    const xs = series.flatMap((s) => s.points.map((p) => p[0]));
+    let x0 = lowest(xs), x1 = highest(xs);
+    if (x1 === x0) { x0 -= 1; x1 += 1; }
+    const sx = (x) => r1(m.l + ((x - x0) / (x1 - x0)) * pw);
+    const xt = niceTicks(x0, x1, W < 420 ? 4 : 6);
+    for (const v of xt.ticks) {
+      out += `<line class="lc-tickmark" x1="${sx(v)}" x2="${sx(v)}" y1="${m.t + ph}" y2="${m.t + ph + 4}"/>`;
+      out += `<text class="lc-tick x" x="${sx(v)}" y="${m.t + ph + 17}">${esc(fmtTick(v))}</text>`;
+    }
+    if (xLabel) out += `<text class="lc-unit x" x="${m.l + pw}" y="${m.t + ph + 34}">${esc(xLabel)}</text>`;
+    series.forEach((s, i) => {
+      const st = seriesStyle(i);
+      let d = '';
+      let pen = false;
+      for (const [x, y] of s.points) {
+        if (y === null) { pen = false; continue; }
+        if (!pen) d += `M${sx(x)},${sy(y)}`;
+        else d += kind === 'step' ? `H${sx(x)}V${sy(y)}` : `L${sx(x)},${sy(y)}`;
+        pen = true;
+      }
+      out += `<path class="lc-line" data-name="${esc(s.name)}" data-points="${s.points.length}" d="${d}" stroke="${st.color}"${st.dash ? ` stroke-dasharray="${st.dash}"` : ''}><title>${esc(s.name)}</title></path>`;
+      if (s.points.length <= 40) {
+        for (const [x, y] of s.points) {
+          if (y !== null) out += `<circle class="lc-dot" cx="${sx(x)}" cy="${sy(y)}" r="2.8" fill="${st.color}"/>`;
+        }
+      }
+    });
+    out += hoverColumns(series, { m, pw, ph, sx, x0, x1, xUnit, yUnit, fmtV });
+  }
+  out += `<line class="lc-axis" x1="${m.l}" x2="${m.l}" y1="${m.t}" y2="${m.t + ph}"/>`;
+  out += `<line class="lc-axis" x1="${m.l}" x2="${m.l + pw}" y1="${sy(Math.max(0, yt.lo))}" y2="${sy(Math.max(0, yt.lo))}"/>`;
+  for (const it of legend.items) {
+    const i = series.findIndex((s) => s.name === it.name && !s.legended);
+    series[i].legended = true;
+    const st = seriesStyle(i);
+    const x = m.l + it.x, y = legendTop + it.row * 18 + 8;
+    const sw = kind === 'bar'
+      ? `<rect x="${x}" y="${y - 9}" width="16" height="10" fill="${st.color}"/>`
+      : `<line x1="${x}" x2="${x + 16}" y1="${y - 4}" y2="${y - 4}" stroke="${st.color}" stroke-width="2.5"${st.dash ? ` stroke-dasharray="${st.dash}"` : ''}/>`;
+    out += `<g class="lc-legend">${sw}<text x="${x + 22}" y="${y}">${esc(it.name)}</text></g>`;
+  }
+  return `${out}</svg>`;
+}
+
+/** Transparent columns over the plot, one per x (at most 160), each titled with every series there. */
+function hoverColumns(series, { m, pw, ph, sx, x0, x1, xUnit, yUnit, fmtV }) {
+  let xs = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
+  const MAX = 160;
+  if (xs.length > MAX) xs = Array.from({ length: MAX }, (_, k) => x0 + ((x1 - x0) * k) / (MAX - 1));
+  const px = xs.map(sx);
+  let out = '<g class="lc-hover">';
+  xs.forEach((x, k) => {
+    const a = k ? (px[k - 1] + px[k]) / 2 : m.l;
+    const b = k + 1 < xs.length ? (px[k] + px[k + 1]) / 2 : m.l + pw;
+    const lines = [fmtV(x, xUnit)];
+    for (const s of series.slice(0, 24)) {
+      if (!s.points.length) continue;
+      const p = s.points[nearest(s.points, x)];
+      lines.push(`${s.name}: ${p[1] === null ? '—' : fmtV(p[1], yUnit)}`);
+    }
+    out += `<rect x="${r1(a)}" y="${m.t}" width="${r1(Math.max(0.5, b - a))}" height="${ph}"><title>${esc(lines.join('\n'))}</title></rect>`;
+  });
+  return `${out}</g>`;
+}
+
+/** The bars of a bar chart: categories are the x indices, named by the series' `labels`. */
+function barsBody(series, { m, pw, ph, sy, yUnit, fmtV }) {
+  const cats = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
+  const catName = (x) => {
+    for (const s of series) if (s.labels && s.labels[x] != null) return String(s.labels[x]);
+    return cats.length > 1 ? String(x) : '';
+  };
+  const gw = pw / cats.length;
+  const inner = gw * 0.8;
+  const bw = inner / Math.max(1, series.length);
+  const showValues = bw >= 22;
+  const base = sy(0);
+  let out = '';
+  series.forEach((s, i) => {
+    const st = seriesStyle(i);
+    out += `<g class="lc-bars" data-name="${esc(s.name)}" data-points="${s.points.length}" fill="${st.color}">`;
+    for (const [x, y] of s.points) {
+      if (y === null) continue;
+      const c = cats.indexOf(x);
+      const bx = r1(m.l + c * gw + (gw - inner) / 2 + i * bw);
+      const top = Math.min(sy(y), base), h = Math.abs(sy(y) - base);
+      const name = catName(x);
+      out += `<rect x="${bx}" y="${top}" width="${r1(Math.max(1, bw - 2))}" height="${r1(Math.max(h, y ? 1 : 0))}" data-value="${y}"><title>${esc(`${name ? `${name} · ` : ''}${s.name}: ${fmtV(y, yUnit)}`)}</title></rect>`;
+      if (showValues) out += `<text class="lc-val" x="${r1(bx + (bw - 2) / 2)}" y="${top - 3}">${esc(fmtTick(y))}</text>`;
+    }
+    out += '</g>';
+  });
+  cats.forEach((x, c) => {
+    let name = catName(x);
+    const room = Math.floor(gw / 7);
+    if (name.length > room && room > 2) name = `${name.slice(0, room - 1)}…`;
+    out += `<text class="lc-tick x" x="${r1(m.l + c * gw + gw / 2)}" y="${m.t + ph + 17}">${esc(name)}</text>`;
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data.
+
+let descCache = null;
+/** The labs' descriptors, fetched once. */
+function labDescriptors() {
+  descCache ??= api('/api/labs').then((d) => (Array.isArray(d) ? d : d.labs || []), (e) => { descCache = null; throw e; });
+  return descCache;
+}
+
+const courseCache = new Map();
+/** The labs' text in the page language, or null while `/api/course/<lang>/labs` is missing. */
+function courseLabs() {
+  const l = lang();
+  if (!courseCache.has(l)) {
+    courseCache.set(l, api(`/api/course/${l}/labs`).then((c) => c.labs || [], () => { courseCache.delete(l); return null; }));
+  }
+  return courseCache.get(l);
+}
+
+const isCase = (lab, p) => lab === 'trouble' && p.name === 'case';
+const caseIds = (desc) => {
+  const p = desc.params.find((q) => isCase(desc.id, q));
+  return p && p.choices && p.choices.length ? p.choices.map(String) : CASES;
+};
+
+/** A parameter's value from its text (URL or form): typed when it parses, the raw text otherwise. */
+function parseParam(lab, p, raw) {
+  const s = String(raw).trim();
+  if (p.kind !== 'bool' && p.kind !== 'choice') {
+    const n = Number(s);
+    return s !== '' && Number.isFinite(n) ? n : s;
+  }
+  if (p.kind === 'bool') {
+    if (/^(true|1|on|yes)$/i.test(s)) return true;
+    if (/^(false|0|off|no)$/i.test(s)) return false;
+    return s;
+  }
+  const choices = p.choices || [];
+  // The troubleshooting case is written as its number in the URL, so the address does not name the cause.
+  if (isCase(lab, p) && /^\d+$/.test(s) && +s >= 1 && +s <= choices.length) return choices[+s - 1];
+  const c = choices.find((x) => String(x) === s);
+  return c === undefined ? s : c;
+}
+
+/** The parameters the URL asks for (defaults for the rest). */
+function fromQuery(desc) {
+  const q = new URLSearchParams(location.search);
+  const v = {};
+  for (const p of desc.params) {
+    const raw = q.get(p.name);
+    v[p.name] = raw == null ? p.default : parseParam(desc.id, p, raw);
+  }
+  return v;
+}
+
+/** The query pairs for `values`: only what differs from the defaults. */
+function toQuery(desc, values) {
+  const pairs = [];
+  for (const p of desc.params) {
+    const v = values[p.name];
+    if (v === undefined || String(v) === String(p.default)) continue;
+    if (isCase(desc.id, p)) {
+      const k = (p.choices || []).findIndex((c) => String(c) === String(v));
+      pairs.push([p.name, k >= 0 ? String(k + 1) : String(v)]);
+    } else pairs.push([p.name, String(v)]);
+  }
+  return pairs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The index.
+
+const labTitle = (id, text) => (text && text.title) || ttOr(`lab.${id}`, id);
+const labSummary = (id, text) => (text && text.summary) || ttOr(`lab.${id}.desc`, '');
+
+/** The ids to list: the known order first, then any lab the API adds. */
+function orderIds(ids) {
+  return [...LABS.filter((id) => ids.includes(id)), ...ids.filter((id) => !LABS.includes(id))];
+}
+
+export async function renderLabs(main, live) {
+  const [descs, course] = await Promise.all([labDescriptors().catch(() => null), courseLabs()]);
+  if (!live()) return;
+  document.title = `${tt('labs.title')} · ${t('title')}`;
+  const ids = orderIds(descs ? descs.map((d) => d.id) : LABS);
+  const cards = ids.map((id, i) => {
+    const text = course && course.find((l) => l.id === id);
+    return `
+    <li class="card lab-card" data-lab="${esc(id)}">
+      <a data-link href="${href(`/lab/${encodeURIComponent(id)}`)}">
+        <span class="num">${esc(tt('labs.n', { n: i + 1 }))}</span>
+        <strong>${esc(labTitle(id, text))}</strong>
+        <span class="goal">${esc(labSummary(id, text))}</span>
+      </a>
+    </li>`;
+  }).join('');
+  main.innerHTML = `
+    <section class="labs">
+      <h1>${esc(tt('labs.title'))}</h1>
+      <p class="lead">${esc(tt('labs.lead'))}</p>
+      <ol class="cards lab-cards">${cards}</ol>
+    </section>`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The form.
+
+function paramLabel(p) {
+  return ttOr(`param.${p.name}`, p.name);
+}
+
+function choiceLabel(p, c) {
+  const base = ttOr(`choice.${p.name}.${c}`, String(c));
+  return p.unit && typeof c === 'number' ? `${base} ${unitText(p.unit)}` : base;
+}
+
+function fieldHtml(lab, p, v) {
+  const id = `lp-${p.name.replace(/\W/g, '-')}`;
+  const name = `<code class="lab-pname">${esc(p.name)}</code>`;
+  const unit = p.unit ? ` <span class="unit">(${esc(unitText(p.unit))})</span>` : '';
+  const label = esc(paramLabel(p));
+  if (p.kind === 'bool') {
+    return `<div class="lab-param bool"><label for="${id}"><input id="${id}" type="checkbox" data-param="${esc(p.name)}"${v === true ? ' checked' : ''}> ${label}</label>${name}</div>`;
+  }
+  if (p.kind === 'choice') {
+    const choices = [...(p.choices || [])];
+    if (!choices.some((c) => String(c) === String(v))) choices.push(v);
+    const opts = choices.map((c) => `<option value="${esc(c)}"${String(c) === String(v) ? ' selected' : ''}>${esc(choiceLabel(p, c))}</option>`).join('');
+    return `<div class="lab-param"><label for="${id}">${label}${unit}</label><select id="${id}" data-param="${esc(p.name)}">${opts}</select>${name}</div>`;
+  }
+  const lim = `${p.min != null ? ` min="${esc(p.min)}"` : ''}${p.max != null ? ` max="${esc(p.max)}"` : ''}`;
+  const num = typeof v === 'number' ? v : p.default;
+  const step = p.kind === 'int' ? '1' : 'any';
+  return `<div class="lab-param int"><label for="${id}">${label}${unit}</label>
+      <span class="lab-int"><input id="${id}" type="number" step="${step}"${lim} data-param="${esc(p.name)}" value="${esc(v)}">
+      ${p.min != null && p.max != null ? `<input type="range" step="${step}"${lim} value="${esc(num)}" data-mirror="${esc(p.name)}" aria-label="${label}">` : ''}</span>${name}</div>`;
+}
+
+/** The troubleshooting lab's case picker: neutral names, "case 1" … "case 4". */
+function casePickerHtml(p, v) {
+  const radios = (p.choices || CASES).map((c, i) => `
+      <label class="lab-case"><input type="radio" name="lp-case" value="${esc(c)}" data-param="${esc(p.name)}"${String(c) === String(v) ? ' checked' : ''}> ${esc(tt('tr.case', { n: i + 1 }))}</label>`).join('');
+  return `<fieldset class="lab-cases"><legend>${esc(tt('tr.pick'))}</legend>${radios}</fieldset>`;
+}
+
+function formHtml(desc, values) {
+  const lab = desc.id;
+  const cases = desc.params.filter((p) => isCase(lab, p)).map((p) => casePickerHtml(p, values[p.name])).join('');
+  const rest = desc.params.filter((p) => !isCase(lab, p));
+  const grid = rest.length
+    ? `<fieldset class="lab-params"><legend>${esc(tt('lab.params'))}</legend><div class="grid">${rest.map((p) => fieldHtml(lab, p, values[p.name])).join('')}</div></fieldset>`
+    : '';
+  return `
+    <form class="lab-form" data-testid="lab-form" novalidate>
+      ${cases}${grid}
+      <div class="lab-actions">
+        <button type="submit" class="button" data-testid="lab-run">${esc(tt('lab.run'))}</button>
+        <a class="button secondary" data-link href="${href(`/lab/${encodeURIComponent(lab)}`)}">${esc(tt('lab.reset'))}</a>
+        <span class="status lab-status" role="status" aria-live="polite"></span>
+      </div>
+      <p class="error lab-error" role="alert" hidden></p>
+    </form>`;
+}
+
+/** The form's values, typed like the descriptor; an emptied number field is left to its default. */
+function readForm(form, desc) {
+  const v = {};
+  for (const p of desc.params) {
+    const els = [...form.querySelectorAll('[data-param]')].filter((e) => e.dataset.param === p.name);
+    if (!els.length) continue;
+    const el = els[0];
+    if (el.type === 'radio') {
+      const on = els.find((e) => e.checked);
+      if (on) v[p.name] = parseParam(desc.id, p, on.value);
+    } else if (el.type === 'checkbox') {
+      v[p.name] = el.checked;
+    } else if (el.value.trim() !== '') {
+      v[p.name] = parseParam(desc.id, p, el.value);
+    }
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The result.
+
+function figureLabel(lab, id) {
+  return ttOr(`fig.${lab}.${id}`, id);
+}
+
+function figuresHtml(lab, figures) {
+  const items = (figures || []).map((f) => {
+    const none = f.value == null;
+    const shown = none ? ttOr(`fig.null.${lab}.${f.id}`, '—') : fmtNum(f.value);
+    const unit = !none && f.unit ? ` <span class="unit">${esc(unitText(f.unit))}</span>` : '';
+    return `<li class="lab-fig" data-figure="${esc(f.id)}" data-value="${none ? '' : esc(f.value)}">
+        <span class="lab-fig-label">${esc(figureLabel(lab, f.id))}</span>
+        <span class="lab-fig-value"><span class="v">${esc(shown)}</span>${unit}</span></li>`;
+  }).join('');
+  return `<ul class="lab-figures" data-testid="lab-figures">${items}</ul>`;
+}
+
+const figValue = (res, id) => {
+  const f = (res.figures || []).find((x) => x.id === id);
+  return f ? f.value : null;
+};
+
+/** The verdict in words and a tone (good, bad, warn or ''), as [html, plain text, tone]. */
+function verdictWords(lab, v, res) {
+  const say = (s, tone) => [esc(s), s, tone];
+  if (lab === 'hol' && 'victim_paused_pct' in v) {
+    const pct = Number(v.victim_paused_pct);
+    return pct > 0 ? say(tt('v.hol', { pct: fmtNum(pct) }), pct >= 5 ? 'bad' : 'warn') : say(tt('v.hol.none'), 'good');
+  }
+  if (lab === 'storm' && 'contained' in v) {
+    if (!v.contained) return say(tt('v.storm.no'), 'bad');
+    const at = figValue(res, 'watchdog_at_us');
+    return say(at == null ? tt('v.storm.yes0') : tt('v.storm.yes', { at: fmtNum(at) }), 'good');
+  }
+  if (lab === 'deadlock' && 'deadlocked' in v) {
+    if (v.deadlocked) return say(tt('v.deadlock.yes', { since: fmtNum(v.stalled_since_us), for: fmtNum(v.stalled_for_us) }), 'bad');
+    return say(tt(v.completed ? 'v.deadlock.done' : 'v.deadlock.no'), 'good');
+  }
+  if (lab === 'trouble' && 'status' in v) {
+    const sym = v.symptom ? ttOr(`sym.${v.symptom}`, String(v.symptom)) : '';
+    const symHtml = sym ? ` <span class="lab-symptom-id">${esc(sym)}</span>` : '';
+    if (v.status === 'SUCCESS') return [`${esc(tt('v.trouble.ok'))}${symHtml}`, `${tt('v.trouble.ok')} ${sym}`.trim(), 'warn'];
+    return [`${esc(tt('v.trouble.err'))}<code>${esc(v.status)}</code>${symHtml}`, `${tt('v.trouble.err')}${v.status} ${sym}`.trim(), 'bad'];
+  }
+  const parts = Object.entries(v).map(([k, x]) => `${k}: ${typeof x === 'object' && x !== null ? JSON.stringify(x) : fmtNum(x)}`);
+  return say(parts.join(' · '), '');
+}
+
+const attrValue = (x) => (x === null ? 'null' : typeof x === 'object' ? JSON.stringify(x) : String(x));
+
+/** The verdict element; its data attributes are the verdict's keys, spelled as the API spells them. */
+function verdictHtml(lab, v, res) {
+  if (!v || typeof v !== 'object' || !Object.keys(v).length) return ['<p class="lab-verdict" data-testid="lab-verdict" hidden></p>', ''];
+  const attrs = Object.entries(v).filter(([k]) => /^[a-z][a-z0-9_]*$/.test(k))
+    .map(([k, x]) => ` data-${k}="${esc(attrValue(x))}"`).join('');
+  const [html, text, tone] = verdictWords(lab, v, res);
+  return [`<p class="lab-verdict${tone ? ` ${tone}` : ''}" data-testid="lab-verdict"${attrs}>${html}</p>`, text];
+}
+
+/** What an mlx5 counter counts (a tooltip and a column). */
+function counterMeaning(name) {
+  const m = /^(rx|tx)_prio(\d+)_pause(_duration)?$/.exec(name);
+  if (m) return tt(`ctr.${m[1]}_prio_pause${m[3] || ''}`, { p: m[2] });
+  return ttOr(`ctr.${name}`, '');
+}
+
+function countersHtml(counters) {
+  const nz = counters.filter((c) => Number(c.value) !== 0).length;
+  const rows = counters.map((c) => {
+    const zero = Number(c.value) === 0;
+    const meaning = counterMeaning(c.name);
+    return `<tr class="${zero ? 'zero' : 'nz'}" data-counter="${esc(c.host)}/${esc(c.name)}" data-value="${esc(c.value)}">
+        <td>${esc(c.host)}</td><th scope="row"><code${meaning ? ` title="${esc(meaning)}"` : ''}>${esc(c.name)}</code></th>
+        <td class="num">${esc(fmtNum(c.value))}</td><td class="desc">${esc(meaning)}</td></tr>`;
+  }).join('');
+  return `
+    <div class="lab-counters-box">
+      <p class="lab-counters-bar"><span class="muted">${esc(tt('tr.nonzero', { nz, n: counters.length }))}</span>
+        <label><input type="checkbox" class="lab-onlynz"> ${esc(tt('tr.onlynz'))}</label></p>
+      <table class="lab-counters" data-testid="lab-counters">
+        <thead><tr><th scope="col">${esc(tt('col.host'))}</th><th scope="col">${esc(tt('col.counter'))}</th>
+          <th scope="col" class="num">${esc(tt('col.value'))}</th><th scope="col" class="desc">${esc(tt('col.meaning'))}</th></tr></thead>
+        <tbody>${rows}</tbody>
+      </table>
+    </div>`;
+}
+
+function causeLabel(id, text) {
+  if (has(`cause.${id}`)) return tt(`cause.${id}`);
+  const c = text && text.cases && text.cases.find((x) => x.id === id);
+  return c ? c.title : id;
+}
+
+function quizHtml(desc, text) {
+  const ids = [...caseIds(desc), ...DISTRACTORS];
+  ids.sort((a, b) => {
+    const ia = CAUSE_ORDER.indexOf(a), ib = CAUSE_ORDER.indexOf(b);
+    return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib);
+  });
+  const buttons = ids.map((c) => `<button type="button" class="lab-cause" data-cause="${esc(c)}" aria-pressed="false">${esc(causeLabel(c, text))}</button>`).join('');
+  return `
+    <section class="lab-quiz" aria-labelledby="lab-quiz-h">
+      <h2 id="lab-quiz-h">${esc(tt('tr.question'))}</h2>
+      <p class="muted">${esc(tt('tr.hint'))}</p>
+      <div class="lab-causes" role="group" aria-labelledby="lab-quiz-h" data-testid="lab-causes">${buttons}</div>
+      <p class="lab-answer" data-testid="lab-answer" role="status" aria-live="polite"></p>
+      <p><button type="button" class="button secondary lab-reveal-btn" data-testid="lab-reveal-button" aria-expanded="false" aria-controls="lab-reveal">${esc(tt('tr.reveal'))}</button></p>
+      <div id="lab-reveal" class="lab-reveal prose" data-testid="lab-reveal" hidden></div>
+    </section>`;
+}
+
+/** The answer: the course's case text, or this module's short explanation. */
+function revealHtml(desc, caseId, text) {
+  const n = caseIds(desc).indexOf(caseId) + 1;
+  const c = text && text.cases && text.cases.find((x) => x.id === caseId);
+  const name = c ? c.title : causeLabel(caseId, text);
+  const head = n ? tt('tr.case.head', { n, title: name }) : name;
+  if (c) {
+    return `<h3>${esc(head)}</h3>
+      <h4>${esc(tt('tr.h.symptom'))}</h4>${c.symptom_html || ''}
+      <h4>${esc(tt('tr.h.cause'))}</h4>${c.cause_html || ''}
+      <h4>${esc(tt('tr.h.fix'))}</h4>${c.fix_html || ''}`;
+  }
+  return `<h3>${esc(head)}</h3><p>${esc(ttOr(`explain.${caseId}`, ''))}</p>`;
+}
+
+function chartTitle(lab, id) {
+  return ttOr(`chart.${lab}.${id}`, id);
+}
+
+function chartsHtml(charts) {
+  if (!charts || !charts.length) return '';
+  return `<div class="lab-charts">${charts.map((c, i) => `<figure class="lab-chart-box" data-i="${i}" data-chart="${esc(c.id)}"></figure>`).join('')}</div>`;
+}
+
+/** Draws each chart at its box's width (again when the width changed). */
+function paintCharts(root, lab, charts) {
+  for (const box of root.querySelectorAll('.lab-chart-box')) {
+    const c = charts[Number(box.dataset.i)];
+    if (!c) continue;
+    const w = Math.round(box.clientWidth || 560);
+    if (box.firstChild && Math.abs(w - Number(box.dataset.w || 0)) < 8) continue;
+    box.dataset.w = String(w);
+    const axisX = has(`axis.${lab}.${c.id}.x`) ? tt(`axis.${lab}.${c.id}.x`)
+      : c.x_unit === 'µs' || c.x_unit === 'us' || c.x_unit === 'ms' ? tt('axis.time', { u: c.x_unit }) : unitText(c.x_unit);
+    box.innerHTML = chartSvg(c, {
+      title: chartTitle(lab, c.id),
+      width: w,
+      xLabel: axisX,
+      yLabel: unitText(c.y_unit),
+      xUnit: unitText(c.x_unit),
+      yUnit: unitText(c.y_unit),
+      empty: ttOr(`chart.empty.${lab}.${c.id}`, tt('lab.nodata')),
+    });
+  }
+}
+
+function metaHtml(res) {
+  if (res.events == null && res.wall_ms == null) return '';
+  const ms = typeof res.wall_ms === 'number' ? res.wall_ms.toFixed(1) : '—';
+  return `<p class="lab-meta" data-events="${esc(res.events ?? '')}" data-wall-ms="${esc(res.wall_ms ?? '')}">${esc(tt('lab.meta', { events: fmtNum(res.events), ms }))}</p>`;
+}
+
+function resultHtml(desc, res, text) {
+  const lab = desc.id;
+  const [verdict, words] = verdictHtml(lab, res.verdict, res);
+  const counters = res.counters && res.counters.length ? countersHtml(res.counters) : '';
+  const charts = chartsHtml(res.charts);
+  if (lab === 'trouble') {
+    return [`
+      <section class="lab-symptom"><h2>${esc(tt('tr.symptom'))}</h2>${verdict}${figuresHtml(lab, res.figures)}</section>
+      ${counters ? `<section class="lab-evidence"><h2>${esc(tt('tr.counters'))}</h2>${counters}</section>` : ''}
+      ${charts ? `<h2>${esc(tt('lab.charts'))}</h2>${charts}` : ''}
+      ${quizHtml(desc, text)}
+      ${metaHtml(res)}`, words];
+  }
+  return [`
+    ${verdict}
+    ${figuresHtml(lab, res.figures)}
+    ${charts}
+    ${counters ? `<h2>${esc(tt('lab.counters'))}</h2>${counters}` : ''}
+    ${metaHtml(res)}`, words];
+}
+
+// Charts are redrawn at the new width when the window is resized.
+let shown = null;
+let resizeTimer = 0;
+let resizeHooked = false;
+function onResize() {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
+    if (shown && shown.live()) paintCharts(shown.root, shown.lab, shown.charts);
+    else shown = null;
+  }, 200);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A lab page.
+
+export async function renderLab(main, id, live) {
+  document.body.dataset.run = 'busy';
+  let descs, course;
+  try {
+    [descs, course] = await Promise.all([labDescriptors(), courseLabs()]);
+  } catch (e) {
+    if (live()) document.body.dataset.run = 'error';
+    throw e;
+  }
+  if (!live()) return;
+  const desc = descs.find((d) => d.id === id);
+  if (!desc) {
+    document.title = `${tt('labs.title')} · ${t('title')}`;
+    main.innerHTML = `<p class="error" role="alert">${esc(tt('lab.unknown', { id }))}</p>
+      <p><a data-link href="${href('/labs')}">${esc(tt('labs.back'))}</a></p>`;
+    document.body.dataset.run = 'error';
+    return;
+  }
+  desc.params ||= [];
+  const text = (course && course.find((l) => l.id === id)) || null;
+  const title = labTitle(id, text);
+  document.title = `${title} · ${t('title')}`;
+  const values = fromQuery(desc);
+  main.innerHTML = `
+    <section class="lab" data-lab="${esc(id)}">
+      <p class="crumb"><a data-link href="${href('/labs')}">${esc(tt('labs.back'))}</a></p>
+      <h1>${esc(title)}</h1>
+      <p class="lead">${esc(labSummary(id, text))}</p>
+      ${text && text.intro_html ? `<div class="prose lab-intro">${text.intro_html}</div>` : ''}
+      ${formHtml(desc, values)}
+      <div class="lab-results" aria-live="off"></div>
+      ${text && text.look_html ? `<section class="prose lab-look"><h2>${esc(tt('lab.look'))}</h2>${text.look_html}</section>` : ''}
+      <p class="muted lab-url">${esc(tt('lab.url'))}</p>
+    </section>`;
+  const form = main.querySelector('form.lab-form');
+  const status = form.querySelector('.lab-status');
+  const errorEl = form.querySelector('.lab-error');
+  const results = main.querySelector('.lab-results');
+  const st = { seq: 0, timer: 0, caseId: null };
+
+  const clearError = () => {
+    errorEl.hidden = true;
+    errorEl.textContent = '';
+    for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+  };
+
+  // The first run takes the URL's values as they are (so a bad one gets the API's answer); later
+  // runs take the form's.
+  async function run(fromUrl = null) {
+    clearTimeout(st.timer);
+    if (!live()) return;
+    const my = ++st.seq;
+    const body = fromUrl || readForm(form, desc);
+    history.replaceState(null, '', href(`/lab/${encodeURIComponent(id)}`, toQuery(desc, body)));
+    clearError();
+    document.body.dataset.run = 'busy';
+    status.textContent = tt('run.busy');
+    results.classList.add('busy');
+    results.setAttribute('aria-busy', 'true');
+    let res;
+    try {
+      res = await api(`/api/lab/${encodeURIComponent(id)}`, body);
+    } catch (e) {
+      if (my !== st.seq || !live()) return;
+      errorEl.textContent = errorText(e);
+      errorEl.hidden = false;
+      const field = e.api && e.api.field;
+      if (field) {
+        for (const el of form.querySelectorAll('[data-param]')) if (el.dataset.param === field) el.setAttribute('aria-invalid', 'true');
+      }
+      status.textContent = tt('run.error');
+      results.innerHTML = '';
+      results.classList.remove('busy');
+      results.removeAttribute('aria-busy');
+      shown = null;
+      document.body.dataset.run = 'error';
+      return;
+    }
+    if (my !== st.seq || !live()) return;
+    const [html, words] = resultHtml(desc, res, text);
+    results.innerHTML = html;
+    results.classList.remove('busy');
+    results.removeAttribute('aria-busy');
+    st.caseId = String((res.params && res.params.case) ?? body.case ?? '');
+    const charts = res.charts || [];
+    paintCharts(results, id, charts);
+    shown = { root: results, lab: id, charts, live };
+    if (!resizeHooked) { window.addEventListener('resize', onResize); resizeHooked = true; }
+    status.textContent = words ? tt('run.done.v', { v: words }) : tt('run.done');
+    document.body.dataset.run = 'done';
+  }
+
+  const schedule = () => {
+    clearTimeout(st.timer);
+    document.body.dataset.run = 'busy';
+    st.timer = setTimeout(() => run(), DEBOUNCE_MS);
+  };
+  const edited = (e) => {
+    const el = e.target;
+    if (el.dataset.mirror) {
+      const twin = [...form.querySelectorAll('[data-param]')].find((x) => x.dataset.param === el.dataset.mirror);
+      if (twin) twin.value = el.value;
+    } else if (el.dataset.param && el.type === 'number') {
+      const twin = [...form.querySelectorAll('[data-mirror]')].find((x) => x.dataset.mirror === el.dataset.param);
+      if (twin && el.value.trim() !== '') twin.value = el.value;
+    } else if (!el.dataset.param) return;
+    schedule();
+  };
+  form.addEventListener('input', edited);
+  form.addEventListener('change', edited);
+  form.addEventListener('submit', (e) => { e.preventDefault(); run(); });
+
+  results.addEventListener('change', (e) => {
+    if (!e.target.classList.contains('lab-onlynz')) return;
+    const table = results.querySelector('table.lab-counters');
+    if (table) table.classList.toggle('only-nz', e.target.checked);
+  });
+  results.addEventListener('click', (e) => {
+    const cause = e.target.closest('button[data-cause]');
+    const reveal = e.target.closest('.lab-reveal-btn');
+    const box = results.querySelector('.lab-reveal');
+    const show = (open) => {
+      const b = results.querySelector('.lab-reveal-btn');
+      if (open && !box.innerHTML) box.innerHTML = revealHtml(desc, st.caseId, text);
+      box.hidden = !open;
+      b.setAttribute('aria-expanded', String(open));
+      b.textContent = tt(open ? 'tr.hide' : 'tr.reveal');
+    };
+    if (cause) {
+      const right = cause.dataset.cause === st.caseId;
+      cause.classList.add(right ? 'right' : 'wrong');
+      cause.setAttribute('aria-pressed', 'true');
+      const answer = results.querySelector('.lab-answer');
+      answer.textContent = right ? `${tt('tr.right')} ${causeLabel(cause.dataset.cause, text)}` : tt('tr.wrong');
+      answer.dataset.correct = String(right);
+      answer.className = `lab-answer ${right ? 'right' : 'wrong'}`;
+      if (right) show(true);
+    } else if (reveal && box) {
+      show(box.hidden);
+    }
+  });
+
+  await run(values);
+}
