@@ -21,6 +21,18 @@
 //! its response time, until the pause expires or a RESUME arrives; the frame on the wire always
 //! finishes. PAUSE frames are real 64-byte frames on the link and take their serialization time.
 //!
+//! # PFC failure modes
+//! A host can stop draining ([`Fabric::stall_host`]): from then on its NIC sends PAUSE on every
+//! lossless priority and refreshes it for ever, as a NIC whose receive buffer filled behind a
+//! stuck PCIe link or driver does; the pause spreads upstream through the ordinary XOFF code
+//! (a PFC storm). Lossless traffic whose paths close a cycle (a ring) can stop for good: each
+//! switch's ingress count stays above XON because its frames wait behind the next switch's
+//! pause (a PFC deadlock). A switch may run a PFC watchdog ([`crate::PfcWatchdog`]): an egress queue
+//! paused without a break for `detect` while holding frames is in a storm; the watchdog drops
+//! what it holds and whatever joins it (`DropReason::Watchdog`), ignores its pauses, and trusts
+//! it again once no PAUSE has arrived for `restore`. A switch port may also have an MTU: longer
+//! frames are dropped (`DropReason::Oversize`).
+//!
 //! # Lesson ⑤'s congestion draw
 //! With probability `congestion_drop` an arriving frame "would overflow the buffer". On a lossy
 //! priority it is dropped. On a lossless priority the frame is admitted, and the draw stands for a
@@ -38,7 +50,9 @@
 //! - ECN marks at enqueue from the instantaneous egress queue depth (RED without averaging),
 //!   as DCQCN-era switches do.
 //! - Hosts accept everything they receive: host receive buffers and PFC from hosts belong to
-//!   the host model.
+//!   the host model, except a stalled host ([`Fabric::stall_host`]), which pauses for ever.
+//! - Pause durations (`PortStats::rx_pause_ps`, `tx_pause_ps`) count from when a pause takes
+//!   effect (after the response time) to when it expires or a RESUME arrives.
 
 use crate::config::{
     ConfigError, FabricConfig, Forwarding, LinkConfig, PREAMBLE_IFG_BYTES, Scheduling,

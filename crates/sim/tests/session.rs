@@ -593,6 +593,23 @@ fn steps_record_queues_completions_and_frames() {
             .count()
             >= 2
     );
+    // Every packet of the WRITE, its resend, and the NAK and ACK that answer it belong to
+    // the one WR the session posted; the exchange's TCP frames to none.
+    let wr = r
+        .steps
+        .iter()
+        .find_map(|s| match &s.result {
+            Outcome::Completions { completions } => completions.first().map(|c| c.wr_id),
+            _ => None,
+        })
+        .expect("the example polls its completion");
+    assert!(roce.iter().all(|f| f.wr_id == Some(wr)), "{roce:#?}");
+    assert!(
+        frames
+            .iter()
+            .filter(|f| f.kind == "tcp")
+            .all(|f| f.wr_id.is_none())
+    );
     // Frames are in time order within each step.
     for s in &r.steps {
         assert!(s.frames.windows(2).all(|w| w[0].t_ps <= w[1].t_ps));
@@ -634,4 +651,30 @@ fn the_model_serialises_the_state_table() {
                 .any(|b| b == "SQ_PSN")
     }));
     assert_eq!(m["wc_status"].as_array().unwrap().len(), 22);
+}
+
+/// Two WRs on one QP, a WRITE then a READ: each frame names the WR it carries or answers.
+#[test]
+fn frames_name_the_work_request_they_belong_to() {
+    let src = std::fs::read_to_string(examples_dir().join("read.toml")).unwrap();
+    let r = run_src(&src, None);
+    assert!(r.passed);
+    let roce: Vec<_> = r
+        .steps
+        .iter()
+        .flat_map(|s| &s.frames)
+        .filter(|f| f.kind == "roce")
+        .collect();
+    assert!(!roce.is_empty());
+    assert!(roce.iter().all(|f| f.wr_id.is_some()), "{roce:#?}");
+    // READ responses carry the READ's WR.
+    let req = roce
+        .iter()
+        .find(|f| f.opcode.contains("READ_REQUEST"))
+        .expect("a READ request");
+    assert!(
+        roce.iter()
+            .filter(|f| f.opcode.contains("READ_RESPONSE"))
+            .all(|f| f.wr_id == req.wr_id)
+    );
 }

@@ -180,6 +180,9 @@ pub struct FrameRecord {
     pub len: u32,
     /// The fabric dropped it on the way (a drop rule, loss or a full buffer).
     pub dropped: bool,
+    /// The send WR it carries or answers (RoCE request and response packets), when the
+    /// session knows it: requests go in post order, responses carry the request's PSN.
+    pub wr_id: Option<u64>,
     /// The packet's number in the run, to match it with the fabric's drops.
     #[serde(skip)]
     pub(crate) uid: u64,

@@ -1,0 +1,236 @@
+//! PFC's failure modes, with raw flows: a storm from a host that stops draining, the PFC
+//! watchdog that contains it, a deadlock on a ring and the watchdog that breaks it, and a
+//! port MTU that drops what does not fit.
+
+use engine::{Budget, Scheduler, run};
+use fabric::{
+    Fabric, FabricConfig, FabricEvent, LinkConfig, PfcConfig, PfcWatchdog, RawFlow, SwitchConfig,
+    Topology,
+};
+use units::{Bandwidth, NodeId, PortId, Priority, SimDuration, SimTime};
+
+const PRIO: Priority = Priority::of(3);
+
+fn link() -> LinkConfig {
+    LinkConfig::new(Bandwidth::gbps(100), 3)
+}
+
+fn flow(src: NodeId, dst: NodeId, bytes: u64, mtu: u32) -> RawFlow {
+    RawFlow {
+        src,
+        dst,
+        bytes,
+        payload_mtu: mtu,
+        priority: PRIO,
+        start: SimTime::ZERO,
+        ecn_capable: false,
+    }
+}
+
+fn switch(watchdog: Option<SimDuration>) -> SwitchConfig {
+    SwitchConfig {
+        pfc: Some(PfcConfig::new(1 << 3, 256 << 10, (256 << 10) - 8_400)),
+        pfc_watchdog: watchdog.map(|d| PfcWatchdog {
+            detect: d,
+            restore: d * 2,
+        }),
+        ..SwitchConfig::default()
+    }
+}
+
+/// The port of `node` whose cable leads to `peer`.
+fn port_towards(topo: &Topology, fab: &Fabric, node: NodeId, peer: NodeId) -> PortId {
+    fab.ports()
+        .find(|&(n, _, l, _)| {
+            let s = &topo.links[l.index()];
+            n == node && (s.a == peer || s.b == peer)
+        })
+        .map(|(_, p, ..)| p)
+        .expect("cabled")
+}
+
+/// Runs for `d` of simulated time (a deadlock or a storm never runs out of events).
+fn drive_for(fab: &mut Fabric, sched: &mut Scheduler<FabricEvent>, d: SimDuration) {
+    fab.schedule_flows(sched);
+    run(
+        fab,
+        sched,
+        &Budget {
+            sim_time: d,
+            ..Budget::default()
+        },
+    )
+    .map(|_| ())
+    .or_else(|e| match e {
+        engine::BudgetExceeded::SimTime { .. } => Ok(()),
+        e => Err(e),
+    })
+    .expect("only the time budget ends the run");
+}
+
+/// h0 stops draining at 20 µs; h1 writes to h0 and to h2 through one switch.
+fn storm(watchdog: Option<SimDuration>) -> (Topology, Fabric, SimTime) {
+    let topo = Topology::star(3, link()).unwrap();
+    let h = topo.hosts();
+    let mut fab = Fabric::new(
+        &topo,
+        FabricConfig {
+            switch: switch(watchdog),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    fab.add_flow(flow(h[1], h[0], 8 << 20, 4096)).unwrap();
+    fab.add_flow(flow(h[1], h[2], 4 << 20, 4096)).unwrap();
+    let mut sched = Scheduler::new();
+    let at = SimTime::ZERO + SimDuration::from_us(20);
+    fab.stall_host(h[0], at, &mut sched).unwrap();
+    drive_for(&mut fab, &mut sched, SimDuration::from_ms(2));
+    (topo, fab, at)
+}
+
+#[test]
+fn a_host_that_stops_draining_pauses_its_switch_and_then_its_senders() {
+    let (topo, fab, at) = storm(None);
+    let h = topo.hosts();
+    let sw = topo.switches()[0];
+    let end = SimTime::ZERO + SimDuration::from_ms(2);
+    // The stalled NIC keeps refreshing its pause for ever.
+    let nic = port_towards(&topo, &fab, h[0], sw);
+    let stats = fab.port_stats(h[0], nic).unwrap();
+    assert!(stats.pauses_sent >= 5, "{stats:?}");
+    let (_, tx) = fab.pause_time(h[0], nic, 3, end);
+    assert_eq!(tx, (end - at).as_ps(), "it has paused since the stall");
+    // The switch's port to it has been held ever since.
+    let to_h0 = port_towards(&topo, &fab, sw, h[0]);
+    assert!(fab.is_paused(sw, to_h0, 3, end));
+    let (rx, _) = fab.pause_time(sw, to_h0, 3, end);
+    assert!(rx > (end - at).as_ps() * 99 / 100, "{rx}");
+    // The queue behind it filled past XOFF, so the switch paused h1 too: h1's flow to h2,
+    // whose own path is idle, stops as well. Nothing is dropped.
+    let r = fab.flow_results();
+    assert!(r[1].finish.is_none(), "{r:?}");
+    let from_h1 = port_towards(&topo, &fab, h[1], sw);
+    assert!(fab.is_paused(h[1], from_h1, 3, end));
+    assert_eq!(fab.counters().drops(), 0);
+}
+
+#[test]
+fn the_watchdog_contains_the_storm_at_the_stalled_port() {
+    let detect = SimDuration::from_us(100);
+    let (topo, fab, at) = storm(Some(detect));
+    let c = fab.counters();
+    assert_eq!(c.watchdog_storms, 1, "{c:?}");
+    let first = c.first_watchdog_storm.expect("a storm was detected");
+    // One detection time after the switch's port to h0 was paused (the pause takes a frame
+    // time to arrive).
+    assert!(
+        first >= at + detect && first < at + detect + SimDuration::from_us(5),
+        "{first:?}"
+    );
+    assert!(c.drops_watchdog > 0);
+    // The frames for h0 are dropped at the switch; h1 is free again and its flow to h2 ends.
+    let r = fab.flow_results();
+    assert!(r[0].finish.is_none());
+    assert_eq!(r[1].delivered, 4 << 20, "{r:?}");
+    assert!(r[1].finish.is_some());
+    let sw = topo.switches()[0];
+    let to_h0 = port_towards(&topo, &fab, sw, topo.hosts()[0]);
+    assert!(fab.port_stats(sw, to_h0).unwrap().watchdog_drops > 0);
+}
+
+/// Five switches in a ring, each host writing 2 MiB to the host two switches on.
+fn ring(watchdog: Option<SimDuration>) -> (Topology, Fabric) {
+    let topo = Topology::ring(5, link()).unwrap();
+    let h = topo.hosts();
+    let mut fab = Fabric::new(
+        &topo,
+        FabricConfig {
+            switch: switch(watchdog),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for i in 0..5 {
+        fab.add_flow(flow(h[i], h[(i + 2) % 5], 2 << 20, 4096))
+            .unwrap();
+    }
+    let mut sched = Scheduler::new();
+    drive_for(&mut fab, &mut sched, SimDuration::from_ms(3));
+    (topo, fab)
+}
+
+#[test]
+fn a_ring_of_lossless_switches_deadlocks() {
+    let (topo, fab) = ring(None);
+    let end = SimTime::ZERO + SimDuration::from_ms(3);
+    let r = fab.flow_results();
+    assert!(r.iter().all(|f| f.finish.is_none()), "{r:?}");
+    // Each flow stopped far short of its 2 MiB, nothing was dropped, and every ring link is
+    // paused: a cycle of switches each waiting for the next.
+    assert!(r.iter().all(|f| f.delivered < 1 << 20), "{r:?}");
+    assert_eq!(fab.counters().drops(), 0);
+    let sw = topo.switches();
+    for i in 0..5 {
+        let p = port_towards(&topo, &fab, sw[i], sw[(i + 1) % 5]);
+        assert!(fab.is_paused(sw[i], p, 3, end), "sw{i} → sw{}", (i + 1) % 5);
+    }
+}
+
+#[test]
+fn the_watchdog_breaks_the_ring_deadlock() {
+    let (_, stuck) = ring(None);
+    let (_, fab) = ring(Some(SimDuration::from_us(50)));
+    let frames = (2u64 << 20) / 4096;
+    // Deadlocked: the senders are held with frames unsent, and frames sit in the ring's
+    // buffers for ever, neither delivered nor dropped.
+    for f in stuck.flow_results() {
+        assert!(f.frames_sent < frames, "{f:?}");
+        assert!(
+            f.delivered / 4096 + f.frames_dropped < f.frames_sent,
+            "{f:?}"
+        );
+    }
+    // With the watchdog every frame leaves its sender and nothing stays in the fabric: what
+    // is not delivered was dropped by the watchdog (raw flows do not resend; RC does, see
+    // the deadlock lab).
+    let c = fab.counters();
+    assert!(c.watchdog_storms > 0, "{c:?}");
+    for f in fab.flow_results() {
+        assert_eq!(f.frames_sent, frames, "{f:?}");
+        assert_eq!(f.delivered / 4096 + f.frames_dropped, frames, "{f:?}");
+    }
+    assert_eq!(
+        c.drops_watchdog,
+        fab.flow_results()
+            .iter()
+            .map(|f| f.frames_dropped)
+            .sum::<u64>()
+    );
+}
+
+#[test]
+fn a_port_mtu_drops_frames_that_do_not_fit() {
+    let topo = Topology::star(2, link()).unwrap();
+    let h = topo.hosts();
+    let cfg = FabricConfig {
+        switch: SwitchConfig {
+            mtu_bytes: Some(1_500),
+            ..SwitchConfig::default()
+        },
+        ..Default::default()
+    };
+    let mut fab = Fabric::new(&topo, cfg.clone()).unwrap();
+    fab.add_flow(flow(h[0], h[1], 64 << 10, 4096)).unwrap();
+    fab.add_flow(flow(h[1], h[0], 64 << 10, 1024)).unwrap();
+    let mut sched = Scheduler::new();
+    drive_for(&mut fab, &mut sched, SimDuration::from_ms(1));
+    let r = fab.flow_results();
+    assert_eq!(r[0].delivered, 0);
+    assert_eq!(r[1].delivered, 64 << 10);
+    assert_eq!(fab.counters().drops_oversize, 16);
+    // The MTU is checked: an IP packet below IPv4's minimum is refused.
+    let mut bad = cfg;
+    bad.switch.mtu_bytes = Some(100);
+    assert!(Fabric::new(&topo, bad).is_err());
+}
