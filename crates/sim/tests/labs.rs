@@ -164,8 +164,8 @@ fn selective_repeat_keeps_more_than_go_back_n_under_loss() {
     assert!(sr > 0.5, "{sr}");
     let goodput = r.chart("goodput").unwrap();
     assert_eq!(goodput.series.len(), 3);
-    // Five points each: loss-free, then the four rates.
-    assert!(goodput.series.iter().all(|s| s.points.len() == 5));
+    // Four points each: loss-free, then the three rates.
+    assert!(goodput.series.iter().all(|s| s.points.len() == 4));
     assert_eq!(goodput.series[0].points.last().unwrap()[0], 1.0);
 }
 
