@@ -2,4 +2,5 @@
 #![no_main]
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     web::api::fuzz::run_body(data);
+    web::api::fuzz::lab_body(data);
 });

@@ -63,7 +63,12 @@ const S = {
     'choice.dcqcn.off': '关闭', 'choice.dcqcn.nvidia': 'NVIDIA 固件默认值', 'choice.dcqcn.paper': '论文参数（SIGCOMM 2015）',
     'choice.fix.none': '不处理', 'choice.fix.watchdog': 'PFC 看门狗',
     'choice.hash.crc16': 'CRC16', 'choice.hash.mixed': '混合更充分的哈希',
+    'choice.link_gbps.25': '25 Gb/s', 'choice.link_gbps.100': '100 Gb/s',
+    'choice.spine_gbps.25': '25 Gb/s', 'choice.spine_gbps.100': '100 Gb/s',
+    'choice.max_loss_pct.0.5': '0.5%', 'choice.max_loss_pct.1': '1%', 'choice.max_loss_pct.2': '2%', 'choice.max_loss_pct.5': '5%',
+    'param.adaptive': '自适应重传（超时跟随实测往返时间）',
     'unit.frames': '帧', 'unit.packets': '包', 'unit.links': '条链路', 'unit.ratio': '',
+    'unit.hosts': '台', 'unit.switches': '台', 'unit.QPs': '个', 'unit.resent ÷ lost': '重发 ÷ 丢失',
     'axis.time': '时间（{u}）', 'axis.loss.goodput.x': '丢包率（%）', 'axis.loss.resent.x': '丢包率（%）',
     'fig.incast.goodput_gbps': '总有效吞吐', 'fig.incast.fairness': '公平性（Jain 指数）', 'fig.incast.pauses': 'PAUSE 帧',
     'fig.incast.cnps': 'CNP', 'fig.incast.drops': '丢包', 'fig.incast.peak_queue_kb': '队列峰值',
@@ -81,11 +86,12 @@ const S = {
     'chart.incast.queue': '发往接收方的出端口队列', 'chart.incast.rate': '每个发送方的有效吞吐',
     'chart.incast.dcqcn_rate': '每个发送方的 DCQCN 当前速率 Rc', 'chart.incast.pauses': 'PAUSE 帧（累计）',
     'chart.empty.incast.dcqcn_rate': 'DCQCN 已关闭：没有速率曲线',
-    'chart.hol.victim': '受害流吞吐随时间', 'chart.hol.queue': '干线入口队列', 'chart.hol.pauses': 'PAUSE 帧（累计）',
+    'chart.hol.victim': '受害流吞吐随时间', 'chart.hol.queue': '交换机出端口队列', 'chart.hol.pauses': 'PAUSE 帧（累计）',
     'chart.storm.flows': '各条流的吞吐随时间', 'chart.storm.pauses': '各端口发出的 PAUSE 帧（累计）',
     'chart.deadlock.delivered': '每条流已送达（累计）', 'chart.deadlock.paused': '被暂停的环链路数',
     'chart.loss.goodput': '吞吐与丢包率', 'chart.loss.resent': '重发 ÷ 丢失',
     'chart.qps.paths': '各条脊上联链路的字节份额', 'chart.qps.throughput': '吞吐：1 个 QP 对 N 个 QP',
+    'v.incast': '总有效吞吐是瓶颈链路上限（{cap} Gb/s）的 {pct}%。',
     'v.hol': '受害流有 {pct}% 的时间被 PAUSE 暂停。',
     'v.hol.none': '受害流没有被 PAUSE 暂停。',
     'v.storm.yes': '已遏制：PFC 看门狗在 {at} µs 触发，风暴没有继续扩散。',
@@ -94,13 +100,29 @@ const S = {
     'v.deadlock.yes': '死锁：从 {since} µs 起环上的流全部停住，停了 {for} µs。',
     'v.deadlock.done': '没有死锁：所有流都完成了。',
     'v.deadlock.no': '没有死锁：流一直在前进。',
-    'v.trouble.err': '应用看到的第一个错误完成：',
-    'v.trouble.ok': '没有错误完成（SUCCESS）。',
+    'vk.bottleneck_gbps': '瓶颈链路的有效吞吐上限',
+    'vk.victim_paused_pct': '受害流经过的干线被暂停的时间占比',
+    'vk.contained': '风暴被遏制',
+    'vk.victim_gbps_late': '受害流吞吐（运行的最后四分之一）',
+    'vk.storms': '看门狗判定的风暴次数',
+    'vk.victim_sender_paused_pct': '受害流的发送方被暂停的时间占比',
+    'vk.deadlocked': '死锁',
+    'vk.completed': '所有流都已送达',
+    'vk.completed_at_us': '全部送达的时刻',
+    'vk.null.completed_at_us': '没有全部送达',
+    'vk.stalled_since_us': '停滞开始的时刻',
+    'vk.null.stalled_since_us': '没有停滞',
+    'vk.stalled_for_us': '停滞时长',
+    'vk.stall_threshold_us': '停滞多久算死锁',
+    'vk.drops': '网络丢掉的帧',
+    'vk.status': '第一个错误完成的状态',
+    'vk.status.ok': '所有完成的状态',
+    'vk.symptom': '症状',
     'tr.pick': '选择一个案例',
     'tr.case': '案例 {n}',
     'tr.case.head': '案例 {n}：{title}',
     'tr.symptom': '症状：应用看到了什么',
-    'tr.counters': '两端网卡的计数器',
+    'tr.counters': '两端网卡和交换机的计数器',
     'tr.onlynz': '只显示不为零的',
     'tr.nonzero': '{nz} 个计数器不为零（共 {n} 个）',
     'tr.question': '原因是什么？',
@@ -109,7 +131,7 @@ const S = {
     'tr.wrong': '✗ 不是这个，再看看计数器。',
     'tr.reveal': '揭晓答案',
     'tr.hide': '收起答案',
-    'tr.h.symptom': '症状', 'tr.h.cause': '原因和线索', 'tr.h.fix': '怎么修',
+    'tr.h.cause': '原因和线索', 'tr.h.fix': '怎么修',
     'col.host': '主机', 'col.counter': '计数器', 'col.value': '值', 'col.meaning': '含义',
     'cause.rnr': '接收方没有及时投递接收 WQE（RNR）',
     'cause.peer_gone': '对端的 QP 已经不在了（进程退出或 QP 被销毁）',
@@ -118,23 +140,29 @@ const S = {
     'cause.x_congestion': '普通的 incast 拥塞：交换机缓存不够大',
     'cause.x_rkey': 'rkey 写错了（远端访问权限错误）',
     'cause.x_cable': '线缆或光模块坏了（链路上有 CRC 错误）',
-    'explain.rnr': '响应方的 out_of_buffer 和请求方的 rnr_nak_retry_err 一起上涨：SEND 到达时接收队列是空的。修：提前投递足够的接收 WQE（或用 SRQ、做基于信用的流控）。',
-    'explain.peer_gone': '请求方只有 local_ack_timeout_err 在涨，其余为零：没有 ACK 也没有 NAK。修：通过带外连接或 RDMA CM 事件发现对端消失，重新建连。',
-    'explain.pfc_priority': 'rx_discards 上涨、RoCE 优先级上没有 PAUSE，丢包引起 out_of_sequence 和 packet_seq_err。修：网卡和交换机用同一种信任模式和同一张优先级映射，只对 RoCE 的优先级开 PFC。',
-    'explain.mtu': 'local_ack_timeout_err 上涨且错误和消息大小有关，没有 PAUSE 也没有 ECN 标记：大帧在某一跳被丢。修：path_mtu 设成整条路径都能通过的值，或沿途全开巨帧。',
-    'sym.slow': '没有报错，但是很慢', 'sym.stalled': '传输停住了', 'sym.hang': '传输停住了',
-    'sym.errors': '出现错误完成', 'sym.error': '出现错误完成',
+    'explain.rnr': '响应方的 out_of_buffer 和请求方的 rnr_nak_retry_err 一起上涨，最后 req_rnr_retries_exceeded 记下一个失败的 WR：SEND 到达时接收队列是空的。交换机没有丢包，也没有 PAUSE。修：提前投递足够的接收 WQE（或用 SRQ、做基于信用的流控）。',
+    'explain.peer_gone': '请求方只有 local_ack_timeout_err 和 req_transport_retries_exceeded 在涨，其余为零：没有 ACK，也没有 NAK，交换机也没丢包。修：通过带外连接或 RDMA CM 事件发现对端消失，重新建连。',
+    'explain.pfc_priority': '交换机的 egress_discards 上涨，却没有任何 PAUSE；丢包让响应方的 out_of_sequence 和请求方的 packet_seq_err 上涨。修：网卡和交换机用同一种信任模式和同一张优先级映射，对 RoCE 所在的优先级开 PFC。',
+    'explain.mtu': '交换机的 mtu_discards 上涨，请求方的 local_ack_timeout_err 随后上涨，没有 PAUSE 也没有 ECN 标记，而且只有大消息失败。修：path_mtu 设成整条路径都能通过的值，或沿途全开巨帧。',
+    'sym.sends_fail': '前几个 SEND 成功完成，随后一个 SEND 以错误结束，后面的全部被刷新。',
+    'sym.writes_hang_then_fail': '一串 WRITE 突然不再完成，等了很久之后以错误结束。',
+    'sym.slow_stream': '每个 WRITE 都成功完成，但这条流远比链路慢。',
+    'sym.large_writes_fail': '几个小 WRITE 都完成了；一个大 WRITE 卡住，很久之后以错误结束。',
     'ctr.out_of_sequence': '响应方：乱序到达的包',
     'ctr.packet_seq_err': '请求方：收到的序号错误 NAK',
     'ctr.local_ack_timeout_err': '请求方：等 ACK 超时的次数',
     'ctr.rnr_nak_retry_err': '请求方：收到的 RNR NAK',
-    'ctr.implied_nak_seq_err': '请求方：从 ACK 推断出的 READ 响应丢失',
     'ctr.duplicate_request': '响应方：收到的重复请求',
     'ctr.out_of_buffer': '响应方：没有接收 WQE 可用的次数',
     'ctr.np_ecn_marked_roce_packets': '响应方：带 ECN 标记的 RoCE 包',
     'ctr.np_cnp_sent': '响应方：发出的 CNP',
     'ctr.rp_cnp_handled': '请求方：处理的 CNP（降速）',
-    'ctr.rx_discards': '交换机丢掉的、发往这台主机的包',
+    'ctr.req_transport_retries_exceeded': '请求方：重发次数用尽（retry_cnt）而以 RETRY_EXC_ERR 结束的 WR',
+    'ctr.req_rnr_retries_exceeded': '请求方：RNR 重试次数用尽（rnr_retry）而以 RNR_RETRY_EXC_ERR 结束的 WR',
+    'ctr.egress_discards': '交换机：在出端口队列被丢弃的帧（缓冲或队列满，或像第 ⑤ 课那样，在有损优先级上抽中的“溢出”）',
+    'ctr.mtu_discards': '交换机：比端口 MTU 长而被丢弃的帧',
+    'ctr.ecn_marked': '交换机：打上 CE（ECN）标记的帧',
+    'ctr.pause_frames_sent': '交换机：发出的 PAUSE 帧',
     'ctr.rx_prio_pause': '收到的优先级 {p} PAUSE 帧',
     'ctr.rx_prio_pause_duration': '因优先级 {p} 的 PAUSE 停发的时长（µs）',
     'ctr.tx_prio_pause': '发出的优先级 {p} PAUSE 帧',
@@ -183,7 +211,12 @@ const S = {
     'choice.dcqcn.off': 'off', 'choice.dcqcn.nvidia': 'NVIDIA firmware defaults', 'choice.dcqcn.paper': 'paper (SIGCOMM 2015)',
     'choice.fix.none': 'none', 'choice.fix.watchdog': 'PFC watchdog',
     'choice.hash.crc16': 'CRC16', 'choice.hash.mixed': 'better-mixing hash',
+    'choice.link_gbps.25': '25 Gb/s', 'choice.link_gbps.100': '100 Gb/s',
+    'choice.spine_gbps.25': '25 Gb/s', 'choice.spine_gbps.100': '100 Gb/s',
+    'choice.max_loss_pct.0.5': '0.5%', 'choice.max_loss_pct.1': '1%', 'choice.max_loss_pct.2': '2%', 'choice.max_loss_pct.5': '5%',
+    'param.adaptive': 'adaptive retransmission (the timeout follows the measured round trip)',
     'unit.frames': 'frames', 'unit.packets': 'packets', 'unit.links': 'links', 'unit.ratio': '',
+    'unit.hosts': 'hosts', 'unit.switches': 'switches', 'unit.QPs': 'QPs', 'unit.resent ÷ lost': 'resent ÷ lost',
     'axis.time': 'time ({u})', 'axis.loss.goodput.x': 'loss rate (%)', 'axis.loss.resent.x': 'loss rate (%)',
     'fig.incast.goodput_gbps': 'total goodput', 'fig.incast.fairness': 'fairness (Jain index)', 'fig.incast.pauses': 'PAUSE frames',
     'fig.incast.cnps': 'CNPs', 'fig.incast.drops': 'drops', 'fig.incast.peak_queue_kb': 'peak queue',
@@ -201,11 +234,12 @@ const S = {
     'chart.incast.queue': 'Egress queue towards the receiver', 'chart.incast.rate': 'Goodput per sender',
     'chart.incast.dcqcn_rate': 'Each sender\'s current DCQCN rate Rc', 'chart.incast.pauses': 'PAUSE frames (cumulative)',
     'chart.empty.incast.dcqcn_rate': 'DCQCN is off: no rate to plot',
-    'chart.hol.victim': 'Victim goodput over time', 'chart.hol.queue': 'Trunk ingress queue', 'chart.hol.pauses': 'PAUSE frames (cumulative)',
+    'chart.hol.victim': 'Victim goodput over time', 'chart.hol.queue': 'Switch egress queues', 'chart.hol.pauses': 'PAUSE frames (cumulative)',
     'chart.storm.flows': 'Goodput per flow over time', 'chart.storm.pauses': 'PAUSE frames sent per port (cumulative)',
     'chart.deadlock.delivered': 'Delivered per flow (cumulative)', 'chart.deadlock.paused': 'Ring links paused',
     'chart.loss.goodput': 'Goodput against the loss rate', 'chart.loss.resent': 'Resent ÷ lost',
     'chart.qps.paths': 'Share of the bytes per spine uplink', 'chart.qps.throughput': 'Throughput: 1 QP against N QPs',
+    'v.incast': 'Total goodput is {pct}% of the bottleneck link\'s ceiling ({cap} Gb/s).',
     'v.hol': 'The victim was paused by PAUSE {pct}% of the time.',
     'v.hol.none': 'The victim was never paused.',
     'v.storm.yes': 'Contained: the PFC watchdog fired at {at} µs and the storm stopped spreading.',
@@ -214,13 +248,29 @@ const S = {
     'v.deadlock.yes': 'Deadlocked: every flow on the ring stopped at {since} µs and stayed stopped for {for} µs.',
     'v.deadlock.done': 'No deadlock: every flow completed.',
     'v.deadlock.no': 'No deadlock: the flows kept moving.',
-    'v.trouble.err': 'The first error completion the application saw: ',
-    'v.trouble.ok': 'No error completion (SUCCESS).',
+    'vk.bottleneck_gbps': 'goodput ceiling of the bottleneck link',
+    'vk.victim_paused_pct': 'share of the run the victim\'s trunk was paused',
+    'vk.contained': 'storm contained',
+    'vk.victim_gbps_late': 'victim goodput (last quarter of the run)',
+    'vk.storms': 'storms the watchdog declared',
+    'vk.victim_sender_paused_pct': 'share of the run the victim\'s sender was paused',
+    'vk.deadlocked': 'deadlocked',
+    'vk.completed': 'every flow delivered',
+    'vk.completed_at_us': 'all delivered at',
+    'vk.null.completed_at_us': 'not all delivered',
+    'vk.stalled_since_us': 'stalled since',
+    'vk.null.stalled_since_us': 'no stall',
+    'vk.stalled_for_us': 'stalled for',
+    'vk.stall_threshold_us': 'a stall this long counts as deadlock',
+    'vk.drops': 'frames dropped in the fabric',
+    'vk.status': 'first error completion',
+    'vk.status.ok': 'every completion\'s status',
+    'vk.symptom': 'symptom',
     'tr.pick': 'Pick a case',
     'tr.case': 'Case {n}',
     'tr.case.head': 'Case {n}: {title}',
     'tr.symptom': 'Symptom: what the application sees',
-    'tr.counters': 'The NIC counters on both ends',
+    'tr.counters': 'The counters of both NICs and the switch',
     'tr.onlynz': 'Non-zero only',
     'tr.nonzero': '{nz} of {n} counters are not zero',
     'tr.question': 'What is the cause?',
@@ -229,7 +279,7 @@ const S = {
     'tr.wrong': '✗ Not this one: look at the counters again.',
     'tr.reveal': 'Reveal the answer',
     'tr.hide': 'Hide the answer',
-    'tr.h.symptom': 'Symptom', 'tr.h.cause': 'Cause and clues', 'tr.h.fix': 'Fix',
+    'tr.h.cause': 'Cause and clues', 'tr.h.fix': 'Fix',
     'col.host': 'host', 'col.counter': 'counter', 'col.value': 'value', 'col.meaning': 'meaning',
     'cause.rnr': 'The receiver does not post receive WQEs in time (RNR)',
     'cause.peer_gone': 'The peer\'s QP is gone (process exited or QP destroyed)',
@@ -238,23 +288,29 @@ const S = {
     'cause.x_congestion': 'Plain incast congestion: the switch buffer is too small',
     'cause.x_rkey': 'A wrong rkey (remote access error)',
     'cause.x_cable': 'A bad cable or optic (CRC errors on the link)',
-    'explain.rnr': 'The responder\'s out_of_buffer and the requester\'s rnr_nak_retry_err rise together: SENDs arrive at an empty receive queue. Fix: post enough receive WQEs ahead (or use an SRQ, or credit-based flow control).',
-    'explain.peer_gone': 'Only the requester\'s local_ack_timeout_err rises, everything else is zero: no ACK, no NAK. Fix: detect the peer going away through the out-of-band connection or RDMA CM events, and reconnect.',
-    'explain.pfc_priority': 'rx_discards rises, there is no PAUSE on the RoCE priority, and the drops show up as out_of_sequence and packet_seq_err. Fix: the same trust mode and priority map on NICs and switches, PFC only on the RoCE priority.',
-    'explain.mtu': 'local_ack_timeout_err rises, the errors follow the message size, and there is no PAUSE and no ECN mark: large frames are dropped at one hop. Fix: a path_mtu every hop passes, or jumbo frames all along the path.',
-    'sym.slow': 'no error, but slow', 'sym.stalled': 'the transfer stalls', 'sym.hang': 'the transfer stalls',
-    'sym.errors': 'error completions', 'sym.error': 'error completions',
+    'explain.rnr': 'The responder\'s out_of_buffer and the requester\'s rnr_nak_retry_err rise together, and req_rnr_retries_exceeded records the WR that failed: SENDs arrive at an empty receive queue. The switch dropped nothing and sent no PAUSE. Fix: post enough receive WQEs ahead (or use an SRQ, or credit-based flow control).',
+    'explain.peer_gone': 'Only the requester\'s local_ack_timeout_err and req_transport_retries_exceeded rise, everything else is zero: no ACK, no NAK, no switch drops. Fix: detect the peer going away through the out-of-band connection or RDMA CM events, and reconnect.',
+    'explain.pfc_priority': 'The switch\'s egress_discards rise, yet there is no PAUSE anywhere; the drops show up as the responder\'s out_of_sequence and the requester\'s packet_seq_err. Fix: the same trust mode and priority map on NICs and switches, PFC on the priority RoCE uses.',
+    'explain.mtu': 'The switch\'s mtu_discards rise, then the requester\'s local_ack_timeout_err; there is no PAUSE and no ECN mark, and only the large message fails. Fix: a path_mtu every hop passes, or jumbo frames all along the path.',
+    'sym.sends_fail': 'The first SENDs complete; then one SEND fails and every one after it is flushed.',
+    'sym.writes_hang_then_fail': 'A stream of WRITEs stops completing, then fails after a long wait.',
+    'sym.slow_stream': 'Every WRITE completes, but the stream runs far slower than the link.',
+    'sym.large_writes_fail': 'A few small WRITEs complete; a large WRITE hangs, then fails after a long wait.',
     'ctr.out_of_sequence': 'responder: packets that arrived out of sequence',
     'ctr.packet_seq_err': 'requester: sequence-error NAKs received',
     'ctr.local_ack_timeout_err': 'requester: ACK timer expirations',
     'ctr.rnr_nak_retry_err': 'requester: RNR NAKs received',
-    'ctr.implied_nak_seq_err': 'requester: READ responses found missing from an ACK',
     'ctr.duplicate_request': 'responder: duplicate requests received',
     'ctr.out_of_buffer': 'responder: no receive WQE available',
     'ctr.np_ecn_marked_roce_packets': 'responder: ECN-marked RoCE packets',
     'ctr.np_cnp_sent': 'responder: CNPs sent',
     'ctr.rp_cnp_handled': 'requester: CNPs handled (rate cuts)',
-    'ctr.rx_discards': 'packets towards this host the switch dropped',
+    'ctr.req_transport_retries_exceeded': 'requester: WRs that ended in RETRY_EXC_ERR once the resends (retry_cnt) ran out',
+    'ctr.req_rnr_retries_exceeded': 'requester: WRs that ended in RNR_RETRY_EXC_ERR once the RNR retries (rnr_retry) ran out',
+    'ctr.egress_discards': 'switch: frames discarded at an egress queue (buffer or queue full, or a drawn overflow on a lossy priority as in lesson ⑤)',
+    'ctr.mtu_discards': 'switch: frames longer than the port MTU, discarded',
+    'ctr.ecn_marked': 'switch: frames marked CE (ECN)',
+    'ctr.pause_frames_sent': 'switch: PAUSE frames the switch sent',
     'ctr.rx_prio_pause': 'priority {p} PAUSE frames received',
     'ctr.rx_prio_pause_duration': 'time paused by priority {p} PAUSE (µs)',
     'ctr.tx_prio_pause': 'priority {p} PAUSE frames sent',
@@ -626,8 +682,9 @@ function choiceLabel(p, c) {
 function fieldHtml(lab, p, v) {
   const id = `lp-${p.name.replace(/\W/g, '-')}`;
   const name = `<code class="lab-pname">${esc(p.name)}</code>`;
-  const unit = p.unit ? ` <span class="unit">(${esc(unitText(p.unit))})</span>` : '';
+  const u = unitText(p.unit);
   const label = esc(paramLabel(p));
+  const unit = u && !paramLabel(p).toLowerCase().includes(u.toLowerCase()) ? ` <span class="unit">(${esc(u)})</span>` : '';
   if (p.kind === 'bool') {
     return `<div class="lab-param bool"><label for="${id}"><input id="${id}" type="checkbox" data-param="${esc(p.name)}"${v === true ? ' checked' : ''}> ${label}</label>${name}</div>`;
   }
@@ -714,41 +771,136 @@ const figValue = (res, id) => {
   return f ? f.value : null;
 };
 
-/** The verdict in words and a tone (good, bad, warn or ''), as [html, plain text, tone]. */
+/** How each verdict key is shown: a unit for numbers, or a kind (bool, code, symptom). */
+const VERDICT_KEYS = {
+  bottleneck_gbps: { unit: 'Gb/s' },
+  victim_paused_pct: { unit: '%' },
+  contained: { kind: 'bool' },
+  victim_gbps_late: { unit: 'Gb/s' },
+  storms: {},
+  victim_sender_paused_pct: { unit: '%' },
+  deadlocked: { kind: 'bool' },
+  completed: { kind: 'bool' },
+  completed_at_us: { unit: 'µs' },
+  stalled_since_us: { unit: 'µs' },
+  stalled_for_us: { unit: 'µs' },
+  stall_threshold_us: { unit: 'µs' },
+  drops: { unit: 'frames' },
+  status: { kind: 'code' },
+  symptom: { kind: 'symptom' },
+};
+
+/** A verdict value for people: yes/no, a status, a symptom sentence, or a number with its unit. */
+function verdictValue(key, x) {
+  const spec = VERDICT_KEYS[key] || {};
+  if (x === null || x === undefined) return ttOr(`vk.null.${key}`, '—');
+  if (spec.kind === 'symptom') return ttOr(`sym.${x}`, String(x));
+  if (typeof x === 'object') return JSON.stringify(x);
+  const unit = typeof x === 'number' && spec.unit ? unitText(spec.unit) : '';
+  return `${fmtNum(x)}${unit ? `${spec.unit === '%' ? '' : ' '}${unit}` : ''}`;
+}
+
+/** The verdict in words and a tone (good, bad, warn or ''), as [html, plain text, tone, keys the words say]. */
 function verdictWords(lab, v, res) {
-  const say = (s, tone) => [esc(s), s, tone];
+  const say = (s, tone, keys) => [esc(s), s, tone, keys];
+  if (lab === 'incast' && typeof v.bottleneck_gbps === 'number' && v.bottleneck_gbps > 0) {
+    const g = figValue(res, 'goodput_gbps');
+    if (typeof g === 'number') {
+      return say(tt('v.incast', { pct: fmtNum(Math.round((g / v.bottleneck_gbps) * 1000) / 10), cap: fmtNum(v.bottleneck_gbps) }), '', ['bottleneck_gbps']);
+    }
+  }
   if (lab === 'hol' && 'victim_paused_pct' in v) {
     const pct = Number(v.victim_paused_pct);
-    return pct > 0 ? say(tt('v.hol', { pct: fmtNum(pct) }), pct >= 5 ? 'bad' : 'warn') : say(tt('v.hol.none'), 'good');
+    return pct > 0
+      ? say(tt('v.hol', { pct: fmtNum(pct) }), pct >= 5 ? 'bad' : 'warn', ['victim_paused_pct'])
+      : say(tt('v.hol.none'), 'good', ['victim_paused_pct']);
   }
   if (lab === 'storm' && 'contained' in v) {
-    if (!v.contained) return say(tt('v.storm.no'), 'bad');
+    if (!v.contained) return say(tt('v.storm.no'), 'bad', ['contained']);
     const at = figValue(res, 'watchdog_at_us');
-    return say(at == null ? tt('v.storm.yes0') : tt('v.storm.yes', { at: fmtNum(at) }), 'good');
+    return say(at == null ? tt('v.storm.yes0') : tt('v.storm.yes', { at: fmtNum(at) }), 'good', ['contained']);
   }
   if (lab === 'deadlock' && 'deadlocked' in v) {
-    if (v.deadlocked) return say(tt('v.deadlock.yes', { since: fmtNum(v.stalled_since_us), for: fmtNum(v.stalled_for_us) }), 'bad');
-    return say(tt(v.completed ? 'v.deadlock.done' : 'v.deadlock.no'), 'good');
+    if (v.deadlocked) {
+      return say(tt('v.deadlock.yes', { since: fmtNum(v.stalled_since_us), for: fmtNum(v.stalled_for_us) }), 'bad',
+        ['deadlocked', 'completed', 'stalled_since_us', 'stalled_for_us', 'completed_at_us']);
+    }
+    return say(tt(v.completed ? 'v.deadlock.done' : 'v.deadlock.no'), 'good', ['deadlocked', 'completed']);
   }
-  if (lab === 'trouble' && 'status' in v) {
-    const sym = v.symptom ? ttOr(`sym.${v.symptom}`, String(v.symptom)) : '';
-    const symHtml = sym ? ` <span class="lab-symptom-id">${esc(sym)}</span>` : '';
-    if (v.status === 'SUCCESS') return [`${esc(tt('v.trouble.ok'))}${symHtml}`, `${tt('v.trouble.ok')} ${sym}`.trim(), 'warn'];
-    return [`${esc(tt('v.trouble.err'))}<code>${esc(v.status)}</code>${symHtml}`, `${tt('v.trouble.err')}${v.status} ${sym}`.trim(), 'bad'];
+  if (lab === 'trouble' && v.symptom) {
+    // The symptom in words; the status follows in the list below it.
+    return say(ttOr(`sym.${v.symptom}`, String(v.symptom)), v.status && v.status !== 'SUCCESS' ? 'bad' : 'warn', ['symptom']);
   }
-  const parts = Object.entries(v).map(([k, x]) => `${k}: ${typeof x === 'object' && x !== null ? JSON.stringify(x) : fmtNum(x)}`);
-  return say(parts.join(' · '), '');
+  return ['', '', '', []];
+}
+
+/** The verdict's keys the sentence does not already say, labelled, as [html of the items, plain text]. */
+function verdictRest(lab, v, said) {
+  const skip = new Set(said);
+  // Once every flow is delivered, the time since the last progress is idle time, not a stall.
+  if (lab === 'deadlock' && v.completed === true) { skip.add('stalled_for_us'); skip.add('stalled_since_us'); }
+  const rows = Object.entries(v).filter(([k]) => !skip.has(k))
+    .map(([k, x]) => [k, ttOr(k === 'status' && x === 'SUCCESS' ? 'vk.status.ok' : `vk.${k}`, k), verdictValue(k, x), (VERDICT_KEYS[k] || {}).kind === 'code' && x != null]);
+  const html = rows.map(([k, label, val, code]) => `<div class="lab-vk" data-key="${esc(k)}"><dt>${esc(label)}</dt><dd>${code ? `<code>${esc(val)}</code>` : esc(val)}</dd></div>`).join('');
+  const text = rows.map(([, label, val]) => `${label}: ${val}`).join(' · ');
+  return [html, text];
 }
 
 const attrValue = (x) => (x === null ? 'null' : typeof x === 'object' ? JSON.stringify(x) : String(x));
 
 /** The verdict element; its data attributes are the verdict's keys, spelled as the API spells them. */
 function verdictHtml(lab, v, res) {
-  if (!v || typeof v !== 'object' || !Object.keys(v).length) return ['<p class="lab-verdict" data-testid="lab-verdict" hidden></p>', ''];
+  if (!v || typeof v !== 'object' || !Object.keys(v).length) return ['<div class="lab-verdict" data-testid="lab-verdict" hidden></div>', ''];
   const attrs = Object.entries(v).filter(([k]) => /^[a-z][a-z0-9_]*$/.test(k))
     .map(([k, x]) => ` data-${k}="${esc(attrValue(x))}"`).join('');
-  const [html, text, tone] = verdictWords(lab, v, res);
-  return [`<p class="lab-verdict${tone ? ` ${tone}` : ''}" data-testid="lab-verdict"${attrs}>${html}</p>`, text];
+  const [html, text, tone, said] = verdictWords(lab, v, res);
+  const [rest, restText] = verdictRest(lab, v, said);
+  const body = `${html ? `<p class="lab-verdict-text">${html}</p>` : ''}${rest ? `<dl class="lab-verdict-keys">${rest}</dl>` : ''}`;
+  return [`<div class="lab-verdict${tone ? ` ${tone}` : ''}" data-testid="lab-verdict"${attrs}>${body}</div>`, text || restText];
+}
+
+/** Series names as the server writes them (English), in Chinese for the zh page. */
+const SERIES_ZH = {
+  'with incast': '有 incast 时',
+  alone: '单独跑',
+  'right → r-h0 (congested port)': '右交换机 → r-h0（拥塞的端口）',
+  'left → trunk (where the victim waits)': '左交换机 → 干线（受害流在这里排队）',
+  'right → left (trunk)': '右交换机 → 左交换机（干线）',
+  'left → its hosts': '左交换机 → 它下面的主机',
+  'l-h0 → r-h0 (the host that stalls)': 'l-h0 → r-h0（会卡死的主机）',
+  'r-h0 (the stalled NIC)': 'r-h0（卡死的网卡）',
+  'right switch → trunk': '右交换机 → 干线',
+  'left switch → l-h0': '左交换机 → l-h0',
+  'left switch → l-h1': '左交换机 → l-h1',
+  'ring links paused': '被暂停的环链路',
+  'switch → receiver (deepest per window)': '交换机 → 接收方（每个窗口内的最深值）',
+  'PAUSE frames sent': '发出的 PAUSE 帧',
+  'go-back-N': 'go-back-N',
+  'selective repeat': '选择性重传',
+  TCP: 'TCP',
+  '1 QP': '1 个 QP',
+  ib_write_bw: 'ib_write_bw 测得的吞吐',
+};
+
+/** A series name (or bar label) in the page language; names it does not know pass through. */
+function seriesName(name, l = lang()) {
+  const s = String(name);
+  if (l !== 'zh') return s;
+  if (Object.prototype.hasOwnProperty.call(SERIES_ZH, s)) return SERIES_ZH[s];
+  const m = /^(\d+) QPs$/.exec(s);
+  return m ? `${m[1]} 个 QP` : s;
+}
+
+/** A chart with its series names and bar labels in the page language. */
+function localChart(c) {
+  return {
+    ...c,
+    series: (c.series || []).map((x) => ({
+      ...x,
+      name: x.name == null ? x.name : seriesName(x.name),
+      labels: Array.isArray(x.labels) ? x.labels.map((y) => (y == null ? y : seriesName(y))) : x.labels,
+    })),
+  };
 }
 
 /** What an mlx5 counter counts (a tooltip and a column). */
@@ -803,6 +955,12 @@ function quizHtml(desc, text) {
     </section>`;
 }
 
+/** The chosen case's symptom from the course text (it describes what the application sees, not the cause). */
+function caseSymptomHtml(caseId, text) {
+  const c = text && text.cases && text.cases.find((x) => x.id === caseId);
+  return c && c.symptom_html ? `<div class="prose lab-case-symptom" data-testid="lab-case-symptom">${c.symptom_html}</div>` : '';
+}
+
 /** The answer: the course's case text, or this module's short explanation. */
 function revealHtml(desc, caseId, text) {
   const n = caseIds(desc).indexOf(caseId) + 1;
@@ -811,7 +969,6 @@ function revealHtml(desc, caseId, text) {
   const head = n ? tt('tr.case.head', { n, title: name }) : name;
   if (c) {
     return `<h3>${esc(head)}</h3>
-      <h4>${esc(tt('tr.h.symptom'))}</h4>${c.symptom_html || ''}
       <h4>${esc(tt('tr.h.cause'))}</h4>${c.cause_html || ''}
       <h4>${esc(tt('tr.h.fix'))}</h4>${c.fix_html || ''}`;
   }
@@ -837,7 +994,7 @@ function paintCharts(root, lab, charts) {
     box.dataset.w = String(w);
     const axisX = has(`axis.${lab}.${c.id}.x`) ? tt(`axis.${lab}.${c.id}.x`)
       : c.x_unit === 'µs' || c.x_unit === 'us' || c.x_unit === 'ms' ? tt('axis.time', { u: c.x_unit }) : unitText(c.x_unit);
-    box.innerHTML = chartSvg(c, {
+    box.innerHTML = chartSvg(localChart(c), {
       title: chartTitle(lab, c.id),
       width: w,
       xLabel: axisX,
@@ -855,14 +1012,14 @@ function metaHtml(res) {
   return `<p class="lab-meta" data-events="${esc(res.events ?? '')}" data-wall-ms="${esc(res.wall_ms ?? '')}">${esc(tt('lab.meta', { events: fmtNum(res.events), ms }))}</p>`;
 }
 
-function resultHtml(desc, res, text) {
+function resultHtml(desc, res, text, caseId) {
   const lab = desc.id;
   const [verdict, words] = verdictHtml(lab, res.verdict, res);
   const counters = res.counters && res.counters.length ? countersHtml(res.counters) : '';
   const charts = chartsHtml(res.charts);
   if (lab === 'trouble') {
     return [`
-      <section class="lab-symptom"><h2>${esc(tt('tr.symptom'))}</h2>${verdict}${figuresHtml(lab, res.figures)}</section>
+      <section class="lab-symptom"><h2>${esc(tt('tr.symptom'))}</h2>${caseSymptomHtml(caseId, text)}${verdict}${figuresHtml(lab, res.figures)}</section>
       ${counters ? `<section class="lab-evidence"><h2>${esc(tt('tr.counters'))}</h2>${counters}</section>` : ''}
       ${charts ? `<h2>${esc(tt('lab.charts'))}</h2>${charts}` : ''}
       ${quizHtml(desc, text)}
@@ -970,11 +1127,11 @@ export async function renderLab(main, id, live) {
       return;
     }
     if (my !== st.seq || !live()) return;
-    const [html, words] = resultHtml(desc, res, text);
+    st.caseId = String((res.params && res.params.case) ?? body.case ?? '');
+    const [html, words] = resultHtml(desc, res, text, st.caseId);
     results.innerHTML = html;
     results.classList.remove('busy');
     results.removeAttribute('aria-busy');
-    st.caseId = String((res.params && res.params.case) ?? body.case ?? '');
     const charts = res.charts || [];
     paintCharts(results, id, charts);
     shown = { root: results, lab: id, charts, live };

@@ -715,4 +715,25 @@ pub mod fuzz {
             let _ = serde_json::to_string(&e);
         }
     }
+
+    /// One `POST /api/lab/{id}` body, checked against every lab's parameters: a value or an
+    /// error naming the field, never a panic.
+    pub fn lab_body(data: &[u8]) {
+        let Ok(body) = serde_json::from_slice::<serde_json::Value>(data) else {
+            return;
+        };
+        for lab in rdmalab::labs::catalogue() {
+            match rdmalab::labs::parse_params(lab.id, &body) {
+                Ok(p) => assert_eq!(
+                    rdmalab::labs::parse_params(
+                        lab.id,
+                        &serde_json::to_value(&p).expect("serialises")
+                    ),
+                    Ok(p),
+                    "parsed parameters parse back to themselves"
+                ),
+                Err(e) => assert!(e.field.is_some(), "{e:?}"),
+            }
+        }
+    }
 }

@@ -6,5 +6,8 @@ mod replay;
 
 #[test]
 fn api_body_inputs_replay_without_panic() {
-    replay::replay("api_body", web::api::fuzz::run_body);
+    replay::replay("api_body", |d| {
+        web::api::fuzz::run_body(d);
+        web::api::fuzz::lab_body(d);
+    });
 }
