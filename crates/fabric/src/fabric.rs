@@ -51,7 +51,7 @@
 //!   as DCQCN-era switches do.
 //! - Hosts accept everything they receive: host receive buffers and PFC from hosts belong to
 //!   the host model, except a stalled host ([`Fabric::stall_host`]), which pauses for ever.
-//! - Pause durations (`PortStats::rx_pause_ps`, `tx_pause_ps`) count from when a pause takes
+//! - Pause durations (`PfcStats::rx_pause_ps`, `tx_pause_ps`) count from when a pause takes
 //!   effect (after the response time) to when it expires or a RESUME arrives.
 
 use crate::config::{
@@ -187,6 +187,11 @@ pub struct PortStats {
     pub pfc_received: u64,
     /// Highest ingress count above XOFF seen per priority (bytes; 0 if never above).
     pub peak_over_xoff: [u64; 8],
+}
+
+/// A port's PFC time and watchdog counts ([`Fabric::pfc_stats`]).
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub struct PfcStats {
     /// Time this port's egress was held by PAUSE frames per priority, ps, over intervals
     /// that have ended ([`Fabric::pause_time`] adds the one in progress): mlx5's
     /// `rx_prioN_pause_duration`.
@@ -198,6 +203,26 @@ pub struct PortStats {
     pub watchdog_drops: u64,
     /// Storms the PFC watchdog detected on this port.
     pub watchdog_storms: u64,
+}
+
+/// What no frame reads of a port's PFC state: the times behind the pause durations and the
+/// watchdog, and their counts. Kept beside the ports, not in them, so a frame's hop touches
+/// the same cache lines with or without them.
+#[derive(Clone, Debug, Default)]
+struct PfcSide {
+    prio: [PrioPfc; 8],
+    stats: PfcStats,
+}
+
+/// One priority's part of [`PfcSide`].
+#[derive(Clone, Copy, Debug, Default)]
+struct PrioPfc {
+    /// Since when the egress has been paused without a break (`SimTime::MAX`: not paused).
+    paused_since: SimTime,
+    /// In a storm: when the last PAUSE arrived.
+    last_pause_rx: SimTime,
+    /// Since when this port has been asking its peer to pause (while `pausing`).
+    pausing_since: SimTime,
 }
 
 /// Fabric-wide counters.
@@ -327,6 +352,9 @@ struct Port {
     /// A `TxDone` event is scheduled for `free_at`. Switch ports skip it when nothing waits
     /// behind the frame: a frame arriving later finds the port free by its clock.
     tx_done_pending: bool,
+    /// Bit p set while the PFC watchdog holds priority p in a storm: frames for it are
+    /// dropped instead of queued.
+    storming: u8,
     /// Boxed: one pointer in the hot line, the state (only on lossy links) elsewhere.
     loss: Option<Box<LossState>>,
     control: VecDeque<PacketHandle>,
@@ -354,15 +382,6 @@ struct Prio {
     phantom: u64,
     pfc_gen: u32,
     pausing: bool,
-    // Rarely touched: the watchdog and the pause-time counters.
-    /// The PFC watchdog found this queue in a storm: it drops instead of queueing.
-    storm: bool,
-    /// Since when the egress has been paused without a break (`SimTime::MAX`: not paused).
-    paused_since: SimTime,
-    /// In a storm: when the last PAUSE arrived.
-    last_pause_rx: SimTime,
-    /// Since when this port has been asking its peer to pause (while `pausing`).
-    pausing_since: SimTime,
 }
 
 impl Port {
@@ -433,6 +452,8 @@ pub struct Fabric {
     inbox: VecDeque<Delivery>,
     host_wakeups: Vec<NodeId>,
     capture: Option<(crate::capture::CaptureAt, Vec<Captured>)>,
+    /// Per port (global index): its PFC times and watchdog state, read by no frame.
+    pfc_side: Vec<PfcSide>,
     counters: Counters,
     tracer: Tracer,
     tap: Option<Box<dyn Tap>>,
@@ -538,6 +559,7 @@ impl Fabric {
                     backlogged: 0,
                     control: VecDeque::new(),
                     tx_done_pending: false,
+                    storming: 0,
                     free_at: SimTime::ZERO,
                     rr: 0,
                     wake_at: SimTime::MAX,
@@ -641,6 +663,7 @@ impl Fabric {
             tracer: Tracer::disabled(),
             tap: None,
             capture: None,
+            pfc_side: vec![PfcSide::default(); total as usize],
             host_wakeups: Vec::new(),
             max_frame_bytes: MAX_FRAME_BYTES,
         })
@@ -921,14 +944,16 @@ impl Fabric {
                 let Some(wd) = self.config.switch.pfc_watchdog else {
                     return;
                 };
-                let q = &mut self.ports[port as usize].prio[prio as usize];
-                if !q.storm {
+                let pt = &mut self.ports[port as usize];
+                if pt.storming & (1 << prio) == 0 {
                     return;
                 }
-                let quiet_at = q.last_pause_rx + wd.restore;
+                let side = &mut self.pfc_side[port as usize].prio[prio as usize];
+                let quiet_at = side.last_pause_rx + wd.restore;
                 if now >= quiet_at {
-                    q.storm = false;
-                    q.paused_since = SimTime::MAX;
+                    pt.storming &= !(1 << prio);
+                    side.paused_since = SimTime::MAX;
+                    let q = &mut pt.prio[prio as usize];
                     q.paused_until = q.paused_until.min(now);
                     self.try_tx(port, sched);
                 } else {
@@ -942,9 +967,8 @@ impl Fabric {
                 let now = sched.now();
                 for prio in 0..8 {
                     if pfc.covers(prio as u8) && !self.ports[port as usize].prio[prio].pausing {
-                        let q = &mut self.ports[port as usize].prio[prio];
-                        q.pausing = true;
-                        q.pausing_since = now;
+                        self.ports[port as usize].prio[prio].pausing = true;
+                        self.pfc_side[port as usize].prio[prio].pausing_since = now;
                         self.send_pfc(port, prio, true, sched);
                     }
                 }
@@ -1424,9 +1448,9 @@ impl Fabric {
             self.drop_packet(in_port, pkt, DropReason::Oversize, now);
             return;
         }
-        if self.ports[out as usize].prio[prio].storm {
+        if self.ports[out as usize].storming & (1 << prio) != 0 {
             self.counters.drops_watchdog += 1;
-            self.ports[out as usize].stats.watchdog_drops += 1;
+            self.pfc_side[out as usize].stats.watchdog_drops += 1;
             self.drop_packet(in_port, pkt, DropReason::Watchdog, now);
             return;
         }
@@ -1485,7 +1509,7 @@ impl Fabric {
             pt.stats.peak_over_xoff[prio] = pt.stats.peak_over_xoff[prio].max(over);
             if !pt.prio[prio].pausing {
                 pt.prio[prio].pausing = true;
-                pt.prio[prio].pausing_since = sched.now();
+                self.pfc_side[port as usize].prio[prio].pausing_since = sched.now();
                 self.send_pfc(port, prio, true, sched);
             }
         }
@@ -1503,8 +1527,9 @@ impl Fabric {
         let pt = &mut self.ports[port as usize];
         if pt.prio[prio].pausing && pt.prio[prio].ingress + pt.prio[prio].phantom <= pfc.xon_bytes {
             pt.prio[prio].pausing = false;
-            let since = pt.prio[prio].pausing_since;
-            pt.stats.tx_pause_ps[prio] += sched.now().saturating_duration_since(since).as_ps();
+            let side = &mut self.pfc_side[port as usize];
+            let since = side.prio[prio].pausing_since;
+            side.stats.tx_pause_ps[prio] += sched.now().saturating_duration_since(since).as_ps();
             pt.prio[prio].pfc_gen = pt.prio[prio].pfc_gen.wrapping_add(1);
             self.send_pfc(port, prio, false, sched);
         }
@@ -1617,25 +1642,26 @@ impl Fabric {
             if class_enable & (1 << prio) == 0 {
                 continue;
             }
-            let st = &mut pt.prio[prio];
-            if st.storm {
+            let side = &mut self.pfc_side[port as usize];
+            if pt.storming & (1 << prio) != 0 {
                 // The watchdog ignores pauses on a storming queue; it only notes them.
-                st.last_pause_rx = now;
+                side.prio[prio].last_pause_rx = now;
                 continue;
             }
+            let st = &mut pt.prio[prio];
             if q == 0 {
                 st.paused_until = st.paused_until.min(from);
-                st.paused_since = SimTime::MAX;
+                side.prio[prio].paused_since = SimTime::MAX;
             } else {
                 if st.paused_until <= from {
                     // A new pause interval: the last one has ended (or never was).
-                    pt.stats.rx_pause_ps[prio] += st
+                    side.stats.rx_pause_ps[prio] += st
                         .paused_until
                         .saturating_duration_since(st.pause_from)
                         .as_ps();
                     st.pause_from = from;
                     if let Some(wd) = watchdog {
-                        st.paused_since = from;
+                        side.prio[prio].paused_since = from;
                         sched.schedule_at(
                             from + wd.detect,
                             FabricEvent::WatchdogCheck {
@@ -1672,10 +1698,11 @@ impl Fabric {
         };
         let pt = &self.ports[port as usize];
         let q = &pt.prio[prio];
-        if q.storm || q.paused_since == SimTime::MAX {
+        let since = self.pfc_side[port as usize].prio[prio].paused_since;
+        if pt.storming & (1 << prio) != 0 || since == SimTime::MAX {
             return;
         }
-        let due = q.paused_since + wd.detect;
+        let due = since + wd.detect;
         if now < due {
             // The pause broke and began again since this check was set: a later one is due.
             return;
@@ -1697,19 +1724,19 @@ impl Fabric {
         }
         // A storm: drop what the queue holds, ignore pauses until they stop for `restore`.
         let pt = &mut self.ports[port as usize];
-        pt.stats.watchdog_storms += 1;
+        let side = &mut self.pfc_side[port as usize];
+        side.stats.watchdog_storms += 1;
         self.counters.watchdog_storms += 1;
         self.counters.first_watchdog_storm.get_or_insert(now);
+        pt.storming |= 1 << prio;
+        side.prio[prio].last_pause_rx = now;
         let st = &mut pt.prio[prio];
-        st.storm = true;
-        st.last_pause_rx = now;
-        pt.stats.rx_pause_ps[prio] += now.saturating_duration_since(st.pause_from).as_ps();
+        side.stats.rx_pause_ps[prio] += now.saturating_duration_since(st.pause_from).as_ps();
         st.pause_from = now;
         st.paused_until = now;
         while let Some(e) = self.ports[port as usize].prio[prio].queue.pop_front() {
-            let pt = &mut self.ports[port as usize];
-            pt.prio[prio].qbytes -= e.len as u64;
-            pt.stats.watchdog_drops += 1;
+            self.ports[port as usize].prio[prio].qbytes -= e.len as u64;
+            self.pfc_side[port as usize].stats.watchdog_drops += 1;
             self.counters.drops_watchdog += 1;
             self.release_buffer(port, e, prio, sched);
             self.drop_packet(port, e.pkt, DropReason::Watchdog, now);
@@ -1766,7 +1793,8 @@ impl Fabric {
         let Some(n) = self.nodes.get(node.index()) else {
             return (0, 0);
         };
-        let Some(pt) = self.ports.get((n.first_port + port.0 as u32) as usize) else {
+        let gp = (n.first_port + port.0 as u32) as usize;
+        let (Some(pt), Some(side)) = (self.ports.get(gp), self.pfc_side.get(gp)) else {
             return (0, 0);
         };
         let q = &pt.prio[prio & 7];
@@ -1776,14 +1804,26 @@ impl Fabric {
             .saturating_duration_since(q.pause_from.min(now))
             .as_ps();
         let tx_open = if q.pausing {
-            now.saturating_duration_since(q.pausing_since).as_ps()
+            now.saturating_duration_since(side.prio[prio & 7].pausing_since)
+                .as_ps()
         } else {
             0
         };
         (
-            pt.stats.rx_pause_ps[prio & 7] + rx_open,
-            pt.stats.tx_pause_ps[prio & 7] + tx_open,
+            side.stats.rx_pause_ps[prio & 7] + rx_open,
+            side.stats.tx_pause_ps[prio & 7] + tx_open,
         )
+    }
+
+    /// `node`'s `port`'s PFC time and watchdog counts.
+    pub fn pfc_stats(&self, node: NodeId, port: PortId) -> Option<&PfcStats> {
+        let ns = self.nodes.get(node.index())?;
+        let gp = ns.first_port as usize + port.index();
+        self.ports
+            .get(gp)
+            .filter(|p| p.node == node)
+            .and(self.pfc_side.get(gp))
+            .map(|s| &s.stats)
     }
 
     fn drop_packet(&mut self, port: u32, pkt: PacketHandle, reason: DropReason, now: SimTime) {

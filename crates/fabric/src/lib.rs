@@ -32,7 +32,8 @@ pub use config::{
     PfcWatchdog, Scheduling, SwitchConfig,
 };
 pub use fabric::{
-    Counters, Delivery, Fabric, FabricEvent, FlowResult, MAX_FRAME_BYTES, PortStats, RawFlow, Tap,
+    Counters, Delivery, Fabric, FabricEvent, FlowResult, MAX_FRAME_BYTES, PfcStats, PortStats,
+    RawFlow, Tap,
 };
 pub use loss::{DropRule, GilbertElliott, LossConfig};
 pub use packet::{

@@ -136,7 +136,7 @@ fn the_watchdog_contains_the_storm_at_the_stalled_port() {
     assert!(r[1].finish.is_some());
     let sw = topo.switches()[0];
     let to_h0 = port_towards(&topo, &fab, sw, topo.hosts()[0]);
-    assert!(fab.port_stats(sw, to_h0).unwrap().watchdog_drops > 0);
+    assert!(fab.pfc_stats(sw, to_h0).unwrap().watchdog_drops > 0);
 }
 
 /// Five switches in a ring, each host writing 2 MiB to the host two switches on.

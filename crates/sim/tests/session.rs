@@ -653,7 +653,7 @@ fn the_model_serialises_the_state_table() {
     assert_eq!(m["wc_status"].as_array().unwrap().len(), 22);
 }
 
-/// Two WRs on one QP, a WRITE then a READ: each frame names the WR it carries or answers.
+/// A READ: its request and every response packet name the READ's WR.
 #[test]
 fn frames_name_the_work_request_they_belong_to() {
     let src = std::fs::read_to_string(examples_dir().join("read.toml")).unwrap();
@@ -677,4 +677,52 @@ fn frames_name_the_work_request_they_belong_to() {
             .filter(|f| f.opcode.contains("READ_RESPONSE"))
             .all(|f| f.wr_id == req.wr_id)
     );
+}
+
+/// Three WRITEs go out, the QP is reset and brought up again counting PSNs from 0, and a
+/// fourth WRITE goes: every frame names the WR it carries or answers, the fourth's packets
+/// included (its PSNs are the ones the first WRs used). The example is `reset_discards.toml`
+/// with time to send before the reset.
+#[test]
+fn frames_keep_their_work_requests_across_a_reset() {
+    let src = std::fs::read_to_string(examples_dir().join("reset_discards.toml")).unwrap();
+    // Let WRs 1–3 leave before the reset (the example resets at once, so none do).
+    let src = src.replacen(
+        "[[step]]\ncall = \"modify_qp\"\nqp = \"qp_a\"\nstate = \"RESET\"",
+        "[[step]]\ncall = \"run\"\nfor = \"20us\"\n\n[[step]]\ncall = \"modify_qp\"\nqp = \"qp_a\"\nstate = \"RESET\"",
+        1,
+    );
+    assert!(src.contains("for = \"20us\""), "the example changed: adapt this test");
+    let r = run_src(&src, None);
+    let reset = r
+        .steps
+        .iter()
+        .position(|s| s.text.contains("RESET"))
+        .expect("a reset step");
+    let roce = |range: std::ops::Range<usize>| -> Vec<_> {
+        r.steps[range]
+            .iter()
+            .flat_map(|s| &s.frames)
+            .filter(|f| f.kind == "roce")
+            .cloned()
+            .collect()
+    };
+    let before = roce(0..reset);
+    let after = roce(reset..r.steps.len());
+    // Before: three WRITE ONLYs with consecutive PSNs and wr_ids 1, 2, 3, each ACK naming
+    // the WR it acknowledges.
+    let writes: Vec<_> = before.iter().filter(|f| f.src == "a").collect();
+    assert_eq!(
+        writes.iter().map(|f| f.wr_id).collect::<Vec<_>>(),
+        [Some(1), Some(2), Some(3)],
+        "{before:#?}"
+    );
+    for ack in before.iter().filter(|f| f.src == "b") {
+        let w = writes.iter().rev().find(|w| w.psn <= ack.psn).unwrap();
+        assert_eq!(ack.wr_id, w.wr_id, "{ack:?}");
+    }
+    // After: PSN 0 again, and every packet is WR 4's.
+    assert!(!after.is_empty());
+    assert!(after.iter().all(|f| f.wr_id == Some(4)), "{after:#?}");
+    assert!(after.iter().any(|f| f.src == "a" && f.psn == Some(0)));
 }

@@ -556,6 +556,16 @@ impl Context {
         })
     }
 
+    /// The `wr_id` of send WQE `id` of QP `qpn`, while it is in the send queue.
+    pub fn send_wr_id(&self, qpn: QpNum, id: crate::qp::WqeId) -> Option<u64> {
+        self.qp(qpn)
+            .ok()?
+            .sq
+            .iter()
+            .find(|w| w.id == id)
+            .map(|w| w.wr.wr_id)
+    }
+
     pub(crate) fn qp(&self, qpn: QpNum) -> Result<&Qp, VerbsError> {
         self.qps.get(&qpn).ok_or(VerbsError::NoSuchQp(qpn))
     }

@@ -6,7 +6,7 @@
 //! named budget rather than running on.
 
 use crate::pattern;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -78,8 +78,6 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
         events_left: events_budget,
         events_budget,
         started: Instant::now(),
-        unsent: BTreeMap::new(),
-        starts: BTreeMap::new(),
     };
     let mut steps = Vec::new();
     let mut aborted = None;
@@ -87,7 +85,6 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
         let (mut record, stop) = x.step(i + 1, step);
         record.frames = x.frames();
         record.state = x.snapshot();
-        x.forget_unsent(&record.state);
         steps.push(record);
         if let Some(why) = stop {
             aborted = Some(format!(
@@ -289,10 +286,6 @@ struct Exec<'a> {
     /// The session's whole event budget.
     events_budget: u64,
     started: Instant,
-    /// Per (host, QPN): wr_ids posted whose first packet has not been seen, in post order.
-    unsent: BTreeMap<(u32, u32), VecDeque<u64>>,
-    /// Per (host, QPN) of a requester: the first PSN of each message seen, and its wr_id.
-    starts: BTreeMap<(u32, u32), BTreeMap<u32, u64>>,
 }
 
 impl Exec<'_> {
@@ -549,87 +542,11 @@ impl Exec<'_> {
         st
     }
 
-    /// The send WR a RoCE frame belongs to. Requesters send a QP's WRs in post order, so the
-    /// first packet of each new message (a PSN not seen before with a FIRST/ONLY, READ or
-    /// atomic opcode) belongs to the oldest WR posted and not yet seen; later packets and
-    /// resends belong to the message whose first PSN is the greatest at or below theirs. A
-    /// response (ACK, NAK, READ response) belongs to the requester's message it answers:
-    /// the requester is the frame's destination, its QP the BTH's destination QP.
-    fn wr_of(&mut self, pkt: &fabric::Packet, hdr: &fabric::RoceHeaders) -> Option<u64> {
-        let op = hdr.bth.opcode;
-        if op == Opcode::CNP {
-            return None;
-        }
-        let psn = hdr.bth.psn;
-        if op.is_request() {
-            let h = self.world.host_of_node(pkt.src)?;
-            // The world's flow id carries the sending QP's number (`World::flow_of`).
-            let qpn = pkt.flow.0 & 0xffff;
-            let starts = self.starts.entry((h, qpn)).or_default();
-            use wire::ib::Operation as O;
-            let starts_message = op.operation().is_some_and(|o| {
-                matches!(
-                    o,
-                    O::SendFirst
-                        | O::SendOnly
-                        | O::SendOnlyWithImmediate
-                        | O::SendOnlyWithInvalidate
-                        | O::RdmaWriteFirst
-                        | O::RdmaWriteOnly
-                        | O::RdmaWriteOnlyWithImmediate
-                        | O::RdmaReadRequest
-                        | O::CompareSwap
-                        | O::FetchAdd
-                        | O::Flush
-                        | O::AtomicWrite
-                )
-            });
-            if starts_message && !starts.contains_key(&psn) {
-                let w = self.unsent.get_mut(&(h, qpn))?.pop_front()?;
-                starts.insert(psn, w);
-                return Some(w);
-            }
-            starts.range(..=psn).next_back().map(|(_, &w)| w)
-        } else {
-            let h = self.world.host_of_node(pkt.dst)?;
-            let qpn = hdr.bth.dest_qp;
-            self.starts
-                .get(&(h, qpn))?
-                .range(..=psn)
-                .next_back()
-                .map(|(_, &w)| w)
-        }
-    }
-
-    /// Forgets WRs that left the send queue without a packet (flushed, or failed before
-    /// sending): they must not claim the next message's packets.
-    fn forget_unsent(&mut self, st: &StepState) {
-        for (&(h, qpn), q) in self.unsent.iter_mut() {
-            let host = self.s.hosts.get(h as usize).map(String::as_str);
-            let sq = st
-                .qps
-                .iter()
-                .find(|v| v.qpn == qpn && Some(v.host.as_str()) == host);
-            match sq {
-                None => q.clear(), // destroyed
-                Some(v) => q.retain(|w| v.sq.iter().any(|e| e.wr_id == *w)),
-            }
-        }
-    }
-
     /// The frames hosts sent since the last call.
     fn frames(&mut self) -> Vec<FrameRecord> {
         let log = self.world.take_frame_log();
-        let wrs: Vec<Option<u64>> = log
-            .iter()
-            .map(|(_, pkt)| match pkt.payload {
-                Payload::Roce { hdr, .. } => self.wr_of(pkt, &hdr),
-                _ => None,
-            })
-            .collect();
         log.into_iter()
-            .zip(wrs)
-            .map(|((at, pkt), wr_id)| {
+            .map(|(at, pkt, wr_id)| {
                 let name = |node: units::NodeId| {
                     self.world.host_of_node(node).map_or_else(
                         || format!("node {}", node.0),
@@ -936,16 +853,7 @@ impl Exec<'_> {
                         }
                     })
                     .collect();
-                let r = self.world.post_send(h, qpn, &list);
-                let posted = match &r {
-                    Ok(_) => list.len(),
-                    Err(e) => e.posted,
-                };
-                self.unsent
-                    .entry((h, qpn.get()))
-                    .or_default()
-                    .extend(list.iter().take(posted).map(|w| w.wr_id));
-                match r {
+                match self.world.post_send(h, qpn, &list) {
                     Ok(_) => Done::ok(format!("{} WR(s) posted", list.len())),
                     Err(e) => Done::post_err(&e),
                 }

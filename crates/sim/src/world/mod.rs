@@ -402,8 +402,12 @@ pub struct World {
     spare: Vec<Vec<u8>>,
     tracer: Tracer,
     pcap: Option<PcapWriter<Box<dyn std::io::Write>>>,
-    /// Frames leaving hosts, kept for [`World::take_frame_log`] (the playground's ladder).
-    frame_log: Option<Vec<(SimTime, Packet)>>,
+    /// Frames leaving hosts, kept for [`World::take_frame_log`] (the playground's ladder),
+    /// with the send WR each carries or answers.
+    frame_log: Option<Vec<(SimTime, Packet, Option<u64>)>>,
+    /// While frames are logged: per (host, QPN & 0xffff) of a requester, the `wr_id` of each
+    /// request PSN it has sent since its last reset.
+    wr_psns: BTreeMap<(u32, u32), BTreeMap<u32, u64>>,
     frame_buf: Vec<u8>,
     /// A second scheduler swapped in while the real one is lent to the event loop (building a
     /// fresh one per run would allocate the event queue's slot tables every time).
@@ -568,6 +572,7 @@ impl World {
             tracer: Tracer::disabled(),
             pcap: None,
             frame_log: None,
+            wr_psns: BTreeMap::new(),
             frame_buf: Vec::new(),
             spare_sched: None,
             defer_control: false,
@@ -636,6 +641,7 @@ impl World {
         if let Some(mut e) = host.qps.remove(&qpn.get()) {
             retire(&mut e, &mut host.retired);
         }
+        self.wr_psns.remove(&(h, qpn.get() & 0xffff));
         Ok(())
     }
 
@@ -649,8 +655,10 @@ impl World {
         }
     }
 
-    /// The frames hosts sent since the last call (with [`World::log_frames`] on), in order.
-    pub fn take_frame_log(&mut self) -> Vec<(SimTime, Packet)> {
+    /// The frames hosts sent since the last call (with [`World::log_frames`] on), in order,
+    /// each with the `wr_id` of the send WR it carries (a request packet, first sent or
+    /// resent) or answers (an ACK, NAK or READ response: the request whose PSNs it names).
+    pub fn take_frame_log(&mut self) -> Vec<(SimTime, Packet, Option<u64>)> {
         // Whatever the capture holds has not been sorted into the log yet.
         let _ = self.write_captured();
         self.frame_log
@@ -951,6 +959,10 @@ impl World {
                 ModifyEffect::Reset(_) | ModifyEffect::Flushed(_) => {
                     retire(e, &mut host.retired);
                     e.fetched.clear();
+                    if matches!(effect, ModifyEffect::Reset(_)) {
+                        // A reset QP may count its PSNs from anywhere again.
+                        self.wr_psns.remove(&(h, qpn.get() & 0xffff));
+                    }
                 }
                 ModifyEffect::EnteredRtr => {
                     e.peer = peer;
@@ -1529,7 +1541,31 @@ impl World {
                 }
             }
             let Some((qpn, t)) = found else { return };
+            if self.frame_log.is_some() && t.pkt.bth.opcode.is_request() {
+                self.note_request(h, qpn, &t);
+            }
             self.gather(h, qpn, t, sched);
+        }
+    }
+
+    /// Frame logging: remembers which send WR request packet `t` of QP `qpn` belongs to.
+    fn note_request(&mut self, h: u32, qpn: u32, t: &Transmit) {
+        let host = &self.hosts[h as usize];
+        let psn = t.pkt.bth.psn;
+        let wr = host
+            .qps
+            .get(&qpn)
+            .and_then(|e| e.req.as_ref())
+            .and_then(|r| r.request_of(psn))
+            .and_then(|id| {
+                host.verbs
+                    .send_wr_id(QpNum::masked(qpn), verbs::qp::WqeId(id))
+            });
+        if let Some(wr) = wr {
+            self.wr_psns
+                .entry((h, qpn & 0xffff))
+                .or_default()
+                .insert(psn, wr);
         }
     }
 
@@ -2029,12 +2065,28 @@ impl World {
     fn write_captured(&mut self) -> std::io::Result<()> {
         let frames = self.fabric.drain_captured();
         if let Some(log) = self.frame_log.as_mut() {
-            log.extend(
-                frames
-                    .iter()
-                    .filter(|(_, node, _, _)| self.by_node.get(&node.0).is_some())
-                    .map(|(at, _, _, pkt)| (*at, *pkt)),
-            );
+            for (at, node, _, pkt) in &frames {
+                if self.by_node.get(&node.0).is_none() {
+                    continue;
+                }
+                let wr = match pkt.payload {
+                    Payload::Roce { hdr, .. } if hdr.bth.opcode != wire::Opcode::CNP => {
+                        let psn = hdr.bth.psn;
+                        if hdr.bth.opcode.is_request() {
+                            let h = self.by_node.get(&pkt.src.0).copied();
+                            // The flow id carries the sending QP's number (`World::flow_of`).
+                            h.and_then(|h| self.wr_psns.get(&(h, pkt.flow.0 & 0xffff)))
+                                .and_then(|m| m.get(&psn).copied())
+                        } else {
+                            let h = self.by_node.get(&pkt.dst.0).copied();
+                            h.and_then(|h| self.wr_psns.get(&(h, hdr.bth.dest_qp & 0xffff)))
+                                .and_then(|m| m.range(..=psn).next_back().map(|(_, &w)| w))
+                        }
+                    }
+                    _ => None,
+                };
+                log.push((*at, *pkt, wr));
+            }
         }
         let Some(w) = self.pcap.as_mut() else {
             return Ok(());

@@ -478,6 +478,10 @@ impl Requester {
     pub fn next_psn(&self) -> u32 {
         self.next_psn
     }
+    /// The id of the request whose PSNs include `psn` (requests still outstanding only).
+    pub fn request_of(&self, psn: u32) -> Option<u64> {
+        self.wqes.iter().find(|w| w.contains(psn)).map(|w| w.req.id)
+    }
     /// Requests posted and not yet completed.
     pub fn outstanding(&self) -> usize {
         self.wqes.len()
