@@ -51,7 +51,10 @@
 //!   as DCQCN-era switches do.
 //! - Hosts accept everything they receive: host receive buffers and PFC from hosts belong to
 //!   the host model, except a stalled host ([`Fabric::stall_host`]), which pauses for ever.
-//! - Pause durations (`PfcStats::rx_pause_ps`, `tx_pause_ps`) count from when a pause takes
+//! - The PFC watchdog looks once per pause interval, one detection time after it began (and
+//!   again while the queue is empty), rather than polling every queue on a timer as SONiC's
+//!   `pfcwd` does; in a storm any PAUSE or RESUME that arrives postpones the restore.
+//! - Pause durations ([`Fabric::pause_time`]) count from when a pause takes
 //!   effect (after the response time) to when it expires or a RESUME arrives.
 
 use crate::config::{
@@ -189,16 +192,16 @@ pub struct PortStats {
     pub peak_over_xoff: [u64; 8],
 }
 
-/// A port's PFC time and watchdog counts ([`Fabric::pfc_stats`]).
+/// A port's watchdog counts ([`Fabric::pfc_stats`]), and the pause times behind
+/// [`Fabric::pause_time`].
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
 pub struct PfcStats {
-    /// Time this port's egress was held by PAUSE frames per priority, ps, over intervals
-    /// that have ended ([`Fabric::pause_time`] adds the one in progress): mlx5's
-    /// `rx_prioN_pause_duration`.
-    pub rx_pause_ps: [u64; 8],
+    /// Time this port's egress was held by PAUSE frames per priority, ps, over the intervals
+    /// a later PAUSE closed (read the whole with [`Fabric::pause_time`]).
+    rx_pause_ps: [u64; 8],
     /// Time this port spent asking its peer to pause per priority (XOFF until XON), ps, over
-    /// intervals that have ended: mlx5's `tx_prioN_pause_duration`.
-    pub tx_pause_ps: [u64; 8],
+    /// the intervals that have ended (read the whole with [`Fabric::pause_time`]).
+    tx_pause_ps: [u64; 8],
     /// Frames the PFC watchdog dropped from this port's egress queues.
     pub watchdog_drops: u64,
     /// Storms the PFC watchdog detected on this port.
@@ -467,6 +470,8 @@ pub const MAX_FRAME_BYTES: u64 = 4_178;
 
 /// Bytes of a frame outside its IP packet, as [`Packet::len_bytes`] counts them: Ethernet
 /// header (14), 802.1Q tag (4), FCS (4). A switch port's MTU limits the rest.
+/// source: research/verbs-spec.md §6 packet layout (the same 14 + 4 and 4 as
+/// [`MAX_FRAME_BYTES`]); an interface MTU counts the IP packet, as Linux's does.
 const L2_BYTES: u64 = 22;
 
 impl Fabric {
@@ -1444,12 +1449,11 @@ impl Fabric {
         if let Some(mtu) = cfg.mtu_bytes
             && len > mtu as u64 + L2_BYTES
         {
-            self.counters.drops_oversize += 1;
             self.drop_packet(in_port, pkt, DropReason::Oversize, now);
             return;
         }
         if self.ports[out as usize].storming & (1 << prio) != 0 {
-            self.counters.drops_watchdog += 1;
+            // Counted at the storming egress port too.
             self.pfc_side[out as usize].stats.watchdog_drops += 1;
             self.drop_packet(in_port, pkt, DropReason::Watchdog, now);
             return;
@@ -1737,7 +1741,6 @@ impl Fabric {
         while let Some(e) = self.ports[port as usize].prio[prio].queue.pop_front() {
             self.ports[port as usize].prio[prio].qbytes -= e.len as u64;
             self.pfc_side[port as usize].stats.watchdog_drops += 1;
-            self.counters.drops_watchdog += 1;
             self.release_buffer(port, e, prio, sched);
             self.drop_packet(port, e.pkt, DropReason::Watchdog, now);
         }
@@ -1755,7 +1758,7 @@ impl Fabric {
     /// From `at`, host `host` stops draining what it receives, as a NIC whose receive buffer
     /// filled behind a stuck PCIe or driver does: it sends PAUSE on every lossless priority
     /// and refreshes it for ever (a PFC storm at its source). Frames already on the way still
-    /// arrive. Needs PFC; does nothing without it.
+    /// arrive. Needs PFC: without it, an error.
     pub fn stall_host<E: From<FabricEvent>>(
         &mut self,
         host: NodeId,
@@ -1765,6 +1768,13 @@ impl Fabric {
         let Some(Role::Host(h)) = self.nodes.get(host.index()).map(|n| &n.role) else {
             return Err(ConfigError::new("stall_host", host, "a host"));
         };
+        if self.config.switch.pfc.is_none() {
+            return Err(ConfigError::new(
+                "stall_host",
+                host,
+                "a fabric with PFC (a stalled NIC floods PAUSE frames, and only PFC sends them)",
+            ));
+        }
         let port = self.hosts[*h as usize].port;
         sched.schedule_at(at, FabricEvent::HostStall { port }.into());
         Ok(())
@@ -1772,31 +1782,43 @@ impl Fabric {
 
     /// Whether `node`'s `port` is held by a PAUSE for priority `prio` at `now`.
     pub fn is_paused(&self, node: NodeId, port: PortId, prio: usize, now: SimTime) -> bool {
-        self.nodes
-            .get(node.index())
-            .and_then(|n| self.ports.get((n.first_port + port.0 as u32) as usize))
-            .is_some_and(|pt| pt.paused(prio & 7, now))
+        self.global_port(node, port)
+            .is_some_and(|gp| self.ports[gp].paused(prio & 7, now))
+    }
+
+    /// The global index of `node`'s `port`, if the node has that port.
+    fn global_port(&self, node: NodeId, port: PortId) -> Option<usize> {
+        let gp = self.nodes.get(node.index())?.first_port as usize + port.index();
+        self.ports
+            .get(gp)
+            .is_some_and(|p| p.node == node)
+            .then_some(gp)
+    }
+
+    /// The port of `node` cabled to `peer`, if one is.
+    pub fn port_to(&self, node: NodeId, peer: NodeId) -> Option<PortId> {
+        let n = self.nodes.get(node.index())?;
+        self.ports[n.first_port as usize..]
+            .iter()
+            .take_while(|p| p.node == node)
+            .find(|p| self.ports[p.peer as usize].node == peer)
+            .map(|p| p.local)
     }
 
     /// Bytes waiting in `node`'s `port` egress queue for priority `prio` now.
     pub fn queue_bytes(&self, node: NodeId, port: PortId, prio: usize) -> u64 {
-        self.nodes
-            .get(node.index())
-            .and_then(|n| self.ports.get((n.first_port + port.0 as u32) as usize))
-            .map_or(0, |pt| pt.prio[prio & 7].qbytes)
+        self.global_port(node, port)
+            .map_or(0, |gp| self.ports[gp].prio[prio & 7].qbytes)
     }
 
     /// Time `node`'s `port` has been held by PAUSE frames on priority `prio` and time it has
     /// spent pausing its peer, up to `now`, ps: (rx, tx), as mlx5's `rx_prioN_pause_duration`
     /// and `tx_prioN_pause_duration` count them (in µs there).
     pub fn pause_time(&self, node: NodeId, port: PortId, prio: usize, now: SimTime) -> (u64, u64) {
-        let Some(n) = self.nodes.get(node.index()) else {
+        let Some(gp) = self.global_port(node, port) else {
             return (0, 0);
         };
-        let gp = (n.first_port + port.0 as u32) as usize;
-        let (Some(pt), Some(side)) = (self.ports.get(gp), self.pfc_side.get(gp)) else {
-            return (0, 0);
-        };
+        let (pt, side) = (&self.ports[gp], &self.pfc_side[gp]);
         let q = &pt.prio[prio & 7];
         let rx_open = q
             .paused_until
@@ -1817,13 +1839,8 @@ impl Fabric {
 
     /// `node`'s `port`'s PFC time and watchdog counts.
     pub fn pfc_stats(&self, node: NodeId, port: PortId) -> Option<&PfcStats> {
-        let ns = self.nodes.get(node.index())?;
-        let gp = ns.first_port as usize + port.index();
-        self.ports
-            .get(gp)
-            .filter(|p| p.node == node)
-            .and(self.pfc_side.get(gp))
-            .map(|s| &s.stats)
+        self.global_port(node, port)
+            .map(|gp| &self.pfc_side[gp].stats)
     }
 
     fn drop_packet(&mut self, port: u32, pkt: PacketHandle, reason: DropReason, now: SimTime) {
@@ -1848,8 +1865,8 @@ impl Fabric {
             DropReason::Burst => self.counters.drops_burst += 1,
             DropReason::Rule => self.counters.drops_rule += 1,
             DropReason::NoRoute => self.counters.drops_no_route += 1,
-            // Counted by the caller.
-            DropReason::Oversize | DropReason::Watchdog => {}
+            DropReason::Oversize => self.counters.drops_oversize += 1,
+            DropReason::Watchdog => self.counters.drops_watchdog += 1,
         }
         if self.tracer.enabled() {
             let pt = &self.ports[port as usize];

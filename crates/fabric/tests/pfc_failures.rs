@@ -39,14 +39,8 @@ fn switch(watchdog: Option<SimDuration>) -> SwitchConfig {
 }
 
 /// The port of `node` whose cable leads to `peer`.
-fn port_towards(topo: &Topology, fab: &Fabric, node: NodeId, peer: NodeId) -> PortId {
-    fab.ports()
-        .find(|&(n, _, l, _)| {
-            let s = &topo.links[l.index()];
-            n == node && (s.a == peer || s.b == peer)
-        })
-        .map(|(_, p, ..)| p)
-        .expect("cabled")
+fn port_towards(_: &Topology, fab: &Fabric, node: NodeId, peer: NodeId) -> PortId {
+    fab.port_to(node, peer).expect("cabled")
 }
 
 /// Runs for `d` of simulated time (a deadlock or a storm never runs out of events).
@@ -233,4 +227,74 @@ fn a_port_mtu_drops_frames_that_do_not_fit() {
     let mut bad = cfg;
     bad.switch.mtu_bytes = Some(100);
     assert!(Fabric::new(&topo, bad).is_err());
+}
+
+#[test]
+fn the_mtu_counts_the_ip_packet_exactly() {
+    // A raw frame is the payload plus 62 bytes (`RAW_FRAME_OVERHEAD`), 22 of them outside
+    // the IP packet (Ethernet, 802.1Q, FCS): 1460 bytes of payload make a 1500-byte packet.
+    let ip = |payload: u32| payload + fabric::packet::RAW_FRAME_OVERHEAD - 22;
+    assert_eq!(ip(1460), 1500);
+    let topo = Topology::star(2, link()).unwrap();
+    let h = topo.hosts();
+    let cfg = FabricConfig {
+        switch: SwitchConfig {
+            mtu_bytes: Some(1_500),
+            ..SwitchConfig::default()
+        },
+        ..Default::default()
+    };
+    let mut fab = Fabric::new(&topo, cfg).unwrap();
+    fab.add_flow(flow(h[0], h[1], 1460 * 8, 1460)).unwrap();
+    fab.add_flow(flow(h[1], h[0], 1461 * 8, 1461)).unwrap();
+    let mut sched = Scheduler::new();
+    drive_for(&mut fab, &mut sched, SimDuration::from_us(100));
+    let r = fab.flow_results();
+    assert_eq!(r[0].delivered, 1460 * 8, "a 1500-byte packet fits");
+    assert_eq!(r[1].delivered, 0, "a 1501-byte one does not");
+    assert_eq!(fab.counters().drops_oversize, 8);
+}
+
+#[test]
+fn a_refreshed_pause_keeps_the_port_closed_through_the_response_time() {
+    // A stalled host refreshes its pause every half pause time. With a response time, the
+    // refresh takes effect later than it arrives; the port must not reopen in between.
+    let topo = Topology::star(2, link()).unwrap();
+    let h = topo.hosts();
+    let mut sw = switch(None);
+    sw.pfc.as_mut().unwrap().response_time = SimDuration::from_us(1);
+    let mut fab = Fabric::new(
+        &topo,
+        FabricConfig {
+            switch: sw,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    fab.add_flow(flow(h[1], h[0], 64 << 20, 4096)).unwrap();
+    let mut sched = Scheduler::new();
+    let at = SimTime::ZERO + SimDuration::from_us(10);
+    fab.stall_host(h[0], at, &mut sched).unwrap();
+    fab.schedule_flows(&mut sched);
+    let s = topo.switches()[0];
+    let to_h0 = fab.port_to(s, h[0]).unwrap();
+    let budget = Budget::default();
+    // Once the first pause has taken effect (and the frame on the wire finished) ...
+    let closed = at + SimDuration::from_us(3);
+    engine::run_until(&mut fab, &mut sched, &budget, closed).unwrap();
+    let sent_then = fab.port_stats(s, to_h0).unwrap().tx_frames;
+    let end = SimTime::ZERO + SimDuration::from_ms(2);
+    engine::run_until(&mut fab, &mut sched, &budget, end).unwrap();
+    // ... several refreshes arrive, and not one more frame leaves the port.
+    let st = fab.port_stats(s, to_h0).unwrap();
+    assert!(st.pfc_received >= 5, "{st:?}");
+    assert_eq!(st.tx_frames, sent_then, "frames left a paused port");
+    // The port was held from the first pause to the end without a gap.
+    let (rx, _) = fab.pause_time(s, to_h0, 3, end);
+    let first = at + SimDuration::from_us(1);
+    let stretch = (end - first).as_ps();
+    assert!(
+        rx <= stretch && rx + SimDuration::from_us(2).as_ps() >= stretch,
+        "held {rx} ps of {stretch}"
+    );
 }

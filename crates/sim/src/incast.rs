@@ -71,6 +71,8 @@ struct SwitchLog {
     switch: u32,
     data_flows: Vec<FlowId>,
     window_ps: u64,
+    /// When the writes start: window k covers [start + k·window, start + (k+1)·window).
+    start_ps: u64,
     peak: BTreeMap<u64, u64>,
     cnps: BTreeMap<u32, Vec<SimTime>>,
     receiver: u32,
@@ -92,7 +94,10 @@ impl engine::Observer for SwitchLog {
             && node.0 == self.switch
             && self.data_flows.contains(&pkt.flow)
         {
-            let b = self.peak.entry(at.as_ps() / self.window_ps).or_default();
+            let b = self
+                .peak
+                .entry(at.as_ps().saturating_sub(self.start_ps) / self.window_ps)
+                .or_default();
             *b = (*b).max(*queue_bytes);
         }
         if *stage == PacketStage::Dequeued
@@ -102,6 +107,19 @@ impl engine::Observer for SwitchLog {
             self.cnps.entry(pkt.flow.0).or_default().push(at);
         }
     }
+}
+
+/// Payload bytes per packet: the QPs' 4096-byte path MTU.
+const PAYLOAD: u64 = 4096;
+/// A full WRITE MIDDLE packet on the wire: the largest RoCE frame ([`fabric::MAX_FRAME_BYTES`],
+/// a FIRST packet with its 16-byte RETH) less the RETH, plus preamble and inter-frame gap.
+const MIDDLE_ON_WIRE: u64 = fabric::MAX_FRAME_BYTES - 16 + fabric::config::PREAMBLE_IFG_BYTES;
+
+/// Bytes a responder took in order while its expected PSN moved from `from` to `to`, every
+/// packet full (`payload` bytes): the streams' messages are whole multiples of the MTU.
+/// PSNs are 24 bits and wrap.
+pub(crate) fn delivered_bytes(from: u32, to: u32, payload: u64) -> u64 {
+    (to.wrapping_sub(from) & 0xff_ffff) as u64 * payload
 }
 
 /// Runs the incast.
@@ -139,6 +157,8 @@ pub fn run(c: &IncastConfig) -> Result<IncastReport, WorldError> {
                 .map(|(a, _)| World::flow_of(a.host, a.qpn))
                 .collect(),
             window_ps: c.window.as_ps().max(1),
+            // Posting the writes below takes no simulated time.
+            start_ps: w.now().as_ps(),
             ..Default::default()
         }));
         w.set_tracer(Tracer::new(VecObserver::default()));
@@ -172,7 +192,7 @@ pub fn run(c: &IncastConfig) -> Result<IncastReport, WorldError> {
     let mut last_psn = expected(&w);
     let mut rep = IncastReport {
         start,
-        bottleneck_gbps: c.link_gbps as f64 * 4096.0 / (4096.0 + 98.0),
+        bottleneck_gbps: c.link_gbps as f64 * PAYLOAD as f64 / MIDDLE_ON_WIRE as f64,
         ..Default::default()
     };
     for k in 1..=windows {
@@ -191,9 +211,7 @@ pub fn run(c: &IncastConfig) -> Result<IncastReport, WorldError> {
         rep.delivered_gbps.push(
             psn.iter()
                 .zip(&last_psn)
-                .map(|(x, y)| {
-                    (x.wrapping_sub(*y) & 0xff_ffff) as f64 * 4096.0 * 8.0 / secs_ps * 1e3
-                })
+                .map(|(x, y)| delivered_bytes(*y, *x, PAYLOAD) as f64 * 8.0 / secs_ps * 1e3)
                 .collect(),
         );
         last_psn = psn;
@@ -203,9 +221,8 @@ pub fn run(c: &IncastConfig) -> Result<IncastReport, WorldError> {
     rep.drops = w.fabric.counters().drops();
     if c.observe {
         if let Some(log) = w.fabric.tracer_mut().take::<SwitchLog>() {
-            let first = start.as_ps() / c.window.as_ps().max(1);
             rep.peak_queue_bytes = (0..windows)
-                .map(|k| log.peak.get(&(first + k)).copied().unwrap_or(0))
+                .map(|k| log.peak.get(&k).copied().unwrap_or(0))
                 .collect();
             // The receiver's CNP for sender h travels on the receiver QP's flow.
             rep.cnp_times = pairs

@@ -68,6 +68,7 @@ fn the_ring_deadlocks_without_a_fix_and_completes_with_the_watchdog() {
         fixed.verdict
     );
     assert_eq!(verdict(&fixed, "deadlocked"), json!(false));
+    assert_eq!(verdict(&fixed, "stalled_for_us"), Value::Null);
     assert!(fig(&fixed, "watchdog_drops") > 0.0);
     assert!(fig(&fixed, "delivered_mb") > fig(&stuck, "delivered_mb") * 4.0);
 }
@@ -75,6 +76,7 @@ fn the_ring_deadlocks_without_a_fix_and_completes_with_the_watchdog() {
 #[test]
 fn a_larger_ring_deadlocks_too() {
     let r = lab("deadlock", json!({"switches": 8, "duration_us": 2000}));
+    assert_eq!(verdict(&r, "paused_links_at_end"), json!(8.0));
     assert_eq!(verdict(&r, "deadlocked"), json!(true), "{:?}", r.verdict);
 }
 
@@ -213,4 +215,75 @@ fn a_lab_gives_the_same_result_on_every_run() {
     ] {
         assert_eq!(stable(&lab(id, p.clone())), stable(&lab(id, p)), "{id}");
     }
+}
+
+#[test]
+fn parameters_that_contradict_each_other_are_refused() {
+    let e = parse_params("incast", &json!({"ecn": false})).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("dcqcn"), "{e:?}");
+    assert!(parse_params("incast", &json!({"ecn": false, "dcqcn": "off"})).is_ok());
+    let e = parse_params(
+        "storm",
+        &json!({"stall_at_us": 1000, "detect_us": 100, "duration_us": 1000}),
+    )
+    .unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("stall_at_us"), "{e:?}");
+    // One lab's parameters do not run another.
+    let p = parse_params("hol", &json!({})).unwrap();
+    assert!(run("storm", &p).is_err());
+}
+
+#[test]
+fn a_stalled_path_is_a_gap_not_a_zero() {
+    let r = lab("loss", json!({}));
+    let stalled = verdict(&r, "stalled_at_pct");
+    // With the 67 ms ACK timeout, go-back-N stalls within the 1.4 ms stream at 2% loss.
+    let gbn = stalled["go-back-N"].as_f64().expect("go-back-N stalls");
+    let json = serde_json::to_value(&r).unwrap();
+    let points = &json["charts"][0]["series"][0]["points"];
+    let at = points
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p[0].as_f64() == Some(gbn))
+        .unwrap();
+    assert!(at[1].is_null(), "{at}");
+    // Adaptive retransmission does not wait 67 ms: no stall.
+    let adaptive = lab("loss", json!({"adaptive": true}));
+    assert!(verdict(&adaptive, "stalled_at_pct")["go-back-N"].is_null());
+}
+
+/// The NIC's counters are the host's, not the QP's: destroying the QP keeps them.
+#[test]
+fn counters_outlive_the_qp() {
+    use rdmalab::world::{RcOptions, World};
+    use verbs::wr::{SendWr, Sge};
+    let link = fabric::LinkConfig::new(units::Bandwidth::gbps(100), 3);
+    let topo = fabric::Topology::back_to_back(link).unwrap();
+    let mut w = World::new(
+        &topo,
+        Default::default(),
+        Default::default(),
+        Default::default(),
+    )
+    .unwrap();
+    let (a, b) = w.connect_rc(0, 1, &RcOptions::default()).unwrap();
+    let va = w.verbs(0).memory_mut().alloc(64).unwrap();
+    let mr = w
+        .verbs(0)
+        .reg_mr(a.pd, va, 64, verbs::AccessFlags::LOCAL_WRITE)
+        .unwrap();
+    // A SEND with no receive posted: RNR NAKs, retried for ever (rnr_retry 7).
+    let sge = vec![Sge {
+        addr: va,
+        length: 64,
+        lkey: mr.lkey,
+    }];
+    w.post_send(0, a.qpn, &[SendWr::send(1, sge)]).unwrap();
+    let until = w.now() + units::SimDuration::from_us(500);
+    w.run_until(until, &engine::Budget::default()).unwrap();
+    let before = w.host(1).roce_counters();
+    assert!(before.out_of_buffer > 0, "{before:?}");
+    w.destroy_qp(1, b.qpn).unwrap();
+    assert_eq!(w.host(1).roce_counters(), before);
 }

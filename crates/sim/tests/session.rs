@@ -692,7 +692,10 @@ fn frames_keep_their_work_requests_across_a_reset() {
         "[[step]]\ncall = \"run\"\nfor = \"20us\"\n\n[[step]]\ncall = \"modify_qp\"\nqp = \"qp_a\"\nstate = \"RESET\"",
         1,
     );
-    assert!(src.contains("for = \"20us\""), "the example changed: adapt this test");
+    assert!(
+        src.contains("for = \"20us\""),
+        "the example changed: adapt this test"
+    );
     let r = run_src(&src, None);
     let reset = r
         .steps

@@ -18,17 +18,33 @@ function presetLinks(presets) {
   return presets.map((p) => `<a class="chip" data-link href="${simHref(p)}">${esc(t('preset.chip', { mark: MARKS[p] ?? p }))}</a>`).join(' ');
 }
 
-// The labs' names for chips (the lab pages carry their full titles).
+// The labs' names are the titles of course/<lang>/labs.toml (GET /api/course/<lang>/labs),
+// fetched once per language; these copies of them are used only when that fetch fails.
 const LAB_NAMES = {
-  zh: { playground: 'Verbs 实验台', incast: 'Incast：PFC、ECN 与 DCQCN', hol: 'PFC 队头阻塞', storm: 'PFC 风暴与看门狗', deadlock: 'PFC 死锁', loss: '丢包：go-back-N、选择重传与 TCP', qps: '多 QP 与 ECMP', trouble: '故障排查' },
-  en: { playground: 'Verbs playground', incast: 'Incast: PFC, ECN and DCQCN', hol: 'PFC head-of-line blocking', storm: 'PFC storm and watchdog', deadlock: 'PFC deadlock', loss: 'Loss: go-back-N, selective repeat and TCP', qps: 'Many QPs and ECMP', trouble: 'Troubleshooting' },
+  zh: { playground: 'Verbs 实验台', incast: '多打一（incast）：PFC、ECN 与 DCQCN', hol: '队头阻塞：PFC 误伤无辜的流', storm: 'PAUSE 风暴与 PFC 看门狗', deadlock: 'PFC 死锁：环形的缓冲依赖', loss: '丢包恢复：go-back-N、选择性重传与 TCP', qps: '一个 QP 还是多个 QP：ECMP 与多路径', trouble: '故障排查：从计数器找原因' },
+  en: { playground: 'Verbs playground', incast: 'Incast: PFC, ECN and DCQCN', hol: 'Head-of-line blocking: PFC hits an innocent flow', storm: 'PAUSE storms and the PFC watchdog', deadlock: 'PFC deadlock: a cycle of buffer dependencies', loss: 'Loss recovery: go-back-N, selective repeat and TCP', qps: 'One QP or many: ECMP and multipath', trouble: 'Troubleshooting: find the cause in the counters' },
 };
 
-function labLinks(labs = []) {
-  const names = LAB_NAMES[lang()] || LAB_NAMES.zh;
-  return labs.map((id) => {
+const labsCache = new Map();
+/** The labs' texts in the page language (`[{id, title, summary, intro_html, look_html, chapters, cases}]`), or null when the API cannot be reached. */
+export function courseLabs() {
+  const l = lang();
+  if (!labsCache.has(l)) {
+    labsCache.set(l, api(`/api/course/${l}/labs`).then((c) => c.labs || [], () => { labsCache.delete(l); return null; }));
+  }
+  return labsCache.get(l);
+}
+
+/** A lab's title: from `labs` (what courseLabs() gave), else the built-in copy, else its id. */
+export function labName(labs, id) {
+  const text = labs && labs.find((x) => x.id === id);
+  return (text && text.title) || (LAB_NAMES[lang()] || LAB_NAMES.zh)[id] || id;
+}
+
+function labLinks(ids = [], labs = null) {
+  return ids.map((id) => {
     const path = id === 'playground' ? '/playground' : `/lab/${id}`;
-    return `<a class="chip lab-chip" data-link data-lab="${esc(id)}" href="${href(path)}">${esc(t('open.lab', { t: names[id] || id }))}</a>`;
+    return `<a class="chip lab-chip" data-link data-lab="${esc(id)}" href="${href(path)}">${esc(t('open.lab', { t: labName(labs, id) }))}</a>`;
   }).join(' ');
 }
 
@@ -83,12 +99,12 @@ export async function renderOverview(main, live) {
 }
 
 export async function renderChapter(main, id, live) {
-  const c = await api(`/api/course/${lang()}/chapter/${encodeURIComponent(id)}`);
+  const [c, texts] = await Promise.all([api(`/api/course/${lang()}/chapter/${encodeURIComponent(id)}`), courseLabs()]);
   if (!live()) return;
   document.title = `${c.title} · ${t('title')}`;
   const labs = c.labs || [];
   const demo = c.lessons.length || c.presets.length || labs.length
-    ? `<aside class="demo-box"><h2>${esc(t('chapter.demo'))}</h2><p>${lessonLinks(c.lessons)} ${presetLinks(c.presets)} ${labLinks(labs)}</p></aside>` : '';
+    ? `<aside class="demo-box"><h2>${esc(t('chapter.demo'))}</h2><p>${lessonLinks(c.lessons)} ${presetLinks(c.presets)} ${labLinks(labs, texts)}</p></aside>` : '';
   const nav = (x, label) => x ? `<a data-link href="${href(`/chapter/${x.id}`)}">${esc(label)} ${esc(x.title)}</a>` : '<span></span>';
   main.innerHTML = `
     <article class="prose">

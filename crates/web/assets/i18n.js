@@ -83,10 +83,23 @@ export function lang() {
   return l === 'en' ? 'en' : 'zh';
 }
 
+/** `s` with every `{name}` filled from `vars` (unknown names stay as they are). */
+function fill(s, vars) {
+  return s.replace(/\{(\w+)\}/g, (_, k) => (k in vars ? String(vars[k]) : `{${k}}`));
+}
+
 /** An interface string, with `{name}` filled from `vars`. */
 export function t(key, vars = {}) {
-  const s = (S[lang()] && S[lang()][key]) ?? S.zh[key] ?? key;
-  return s.replace(/\{(\w+)\}/g, (_, k) => (k in vars ? String(vars[k]) : `{${k}}`));
+  return fill((S[lang()] && S[lang()][key]) ?? S.zh[key] ?? key, vars);
+}
+
+/**
+ * A string from a page's own table (`{ zh: {...}, en: {...} }`), in the page language, else
+ * Chinese; a key the table lacks falls back to `t`. `{name}` is filled from `vars`.
+ */
+export function tFrom(table, key, vars = {}) {
+  const s = (table[lang()] && table[lang()][key]) ?? table.zh[key];
+  return s == null ? t(key, vars) : fill(s, vars);
 }
 
 /** `path` with the current language kept in its query. */

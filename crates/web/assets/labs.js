@@ -2,17 +2,16 @@
 // A lab page builds its parameter form from the lab's descriptor (`GET /api/labs`), runs the
 // lab (`POST /api/lab/<id>`) and shows the LabResult: headline figures, the verdict in words
 // and every chart as SVG. The troubleshooting lab (`trouble`) shows the symptom and the NIC
-// counters first and asks for the cause before revealing it. Title and text come from
-// `GET /api/course/<lang>/labs` when it exists. The parameters live in the URL (only those
-// that differ from the defaults), so a link reproduces a run.
+// counters first and asks for the cause before revealing it. Titles, texts and the chapters
+// that teach each lab come from `GET /api/course/<lang>/labs` (course/<lang>/labs.toml). The
+// parameters live in the URL (only those that differ from the defaults), so a link reproduces a run.
 
-import { t, lang, href, esc } from './i18n.js';
+import { t, tFrom, lang, href, esc } from './i18n.js';
 import { api, errorText } from './app.js';
+import { courseLabs, labName } from './course.js';
 
 /** The labs in the order the index lists them. */
 const LABS = ['incast', 'hol', 'storm', 'deadlock', 'loss', 'qps', 'trouble'];
-/** The troubleshooting lab's cases when the descriptor does not say. */
-const CASES = ['rnr', 'peer_gone', 'pfc_priority', 'mtu'];
 /** Plausible wrong answers offered next to the four causes. */
 const DISTRACTORS = ['x_congestion', 'x_rkey', 'x_cable'];
 /** The order of the answer buttons: fixed, so it never depends on the case shown. */
@@ -35,25 +34,12 @@ const S = {
     'lab.url': '这个页面的地址就是这次实验：复制链接即可复现。',
     'lab.meta': '{events} 个仿真事件 · 服务器用时 {ms} ms',
     'lab.nodata': '这次运行没有可画的数据',
+    'lab.chapters': '讲到它的章节：',
     'run.busy': '仿真中…',
     'run.done': '完成',
     'run.done.v': '完成：{v}',
     'run.error': '出错了',
     'yes': '是', 'no': '否',
-    'lab.incast': 'Incast：多打一与 PFC/ECN/DCQCN',
-    'lab.hol': 'PFC 队头阻塞：被误伤的流',
-    'lab.storm': 'PAUSE 风暴与 PFC 看门狗',
-    'lab.deadlock': 'PFC 死锁：环形缓冲依赖',
-    'lab.loss': '丢包恢复：go-back-N、选择性重传与 TCP',
-    'lab.qps': '一个 QP 还是多个：ECMP 与叶脊网络',
-    'lab.trouble': '故障排查：从计数器找原因',
-    'lab.incast.desc': '几个发送方同时写一个接收方：看队列、PAUSE、CNP 和每个发送方的速率。',
-    'lab.hol.desc': '一条和拥塞无关的流，只因为共用一条干线，就被 PAUSE 拖慢。',
-    'lab.storm.desc': '一台主机不再收包并不断发 PAUSE：风暴会扩散，看门狗能否把它关住？',
-    'lab.deadlock.desc': '环上每台主机写隔两台交换机的主机：PAUSE 连成一个圈，所有流都停住。',
-    'lab.loss.desc': '把丢包率从零往上扫：go-back-N、选择性重传和 TCP 各能保住多少吞吐。',
-    'lab.qps.desc': '一个 QP 只走一条路径；多个 QP 让 ECMP 把字节分到各条脊链路上。',
-    'lab.trouble.desc': '四个出了故障的案例：只看应用症状和网卡计数器，判断原因。',
     'param.senders': '发送方数量', 'param.link_gbps': '链路速率', 'param.pfc': 'PFC（无损）',
     'param.ecn': 'ECN 标记', 'param.dcqcn': 'DCQCN', 'param.ecn_on_dequeue': '出队时打 ECN 标记',
     'param.duration_us': '仿真时长', 'param.watchdog': 'PFC 看门狗', 'param.stall_at_us': '停止收包的时刻',
@@ -62,19 +48,20 @@ const S = {
     'param.spines': '脊交换机数量', 'param.spine_gbps': '脊链路速率', 'param.hash': 'ECMP 哈希', 'param.case': '案例',
     'choice.dcqcn.off': '关闭', 'choice.dcqcn.nvidia': 'NVIDIA 固件默认值', 'choice.dcqcn.paper': '论文参数（SIGCOMM 2015）',
     'choice.fix.none': '不处理', 'choice.fix.watchdog': 'PFC 看门狗',
-    'choice.hash.crc16': 'CRC16', 'choice.hash.mixed': '混合更充分的哈希',
+    'choice.hash.crc16': 'CRC-16（交换芯片用的）', 'choice.hash.mixed': '近似随机的混合',
+    'dcqcn.needs_ecn': 'DCQCN 靠 ECN 标记来反应：先打开 ECN 才能选画像。',
     'choice.link_gbps.25': '25 Gb/s', 'choice.link_gbps.100': '100 Gb/s',
     'choice.spine_gbps.25': '25 Gb/s', 'choice.spine_gbps.100': '100 Gb/s',
     'choice.max_loss_pct.0.5': '0.5%', 'choice.max_loss_pct.1': '1%', 'choice.max_loss_pct.2': '2%', 'choice.max_loss_pct.5': '5%',
     'param.adaptive': '自适应重传（超时跟随实测往返时间）',
     'unit.frames': '帧', 'unit.packets': '包', 'unit.links': '条链路', 'unit.ratio': '',
-    'unit.hosts': '台', 'unit.switches': '台', 'unit.QPs': '个', 'unit.resent ÷ lost': '重发 ÷ 丢失',
+    'unit.hosts': '台', 'unit.switches': '台', 'unit.QPs': '个',
     'axis.time': '时间（{u}）', 'axis.loss.goodput.x': '丢包率（%）', 'axis.loss.resent.x': '丢包率（%）',
     'fig.incast.goodput_gbps': '总有效吞吐', 'fig.incast.fairness': '公平性（Jain 指数）', 'fig.incast.pauses': 'PAUSE 帧',
     'fig.incast.cnps': 'CNP', 'fig.incast.drops': '丢包', 'fig.incast.peak_queue_kb': '队列峰值',
     'fig.hol.victim_gbps': '受害流吞吐（有 incast）', 'fig.hol.victim_alone_gbps': '受害流吞吐（单独跑）',
     'fig.hol.slowdown': '变慢倍数', 'fig.hol.pauses': 'PAUSE 帧', 'fig.hol.drops': '丢包',
-    'fig.storm.victim_gbps_before': '受害流吞吐：风暴之前', 'fig.storm.victim_gbps_during': '受害流吞吐：风暴之中',
+    'fig.storm.victim_gbps_before': '受害流吞吐：风暴之前', 'fig.storm.victim_gbps_during': '受害流吞吐：卡死之后、看门狗出手之前',
     'fig.storm.storm_pauses': '风暴中的 PAUSE 帧', 'fig.storm.watchdog_at_us': '看门狗触发时刻', 'fig.storm.watchdog_drops': '看门狗丢弃的包',
     'fig.null.storm.watchdog_at_us': '未触发',
     'fig.deadlock.delivered_mb': '已送达', 'fig.deadlock.stalled_for_us': '停滞时长', 'fig.deadlock.watchdog_drops': '看门狗丢弃的包',
@@ -89,7 +76,9 @@ const S = {
     'chart.hol.victim': '受害流吞吐随时间', 'chart.hol.queue': '交换机出端口队列', 'chart.hol.pauses': 'PAUSE 帧（累计）',
     'chart.storm.flows': '各条流的吞吐随时间', 'chart.storm.pauses': '各端口发出的 PAUSE 帧（累计）',
     'chart.deadlock.delivered': '每条流已送达（累计）', 'chart.deadlock.paused': '被暂停的环链路数',
-    'chart.loss.goodput': '吞吐与丢包率', 'chart.loss.resent': '重发 ÷ 丢失',
+    'chart.loss.goodput': '吞吐与丢包率', 'chart.loss.resent': '重发的字节占送达字节的比例',
+    'chart.null.loss.goodput': '停住了：运行的最后 1 ms 里什么都没送达',
+    'chart.null.loss.resent': '停住了：没有送达的字节可比',
     'chart.qps.paths': '各条脊上联链路的字节份额', 'chart.qps.throughput': '吞吐：1 个 QP 对 N 个 QP',
     'v.incast': '总有效吞吐是瓶颈链路上限（{cap} Gb/s）的 {pct}%。',
     'v.hol': '受害流有 {pct}% 的时间被 PAUSE 暂停。',
@@ -97,9 +86,13 @@ const S = {
     'v.storm.yes': '已遏制：PFC 看门狗在 {at} µs 触发，风暴没有继续扩散。',
     'v.storm.yes0': '已遏制：风暴没有扩散到整个网络。',
     'v.storm.no': '没有遏制：PAUSE 风暴沿着交换机扩散，连与停止收包的主机无关的流也停了。',
-    'v.deadlock.yes': '死锁：从 {since} µs 起环上的流全部停住，停了 {for} µs。',
+    'v.deadlock.yes': '死锁：从 {since} µs 起直到运行结束，环上每段链路都处于暂停、队列里压着帧，没有一条流前进（{for} µs）。',
     'v.deadlock.done': '没有死锁：所有流都完成了。',
+    'v.deadlock.short': '停滞了 {for} µs，短于本实验判定死锁所需的 {thr} µs：把运行时间调长再看。',
     'v.deadlock.no': '没有死锁：流一直在前进。',
+    'v.loss.part': '{path} 从 {pct}% 起',
+    'v.loss.stalled': '停住了：{parts}。丢失的 NAK、重发包或末尾的包让它一直等重传超时，直到运行结束。',
+    'v.loss.none': '没有哪条路径停住：每次丢包都在运行结束前恢复了。',
     'vk.bottleneck_gbps': '瓶颈链路的有效吞吐上限',
     'vk.victim_paused_pct': '受害流经过的干线被暂停的时间占比',
     'vk.contained': '风暴被遏制',
@@ -113,6 +106,9 @@ const S = {
     'vk.stalled_since_us': '停滞开始的时刻',
     'vk.null.stalled_since_us': '没有停滞',
     'vk.stalled_for_us': '停滞时长',
+    'vk.null.stalled_for_us': '没有停滞',
+    'vk.paused_links_at_end': '结束时被暂停的环链路',
+    'vk.stalled_at_pct': '从哪个丢包率起停住',
     'vk.stall_threshold_us': '停滞多久算死锁',
     'vk.drops': '网络丢掉的帧',
     'vk.status': '第一个错误完成的状态',
@@ -121,6 +117,7 @@ const S = {
     'tr.pick': '选择一个案例',
     'tr.case': '案例 {n}',
     'tr.case.head': '案例 {n}：{title}',
+    'tr.nocase': '没有“{c}”这个案例：请在上面从案例 1 到 {k} 里选一个。',
     'tr.symptom': '症状：应用看到了什么',
     'tr.counters': '两端网卡和交换机的计数器',
     'tr.onlynz': '只显示不为零的',
@@ -133,12 +130,12 @@ const S = {
     'tr.hide': '收起答案',
     'tr.h.cause': '原因和线索', 'tr.h.fix': '怎么修',
     'col.host': '主机', 'col.counter': '计数器', 'col.value': '值', 'col.meaning': '含义',
-    'cause.rnr': '接收方没有及时投递接收 WQE（RNR）',
+    'cause.rnr': '接收方没有及时投递接收 WQE',
     'cause.peer_gone': '对端的 QP 已经不在了（进程退出或 QP 被销毁）',
     'cause.pfc_priority': 'RoCE 流量没有走在交换机的无损优先级上（PFC 优先级/信任模式不一致）',
     'cause.mtu': 'QP 的路径 MTU 大于沿途某段链路允许的 MTU',
     'cause.x_congestion': '普通的 incast 拥塞：交换机缓存不够大',
-    'cause.x_rkey': 'rkey 写错了（远端访问权限错误）',
+    'cause.x_rkey': 'WRITE 请求里带的 rkey 写错了',
     'cause.x_cable': '线缆或光模块坏了（链路上有 CRC 错误）',
     'explain.rnr': '响应方的 out_of_buffer 和请求方的 rnr_nak_retry_err 一起上涨，最后 req_rnr_retries_exceeded 记下一个失败的 WR：SEND 到达时接收队列是空的。交换机没有丢包，也没有 PAUSE。修：提前投递足够的接收 WQE（或用 SRQ、做基于信用的流控）。',
     'explain.peer_gone': '请求方只有 local_ack_timeout_err 和 req_transport_retries_exceeded 在涨，其余为零：没有 ACK，也没有 NAK，交换机也没丢包。修：通过带外连接或 RDMA CM 事件发现对端消失，重新建连。',
@@ -183,25 +180,12 @@ const S = {
     'lab.url': 'This page\'s address is the experiment: copy the link to reproduce it.',
     'lab.meta': '{events} simulation events · {ms} ms on the server',
     'lab.nodata': 'Nothing to plot in this run',
+    'lab.chapters': 'Taught in:',
     'run.busy': 'Simulating…',
     'run.done': 'Done',
     'run.done.v': 'Done: {v}',
     'run.error': 'Error',
     'yes': 'yes', 'no': 'no',
-    'lab.incast': 'Incast: many to one with PFC, ECN and DCQCN',
-    'lab.hol': 'PFC head-of-line blocking: the innocent victim',
-    'lab.storm': 'PAUSE storm and the PFC watchdog',
-    'lab.deadlock': 'PFC deadlock: a cyclic buffer dependency',
-    'lab.loss': 'Loss recovery: go-back-N, selective repeat and TCP',
-    'lab.qps': 'One QP or many: ECMP over a leaf-spine',
-    'lab.trouble': 'Troubleshooting: find the cause in the counters',
-    'lab.incast.desc': 'Several senders write to one receiver at once: watch the queue, PAUSE frames, CNPs and each sender\'s rate.',
-    'lab.hol.desc': 'A flow that has nothing to do with the congestion is slowed down by PAUSE just because it shares the trunk.',
-    'lab.storm.desc': 'A host stops draining and floods PAUSE: the storm spreads. Can the watchdog contain it?',
-    'lab.deadlock.desc': 'On a ring of switches each host writes two switches away: the PAUSEs close a loop and every flow stops.',
-    'lab.loss.desc': 'Sweep the loss rate up from zero: how much goodput go-back-N, selective repeat and TCP keep.',
-    'lab.qps.desc': 'One QP takes one path; many QPs let ECMP spread the bytes over the spines.',
-    'lab.trouble.desc': 'Four broken setups: from the application\'s symptom and the NIC counters alone, name the cause.',
     'param.senders': 'senders', 'param.link_gbps': 'link speed', 'param.pfc': 'PFC (lossless)',
     'param.ecn': 'ECN marking', 'param.dcqcn': 'DCQCN', 'param.ecn_on_dequeue': 'mark ECN on dequeue',
     'param.duration_us': 'duration', 'param.watchdog': 'PFC watchdog', 'param.stall_at_us': 'host stops draining at',
@@ -210,19 +194,20 @@ const S = {
     'param.spines': 'spines', 'param.spine_gbps': 'spine link speed', 'param.hash': 'ECMP hash', 'param.case': 'case',
     'choice.dcqcn.off': 'off', 'choice.dcqcn.nvidia': 'NVIDIA firmware defaults', 'choice.dcqcn.paper': 'paper (SIGCOMM 2015)',
     'choice.fix.none': 'none', 'choice.fix.watchdog': 'PFC watchdog',
-    'choice.hash.crc16': 'CRC16', 'choice.hash.mixed': 'better-mixing hash',
+    'choice.hash.crc16': 'CRC-16 (switch ASICs)', 'choice.hash.mixed': 'random-like mix',
+    'dcqcn.needs_ecn': 'DCQCN reacts to ECN marks: turn ECN on to choose a profile.',
     'choice.link_gbps.25': '25 Gb/s', 'choice.link_gbps.100': '100 Gb/s',
     'choice.spine_gbps.25': '25 Gb/s', 'choice.spine_gbps.100': '100 Gb/s',
     'choice.max_loss_pct.0.5': '0.5%', 'choice.max_loss_pct.1': '1%', 'choice.max_loss_pct.2': '2%', 'choice.max_loss_pct.5': '5%',
     'param.adaptive': 'adaptive retransmission (the timeout follows the measured round trip)',
     'unit.frames': 'frames', 'unit.packets': 'packets', 'unit.links': 'links', 'unit.ratio': '',
-    'unit.hosts': 'hosts', 'unit.switches': 'switches', 'unit.QPs': 'QPs', 'unit.resent ÷ lost': 'resent ÷ lost',
+    'unit.hosts': 'hosts', 'unit.switches': 'switches', 'unit.QPs': 'QPs',
     'axis.time': 'time ({u})', 'axis.loss.goodput.x': 'loss rate (%)', 'axis.loss.resent.x': 'loss rate (%)',
     'fig.incast.goodput_gbps': 'total goodput', 'fig.incast.fairness': 'fairness (Jain index)', 'fig.incast.pauses': 'PAUSE frames',
     'fig.incast.cnps': 'CNPs', 'fig.incast.drops': 'drops', 'fig.incast.peak_queue_kb': 'peak queue',
     'fig.hol.victim_gbps': 'victim goodput (with the incast)', 'fig.hol.victim_alone_gbps': 'victim goodput (alone)',
     'fig.hol.slowdown': 'slowdown', 'fig.hol.pauses': 'PAUSE frames', 'fig.hol.drops': 'drops',
-    'fig.storm.victim_gbps_before': 'victim goodput before the stall', 'fig.storm.victim_gbps_during': 'victim goodput during the storm',
+    'fig.storm.victim_gbps_before': 'victim goodput before the stall', 'fig.storm.victim_gbps_during': 'victim goodput during the stall (until the watchdog acts)',
     'fig.storm.storm_pauses': 'PAUSE frames in the storm', 'fig.storm.watchdog_at_us': 'watchdog fired at', 'fig.storm.watchdog_drops': 'watchdog drops',
     'fig.null.storm.watchdog_at_us': 'not triggered',
     'fig.deadlock.delivered_mb': 'delivered', 'fig.deadlock.stalled_for_us': 'stalled for', 'fig.deadlock.watchdog_drops': 'watchdog drops',
@@ -237,7 +222,9 @@ const S = {
     'chart.hol.victim': 'Victim goodput over time', 'chart.hol.queue': 'Switch egress queues', 'chart.hol.pauses': 'PAUSE frames (cumulative)',
     'chart.storm.flows': 'Goodput per flow over time', 'chart.storm.pauses': 'PAUSE frames sent per port (cumulative)',
     'chart.deadlock.delivered': 'Delivered per flow (cumulative)', 'chart.deadlock.paused': 'Ring links paused',
-    'chart.loss.goodput': 'Goodput against the loss rate', 'chart.loss.resent': 'Resent ÷ lost',
+    'chart.loss.goodput': 'Goodput against the loss rate', 'chart.loss.resent': 'Bytes resent per byte delivered',
+    'chart.null.loss.goodput': 'stalled: nothing delivered in the last ms of the run',
+    'chart.null.loss.resent': 'stalled: no delivered bytes to compare with',
     'chart.qps.paths': 'Share of the bytes per spine uplink', 'chart.qps.throughput': 'Throughput: 1 QP against N QPs',
     'v.incast': 'Total goodput is {pct}% of the bottleneck link\'s ceiling ({cap} Gb/s).',
     'v.hol': 'The victim was paused by PAUSE {pct}% of the time.',
@@ -245,9 +232,13 @@ const S = {
     'v.storm.yes': 'Contained: the PFC watchdog fired at {at} µs and the storm stopped spreading.',
     'v.storm.yes0': 'Contained: the storm did not spread through the fabric.',
     'v.storm.no': 'Not contained: the PAUSE storm spread through the switches and stopped flows that have nothing to do with the stalled host.',
-    'v.deadlock.yes': 'Deadlocked: every flow on the ring stopped at {since} µs and stayed stopped for {for} µs.',
+    'v.deadlock.yes': 'Deadlocked: from {since} µs to the end of the run every ring link stayed paused with frames queued, and no flow moved ({for} µs).',
     'v.deadlock.done': 'No deadlock: every flow completed.',
+    'v.deadlock.short': 'Stalled for {for} µs, shorter than the {thr} µs this lab counts as a deadlock: run longer.',
     'v.deadlock.no': 'No deadlock: the flows kept moving.',
+    'v.loss.part': '{path} from {pct}% loss',
+    'v.loss.stalled': 'Stalled: {parts}. A lost NAK, resend or tail packet left the path waiting for a retransmission timeout until the run ended.',
+    'v.loss.none': 'No path stalled: every loss was recovered before the run ended.',
     'vk.bottleneck_gbps': 'goodput ceiling of the bottleneck link',
     'vk.victim_paused_pct': 'share of the run the victim\'s trunk was paused',
     'vk.contained': 'storm contained',
@@ -261,6 +252,9 @@ const S = {
     'vk.stalled_since_us': 'stalled since',
     'vk.null.stalled_since_us': 'no stall',
     'vk.stalled_for_us': 'stalled for',
+    'vk.null.stalled_for_us': 'no stall',
+    'vk.paused_links_at_end': 'ring links paused at the end',
+    'vk.stalled_at_pct': 'stalled from loss rate',
     'vk.stall_threshold_us': 'a stall this long counts as deadlock',
     'vk.drops': 'frames dropped in the fabric',
     'vk.status': 'first error completion',
@@ -269,6 +263,7 @@ const S = {
     'tr.pick': 'Pick a case',
     'tr.case': 'Case {n}',
     'tr.case.head': 'Case {n}: {title}',
+    'tr.nocase': 'There is no case “{c}”: pick one of cases 1 to {k} above.',
     'tr.symptom': 'Symptom: what the application sees',
     'tr.counters': 'The counters of both NICs and the switch',
     'tr.onlynz': 'Non-zero only',
@@ -281,12 +276,12 @@ const S = {
     'tr.hide': 'Hide the answer',
     'tr.h.cause': 'Cause and clues', 'tr.h.fix': 'Fix',
     'col.host': 'host', 'col.counter': 'counter', 'col.value': 'value', 'col.meaning': 'meaning',
-    'cause.rnr': 'The receiver does not post receive WQEs in time (RNR)',
+    'cause.rnr': 'The receiver does not post receive WQEs in time',
     'cause.peer_gone': 'The peer\'s QP is gone (process exited or QP destroyed)',
     'cause.pfc_priority': 'RoCE traffic is not on the switch\'s lossless priority (PFC priority / trust mode mismatch)',
     'cause.mtu': 'The QP\'s path MTU is larger than some link on the path allows',
     'cause.x_congestion': 'Plain incast congestion: the switch buffer is too small',
-    'cause.x_rkey': 'A wrong rkey (remote access error)',
+    'cause.x_rkey': 'The WRITE requests carry a wrong rkey',
     'cause.x_cable': 'A bad cable or optic (CRC errors on the link)',
     'explain.rnr': 'The responder\'s out_of_buffer and the requester\'s rnr_nak_retry_err rise together, and req_rnr_retries_exceeded records the WR that failed: SENDs arrive at an empty receive queue. The switch dropped nothing and sent no PAUSE. Fix: post enough receive WQEs ahead (or use an SRQ, or credit-based flow control).',
     'explain.peer_gone': 'Only the requester\'s local_ack_timeout_err and req_transport_retries_exceeded rise, everything else is zero: no ACK, no NAK, no switch drops. Fix: detect the peer going away through the out-of-band connection or RDMA CM events, and reconnect.',
@@ -322,11 +317,7 @@ const S = {
 const has = (key) => key in S[lang()] || key in S.zh;
 
 /** A string of this module's table (falling back to i18n.js), `{name}` filled from `vars`. */
-function tt(key, vars = {}) {
-  const s = S[lang()][key] ?? S.zh[key];
-  if (s == null) return t(key, vars);
-  return s.replace(/\{(\w+)\}/g, (_, k) => (k in vars ? String(vars[k]) : `{${k}}`));
-}
+const tt = (key, vars) => tFrom(S, key, vars);
 
 /** `key` from the table, or `fallback` when the table lacks it. */
 const ttOr = (key, fallback, vars) => (has(key) ? tt(key, vars) : fallback);
@@ -418,7 +409,8 @@ const highest = (a) => a.reduce((m, v) => (v > m ? v : m), -Infinity);
  * One chart of a LabResult as an SVG string: line and step charts with axes, ticks, unit labels,
  * a legend and a hover column per x (its <title> lists every series there); bar charts grouped
  * by category. `opts`: title, width (px; the drawing is 1:1 at that width), xLabel, yLabel,
- * xUnit, yUnit (shown in tooltips), empty (the text when there is nothing to plot).
+ * xUnit, yUnit (shown in tooltips), empty (the text when there is nothing to plot), nullText
+ * (what a point [x, null] means: the line breaks there and a hollow marker sits on the axis).
  */
 export function chartSvg(chart, opts = {}) {
   const title = opts.title ?? chart.id;
@@ -457,7 +449,8 @@ export function chartSvg(chart, opts = {}) {
     out += `<line class="lc-grid" x1="${m.l}" x2="${m.l + pw}" y1="${sy(v)}" y2="${sy(v)}"/>`;
     out += `<text class="lc-tick y" x="${m.l - 6}" y="${sy(v) + 4}">${esc(fmtTick(v))}</text>`;
   }
-  const fmtV = (v, u) => `${fmtTick(v)}${u ? ` ${u}` : ''}`;
+  const fmtV = (v, u) => `${fmtTick(v)}${u ? `${u === '%' ? '' : ' '}${u}` : ''}`;
+  const nullText = opts.nullText || '—';
   if (kind === 'bar') {
     out += barsBody(series, { m, pw, ph, sy, yUnit, fmtV });
   } else {
@@ -481,14 +474,19 @@ export function chartSvg(chart, opts = {}) {
         else d += kind === 'step' ? `H${sx(x)}V${sy(y)}` : `L${sx(x)},${sy(y)}`;
         pen = true;
       }
-      out += `<path class="lc-line" data-name="${esc(s.name)}" data-points="${s.points.length}" d="${d}" stroke="${st.color}"${st.dash ? ` stroke-dasharray="${st.dash}"` : ''}><title>${esc(s.name)}</title></path>`;
+      const gaps = s.points.filter((p) => p[1] === null);
+      out += `<path class="lc-line" data-name="${esc(s.name)}" data-points="${s.points.length}" data-gaps="${gaps.length}" d="${d}" stroke="${st.color}"${st.dash ? ` stroke-dasharray="${st.dash}"` : ''}><title>${esc(s.name)}</title></path>`;
       if (s.points.length <= 40) {
         for (const [x, y] of s.points) {
           if (y !== null) out += `<circle class="lc-dot" cx="${sx(x)}" cy="${sy(y)}" r="2.8" fill="${st.color}"/>`;
         }
       }
+      // A point with no value is not a zero: a hollow marker on the axis, offset per series so they do not hide each other.
+      for (const [x] of gaps) {
+        out += `<circle class="lc-gap" data-name="${esc(s.name)}" data-x="${x}" cx="${sx(x)}" cy="${r1(sy(Math.max(0, yt.lo)) - 5 - 9 * i)}" r="4" stroke="${st.color}"><title>${esc(`${s.name} · ${fmtV(x, xUnit)}: ${nullText}`)}</title></circle>`;
+      }
     });
-    out += hoverColumns(series, { m, pw, ph, sx, x0, x1, xUnit, yUnit, fmtV });
+    out += hoverColumns(series, { m, pw, ph, sx, x0, x1, xUnit, yUnit, fmtV, nullText });
   }
   out += `<line class="lc-axis" x1="${m.l}" x2="${m.l}" y1="${m.t}" y2="${m.t + ph}"/>`;
   out += `<line class="lc-axis" x1="${m.l}" x2="${m.l + pw}" y1="${sy(Math.max(0, yt.lo))}" y2="${sy(Math.max(0, yt.lo))}"/>`;
@@ -506,7 +504,7 @@ export function chartSvg(chart, opts = {}) {
 }
 
 /** Transparent columns over the plot, one per x (at most 160), each titled with every series there. */
-function hoverColumns(series, { m, pw, ph, sx, x0, x1, xUnit, yUnit, fmtV }) {
+function hoverColumns(series, { m, pw, ph, sx, x0, x1, xUnit, yUnit, fmtV, nullText }) {
   let xs = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
   const MAX = 160;
   if (xs.length > MAX) xs = Array.from({ length: MAX }, (_, k) => x0 + ((x1 - x0) * k) / (MAX - 1));
@@ -519,7 +517,7 @@ function hoverColumns(series, { m, pw, ph, sx, x0, x1, xUnit, yUnit, fmtV }) {
     for (const s of series.slice(0, 24)) {
       if (!s.points.length) continue;
       const p = s.points[nearest(s.points, x)];
-      lines.push(`${s.name}: ${p[1] === null ? '—' : fmtV(p[1], yUnit)}`);
+      lines.push(`${s.name}: ${p[1] === null ? nullText : fmtV(p[1], yUnit)}`);
     }
     out += `<rect x="${r1(a)}" y="${m.t}" width="${r1(Math.max(0.5, b - a))}" height="${ph}"><title>${esc(lines.join('\n'))}</title></rect>`;
   });
@@ -566,26 +564,16 @@ function barsBody(series, { m, pw, ph, sy, yUnit, fmtV }) {
 // Data.
 
 let descCache = null;
-/** The labs' descriptors, fetched once. */
+/** The labs' descriptors, fetched once (again after a failed fetch). */
 function labDescriptors() {
-  descCache ??= api('/api/labs').then((d) => (Array.isArray(d) ? d : d.labs || []), (e) => { descCache = null; throw e; });
+  descCache ??= api('/api/labs').catch((e) => { descCache = null; throw e; });
   return descCache;
-}
-
-const courseCache = new Map();
-/** The labs' text in the page language, or null while `/api/course/<lang>/labs` is missing. */
-function courseLabs() {
-  const l = lang();
-  if (!courseCache.has(l)) {
-    courseCache.set(l, api(`/api/course/${l}/labs`).then((c) => c.labs || [], () => { courseCache.delete(l); return null; }));
-  }
-  return courseCache.get(l);
 }
 
 const isCase = (lab, p) => lab === 'trouble' && p.name === 'case';
 const caseIds = (desc) => {
   const p = desc.params.find((q) => isCase(desc.id, q));
-  return p && p.choices && p.choices.length ? p.choices.map(String) : CASES;
+  return p ? (p.choices || []).map(String) : [];
 };
 
 /** A parameter's value from its text (URL or form): typed when it parses, the raw text otherwise. */
@@ -635,8 +623,14 @@ function toQuery(desc, values) {
 // ---------------------------------------------------------------------------------------------
 // The index.
 
-const labTitle = (id, text) => (text && text.title) || ttOr(`lab.${id}`, id);
-const labSummary = (id, text) => (text && text.summary) || ttOr(`lab.${id}.desc`, '');
+const labSummary = (text) => (text && text.summary) || '';
+
+/** "Taught in: …": links to the chapters that teach this lab. */
+function chaptersHtml(text) {
+  const cs = (text && text.chapters) || [];
+  if (!cs.length) return '';
+  return `<p class="lab-chapters" data-testid="lab-chapters"><span class="muted">${esc(tt('lab.chapters'))}</span> ${cs.map((c) => `<a class="chip" data-link data-chapter="${esc(c.id)}" href="${href(`/chapter/${encodeURIComponent(c.id)}`)}">${esc(c.title)}</a>`).join(' ')}</p>`;
+}
 
 /** The ids to list: the known order first, then any lab the API adds. */
 function orderIds(ids) {
@@ -654,8 +648,8 @@ export async function renderLabs(main, live) {
     <li class="card lab-card" data-lab="${esc(id)}">
       <a data-link href="${href(`/lab/${encodeURIComponent(id)}`)}">
         <span class="num">${esc(tt('labs.n', { n: i + 1 }))}</span>
-        <strong>${esc(labTitle(id, text))}</strong>
-        <span class="goal">${esc(labSummary(id, text))}</span>
+        <strong>${esc(labName(course, id))}</strong>
+        <span class="goal">${esc(labSummary(text))}</span>
       </a>
     </li>`;
   }).join('');
@@ -704,7 +698,7 @@ function fieldHtml(lab, p, v) {
 
 /** The troubleshooting lab's case picker: neutral names, "case 1" … "case 4". */
 function casePickerHtml(p, v) {
-  const radios = (p.choices || CASES).map((c, i) => `
+  const radios = (p.choices || []).map((c, i) => `
       <label class="lab-case"><input type="radio" name="lp-case" value="${esc(c)}" data-param="${esc(p.name)}"${String(c) === String(v) ? ' checked' : ''}> ${esc(tt('tr.case', { n: i + 1 }))}</label>`).join('');
   return `<fieldset class="lab-cases"><legend>${esc(tt('tr.pick'))}</legend>${radios}</fieldset>`;
 }
@@ -785,6 +779,8 @@ const VERDICT_KEYS = {
   stalled_since_us: { unit: 'µs' },
   stalled_for_us: { unit: 'µs' },
   stall_threshold_us: { unit: 'µs' },
+  paused_links_at_end: { unit: 'links' },
+  stalled_at_pct: { kind: 'paths', unit: '%' },
   drops: { unit: 'frames' },
   status: { kind: 'code' },
   symptom: { kind: 'symptom' },
@@ -795,13 +791,19 @@ function verdictValue(key, x) {
   const spec = VERDICT_KEYS[key] || {};
   if (x === null || x === undefined) return ttOr(`vk.null.${key}`, '—');
   if (spec.kind === 'symptom') return ttOr(`sym.${x}`, String(x));
+  if (spec.kind === 'paths' && typeof x === 'object') {
+    return Object.entries(x).map(([k, y]) => `${seriesName(k)} ${y == null ? '—' : `${fmtNum(y)}${spec.unit || ''}`}`).join(' · ');
+  }
   if (typeof x === 'object') return JSON.stringify(x);
   const unit = typeof x === 'number' && spec.unit ? unitText(spec.unit) : '';
   return `${fmtNum(x)}${unit ? `${spec.unit === '%' ? '' : ' '}${unit}` : ''}`;
 }
 
-/** The verdict in words and a tone (good, bad, warn or ''), as [html, plain text, tone, keys the words say]. */
-function verdictWords(lab, v, res) {
+/**
+ * The verdict in words and a tone (good, bad, warn or ''), as [html, plain text, tone, keys the
+ * words say]. `opts.symptomShown`: the page already shows the troubleshooting case's symptom.
+ */
+function verdictWords(lab, v, res, opts = {}) {
   const say = (s, tone, keys) => [esc(s), s, tone, keys];
   if (lab === 'incast' && typeof v.bottleneck_gbps === 'number' && v.bottleneck_gbps > 0) {
     const g = figValue(res, 'goodput_gbps');
@@ -825,11 +827,26 @@ function verdictWords(lab, v, res) {
       return say(tt('v.deadlock.yes', { since: fmtNum(v.stalled_since_us), for: fmtNum(v.stalled_for_us) }), 'bad',
         ['deadlocked', 'completed', 'stalled_since_us', 'stalled_for_us', 'completed_at_us']);
     }
-    return say(tt(v.completed ? 'v.deadlock.done' : 'v.deadlock.no'), 'good', ['deadlocked', 'completed']);
+    if (v.completed) return say(tt('v.deadlock.done'), 'good', ['deadlocked', 'completed']);
+    if (v.stalled_since_us != null && v.stalled_for_us != null) {
+      return say(tt('v.deadlock.short', { for: fmtNum(v.stalled_for_us), thr: fmtNum(v.stall_threshold_us) }), 'warn',
+        ['deadlocked', 'completed', 'stalled_for_us', 'stall_threshold_us']);
+    }
+    return say(tt('v.deadlock.no'), 'good', ['deadlocked', 'completed']);
+  }
+  if (lab === 'loss' && v.stalled_at_pct && typeof v.stalled_at_pct === 'object') {
+    const parts = Object.entries(v.stalled_at_pct).filter(([, x]) => x != null)
+      .map(([k, x]) => tt('v.loss.part', { path: seriesName(k), pct: fmtNum(x) }));
+    return parts.length
+      ? say(tt('v.loss.stalled', { parts: parts.join(lang() === 'en' ? '; ' : '；') }), 'bad', ['stalled_at_pct'])
+      : say(tt('v.loss.none'), 'good', ['stalled_at_pct']);
   }
   if (lab === 'trouble' && v.symptom) {
+    const tone = v.status && v.status !== 'SUCCESS' ? 'bad' : 'warn';
+    // The case's own text above already tells the symptom: only the status follows.
+    if (opts.symptomShown) return ['', '', tone, ['symptom']];
     // The symptom in words; the status follows in the list below it.
-    return say(ttOr(`sym.${v.symptom}`, String(v.symptom)), v.status && v.status !== 'SUCCESS' ? 'bad' : 'warn', ['symptom']);
+    return say(ttOr(`sym.${v.symptom}`, String(v.symptom)), tone, ['symptom']);
   }
   return ['', '', '', []];
 }
@@ -849,11 +866,11 @@ function verdictRest(lab, v, said) {
 const attrValue = (x) => (x === null ? 'null' : typeof x === 'object' ? JSON.stringify(x) : String(x));
 
 /** The verdict element; its data attributes are the verdict's keys, spelled as the API spells them. */
-function verdictHtml(lab, v, res) {
+function verdictHtml(lab, v, res, opts = {}) {
   if (!v || typeof v !== 'object' || !Object.keys(v).length) return ['<div class="lab-verdict" data-testid="lab-verdict" hidden></div>', ''];
   const attrs = Object.entries(v).filter(([k]) => /^[a-z][a-z0-9_]*$/.test(k))
     .map(([k, x]) => ` data-${k}="${esc(attrValue(x))}"`).join('');
-  const [html, text, tone, said] = verdictWords(lab, v, res);
+  const [html, text, tone, said] = verdictWords(lab, v, res, opts);
   const [rest, restText] = verdictRest(lab, v, said);
   const body = `${html ? `<p class="lab-verdict-text">${html}</p>` : ''}${rest ? `<dl class="lab-verdict-keys">${rest}</dl>` : ''}`;
   return [`<div class="lab-verdict${tone ? ` ${tone}` : ''}" data-testid="lab-verdict"${attrs}>${body}</div>`, text || restText];
@@ -1002,6 +1019,7 @@ function paintCharts(root, lab, charts) {
       xUnit: unitText(c.x_unit),
       yUnit: unitText(c.y_unit),
       empty: ttOr(`chart.empty.${lab}.${c.id}`, tt('lab.nodata')),
+      nullText: ttOr(`chart.null.${lab}.${c.id}`, '—'),
     });
   }
 }
@@ -1014,12 +1032,13 @@ function metaHtml(res) {
 
 function resultHtml(desc, res, text, caseId) {
   const lab = desc.id;
-  const [verdict, words] = verdictHtml(lab, res.verdict, res);
+  const symptom = lab === 'trouble' ? caseSymptomHtml(caseId, text) : '';
+  const [verdict, words] = verdictHtml(lab, res.verdict, res, { symptomShown: !!symptom });
   const counters = res.counters && res.counters.length ? countersHtml(res.counters) : '';
   const charts = chartsHtml(res.charts);
   if (lab === 'trouble') {
     return [`
-      <section class="lab-symptom"><h2>${esc(tt('tr.symptom'))}</h2>${caseSymptomHtml(caseId, text)}${verdict}${figuresHtml(lab, res.figures)}</section>
+      <section class="lab-symptom"><h2>${esc(tt('tr.symptom'))}</h2>${symptom}${verdict}${figuresHtml(lab, res.figures)}</section>
       ${counters ? `<section class="lab-evidence"><h2>${esc(tt('tr.counters'))}</h2>${counters}</section>` : ''}
       ${charts ? `<h2>${esc(tt('lab.charts'))}</h2>${charts}` : ''}
       ${quizHtml(desc, text)}
@@ -1068,14 +1087,22 @@ export async function renderLab(main, id, live) {
   }
   desc.params ||= [];
   const text = (course && course.find((l) => l.id === id)) || null;
-  const title = labTitle(id, text);
+  const title = labName(course, id);
   document.title = `${title} · ${t('title')}`;
   const values = fromQuery(desc);
+  // A troubleshooting case the URL names but the lab does not have: no run, a neutral message
+  // (the API's own answer would list the causes by name).
+  const caseParam = desc.params.find((p) => isCase(id, p));
+  const badCase = caseParam && !caseIds(desc).includes(String(values.case)) ? String(values.case) : null;
+  if (badCase !== null) values.case = undefined;
+  // DCQCN reacts to ECN marks: with ECN off the only choice is off.
+  if (id === 'incast' && values.ecn === false && values.dcqcn !== undefined) values.dcqcn = 'off';
   main.innerHTML = `
     <section class="lab" data-lab="${esc(id)}">
       <p class="crumb"><a data-link href="${href('/labs')}">${esc(tt('labs.back'))}</a></p>
       <h1>${esc(title)}</h1>
-      <p class="lead">${esc(labSummary(id, text))}</p>
+      <p class="lead">${esc(labSummary(text))}</p>
+      ${chaptersHtml(text)}
       ${text && text.intro_html ? `<div class="prose lab-intro">${text.intro_html}</div>` : ''}
       ${formHtml(desc, values)}
       <div class="lab-results" aria-live="off"></div>
@@ -1158,6 +1185,10 @@ export async function renderLab(main, id, live) {
   };
   form.addEventListener('input', edited);
   form.addEventListener('change', edited);
+  if (id === 'incast') {
+    syncDcqcn(form);
+    form.addEventListener('change', (e) => { if (e.target.dataset.param === 'ecn') syncDcqcn(form); });
+  }
   form.addEventListener('submit', (e) => { e.preventDefault(); run(); });
 
   results.addEventListener('change', (e) => {
@@ -1190,5 +1221,36 @@ export async function renderLab(main, id, live) {
     }
   });
 
+  if (badCase !== null) {
+    errorEl.textContent = tt('tr.nocase', { c: badCase, k: caseIds(desc).length });
+    errorEl.hidden = false;
+    status.textContent = tt('run.error');
+    document.body.dataset.run = 'error';
+    return;
+  }
   await run(values);
+}
+
+/**
+ * The incast form's DCQCN choice follows the ECN box: with ECN off only "off" can be chosen
+ * (the profile chosen before comes back when ECN is turned on again), and a note says why.
+ */
+function syncDcqcn(form) {
+  const ecn = form.querySelector('[data-param="ecn"]');
+  const sel = form.querySelector('select[data-param="dcqcn"]');
+  if (!ecn || !sel) return;
+  const on = ecn.checked;
+  if (!on && sel.value !== 'off') { sel.dataset.before = sel.value; sel.value = 'off'; }
+  if (on && sel.dataset.before) { sel.value = sel.dataset.before; delete sel.dataset.before; }
+  for (const o of sel.options) o.disabled = !on && o.value !== 'off';
+  let note = form.querySelector('.lab-dcqcn-note');
+  if (!note) {
+    note = document.createElement('p');
+    note.className = 'lab-note lab-dcqcn-note';
+    note.id = 'lp-dcqcn-note';
+    sel.parentElement.append(note);
+    sel.setAttribute('aria-describedby', note.id);
+  }
+  note.textContent = tt('dcqcn.needs_ecn');
+  note.hidden = on;
 }

@@ -1,23 +1,27 @@
-// The verbs playground (/playground): build a verbs session step by step with forms (PD, buffer,
-// MR, CQ, QP, modify_qp, post_send, post_recv, poll_cq, run). After every change the whole
-// session runs again on the server (POST /api/verbs; deterministic, so the replay is exact) and
-// the page shows every step's result with an explanation of each errno and completion status,
+// The verbs playground (/playground): build a verbs session step by step with one tabbed form
+// (PD, buffer, MR, CQ, QP, modify_qp, post_send, post_recv, poll_cq, run). After every change the
+// whole session runs again on the server (POST /api/verbs; deterministic, so the replay is exact)
+// and the page shows every step's result with an explanation of each errno and completion status,
 // the QP state diagram drawn from GET /api/verbs/model, the SQ, RQ, CQ and MRs after the
-// selected step, and the frames on a ladder. The session is a session file
-// (scenarios/verbs/README.md): exported as TOML that `rdmalab verbs run` accepts (optionally
+// selected step, and the frames on a ladder (for a post_send: every frame of its WRs, whichever
+// later step put it on the wire). A step the server refuses is taken back out, with the server's
+// message under the form. The intro, "what to try" and the chapters come from
+// GET /api/course/<lang>/labs (course/<lang>/labs.toml, id "playground"). The session is a session
+// file (scenarios/verbs/README.md): exported as TOML that `rdmalab verbs run` accepts (optionally
 // with expectations pinning every result), imported from a file or pasted text, and kept in the
 // URL (`?s=` deflate-raw + base64url of the TOML, `&profile=`).
 
-import { t, lang, href, esc } from './i18n.js';
+import { t, tFrom, lang, href, esc } from './i18n.js';
 import { api, errorText } from './app.js';
+import { fmtNs } from './draw.js';
+import { courseLabs, labName } from './course.js';
 
 // ---------------------------------------------------------------------------------------------
 // Strings
 
 const S = {
   zh: {
-    'title': 'Verbs 练习场',
-    'intro': '在这里亲手调用 verbs：先分配 PD、建 CQ 和 QP、注册内存（或者点「快速开始」一次建好两端），再用 modify_qp 把两端的 QP 依次推到 INIT → RTR → RTS，然后投递 RDMA WRITE、READ 或 SEND，并 poll 完成队列。每次改动，整个会话都会在仿真器里从头重跑一遍。点选某一步，可以看到它之后的 SQ、RQ、CQ 和 QP 状态，以及它在线路上产生的包；故意勾错掩码，就能看到 EINVAL 和原因。会话可以导出成 rdmalab verbs run 直接能跑的文件，页面地址本身也能分享。',
+    'about': '关于实验台', 'tryit': '可以试试', 'taught': '讲到它的章节：',
     'profile': 'NIC 型号', 'quick': '快速开始', 'quick.title': '用两端的 PD、CQ、RC QP 和已注册的缓冲区替换当前会话',
     'clear': '清空', 'export': '导出 session.toml', 'export.expect': '导出（含期望）', 'import': '导入文件',
     'paste': '粘贴会话文件', 'paste.label': '会话文件（TOML）', 'paste.go': '导入粘贴的文本', 'share': '复制分享链接',
@@ -35,8 +39,15 @@ const S = {
     'why': '为什么？', 'what': '含义', 'cause': '常见原因', 'check': '检查什么',
     'exp.failed': '期望 {what}：应为 {exp}，实际 {got}',
     'mask.missing': '掩码缺少必需的属性：{a}', 'mask.extra': '这个转换不接受的属性：{a}', 'mask.illegal': '{from} → {to} 不是合法的转换',
-    'na.state': '没有状态信息（服务器未提供 state）。', 'na.frames': '没有包的信息（服务器未提供 frames）。', 'na.model': '状态机不可用（服务器没有 /api/verbs/model）。',
-    'no.frames': '这一步没有包上线。', 'no.qp': '还没有 QP。', 'frames.more': '另有 {n} 个包未画出',
+    'model.error': 'verbs 模型无法载入（{e}）：状态机和 modify_qp 的属性列表暂时不可用，刷新页面再试。',
+    'no.frames': '这一步没有包上线。', 'no.wrframes': '这些 WR 还没有产生任何包：QP 可能还不在 RTS，或者还没让时间流逝（加一个带等待的 poll_cq 或 run）。',
+    'ladder.view.step': '第 {n} 步（{call}）期间线路上的包', 'ladder.view.wr': '第 {n} 步投递的 WR（wr_id {ids}）的全部包，来自它及之后的每一步',
+    'ladder.view.all': '所有步骤的包', 'ladder.view.none': '选中一步，看它的包', 'no.frames.all': '整个会话里还没有包上线。',
+    'add.pick': '要添加的调用', 'added': '第 {n} 步（{call}）：{res}', 'deleted': '已删除第 {n} 步。',
+    'f.refused': '没有添加，服务器拒绝了这一步：{e}', 'del.refused': '第 {n} 步没有删除，删掉它会让会话无法运行：{e}',
+    'f.int': '{f} 要填一个整数（十进制，或 0x 开头的十六进制），现在是“{e}”', 'f.range': '{f} 必须在 {min} 到 {max} 之间，现在是 {e}',
+    'f.dur': '{f} 要写成数字加单位（ps、ns、us、ms 或 s），例如 10us；现在是“{e}”', 'f.durmax': '{f} 最长 {max}，现在是 {e}', 'f.durzero': '{f} 必须大于 0',
+    'f.name': '{f} 要以字母或下划线开头，只含字母、数字和 _ . -，最多 32 个字符；现在是“{e}”', 'f.need': '先选一个 {f}（还没有的话，先用别的表单创建它）', 'no.qp': '还没有 QP。', 'frames.more': '另有 {n} 个包未画出',
     'qps': 'QP', 'cqs': 'CQ', 'mrs': 'MR', 'sq': 'SQ（已投递未完成）', 'rq': 'RQ（已投递未消耗）', 'entries': '待 poll 的 CQE', 'empty.q': '空',
     'col.name': '名字', 'col.host': '主机', 'col.qpn': 'QPN', 'col.type': '类型', 'col.state': '状态', 'col.cqe': '容量', 'col.len': '长度', 'col.access': '权限',
     'edge.pick': '把鼠标移到（或用 Tab 选中）一条箭头，看这个转换需要哪些属性。', 'edge.title': '{from} → {to}（{type}）',
@@ -59,8 +70,7 @@ const S = {
     'imported': '已导入 {n} 步。', 'quick.done': '已建好两端：现在用 modify_qp 把 QP 推到 RTS。',
   },
   en: {
-    'title': 'Verbs playground',
-    'intro': 'Call the verbs yourself: allocate a PD, create CQs and QPs and register memory (or press Quick start to set up both ends at once), then walk both QPs through INIT → RTR → RTS with modify_qp, post RDMA WRITEs, READs or SENDs, and poll the completion queues. Every change runs the whole session again in the simulator, from the start. Select a step to see the SQ, RQ, CQ and QP state after it and the packets it put on the wire; tick a wrong mask on purpose to see the EINVAL and why. Export the session as a file that rdmalab verbs run runs as is, or share this page\'s address.',
+    'about': 'About the playground', 'tryit': 'What to try', 'taught': 'Taught in:',
     'profile': 'NIC profile', 'quick': 'Quick start', 'quick.title': 'Replace the session with a PD, a CQ, an RC QP and a registered buffer on each host',
     'clear': 'Clear', 'export': 'Export session.toml', 'export.expect': 'Export with expectations', 'import': 'Import a file',
     'paste': 'Paste a session file', 'paste.label': 'Session file (TOML)', 'paste.go': 'Import the pasted text', 'share': 'Copy the share link',
@@ -78,8 +88,15 @@ const S = {
     'why': 'Why?', 'what': 'What it means', 'cause': 'Usual cause', 'check': 'What to check',
     'exp.failed': 'expected {what}: {exp}, got {got}',
     'mask.missing': 'the mask lacks required attributes: {a}', 'mask.extra': 'attributes this transition does not accept: {a}', 'mask.illegal': '{from} → {to} is not a legal transition',
-    'na.state': 'State not available (the server sent no `state`).', 'na.frames': 'Packets not available (the server sent no `frames`).', 'na.model': 'State machine not available (the server has no /api/verbs/model).',
-    'no.frames': 'No packet went on the wire during this step.', 'no.qp': 'No QP yet.', 'frames.more': '{n} more packets not drawn',
+    'model.error': 'The verbs model could not be loaded ({e}): the state machine and modify_qp\'s attribute list are unavailable; reload the page to try again.',
+    'no.frames': 'No packet went on the wire during this step.', 'no.wrframes': 'These WRs have not put any packet on the wire yet: the QP may not be in RTS, or no time has passed (add a poll_cq with a wait, or a run).',
+    'ladder.view.step': 'Packets on the wire during step {n} ({call})', 'ladder.view.wr': 'Every packet of the WRs posted in step {n} (wr_id {ids}), from that step and every later one',
+    'ladder.view.all': 'Packets of every step', 'ladder.view.none': 'Select a step to see its packets', 'no.frames.all': 'No packet has gone on the wire in this session yet.',
+    'add.pick': 'Call to add', 'added': 'Step {n} ({call}): {res}', 'deleted': 'Step {n} deleted.',
+    'f.refused': 'Not added, the server refused this step: {e}', 'del.refused': 'Step {n} was not deleted: the session cannot run without it: {e}',
+    'f.int': '{f} must be an integer (decimal, or hexadecimal starting with 0x); got "{e}"', 'f.range': '{f} must be between {min} and {max}; got {e}',
+    'f.dur': '{f} must be a number and a unit (ps, ns, us, ms or s), e.g. 10us; got "{e}"', 'f.durmax': '{f} can be at most {max}; got {e}', 'f.durzero': '{f} must be more than 0',
+    'f.name': '{f} must start with a letter or _ and hold only letters, digits, _ . - (at most 32 characters); got "{e}"', 'f.need': 'pick a {f} first (if there is none yet, create one with another form)', 'no.qp': 'No QP yet.', 'frames.more': '{n} more packets not drawn',
     'qps': 'QPs', 'cqs': 'CQs', 'mrs': 'MRs', 'sq': 'SQ (posted, not completed)', 'rq': 'RQ (posted, not consumed)', 'entries': 'CQEs waiting to be polled', 'empty.q': 'empty',
     'col.name': 'name', 'col.host': 'host', 'col.qpn': 'QPN', 'col.type': 'type', 'col.state': 'state', 'col.cqe': 'capacity', 'col.len': 'length', 'col.access': 'access',
     'edge.pick': 'Hover over (or tab to) an arrow to see what that transition needs.', 'edge.title': '{from} → {to} ({type})',
@@ -104,11 +121,7 @@ const S = {
 };
 
 /** A string of this page, `{name}` filled from `vars`; unknown keys fall back to i18n.js. */
-function tt(key, vars = {}) {
-  const s = (S[lang()] && S[lang()][key]) ?? S.zh[key];
-  if (s === undefined) return t(key, vars);
-  return s.replace(/\{(\w+)\}/g, (_, k) => (k in vars ? String(vars[k]) : `{${k}}`));
-}
+const tt = (key, vars) => tFrom(S, key, vars);
 
 // ---------------------------------------------------------------------------------------------
 // Explanations of every completion status and errno: [what it means, usual cause, what to check].
@@ -244,14 +257,9 @@ const ERRNO_EXPLAIN = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Constants of the session file format (scenarios/verbs/README.md). The transitions are not
-// here: they come from GET /api/verbs/model.
+// Constants of the session file format (scenarios/verbs/README.md). The states, the transitions,
+// the attributes and the profiles are not here: they come from GET /api/verbs/model.
 
-const FALLBACK_STATES = ['RESET', 'INIT', 'RTR', 'RTS', 'SQD', 'SQE', 'ERR'];
-const FALLBACK_ATTRS = ['STATE', 'CUR_STATE', 'EN_SQD_ASYNC_NOTIFY', 'ACCESS_FLAGS', 'PKEY_INDEX', 'PORT', 'QKEY', 'AV',
-  'PATH_MTU', 'TIMEOUT', 'RETRY_CNT', 'RNR_RETRY', 'RQ_PSN', 'MAX_QP_RD_ATOMIC', 'ALT_PATH', 'MIN_RNR_TIMER', 'SQ_PSN',
-  'MAX_DEST_RD_ATOMIC', 'PATH_MIG_STATE', 'CAP', 'DEST_QPN'];
-const FALLBACK_PROFILES = ['mlx5', 'rxe', 'ibta'];
 const MR_ACCESS = ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC'];
 const QP_ACCESS = ['REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC'];
 const OPCODES = ['SEND', 'SEND_WITH_IMM', 'RDMA_WRITE', 'RDMA_WRITE_WITH_IMM', 'RDMA_READ', 'ATOMIC_CMP_AND_SWP', 'ATOMIC_FETCH_AND_ADD'];
@@ -725,8 +733,7 @@ function qpStatesAfter(upto) {
 
 /** The model's row for from → to, or null. */
 function transition(from, to) {
-  if (!P.model || !Array.isArray(P.model.transitions)) return null;
-  return P.model.transitions.find((x) => x.from === from && x.to === to) || null;
+  return (P.model.transitions || []).find((x) => x.from === from && x.to === to) || null;
 }
 
 /** Required and optional attributes (no STATE) of a transition for a QP type. */
@@ -737,40 +744,38 @@ function rule(tr, type) {
   return { required: clean(r.required), optional: clean(r.optional) };
 }
 
-const states = () => (P.model && Array.isArray(P.model.states) && P.model.states.length ? P.model.states : FALLBACK_STATES);
+const states = () => P.model.states || [];
+/** Whether the model arrived (GET /api/verbs/model answered). */
+const haveModel = () => (P.model.transitions || []).length > 0;
 /**
- * Every mask bit the form offers: the model's (its `attrs`, as names or `{key, mask}`, and every
- * bit its transitions name) in the README's order, then any the model adds; the README's list
- * when there is no model.
+ * Every mask bit the form offers: the model's `attrs` (`{key, mask}`) in its order, then any
+ * other bit its transitions name.
  */
 function attrs() {
-  if (!P.model) return FALLBACK_ATTRS;
   const seen = new Set();
   for (const a of P.model.attrs || []) seen.add(bare(isTable(a) ? a.mask : a));
   for (const tr of P.model.transitions || []) {
     for (const ty of ['rc', 'uc', 'ud']) for (const l of [tr[ty] && tr[ty].required, tr[ty] && tr[ty].optional]) for (const b of l || []) seen.add(bare(b));
   }
-  for (const b of FALLBACK_ATTRS) seen.add(b);
-  return [...FALLBACK_ATTRS, ...[...seen].filter((b) => b && !FALLBACK_ATTRS.includes(b))];
+  seen.delete('');
+  return [...seen];
 }
 
 /** The session key that carries a mask bit's value: the model's when it names one. */
 function keyOf(bit) {
-  const a = P.model && (P.model.attrs || []).find((x) => isTable(x) && bare(x.mask) === bit);
+  const a = (P.model.attrs || []).find((x) => isTable(x) && bare(x.mask) === bit);
   return a && a.key ? a.key : ATTR_KEYS[bit] && ATTR_KEYS[bit][0];
 }
-const profiles = () => (P.model && Array.isArray(P.model.profiles) && P.model.profiles.length ? P.model.profiles : FALLBACK_PROFILES);
+const profiles = () => (P.model.profiles && P.model.profiles.length ? P.model.profiles : [P.session.profile || 'mlx5']);
+
+/** What the page uses when GET /api/verbs/model fails: nothing to draw, nothing to offer. */
+const NO_MODEL = { states: [], qp_types: [], transitions: [], attrs: [], profiles: [], wc_status: [], errno: [] };
 
 // ---------------------------------------------------------------------------------------------
 // Formatting
 
-function fmtPs(ps) {
-  if (ps == null) return '—';
-  if (ps >= 1e9) return `${(ps / 1e9).toFixed(3)} ms`;
-  if (ps >= 1e6) return `${(ps / 1e6).toFixed(3)} µs`;
-  if (ps >= 1e3) return `${(ps / 1e3).toFixed(1)} ns`;
-  return `${ps} ps`;
-}
+/** Simulated time (the API's picoseconds) as ns, µs or ms. */
+const fmtPs = (ps) => fmtNs(ps == null ? null : ps / 1e3);
 
 const hex = (v) => (typeof v === 'number' ? `0x${v.toString(16)}` : esc(v ?? '—'));
 
@@ -800,8 +805,9 @@ let P = null;
 
 function newPage(main, live) {
   return {
-    main, live, session: emptySession(), report: null, error: null, model: null, selected: 0,
-    selQp: null, ladderAll: false, edge: null, pinned: null, gen: 0, urlSeq: 0, lines: [], submitted: null,
+    main, live, session: emptySession(), report: null, error: null, selected: 0,
+    selQp: null, ladderAll: false, edge: null, pinned: null, gen: 0, urlSeq: 0, submitted: null,
+    model: NO_MODEL, modelError: null, reportText: null, tab: 'alloc_pd', focusCall: null, focusStep: null,
   };
 }
 
@@ -844,7 +850,7 @@ function resultHtml(s, rec, k) {
 
 /** For a failed modify_qp: what the mask lacks or has too much, against the model's rule. */
 function maskDiffHtml(s, k) {
-  if (!P.model) return '';
+  if (!haveModel()) return '';
   const h = handlesOf(P.session.steps, k);
   const q = h.qp.find((x) => x.name === s.qp);
   const mask = (s.mask || []).map(bare);
@@ -933,10 +939,43 @@ function checks(call, name, label, options, checked) {
 
 const opts = (list, none = false) => [...(none ? [['', tt('f.none')]] : []), ...list.map((x) => [x.name, `${x.name} (${x.host ?? '?'})`])];
 
+/** The calls the forms add, in the order of their tabs. */
+const CALLS = ['alloc_pd', 'alloc', 'reg_mr', 'create_cq', 'create_qp', 'modify_qp', 'post_send', 'post_recv', 'poll_cq', 'run'];
+
+/** The tab strip above the form: one tab per call (the form of the selected one shows). */
+function tabsHtml() {
+  return CALLS.map((c) => `<button type="button" role="tab" class="pg-tab" id="pg-tab-${c}" data-tab="${c}" aria-controls="pg-form-${c}"
+    aria-selected="${c === P.tab}" tabindex="${c === P.tab ? 0 : -1}" title="${esc(tt(`call.${c}`))}"><code>${c}</code></button>`).join('');
+}
+
+/** Shows the form of `call` and marks its tab; `focus` moves the keyboard focus to the tab. */
+function selectTab(call, focus = false) {
+  if (!CALLS.includes(call)) return;
+  P.tab = call;
+  for (const b of P.main.querySelectorAll('.pg-tab')) {
+    const on = b.dataset.tab === call;
+    b.setAttribute('aria-selected', String(on));
+    b.tabIndex = on ? 0 : -1;
+    if (on && focus) b.focus();
+  }
+  for (const f of P.main.querySelectorAll('form.pg-add')) f.hidden = f.dataset.call !== call;
+}
+
+/** The tab to open on a session: the next step on the way to a first WRITE. */
+function suggestTab() {
+  const h = handlesOf(P.session.steps);
+  if (!h.pd.length) return 'alloc_pd';
+  if (!h.cq.length) return 'create_cq';
+  if (!h.qp.length) return 'create_qp';
+  const st = qpStatesAfter(P.session.steps.length);
+  if (h.qp.some((q) => (RANK[st[q.name]] ?? 9) < 3)) return 'modify_qp';
+  return 'post_send';
+}
+
 function formHtml(call, body) {
-  return `<form class="pg-add" data-testid="add-${call}" data-call="${call}" novalidate>
+  return `<form class="pg-add" id="pg-form-${call}" role="tabpanel" aria-labelledby="pg-tab-${call}" data-testid="add-${call}" data-call="${call}" novalidate${call === P.tab ? '' : ' hidden'}>
     <h3>${esc(tt(`call.${call}`))}</h3>${body}
-    <p class="pg-ferr error" role="alert" hidden></p>
+    <p class="pg-ferr error" id="pg-ferr-${call}" role="alert" hidden></p>
     <button type="submit" data-testid="add-${call}-submit">${esc(tt('f.add'))}</button></form>`;
 }
 
@@ -1036,7 +1075,10 @@ function dirtyValues(form) {
   return Object.fromEntries(Object.entries(all).filter(([k]) => names.has(k)));
 }
 
-/** Re-renders the forms, keeping what the learner typed in the forms they did not submit. */
+/**
+ * Re-renders the forms, keeping what the learner typed in the forms they did not submit. After an
+ * "Add", the keyboard focus goes back to that form's button (unless it moved elsewhere meanwhile).
+ */
 function renderForms() {
   const box = $('#pg-forms');
   const keep = {};
@@ -1044,6 +1086,9 @@ function renderForms() {
     if (f.dataset.call !== P.submitted) keep[f.dataset.call] = dirtyValues(f);
   }
   P.submitted = null;
+  const a = document.activeElement;
+  const focusCall = P.focusCall && (!a || a === document.body || box.contains(a)) ? P.focusCall : null;
+  P.focusCall = null;
   box.innerHTML = formsHtml();
   const h = handlesOf(P.session.steps);
   for (const f of box.querySelectorAll('form.pg-add')) {
@@ -1054,6 +1099,11 @@ function renderForms() {
     syncForm(f, null);
   }
   box.querySelectorAll('input, select, button').forEach((el) => { el.disabled = !!P.session.raw; });
+  P.main.querySelectorAll('.pg-tab').forEach((el) => { el.disabled = !!P.session.raw; });
+  if (focusCall) {
+    const b = box.querySelector(`form[data-call="${focusCall}"] button[type=submit]`);
+    if (b && !b.disabled) b.focus({ preventScroll: true });
+  }
 }
 
 /**
@@ -1137,8 +1187,8 @@ function attrInput(attr, q, peer, h, cur) {
   if (!spec) return '';
   const [, kind, dflt] = spec;
   const key = keyOf(attr);
-  const id = fid('modify_qp', `v_${attr}`);
-  const name = `v_${attr}`;
+  const id = esc(fid('modify_qp', `v_${attr}`));
+  const name = esc(`v_${attr}`);
   const label = `<label class="pg-vl" for="${id}">${esc(key)}</label>`;
   if (kind === 'state') return `${label}<select id="${id}" name="${name}">${states().map((s) => `<option${s === cur ? ' selected' : ''}>${esc(s)}</option>`).join('')}</select>`;
   if (kind === 'bool') return `<label class="pg-vl"><input type="checkbox" name="${name}" value="true"${dflt ? ' checked' : ''}> ${esc(key)}</label>`;
@@ -1156,11 +1206,13 @@ function attrInput(attr, q, peer, h, cur) {
   return `${label}<input id="${id}" name="${name}" value="${esc(v)}" inputmode="numeric">`;
 }
 
+/** One attribute of modify_qp's list; `attr` comes from the model, so every use is escaped. */
 function attrRow(attr, tag, checked, q, peer, h, cur) {
-  const id = fid('modify_qp', `m_${attr}`);
-  return `<div class="pg-attr${tag ? ` t-${tag}` : ''}" data-attr="${attr}">
-    <input type="checkbox" id="${id}" name="m_${attr}" value="${attr}"${checked ? ' checked' : ''}>
-    <label for="${id}"><code>${esc(attr)}</code>${tag ? ` <span class="pg-tag">${esc(tt(`f.tag.${tag}`))}</span>` : ''}</label>
+  const id = esc(fid('modify_qp', `m_${attr}`));
+  const a = esc(attr);
+  return `<div class="pg-attr${tag ? ` t-${esc(tag)}` : ''}" data-attr="${a}">
+    <input type="checkbox" id="${id}" name="m_${a}" value="${a}"${checked ? ' checked' : ''}>
+    <label for="${id}"><code>${a}</code>${tag ? ` <span class="pg-tag">${esc(tt(`f.tag.${tag}`))}</span>` : ''}</label>
     <span class="pg-val">${attrInput(attr, q, peer, h, cur)}</span></div>`;
 }
 
@@ -1187,7 +1239,7 @@ function syncModify(form) {
   const stateRow = `<div class="pg-attr t-req" data-attr="STATE"><input type="checkbox" id="${stateId}" name="m_STATE" value="STATE" checked>
     <label for="${stateId}"><code>STATE</code></label><span class="pg-val muted">state = ${esc(target)}</span></div>`;
   if (!q) { ruleEl.textContent = tt('no.qp'); box.innerHTML = ''; return; }
-  const tr = P.model && cur ? transition(cur, target) : null;
+  const tr = haveModel() && cur ? transition(cur, target) : null;
   const r = tr ? rule(tr, q.type) : null;
   const head = cur ? tt('f.cur', { qp: q.name, state: cur }) : '';
   if (r) {
@@ -1198,76 +1250,98 @@ function syncModify(form) {
       + r.optional.map((a) => attrRow(a, 'opt', false, q, peer, h, cur)).join('')
       + (others.length ? `<details class="pg-other"><summary>${esc(tt('f.attrs.other'))}</summary>${others.map((a) => attrRow(a, '', false, q, peer, h, cur)).join('')}</details>` : '');
   } else {
-    ruleEl.textContent = P.model && cur ? `${head}${lang() === 'en' ? ' ' : ''}${tt('f.illegal', { from: cur, to: target })}` : head;
+    ruleEl.textContent = haveModel() && cur ? `${head}${lang() === 'en' ? ' ' : ''}${tt('f.illegal', { from: cur, to: target })}` : head;
     box.innerHTML = stateRow + all.map((a) => attrRow(a, '', false, q, peer, h, cur)).join('');
   }
-  ruleEl.classList.toggle('error', !!(P.model && cur && !r));
+  ruleEl.classList.toggle('error', !!(haveModel() && cur && !r));
 }
 
 // Parsing form values ---------------------------------------------------------------------------
 
-class FormError extends Error {}
+/** A value a form cannot send, with the field to point at. */
+class FormError extends Error {
+  constructor(message, field = null) {
+    super(message);
+    this.field = field;
+  }
+}
 
-function intOf(v, label, optional = false) {
+const U64_MAX = (1n << 64n) - 1n;
+// The session file's limits (crates/sim/src/session/plan.rs), checked before the server sees the step.
+const LIMIT = { buffer: 16 << 20, cqe: 8388608, depth: 65536, poll: 4096, offset: 2 ** 40, imm: 2 ** 32 - 1, stepPs: 10e12 };
+
+/** A whole number in [min, max] (decimal or 0x hex); `undefined` for an empty optional field. */
+function intOf(v, label, { field = null, optional = false, min = 0, max = U64_MAX } = {}) {
   const s = String(v ?? '').trim().replace(/_/g, '');
   if (s === '' && optional) return undefined;
-  if (!/^(0x[0-9a-fA-F]+|\d+)$/.test(s)) throw new FormError(tt('f.bad', { f: label, e: s || '∅' }));
+  const range = () => new FormError(tt('f.range', { f: label, min: String(min), max: String(max), e: s }), field);
+  if (/^-\d+$/.test(s)) throw range();
+  if (!/^(0x[0-9a-fA-F]+|\d+)$/.test(s)) throw new FormError(tt('f.int', { f: label, e: s }), field);
   const b = BigInt(s);
+  if (b < BigInt(min) || b > BigInt(max)) throw range();
   return b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : b;
 }
 
-function nameOf(v, label) {
+function nameOf(v, label, field) {
   const s = String(v ?? '').trim();
-  if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/.test(s)) throw new FormError(tt('f.bad', { f: label, e: s || '∅' }));
+  if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/.test(s)) throw new FormError(tt('f.name', { f: label, e: s }), field);
   return s;
 }
 
-function durationOf(v, label, optional = false) {
+const UNIT_PS = { ps: 1, ns: 1e3, us: 1e6, 'µs': 1e6, ms: 1e9, s: 1e12 };
+
+/** A duration as the session file writes it: a number and a unit, more than 0, at most 10 s. */
+function durationOf(v, label, { field = null, optional = false } = {}) {
   const s = String(v ?? '').trim();
   if (s === '' && optional) return undefined;
-  if (!/^\d+(\.\d+)?\s*(ps|ns|us|µs|ms|s)$/.test(s)) throw new FormError(tt('f.bad', { f: label, e: s || '∅' }));
+  const m = /^(\d+(?:\.\d{1,12})?)\s*(ps|ns|us|µs|ms|s)$/.exec(s);
+  if (!m) throw new FormError(tt('f.dur', { f: label, e: s }), field);
+  const ps = Number(m[1]) * UNIT_PS[m[2]];
+  if (!(ps > 0)) throw new FormError(tt('f.durzero', { f: label }), field);
+  if (ps > LIMIT.stepPs) throw new FormError(tt('f.durmax', { f: label, max: '10 s', e: s }), field);
   return s;
 }
 
-function need(v, label) {
-  if (!v) throw new FormError(tt('f.bad', { f: label, e: '∅' }));
+function need(v, label, field) {
+  if (!v) throw new FormError(tt('f.need', { f: label }), field);
   return v;
 }
 
 function sgeOf(v) {
   if (!v.mr) return undefined;
   const sge = { mr: v.mr };
-  const off = intOf(v.offset, 'offset', true);
+  const off = intOf(v.offset, tt('f.offset'), { field: 'offset', optional: true, max: LIMIT.offset });
   if (off) sge.offset = off;
-  const len = intOf(v.len, 'len', true);
+  const len = intOf(v.len, tt('f.sgelen'), { field: 'len', optional: true, max: 2 ** 32 - 1 });
   if (len !== undefined) sge.len = len;
   return sge;
 }
 
-/** The step a submitted form describes. */
+/** The step a submitted form describes; throws a FormError naming the field that is wrong. */
 function stepFromForm(form) {
   const call = form.dataset.call;
   const v = formValues(form);
   const h = handlesOf(P.session.steps);
   const s = { call };
+  const as = () => nameOf(v.as, tt('f.as'), 'as');
   switch (call) {
-    case 'alloc_pd': s.host = v.host; s.as = nameOf(v.as, 'as'); break;
+    case 'alloc_pd': s.host = v.host; s.as = as(); break;
     case 'alloc': {
-      s.host = v.host; s.as = nameOf(v.as, 'as'); s.len = intOf(v.len, 'len');
+      s.host = v.host; s.as = as(); s.len = intOf(v.len, tt('f.len'), { field: 'len', min: 1, max: LIMIT.buffer });
       if (v.text) s.text = v.text;
       break;
     }
-    case 'reg_mr': s.pd = need(v.pd, 'pd'); s.buf = need(v.buf, 'buf'); s.as = nameOf(v.as, 'as'); s.access = v.access || []; break;
-    case 'create_cq': s.host = v.host; s.as = nameOf(v.as, 'as'); s.cqe = intOf(v.cqe, 'cqe'); break;
+    case 'reg_mr': s.pd = need(v.pd, tt('f.pd'), 'pd'); s.buf = need(v.buf, tt('f.buf'), 'buf'); s.as = as(); s.access = v.access || []; break;
+    case 'create_cq': s.host = v.host; s.as = as(); s.cqe = intOf(v.cqe, tt('f.cqe'), { field: 'cqe', min: 1, max: LIMIT.cqe }); break;
     case 'create_qp': {
-      s.pd = need(v.pd, 'pd'); s.as = nameOf(v.as, 'as'); s.type = v.type; s.cq = need(v.cq, 'cq');
-      const m = intOf(v.maxwr, 'max_send_wr', true);
+      s.pd = need(v.pd, tt('f.pd'), 'pd'); s.as = as(); s.type = v.type; s.cq = need(v.cq, tt('f.cq'), 'cq');
+      const m = intOf(v.maxwr, tt('f.maxwr'), { field: 'maxwr', optional: true, min: 1, max: LIMIT.depth });
       if (m !== undefined) { s.max_send_wr = m; s.max_recv_wr = m; }
       break;
     }
     case 'modify_qp': {
-      s.qp = need(v.qp, 'qp');
-      if (!h.qp.some((x) => x.name === s.qp)) throw new FormError(tt('no.qp'));
+      s.qp = need(v.qp, tt('f.qp'), 'qp');
+      if (!h.qp.some((x) => x.name === s.qp)) throw new FormError(tt('no.qp'), 'qp');
       const mask = attrs().filter((a) => (v[`m_${a}`] || []).length);
       if (mask.includes('STATE')) s.state = v.target;
       for (const a of mask) {
@@ -1276,51 +1350,54 @@ function stepFromForm(form) {
         const kind = spec[1];
         const key = keyOf(a);
         const raw = v[`v_${a}`];
-        if (kind === 'int') s[key] = intOf(raw, key);
+        if (kind === 'int') s[key] = intOf(raw, key, { field: `v_${a}` });
         else if (kind === 'mtu') s[key] = Number(raw);
         else if (kind === 'bool') s[key] = (raw || []).length > 0;
         else if (kind === 'access') s[key] = raw || [];
-        else s[key] = need(raw, key);
+        else s[key] = need(raw, key, `v_${a}`);
       }
       s.mask = mask;
       break;
     }
     case 'post_send': {
-      s.qp = need(v.qp, 'qp');
+      s.qp = need(v.qp, tt('f.qp'), 'qp');
       const q = h.qp.find((x) => x.name === s.qp);
-      s.wr_id = intOf(v.wr_id, 'wr_id');
+      s.wr_id = intOf(v.wr_id, tt('f.wr_id'), { field: 'wr_id' });
       s.opcode = v.opcode;
       s.flags = v.flags || [];
       const sge = sgeOf(v);
       if (sge) s.sge = sge;
       if (/^(RDMA_|ATOMIC_)/.test(s.opcode)) {
-        s.remote = { mr: need(v.rmr, tt('f.remote')) };
-        const off = intOf(v.roffset, 'offset', true);
+        s.remote = { mr: need(v.rmr, tt('f.remote'), 'rmr') };
+        const off = intOf(v.roffset, tt('f.roffset'), { field: 'roffset', optional: true, max: LIMIT.offset });
         if (off) s.remote.offset = off;
       }
-      if (/WITH_IMM$/.test(s.opcode)) s.imm = intOf(v.imm, 'imm');
-      if (s.opcode === 'ATOMIC_CMP_AND_SWP') { s.compare = intOf(v.compare, 'compare'); s.swap = intOf(v.swap, 'swap'); }
-      if (s.opcode === 'ATOMIC_FETCH_AND_ADD') s.add = intOf(v.add, 'add');
-      if (q && q.type === 'UD') s.ud = { qp: need(v.udqp, 'ud.qp'), qkey: intOf(v.qkey, 'qkey') };
+      if (/WITH_IMM$/.test(s.opcode)) s.imm = intOf(v.imm, tt('f.imm'), { field: 'imm', max: LIMIT.imm });
+      if (s.opcode === 'ATOMIC_CMP_AND_SWP') {
+        s.compare = intOf(v.compare, tt('f.compare'), { field: 'compare' });
+        s.swap = intOf(v.swap, tt('f.swap'), { field: 'swap' });
+      }
+      if (s.opcode === 'ATOMIC_FETCH_AND_ADD') s.add = intOf(v.add, tt('f.addv'), { field: 'add' });
+      if (q && q.type === 'UD') s.ud = { qp: need(v.udqp, tt('f.ud'), 'udqp'), qkey: intOf(v.qkey, tt('f.qkey'), { field: 'qkey', max: 2 ** 32 - 1 }) };
       if (!s.flags.length) delete s.flags;
       break;
     }
     case 'post_recv': {
-      s.qp = need(v.qp, 'qp');
-      s.wr_id = intOf(v.wr_id, 'wr_id');
+      s.qp = need(v.qp, tt('f.qp'), 'qp');
+      s.wr_id = intOf(v.wr_id, tt('f.wr_id'), { field: 'wr_id' });
       const sge = sgeOf(v);
       if (sge) s.sge = sge;
       break;
     }
     case 'poll_cq': {
-      s.cq = need(v.cq, 'cq');
-      const max = intOf(v.max, 'max', true);
+      s.cq = need(v.cq, 'CQ', 'cq');
+      const max = intOf(v.max, tt('f.max'), { field: 'max', optional: true, min: 1, max: LIMIT.poll });
       if (max !== undefined && max !== 16) s.max = max;
-      const w = durationOf(v.wait, 'wait', true);
+      const w = durationOf(v.wait, tt('f.wait'), { field: 'wait', optional: true });
       if (w) s.wait = w;
       break;
     }
-    case 'run': s.for = durationOf(v.for, 'for'); break;
+    case 'run': s.for = durationOf(v.for, tt('f.for'), { field: 'for' }); break;
     default: break;
   }
   return s;
@@ -1446,14 +1523,27 @@ function renderDiagram() {
   fig.dataset.state = cur;
   fig.dataset.qp = q ? q.name : '';
   fig.setAttribute('aria-label', q ? tt('diagram.label', { qp: q.name, state: cur || '—' }) : tt('no.qp'));
-  if (!P.model || !Array.isArray(P.model.transitions)) {
-    fig.innerHTML = `<p class="muted">${esc(tt('na.model'))}</p>${cur ? `<p class="pg-node-text">${esc(q.name)}: <strong>${esc(cur)}</strong></p>` : ''}`;
+  if (!haveModel()) {
+    fig.innerHTML = `<p class="error">${esc(tt('model.error', { e: P.modelError || '—' }))}</p>${cur ? `<p class="pg-node-text">${esc(q.name)}: <strong>${esc(cur)}</strong></p>` : ''}`;
     $('#pg-edge').innerHTML = '';
     return;
   }
   fig.innerHTML = `${diagramSvg(q ? q.type : 'RC', cur)}<figcaption>${esc(q ? tt('diagram.label', { qp: q.name, state: cur || '—' }) : tt('no.qp'))}</figcaption>`;
   const e = P.edge || P.pinned;
   $('#pg-edge').innerHTML = e ? edgeInfoHtml(e.from, e.to) : `<p class="muted">${esc(tt('edge.pick'))}</p>`;
+  showCurrentNode(fig);
+}
+
+/**
+ * When the diagram is wider than its box (a narrow screen), scrolls the box sideways so the
+ * current state's node is in view; the page itself does not move.
+ */
+function showCurrentNode(fig) {
+  if (fig.scrollWidth <= fig.clientWidth + 1) return;
+  const node = fig.querySelector('.pg-node.cur') || fig.querySelector('.pg-node');
+  if (!node) return;
+  const f = fig.getBoundingClientRect(), n = node.getBoundingClientRect();
+  fig.scrollLeft += (n.left + n.width / 2) - (f.left + fig.clientWidth / 2);
 }
 
 /** QPs of a read-only (raw) session, from the server's state. */
@@ -1485,8 +1575,7 @@ function renderState() {
   $('#pg-after-h').textContent = n ? tt('after', { n }) : tt('after.none');
   const el = $('#pg-state');
   if (!rec) { el.innerHTML = ''; return; }
-  const st = rec.state;
-  if (!st) { el.innerHTML = `<p class="muted" data-na="state">${esc(tt('na.state'))}</p>`; return; }
+  const st = rec.state || {};
   const q = (l) => (l && l.length ? l.map((w) => chip(w.wr_id, `#${esc(w.wr_id)}${w.opcode ? ` ${esc(w.opcode)}` : ''}${w.stage ? ` <span class="muted">${esc(w.stage)}</span>` : ''}`)).join(' ') : `<span class="muted">${esc(tt('empty.q'))}</span>`);
   const qps = (st.qps || []).map((x) => `<tr data-qp="${esc(x.name)}"><th scope="row">${esc(x.name)}</th><td>${esc(x.host)}</td><td class="mono">${hex(x.qpn)}</td><td>${esc(x.qp_type)}</td>
     <td><strong class="pg-st s-${esc(x.state)}">${esc(x.state)}</strong></td><td>${q(x.sq)}</td><td>${q(x.rq)}</td></tr>`);
@@ -1522,8 +1611,8 @@ function ladderSvg(groups, hosts) {
       drawn++;
       const x1 = colX(f.src), x2 = colX(f.dst);
       const y1 = y + 6, y2 = y + row - 4;
-      // By the WR it carries; without wr_id in the frames, by the destination QP.
-      const col = f.kind === 'roce' || f.kind == null ? ('wr_id' in f ? wrColor(f.wr_id) : wrColor(f.qpn == null ? null : f.qpn + hs.indexOf(f.dst))) : '#7a838c';
+      // RoCE frames take the colour of the WR they carry or answer; the rest are grey.
+      const col = f.kind === 'roce' ? wrColor(f.wr_id) : '#7a838c';
       const xe = f.dropped ? x1 + (x2 - x1) * 0.6 : x2;
       const ye = f.dropped ? y1 + (y2 - y1) * 0.6 : y2;
       const label = `${f.opcode || f.kind || '?'}${f.psn != null ? ` PSN ${f.psn}` : ''}`;
@@ -1546,16 +1635,68 @@ function ladderSvg(groups, hosts) {
     ${lanes}${body}</svg>`;
 }
 
+/** The wr_ids a post_send step posts (its `wr_id`, or those of its `wr` list), as strings. */
+function wrIdsOf(s) {
+  if (!s || s.call !== 'post_send') return [];
+  const ids = Array.isArray(s.wr) ? s.wr.map((w) => w && w.wr_id) : [s.wr_id];
+  return ids.filter((x) => x !== undefined && x !== null).map(String);
+}
+
+/**
+ * The frames of the WRs that step `n` (a post_send) posted, grouped by the step that put them on
+ * the wire: that step and every later one, up to a later post_send on the same QP that reuses one
+ * of those wr_ids. Only frames of that QP's connection count: sent from its host, or to its QPN.
+ */
+function wrGroups(n) {
+  const recs = P.report.steps;
+  const s = P.session.steps[n - 1];
+  const ids = new Set(wrIdsOf(s));
+  const rec = recs[n - 1];
+  const me = rec && rec.state ? (rec.state.qps || []).find((q) => q.name === s.qp) : null;
+  const groups = [];
+  for (let k = n - 1; k < recs.length; k++) {
+    const later = P.session.steps[k];
+    if (k > n - 1 && later && later.call === 'post_send' && later.qp === s.qp && wrIdsOf(later).some((x) => ids.has(x))) break;
+    const frames = (recs[k].frames || []).filter((f) => f.wr_id != null && ids.has(String(f.wr_id))
+      && (!me || f.qpn === me.qpn || f.src === me.host));
+    if (frames.length) groups.push({ label: tt('ladder.step', { n: k + 1, call: recs[k].call }), frames });
+  }
+  return groups;
+}
+
+/**
+ * The ladder of the selected step, labelled with which view it is: for a post_send, every frame
+ * of its WRs from that step on (they go on the wire while later steps let time pass); for any
+ * other step, the frames during that step; with "show every step", all of them.
+ */
 function renderLadder() {
   const el = $('#pg-ladder');
+  const view = $('#pg-ladder-view');
   const recs = P.report && P.report.steps;
-  if (!recs || !recs.length) { el.innerHTML = ''; return; }
-  if (!recs.some((r) => Array.isArray(r.frames))) { el.innerHTML = `<p class="muted" data-na="frames">${esc(tt('na.frames'))}</p>`; return; }
-  const groups = P.ladderAll
-    ? recs.filter((r) => r.frames && r.frames.length).map((r) => ({ label: tt('ladder.step', { n: r.index, call: r.call }), frames: r.frames }))
-    : (recs[P.selected - 1] && recs[P.selected - 1].frames && recs[P.selected - 1].frames.length
-      ? [{ label: tt('ladder.step', { n: P.selected, call: recs[P.selected - 1].call }), frames: recs[P.selected - 1].frames }] : []);
-  el.innerHTML = groups.length ? ladderSvg(groups, P.report.hosts || P.session.hosts) : `<p class="muted">${esc(tt('no.frames'))}</p>`;
+  if (!recs || !recs.length) { el.innerHTML = ''; view.textContent = ''; el.dataset.view = ''; return; }
+  const n = P.selected;
+  const rec = recs[n - 1];
+  const s = P.session.raw ? null : P.session.steps[n - 1];
+  let mode = '', groups = [], label = tt('ladder.view.none'), empty = '';
+  if (P.ladderAll) {
+    mode = 'all';
+    groups = recs.filter((r) => r.frames && r.frames.length).map((r) => ({ label: tt('ladder.step', { n: r.index, call: r.call }), frames: r.frames }));
+    label = tt('ladder.view.all');
+    empty = tt('no.frames.all');
+  } else if (rec && wrIdsOf(s).length) {
+    mode = 'wr';
+    groups = wrGroups(n);
+    label = tt('ladder.view.wr', { n, ids: wrIdsOf(s).join(', ') });
+    empty = tt('no.wrframes');
+  } else if (rec) {
+    mode = 'step';
+    groups = rec.frames && rec.frames.length ? [{ label: null, frames: rec.frames }] : [];
+    label = tt('ladder.view.step', { n, call: rec.call });
+    empty = tt('no.frames');
+  }
+  view.textContent = label;
+  el.dataset.view = mode;
+  el.innerHTML = groups.length ? ladderSvg(groups, P.report.hosts || P.session.hosts) : (empty ? `<p class="muted">${esc(empty)}</p>` : '');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1565,11 +1706,11 @@ function renderToml() {
   $('#pg-toml').textContent = P.session.raw ?? (P.session.steps.length ? sessionToToml(P.session).text : '');
 }
 
-function renderAll() {
+function renderAll(forms = true) {
   if (P.selected > stepCount() || (!P.selected && stepCount())) P.selected = stepCount();
   renderSummary();
   renderSteps();
-  renderForms();
+  if (forms) renderForms();
   renderDiagram();
   renderState();
   renderLadder();
@@ -1602,19 +1743,59 @@ async function updateUrl() {
   history.replaceState(null, '', href(location.pathname, params));
 }
 
-/** Runs the whole session on the server and re-renders. */
-async function run() {
+/** A step's result in a few words, for the status line. */
+function shortResult(rec) {
+  if (!rec) return tt('pending');
+  const r = rec.result || {};
+  if (r.kind === 'ok') return tt('ok');
+  if (r.kind === 'error') return String(r.errno);
+  if (r.kind === 'completions') {
+    const cs = r.completions || [];
+    return cs.length ? cs.map((c) => `wr_id ${c.wr_id} ${c.status}`).join(', ') : tt('nocompl');
+  }
+  return tt(r.kind || 'failed');
+}
+
+/**
+ * Undoes the edit a refused run was for: the step just added comes back out, the step just
+ * deleted goes back in, with the selection as it was. False when the session changed since.
+ */
+function takeBack(edit) {
+  const steps = P.session.steps;
+  if (edit.added) {
+    const k = steps.indexOf(edit.added);
+    if (k < 0) return false;
+    steps.splice(k, 1);
+  } else if (edit.deleted) {
+    if (steps.length + 1 !== edit.count) return false;
+    steps.splice(edit.at - 1, 0, edit.deleted);
+  } else return false;
+  P.selected = edit.selected;
+  P.selQp = edit.selQp;
+  P.submitted = null;
+  P.focusCall = null;
+  P.focusStep = null;
+  return true;
+}
+
+/**
+ * Runs the whole session on the server and re-renders. `edit` says what changed since the last
+ * run ({added: step, form} or {deleted: step, at}, with the selection before it): when the server
+ * refuses the new session (422), that edit is undone and the previous results stay.
+ */
+async function run(edit = null) {
   const gen = ++P.gen;
   updateUrl();
   P.error = null;
   if (!P.session.raw && !P.session.steps.length) {
     P.report = null;
+    P.reportText = null;
     renderAll();
+    status(edit && edit.deleted ? tt('deleted', { n: edit.at }) : '');
     document.body.dataset.run = 'done';
     return;
   }
   const { text, lines } = P.session.raw ? { text: P.session.raw, lines: [] } : sessionToToml(P.session);
-  P.lines = lines;
   document.body.dataset.run = 'busy';
   status(tt('running'));
   renderSteps();
@@ -1624,10 +1805,31 @@ async function run() {
   } catch (e) {
     if (!P.live() || gen !== P.gen) return;
     const msg = errorText(e);
+    if (e.status === 422 && edit && takeBack(edit)) {
+      const why = String(e.message || msg).replace(/^\d+:\d+:\s*/, '');
+      updateUrl();
+      // The forms stay as they are: the learner's values, and the focus, are where they were.
+      renderAll(false);
+      if (edit.added) {
+        status('');
+        const err = $(`form.pg-add[data-call="${edit.added.call}"] .pg-ferr`);
+        if (err) { err.textContent = tt('f.refused', { e: why }); err.hidden = false; }
+        else status(tt('f.refused', { e: why }), true);
+      } else {
+        status(tt('del.refused', { n: edit.at, e: why }), true);
+        const b = $(`[data-sel="${edit.at}"]`);
+        if (b) b.focus({ preventScroll: true });
+      }
+      document.body.dataset.run = 'error';
+      // The results shown belong to an older session when another run was dropped meanwhile.
+      if (!P.session.raw && P.reportText !== sessionToToml(P.session).text) run();
+      return;
+    }
     const m = /^(\d+):(\d+):/.exec(e.message || '');
     let step = null;
     if (m) lines.forEach((l, k) => { if (l <= Number(m[1])) step = k + 1; });
     P.report = null;
+    P.reportText = null;
     P.error = { message: e.message || msg, step };
     renderAll();
     status(`${tt('run.error')}: ${msg}`, true);
@@ -1636,9 +1838,34 @@ async function run() {
   }
   if (!P.live() || gen !== P.gen) return;
   P.report = res;
+  P.reportText = text;
   renderAll();
-  status('');
+  if (edit && edit.added) {
+    const n = P.session.steps.indexOf(edit.added) + 1;
+    status(n ? tt('added', { n, call: edit.added.call, res: shortResult(res.steps[n - 1]) }) : '');
+    revealStep(n);
+  } else status(edit && edit.deleted ? tt('deleted', { n: edit.at }) : '');
+  focusStepAfterDelete();
   document.body.dataset.run = 'done';
+}
+
+/** After a delete took its button away, the focus goes to the step now in its place. */
+function focusStepAfterDelete() {
+  const n = P.focusStep;
+  P.focusStep = null;
+  if (!n || (document.activeElement && document.activeElement !== document.body)) return;
+  const b = $(`[data-sel="${n}"]`);
+  if (b) b.focus({ preventScroll: true });
+}
+
+/** Scrolls the step list (when it scrolls on its own) so step `n` is in view; the page stays put. */
+function revealStep(n) {
+  const box = $('.pg-stepbox');
+  const li = $(`[data-testid="step-${n}"]`);
+  if (!box || !li || box.scrollHeight <= box.clientHeight + 1) return;
+  const top = li.offsetTop, bottom = top + li.offsetHeight;
+  if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight + 4;
+  else if (top < box.scrollTop) box.scrollTop = top - 4;
 }
 
 function download(name, text) {
@@ -1684,6 +1911,7 @@ function loadText(text, { profile = null } = {}) {
 async function importText(text) {
   loadText(text);
   $('#pg-profile').value = P.session.profile;
+  if (!P.session.raw) selectTab(suggestTab());
   await run();
   if (P.live() && !P.error) status(P.session.raw ? tt('raw') : tt('imported', { n: P.session.steps.length }));
 }
@@ -1691,6 +1919,7 @@ async function importText(text) {
 function useEdge(from, to) {
   const form = $('form[data-call="modify_qp"]');
   if (!form) return;
+  selectTab('modify_qp');
   const qp = form.querySelector('[name="qp"]');
   if (P.selQp) { qp.value = P.selQp; qp.dataset.dirty = '1'; }
   const tg = form.querySelector('[name="target"]');
@@ -1706,7 +1935,10 @@ function wire(root) {
     const form = e.target.closest('form.pg-add');
     if (!form) return;
     e.preventDefault();
+    if (P.session.raw) return;
+    selectTab(form.dataset.call);
     const err = form.querySelector('.pg-ferr');
+    for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
     let step;
     try {
       step = stepFromForm(form);
@@ -1714,14 +1946,20 @@ function wire(root) {
       if (!(x instanceof FormError)) throw x;
       err.textContent = x.message;
       err.hidden = false;
+      const bad = x.field && form.querySelector(`[name="${x.field}"]`);
+      if (bad) { bad.setAttribute('aria-invalid', 'true'); bad.setAttribute('aria-describedby', err.id); bad.focus(); }
+      document.body.dataset.run = 'error';
       return;
     }
     err.hidden = true;
+    // Taken back out if the server refuses it (see run).
+    const edit = { added: step, selected: P.selected, selQp: P.selQp };
     P.session.steps.push(step);
     P.selected = P.session.steps.length;
     if (step.qp && typeof step.qp === 'string') P.selQp = step.qp;
     P.submitted = form.dataset.call;
-    run();
+    P.focusCall = form.dataset.call;
+    run(edit);
   });
   root.addEventListener('change', (e) => {
     const el = e.target;
@@ -1732,9 +1970,14 @@ function wire(root) {
     }
   });
   root.addEventListener('input', (e) => {
-    if (e.target.closest('form.pg-add') && e.target.name) e.target.dataset.dirty = '1';
+    if (e.target.closest('form.pg-add') && e.target.name) {
+      e.target.dataset.dirty = '1';
+      e.target.removeAttribute('aria-invalid');
+    }
   });
   root.addEventListener('click', (e) => {
+    const tab = e.target.closest('.pg-tab');
+    if (tab) { selectTab(tab.dataset.tab); return; }
     const sel = e.target.closest('[data-sel]');
     if (sel) {
       P.selected = Number(sel.dataset.sel);
@@ -1749,9 +1992,12 @@ function wire(root) {
     const del = e.target.closest('[data-del]');
     if (del) {
       const k = Number(del.dataset.del);
+      // Put back if the session cannot run without it (see run).
+      const edit = { deleted: P.session.steps[k - 1], at: k, count: P.session.steps.length, selected: P.selected, selQp: P.selQp };
       P.session.steps.splice(k - 1, 1);
       if (P.selected >= k) P.selected = Math.max(P.selected - 1, P.session.steps.length ? 1 : 0);
-      run();
+      P.focusStep = Math.min(k, P.session.steps.length);
+      run(edit);
       return;
     }
     const edge = e.target.closest('.pg-edge');
@@ -1766,18 +2012,25 @@ function wire(root) {
     if (use) { const [from, to] = use.dataset.useEdge.split('|'); useEdge(from, to); }
   });
   root.addEventListener('keydown', (e) => {
+    const tab = e.target.closest && e.target.closest('.pg-tab');
+    if (tab) {
+      const k = CALLS.indexOf(tab.dataset.tab);
+      const to = { ArrowRight: k + 1, ArrowDown: k + 1, ArrowLeft: k - 1, ArrowUp: k - 1, Home: 0, End: CALLS.length - 1 }[e.key];
+      if (to !== undefined) { e.preventDefault(); selectTab(CALLS[(to + CALLS.length) % CALLS.length], true); }
+      return;
+    }
     const edge = e.target.closest && e.target.closest('.pg-edge');
     if (edge && (e.key === 'Enter' || e.key === ' ')) { e.preventDefault(); edge.dispatchEvent(new MouseEvent('click', { bubbles: true })); }
   });
   const showEdge = (e) => {
     const edge = e.target.closest && e.target.closest('.pg-edge');
-    if (!edge || !P.model) return;
+    if (!edge || !haveModel()) return;
     P.edge = { from: edge.dataset.from, to: edge.dataset.to };
     root.querySelector('#pg-edge').innerHTML = edgeInfoHtml(P.edge.from, P.edge.to);
   };
   const hideEdge = (e) => {
     const edge = e.target.closest && e.target.closest('.pg-edge');
-    if (!edge || !P.model) return;
+    if (!edge || !haveModel()) return;
     P.edge = null;
     const p = P.pinned;
     if (p && p.from === edge.dataset.from && p.to === edge.dataset.to) return;
@@ -1797,12 +2050,14 @@ function wire(root) {
     P.selected = P.session.steps.length;
     P.selQp = 'qp_a';
     P.pinned = null;
+    selectTab('modify_qp');
     await run();
     if (P.live() && !P.error) status(tt('quick.done'));
   });
   root.querySelector('#pg-clear').addEventListener('click', () => {
     P.session = emptySession(P.session.profile);
     P.selected = 0; P.selQp = null; P.pinned = null;
+    selectTab('alloc_pd');
     run();
   });
   root.querySelector('#pg-rawedit').addEventListener('click', () => {
@@ -1836,9 +2091,10 @@ function wire(root) {
 }
 
 function referenceHtml() {
-  const wcNames = P.model && Array.isArray(P.model.wc_status) && P.model.wc_status.length
-    ? P.model.wc_status.map((w) => [bare(w.name), w.code, w.text]) : Object.keys(WC_EXPLAIN).map((k, i) => [k, i, '']);
-  const errnos = P.model && Array.isArray(P.model.errno) && P.model.errno.length
+  // Without the model (its fetch failed) the tables still list every name this page explains.
+  const wcNames = (P.model.wc_status || []).length
+    ? P.model.wc_status.map((w) => [bare(w.name), w.code, w.text]) : Object.keys(WC_EXPLAIN).map((k) => [k, '', '']);
+  const errnos = (P.model.errno || []).length
     ? P.model.errno.map((x) => [x.name, x.code]) : Object.keys(ERRNO_EXPLAIN).map((k) => [k, '']);
   const names = new Set(errnos.map(([n]) => n));
   for (const k of Object.keys(ERRNO_EXPLAIN)) if (!names.has(k)) errnos.push([k, '']);
@@ -1853,16 +2109,28 @@ function referenceHtml() {
     <div class="pg-scroll"><table class="pg-table pg-ref">${head}<tbody>${wcNames.map(([n, c, x]) => row(WC_EXPLAIN, n, c, x)).join('')}</tbody></table></div>`;
 }
 
+/** The page's head from the course text (course/<lang>/labs.toml, id "playground"). */
+function introHtml(texts) {
+  const text = texts && texts.find((l) => l.id === 'playground');
+  if (!text) return '';
+  const chapters = (text.chapters || []).map((c) => `<a class="chip" data-link data-chapter="${esc(c.id)}" href="${href(`/chapter/${encodeURIComponent(c.id)}`)}">${esc(c.title)}</a>`).join(' ');
+  return `${text.summary ? `<p class="lead">${esc(text.summary)}</p>` : ''}
+    ${chapters ? `<p class="lab-chapters pg-chapters" data-testid="pg-chapters"><span class="muted">${esc(tt('taught'))}</span> ${chapters}</p>` : ''}
+    ${text.intro_html ? `<details class="pg-about"><summary>${esc(tt('about'))}</summary><div class="prose">${text.intro_html}</div></details>` : ''}
+    ${text.look_html ? `<details class="pg-about pg-tryit"><summary>${esc(tt('tryit'))}</summary><div class="prose">${text.look_html}</div></details>` : ''}`;
+}
+
 export async function renderPlayground(main, live) {
   P = newPage(main, live);
-  document.title = `${tt('title')} · ${t('title')}`;
+  const title = () => labName(null, 'playground');
+  document.title = `${title()} · ${t('title')}`;
   document.body.dataset.run = 'busy';
   const q = new URLSearchParams(location.search);
   const urlProfile = q.get('profile');
   main.innerHTML = `
     <section class="pg">
-      <h1>${esc(tt('title'))}</h1>
-      <p class="lead">${esc(tt('intro'))}</p>
+      <h1 id="pg-title">${esc(title())}</h1>
+      <div id="pg-intro"></div>
       <div class="pg-bar">
         <label for="pg-profile">${esc(tt('profile'))}</label>
         <select id="pg-profile" data-testid="profile"></select>
@@ -1880,41 +2148,46 @@ export async function renderPlayground(main, live) {
       </details>
       <p id="pg-status" class="status" role="status" aria-live="polite"></p>
       <div class="pg-grid">
-        <div class="pg-col pg-stepcol">
+        <div class="pg-col pg-main">
+          <section class="pg-addbox" aria-labelledby="pg-add-h">
+            <h2 id="pg-add-h">${esc(tt('add'))}</h2>
+            <div class="pg-tabs" role="tablist" aria-label="${esc(tt('add.pick'))}">${tabsHtml()}</div>
+            <div id="pg-forms" class="pg-forms"></div>
+          </section>
           <h2>${esc(tt('steps'))}</h2>
-          <div id="pg-summary" aria-live="polite"></div>
+          <div id="pg-summary"></div>
           <p id="pg-empty" class="muted">${esc(tt('empty'))}</p>
           <div id="pg-rawnote" class="pg-raw" hidden><p>${esc(tt('raw'))}</p><button type="button" id="pg-rawedit" class="secondary">${esc(tt('raw.edit'))}</button></div>
-          <ol id="pg-steps" class="pg-steps" aria-live="polite"></ol>
+          <div class="pg-stepbox"><ol id="pg-steps" class="pg-steps"></ol></div>
         </div>
         <div class="pg-col pg-side">
           <h2>${esc(tt('diagram'))}</h2>
           <div class="pg-qpsel"><label for="pg-qp">${esc(tt('f.qp'))}</label> <select id="pg-qp"></select></div>
           <figure id="pg-diagram" class="pg-diagram" data-testid="qp-state" data-state="" role="group"></figure>
-          <div id="pg-edge" class="pg-edgeinfo" aria-live="polite"></div>
+          <div id="pg-edge" class="pg-edgeinfo"></div>
           <h2 id="pg-after-h">${esc(tt('after.none'))}</h2>
           <div id="pg-state"></div>
           <h2>${esc(tt('ladder'))}</h2>
           <label class="pg-inl"><input type="checkbox" id="pg-all"> ${esc(tt('ladder.all'))}</label>
+          <p id="pg-ladder-view" class="pg-ladder-view"></p>
           <div id="pg-ladder" class="pg-ladderbox" data-testid="ladder"></div>
           <details class="pg-file-view"><summary>${esc(tt('file'))}</summary><pre id="pg-toml" class="mono" tabindex="0"></pre></details>
-        </div>
-        <div class="pg-col pg-addcol">
-          <h2>${esc(tt('add'))}</h2>
-          <div id="pg-forms" class="pg-forms"></div>
         </div>
       </div>
       <details class="pg-refbox"><summary>${esc(tt('ref'))}</summary><div id="pg-ref"></div></details>
     </section>`;
   const root = main.querySelector('section.pg');
   wire(root);
-  try {
-    P.model = await api('/api/verbs/model');
-  } catch {
-    P.model = null;
-  }
+  const [model, texts] = await Promise.all([
+    api('/api/verbs/model').then((m) => [m, null], (e) => [NO_MODEL, errorText(e)]),
+    courseLabs(),
+  ]);
   if (!live()) return;
-  root.querySelector('#pg-profile').innerHTML = profiles().map((p) => `<option value="${esc(p)}">${esc(p)}</option>`).join('');
+  [P.model, P.modelError] = model;
+  root.querySelector('#pg-title').textContent = labName(texts, 'playground');
+  document.title = `${labName(texts, 'playground')} · ${t('title')}`;
+  root.querySelector('#pg-intro').innerHTML = introHtml(texts);
+  if (P.modelError) status(tt('model.error', { e: P.modelError }), true);
   root.querySelector('#pg-ref').innerHTML = referenceHtml();
   const s = q.get('s');
   if (s) {
@@ -1929,6 +2202,8 @@ export async function renderPlayground(main, live) {
     }
   } else if (urlProfile) P.session.profile = urlProfile;
   if (!profiles().includes(P.session.profile)) P.session.profile = profiles()[0];
+  root.querySelector('#pg-profile').innerHTML = profiles().map((p) => `<option value="${esc(p)}">${esc(p)}</option>`).join('');
   root.querySelector('#pg-profile').value = P.session.profile;
+  selectTab(P.session.raw ? P.tab : suggestTab());
   await run();
 }

@@ -5,7 +5,8 @@
 //! behind the pause from the next switch, while frames for the local host drain. Once the
 //! frames that continue fill an ingress count above XON, no pause on the ring can ever be
 //! lifted: every switch waits for the next one, a cyclic buffer dependency. No frame is
-//! lost, no timer fires, nothing moves.
+//! lost and nothing moves; the requesters' ACK timers fire, but their resends wait behind
+//! the same pauses.
 //!
 //! With `fix = "watchdog"` the switches run a PFC watchdog: a ring queue paused with frames
 //! in it for [`DETECT`] is dropped and its pauses ignored for a while, the cycle breaks, and
@@ -13,24 +14,22 @@
 //! a tree of the ring) or keeping the traffic lossy avoid it in the first place; the lab's
 //! text discusses them.
 
-use super::hol::lab_pfc;
 use super::streams::Streams;
-use super::{Chart, LabError, LabResult, Params, Series};
+use super::{Chart, LINK_GBPS, LabError, LabResult, PRIO, Params, Series, lab_pfc};
 use crate::world::RcOptions;
 use fabric::{FabricConfig, LinkConfig, PfcWatchdog, Topology};
 use units::{Bandwidth, SimDuration};
 
-const LINK_GBPS: u64 = 100;
 const WINDOWS: u64 = 50;
-const PRIO: usize = 3;
 /// What each host writes.
 pub(crate) const FLOW_BYTES: u64 = 2 << 20;
 /// The watchdog's detection time in this lab (a lab choice so the run stays short; SONiC's
 /// default is 200 ms).
 const DETECT: SimDuration = SimDuration::from_us(50);
-/// No progress for this long (or a tenth of the run, if longer) while data waits is a
-/// deadlock.
-const STALL: SimDuration = SimDuration::from_us(200);
+/// How long every flow must have stood still, with every ring link paused over queued frames
+/// and nothing dropped, before the lab calls it a deadlock. The shortest run allowed
+/// (`duration_us`) is longer.
+pub(crate) const STALL: SimDuration = SimDuration::from_us(200);
 
 pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let n = p.int("switches") as u64;
@@ -62,17 +61,11 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         .collect();
     let mut delivered: Vec<Series> = flows
         .iter()
-        .map(|(a, b)| Series {
-            name: format!("h{a} → h{b}"),
-            points: vec![],
-            labels: vec![],
-        })
+        .map(|(a, b)| Series::new(format!("h{a} → h{b}")))
         .collect();
-    let mut paused = Series {
-        name: "ring links paused".into(),
-        points: vec![],
-        labels: vec![],
-    };
+    let mut paused = Series::new("ring links paused");
+    // Whether every ring link was paused over queued frames, at each sample.
+    let mut all_held = Vec::new();
     let window = SimDuration::from_ps(d.as_ps() / WINDOWS);
     let mut last_progress = SimDuration::ZERO;
     let mut completed_at = None;
@@ -88,11 +81,15 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
             series.points.push([x, s.delivered[i] as f64 / 1e6]);
         }
         let now = s.w.now();
+        let f = &s.w.fabric;
         let held = ring_ports
             .iter()
-            .filter(|&&(node, port)| s.w.fabric.is_paused(node, port, PRIO, now))
+            .filter(|&&(node, port)| f.is_paused(node, port, PRIO, now))
             .count();
         paused.points.push([x, held as f64]);
+        all_held.push(ring_ports.iter().all(|&(node, port)| {
+            f.is_paused(node, port, PRIO, now) && f.queue_bytes(node, port, PRIO) > 0
+        }));
         if completed_at.is_none() && s.delivered.iter().sum::<u64>() >= total {
             completed_at = Some(t);
         }
@@ -100,9 +97,14 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let delivered_total: u64 = s.delivered.iter().sum();
     let completed = delivered_total >= total;
     let stalled_for = d.saturating_sub(last_progress);
-    let threshold = STALL.max(SimDuration::from_ps(d.as_ps() / 10));
-    let deadlocked = !completed && stalled_for >= threshold;
+    let threshold = STALL;
     let c = s.w.fabric.counters();
+    // A deadlock, not a slow network: over the last `threshold` every ring link stayed
+    // paused with frames behind it, nothing moved and nothing was dropped.
+    let tail = (threshold.as_ps().div_ceil(window.as_ps()) as usize).max(1);
+    let held_throughout = all_held.len() >= tail && all_held.iter().rev().take(tail).all(|&h| h);
+    let deadlocked = !completed && stalled_for >= threshold && held_throughout && c.drops() == 0;
+    let paused_at_end = paused.points.last().map_or(0.0, |p| p[1]);
     r.figure("delivered_mb", Some(delivered_total as f64 / 1e6), "MB");
     r.figure(
         "stalled_for_us",
@@ -118,15 +120,19 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
             .map(|t| t.as_us_f64())
             .map_or(serde_json::Value::Null, Into::into),
     );
-    r.verdict(
-        "stalled_since_us",
+    let unless_completed = |v: f64| {
         if completed {
             serde_json::Value::Null
         } else {
-            last_progress.as_us_f64().into()
-        },
+            v.into()
+        }
+    };
+    r.verdict(
+        "stalled_since_us",
+        unless_completed(last_progress.as_us_f64()),
     );
-    r.verdict("stalled_for_us", stalled_for.as_us_f64());
+    r.verdict("stalled_for_us", unless_completed(stalled_for.as_us_f64()));
+    r.verdict("paused_links_at_end", paused_at_end);
     r.verdict("stall_threshold_us", threshold.as_us_f64());
     r.verdict("drops", c.drops());
     r.charts.push(Chart {

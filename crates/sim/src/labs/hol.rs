@@ -7,24 +7,13 @@
 //! same victim alone gives the baseline.
 
 use super::streams::{Streams, gbps};
-use super::{Chart, LabError, LabResult, Params, Series};
+use super::{Chart, LINK_GBPS, LabError, LabResult, PRIO, Params, Series, lab_pfc};
 use crate::world::RcOptions;
-use fabric::{FabricConfig, LinkConfig, PfcConfig, Topology};
+use fabric::{FabricConfig, LinkConfig, Topology};
 use units::{Bandwidth, SimDuration};
 
-/// Host links' rate, Gb/s.
-const LINK_GBPS: u64 = 100;
 /// Sample windows per run.
 const WINDOWS: u64 = 50;
-/// RoCE's priority.
-const PRIO: usize = 3;
-
-/// The PFC thresholds the congestion labs use: XOFF at 256 KiB of one ingress port's
-/// lossless bytes, XON two MTU-sized frames below (a static threshold; real switches size it
-/// from the buffer, `research/figures.md` has no single figure).
-pub(crate) fn lab_pfc() -> PfcConfig {
-    PfcConfig::new(1 << PRIO, 256 << 10, (256 << 10) - 8_400)
-}
 
 fn build(senders: u64, pfc: bool, with_incast: bool) -> Result<Streams, LabError> {
     let link = LinkConfig::new(Bandwidth::gbps(LINK_GBPS), 3);
@@ -56,36 +45,12 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let trunk_in = with.port("right", "left");
     let to_r0 = with.port("right", "r-h0");
     let trunk_out = with.port("left", "right");
-    let mut victim = Series {
-        name: "with incast".into(),
-        points: vec![],
-        labels: vec![],
-    };
-    let mut victim_alone = Series {
-        name: "alone".into(),
-        points: vec![],
-        labels: vec![],
-    };
-    let mut q_r0 = Series {
-        name: "right → r-h0 (congested port)".into(),
-        points: vec![],
-        labels: vec![],
-    };
-    let mut q_trunk = Series {
-        name: "left → trunk (where the victim waits)".into(),
-        points: vec![],
-        labels: vec![],
-    };
-    let mut pauses_trunk = Series {
-        name: "right → left (trunk)".into(),
-        points: vec![],
-        labels: vec![],
-    };
-    let mut pauses_hosts = Series {
-        name: "left → its hosts".into(),
-        points: vec![],
-        labels: vec![],
-    };
+    let mut victim = Series::new("with incast");
+    let mut victim_alone = Series::new("alone");
+    let mut q_r0 = Series::new("right → r-h0 (congested port)");
+    let mut q_trunk = Series::new("left → trunk (where the victim waits)");
+    let mut pauses_trunk = Series::new("right → left (trunk)");
+    let mut pauses_hosts = Series::new("left → its hosts");
     let left_host_ports: Vec<_> = (0..=senders)
         .filter_map(|i| with.port("left", &format!("l-h{i}")))
         .collect();

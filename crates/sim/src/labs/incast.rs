@@ -3,8 +3,7 @@
 //! DCQCN validation study's (Kmin 10 KB, Kmax 100 KB, Pmax 1%; research/figures.md §6.2) with
 //! PFC as the backstop at the labs' XOFF.
 
-use super::hol::lab_pfc;
-use super::{Chart, LabError, LabResult, Params, Series, jain};
+use super::{Chart, LabError, LabResult, Params, Series, jain, lab_pfc};
 use crate::incast::{IncastConfig, run as run_incast};
 use fabric::EcnConfig;
 use transport::roce::dcqcn::DcqcnParams;

@@ -2,7 +2,11 @@
 //! (preset ①'s hosts, switch and 100 Gb/s links, a [`STREAM_US`] stream) with independent
 //! per-frame corruption on every link at three rates up to `max_loss_pct`. Each point is one
 //! run of the report, so goodput, drops and resends are what `rdmalab run` gives for the same
-//! `--set`s; the loss-free point is the report's own baseline run.
+//! `--set`s; the loss-free point is the report's own baseline run. A path that delivered
+//! nothing for the last millisecond (go-back-N waiting out its 67 ms local ACK timeout after a
+//! lost NAK or tail packet) has no goodput point (a gap, JSON null), and the verdict names the
+//! lowest loss rate at which each path stalled. The second chart is the bytes each path resent
+//! per byte it delivered.
 
 use super::{Chart, LabError, LabResult, Params, Series};
 use crate::report::{PathReport, run_plan};
@@ -34,22 +38,32 @@ fn point(
     run_plan(&plan).map_err(LabError::sim)
 }
 
-/// (goodput Gb/s, resent ÷ lost, baseline Gb/s) of a path.
-fn measure(p: Option<&PathReport>) -> (f64, Option<f64>, Option<f64>) {
-    let Some(p) = p else {
-        return (0.0, None, None);
-    };
-    let t = p.throughput.as_ref();
-    let resent = p.recovery.as_ref().map(|r| r.resent_packets);
-    let ratio = match (resent, p.drops) {
-        (Some(r), d) if d > 0 => Some(r as f64 / d as f64),
-        _ => None,
-    };
-    (
-        t.map_or(0.0, |t| t.gbps),
-        ratio,
-        t.and_then(|t| t.baseline_gbps),
-    )
+/// What one path did at one loss rate.
+struct Measured {
+    /// Goodput over the measurement window, Gb/s.
+    gbps: f64,
+    /// Bytes resent as a share of bytes delivered, %.
+    resent_pct: Option<f64>,
+    /// The same stream without loss, Gb/s.
+    baseline: Option<f64>,
+    /// Nothing delivered for at least [`STALL_NS`] before the window's end: the path is
+    /// waiting for a timeout.
+    stalled: bool,
+}
+
+/// How long without a delivery counts as a stall here: nearly the whole 1.05 ms window.
+const STALL_NS: f64 = 1e6;
+
+fn measure(p: Option<&PathReport>) -> Measured {
+    let t = p.and_then(|p| p.throughput.as_ref());
+    Measured {
+        gbps: t.map_or(0.0, |t| t.gbps),
+        resent_pct: p
+            .filter(|p| p.bytes_delivered > 0)
+            .map(|p| p.retransmitted_bytes as f64 / p.bytes_delivered as f64 * 100.0),
+        baseline: t.and_then(|t| t.baseline_gbps),
+        stalled: t.is_some_and(|t| t.stalled_ns >= STALL_NS),
+    }
 }
 
 pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
@@ -57,17 +71,11 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let adaptive = p.flag("adaptive");
     let mut r = LabResult::new("loss", p);
     let names = ["go-back-N", "selective repeat", "TCP"];
-    let mut good: Vec<Series> = names
-        .iter()
-        .map(|n| Series {
-            name: (*n).into(),
-            points: vec![],
-            labels: vec![],
-        })
-        .collect();
+    let mut good: Vec<Series> = names.iter().map(|n| Series::new(*n)).collect();
     let mut resent = good.clone();
     let mut last = [0.0f64; 3];
     let mut base = [None::<f64>; 3];
+    let mut stalled_at = [None::<f64>; 3];
     for (k, step) in STEPS.iter().enumerate() {
         let pct = max * step;
         let loss = pct / 100.0;
@@ -78,19 +86,36 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
             measure(sr.rdma.as_ref()),
             measure(gbn.tcp.as_ref()),
         ];
-        for (i, (g, ratio, b)) in m.into_iter().enumerate() {
+        for (i, m) in m.into_iter().enumerate() {
             if k == 0 {
                 // The loss-free point: the report's baseline run of the same stream.
-                base[i] = b;
-                good[i].points.push([0.0, b.unwrap_or(0.0)]);
+                base[i] = m.baseline;
+                good[i].points.push([0.0, m.baseline.unwrap_or(0.0)]);
+                resent[i].points.push([0.0, 0.0]);
             }
-            good[i].points.push([pct, g]);
-            if let Some(x) = ratio {
-                resent[i].points.push([pct, x]);
+            // A stalled path has no goodput to speak of: a gap (JSON null), not a zero.
+            good[i]
+                .points
+                .push([pct, if m.stalled { f64::NAN } else { m.gbps }]);
+            if m.stalled {
+                stalled_at[i].get_or_insert(pct);
             }
-            last[i] = g;
+            resent[i]
+                .points
+                .push([pct, m.resent_pct.unwrap_or(f64::NAN)]);
+            last[i] = m.gbps;
         }
     }
+    r.verdict(
+        "stalled_at_pct",
+        serde_json::Value::Object(
+            names
+                .iter()
+                .zip(stalled_at)
+                .map(|(n, s)| (n.to_string(), s.map_or(serde_json::Value::Null, Into::into)))
+                .collect(),
+        ),
+    );
     let retention = |i: usize| base[i].filter(|b| *b > 0.0).map(|b| last[i] / b);
     r.figure("gbn_retention", retention(0), "");
     r.figure("sr_retention", retention(1), "");
@@ -106,7 +131,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         id: "resent",
         kind: "line",
         x_unit: "%",
-        y_unit: "resent ÷ lost",
+        y_unit: "%",
         series: resent,
     });
     Ok(r)

@@ -26,9 +26,24 @@ mod storm;
 mod streams;
 mod trouble;
 
+use fabric::PfcConfig;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Instant;
+
+/// Every host link's rate in the fabric labs, Gb/s.
+const LINK_GBPS: u64 = 100;
+/// RoCE's 802.1p priority (the world's default, `world::ROCE_PRIORITY`).
+const PRIO: usize = 3;
+
+/// The PFC the fabric labs configure on RoCE's priority: XOFF at 256 KiB of one ingress
+/// port's lossless bytes, XON two 4 KiB frames below it. A lab choice, not a switch's figure:
+/// real switches set XOFF from their buffer (dynamic thresholds) and `research/figures.md`
+/// has no single value; 256 KiB is above what DCQCN's ECN marking (Kmax 100 KB) lets a queue
+/// reach, so PFC stays the backstop it is meant to be.
+fn lab_pfc() -> PfcConfig {
+    PfcConfig::new(1 << PRIO, 256 << 10, (256 << 10) - 8_400)
+}
 
 /// What kind of value a parameter takes.
 #[derive(Clone, Debug, Serialize)]
@@ -148,7 +163,8 @@ pub fn catalogue() -> Vec<LabSpec> {
             params: vec![
                 int("switches", 5, 8, 5, "switches"),
                 choice("fix", &["none", "watchdog"], "none"),
-                int("duration_us", 200, 5_000, 4_000, "µs"),
+                // At least twice `deadlock::STALL`, so a deadlock has time to show.
+                int("duration_us", 500, 5_000, 4_000, "µs"),
             ],
         },
         LabSpec {
@@ -190,8 +206,8 @@ pub enum Value {
     Choice(&'static str),
 }
 
-/// A lab's parameters, every one present and in range.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+/// A lab's parameters, every one present and in range: only [`parse_params`] makes them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Params(BTreeMap<&'static str, Value>);
 
 impl Params {
@@ -354,7 +370,36 @@ pub fn parse_params(id: &str, body: &serde_json::Value) -> Result<Params, LabErr
         };
         out.insert(p.name, v);
     }
-    Ok(Params(out))
+    let params = Params(out);
+    cross_check(id, &params)?;
+    Ok(params)
+}
+
+/// The rules between parameters.
+fn cross_check(id: &str, p: &Params) -> Result<(), LabError> {
+    match id {
+        "incast" if p.choice("dcqcn") != "off" && !p.flag("ecn") => Err(LabError::param(
+            "dcqcn",
+            format!(
+                "dcqcn = {} with ecn = false: DCQCN reacts to ECN marks, and nothing marks",
+                p.choice("dcqcn")
+            ),
+            "off, unless ecn = true".to_string(),
+        )),
+        "storm" if p.int("stall_at_us") + p.int("detect_us") >= p.int("duration_us") => {
+            Err(LabError::param(
+                "stall_at_us",
+                format!(
+                    "stall_at_us + detect_us = {} µs is not before duration_us = {} µs: the run \
+                     would end before the watchdog could act",
+                    p.int("stall_at_us") + p.int("detect_us"),
+                    p.int("duration_us")
+                ),
+                "stall_at_us + detect_us < duration_us".to_string(),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn short(v: &serde_json::Value) -> String {
@@ -387,6 +432,17 @@ pub struct Series {
     /// Bar charts: the category names.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
+}
+
+impl Series {
+    /// An empty series called `name`.
+    fn new(name: impl Into<String>) -> Series {
+        Series {
+            name: name.into(),
+            points: Vec::new(),
+            labels: Vec::new(),
+        }
+    }
 }
 
 /// A chart.
@@ -475,9 +531,16 @@ impl LabResult {
     }
 }
 
-/// Runs lab `id` with `params` (from [`parse_params`]).
+/// Runs lab `id` with `params` (from [`parse_params`] for the same lab: another lab's are
+/// refused).
 pub fn run(id: &str, params: &Params) -> Result<LabResult, LabError> {
     let started = Instant::now();
+    let value = serde_json::to_value(params).map_err(LabError::sim)?;
+    if parse_params(id, &value).as_ref() != Ok(params) {
+        return Err(parse_params(id, &value)
+            .err()
+            .unwrap_or_else(|| LabError::sim(format!("these parameters are not lab {id}'s"))));
+    }
     let mut r = match id {
         "incast" => incast::run(params),
         "hol" => hol::run(params),

@@ -8,16 +8,13 @@
 //! for `detect_us`, drops what that queue holds and ignores its pauses until they stop: the
 //! storm stays at the host that caused it.
 
-use super::hol::lab_pfc;
 use super::streams::{Streams, gbps};
-use super::{Chart, LabError, LabResult, Params, Series};
+use super::{Chart, LINK_GBPS, LabError, LabResult, PRIO, Params, Series, lab_pfc};
 use crate::world::RcOptions;
 use fabric::{FabricConfig, LinkConfig, PfcWatchdog, Topology};
 use units::{Bandwidth, NodeId, PortId, SimDuration};
 
-const LINK_GBPS: u64 = 100;
 const WINDOWS: u64 = 60;
-const PRIO: usize = 3;
 
 pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let d = SimDuration::from_us(p.int("duration_us") as u64);
@@ -31,10 +28,15 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let topo = Topology::dumbbell(3, link, trunk).map_err(LabError::sim)?;
     let mut cfg = FabricConfig::default();
     cfg.switch.pfc = Some(lab_pfc());
+    // Trusted again after twice the detection time without a PAUSE, and never sooner than
+    // one PAUSE's own duration: the stalled NIC refreshes its pause every half of that, and
+    // a shorter restore would end the storm between two refreshes and find it again (a lab
+    // choice; SONiC's pfcwd takes both times from its configuration).
+    let pfc = lab_pfc();
+    let one_pause = wire::pfc::pause_duration(pfc.pause_quanta, Bandwidth::gbps(LINK_GBPS));
     cfg.switch.pfc_watchdog = watchdog.then_some(PfcWatchdog {
         detect,
-        // Trusted again after twice the detection time without a PAUSE.
-        restore: detect * 2,
+        restore: (detect * 2).max(one_pause),
     });
     // Hosts: l-h0..l-h2 are 0..=2, r-h0..r-h2 are 3..=5.
     let flows = [(0, 3), (1, 4), (5, 2)];
@@ -48,30 +50,18 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         "l-h1 → r-h1",
         "r-h2 → l-h2",
     ];
-    let mut flows_s: Vec<Series> = names
-        .iter()
-        .map(|n| Series {
-            name: (*n).into(),
-            points: vec![],
-            labels: vec![],
-        })
-        .collect();
+    let mut flows_s: Vec<Series> = names.iter().map(|n| Series::new(*n)).collect();
     let watched: Vec<(&str, Option<(NodeId, PortId)>)> = vec![
         ("r-h0 (the stalled NIC)", s.port("r-h0", "right")),
         ("right switch → trunk", s.port("right", "left")),
         ("left switch → l-h0", s.port("left", "l-h0")),
         ("left switch → l-h1", s.port("left", "l-h1")),
     ];
-    let mut pauses: Vec<Series> = watched
-        .iter()
-        .map(|(n, _)| Series {
-            name: (*n).into(),
-            points: vec![],
-            labels: vec![],
-        })
-        .collect();
+    let mut pauses: Vec<Series> = watched.iter().map(|(n, _)| Series::new(*n)).collect();
     let window = SimDuration::from_ps(d.as_ps() / WINDOWS);
-    let (mut before, mut during, mut late) = (0u64, 0u64, 0u64);
+    let (mut before, mut late) = (0u64, 0u64);
+    // The victim's bytes per window, to average over the storm once its end is known.
+    let mut victim = Vec::new();
     for k in 1..=WINDOWS {
         let t = window * k;
         let x = t.as_us_f64();
@@ -81,9 +71,8 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         }
         if t <= stall_at {
             before += got[1];
-        } else {
-            during += got[1];
         }
+        victim.push((t, got[1]));
         if k > WINDOWS * 3 / 4 {
             late += got[1];
         }
@@ -94,13 +83,21 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
             pauses[i].points.push([x, n as f64]);
         }
     }
-    // Whole windows before and after the stall.
-    let before_windows = (stall_at.as_ps() / window.as_ps()).max(1);
-    let after_windows = (WINDOWS - before_windows.min(WINDOWS)).max(1);
-    let v_before = gbps(before, window * before_windows);
-    let v_during = gbps(during, window * after_windows);
-    let v_late = gbps(late, window * (WINDOWS - WINDOWS * 3 / 4));
     let c = s.w.fabric.counters();
+    // Whole windows before the stall (the parameters keep the stall inside the run).
+    let before_windows = (stall_at.as_ps() / window.as_ps()).clamp(1, WINDOWS);
+    let v_before = gbps(before, window * before_windows);
+    // During the storm: the windows from the stall until the watchdog acted (or the end).
+    let contained_at = c
+        .first_watchdog_storm
+        .map_or(d, |t| t.saturating_duration_since(s.start));
+    let storm: Vec<u64> = victim
+        .iter()
+        .filter(|&&(t, _)| t > stall_at && t <= contained_at.max(stall_at + window))
+        .map(|&(_, b)| b)
+        .collect();
+    let v_during = gbps(storm.iter().sum(), window * (storm.len().max(1) as u64));
+    let v_late = gbps(late, window * (WINDOWS - WINDOWS * 3 / 4));
     let storm_pauses = watched[0]
         .1
         .and_then(|(n, p)| s.w.fabric.port_stats(n, p))

@@ -16,8 +16,6 @@ use verbs::{
 
 /// One WRITE's size.
 const CHUNK: u64 = 1 << 20;
-/// PSNs are 24 bits.
-const PSN_MOD: u32 = 1 << 24;
 
 /// The streams and the world they run in.
 pub(crate) struct Streams {
@@ -135,10 +133,9 @@ impl Streams {
         let mut out = Vec::with_capacity(self.pairs.len());
         for (i, (_, b)) in self.pairs.iter().enumerate() {
             let now = expected(&self.w, b);
-            let packets = (now.wrapping_sub(self.last_psn[i])) % PSN_MOD;
+            // The streams' messages are whole MiB: every packet is full.
+            let bytes = crate::incast::delivered_bytes(self.last_psn[i], now, self.mtu);
             self.last_psn[i] = now;
-            // Every packet but a message's last is full; the streams' messages are whole MiB.
-            let bytes = packets as u64 * self.mtu;
             self.delivered[i] += bytes;
             out.push(bytes);
         }
@@ -157,16 +154,7 @@ impl Streams {
     /// The port of node `from` whose cable leads to node `to`.
     pub fn port(&self, from: &str, to: &str) -> Option<(NodeId, PortId)> {
         let (a, b) = (self.node(from)?, self.node(to)?);
-        self.w
-            .fabric
-            .ports()
-            .find(|&(n, _, link, _)| {
-                n == a && {
-                    let l = &self.topo.links[link.index()];
-                    (l.a == a && l.b == b) || (l.a == b && l.b == a)
-                }
-            })
-            .map(|(n, p, ..)| (n, p))
+        self.w.fabric.port_to(a, b).map(|p| (a, p))
     }
 }
 

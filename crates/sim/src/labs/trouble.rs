@@ -10,11 +10,14 @@
 //! - `mtu`: the QPs' path MTU is 4096 while the switch ports' MTU is 1500: small WRITEs pass,
 //!   full-size packets are dropped.
 //!
-//! Every counter comes from the transport's own counts (requester and responder) and the
-//! fabric's port statistics; none is set by the lab.
+//! The NIC counters come from the transport's own counts (requester and responder, summed
+//! over every QP the host has had) and the fabric's port statistics, named as mlx5's
+//! `hw_counters` and `ethtool -S` name them; `req_transport_retries_exceeded` and
+//! `req_rnr_retries_exceeded` count the error completions the application polled. The
+//! timeout and RNR counters count every event, the one that exhausted the retries included.
+//! The `switch` rows are rdmalab's own names (switch vendors name these differently).
 
-use super::hol::lab_pfc;
-use super::{Counter, LabError, LabResult, Params};
+use super::{Counter, LINK_GBPS, LabError, LabResult, PRIO, Params, lab_pfc};
 use crate::world::{Endpoint, RcOptions, World};
 use engine::Budget;
 use fabric::{FabricConfig, LinkConfig, PfcConfig, Topology};
@@ -23,10 +26,6 @@ use verbs::{
     AccessFlags, WcStatus,
     wr::{RecvWr, SendWr, Sge},
 };
-
-const LINK_GBPS: u64 = 100;
-/// RoCE's priority (the world's default).
-const PRIO: usize = 3;
 
 fn star(hosts: u64, cfg: FabricConfig) -> Result<World, LabError> {
     let link = LinkConfig::new(Bandwidth::gbps(LINK_GBPS), 3);
@@ -163,7 +162,11 @@ fn counters(w: &World, eps: &[Endpoint], seen: &[(u32, &Seen)]) -> Vec<Counter> 
             for (n, v) in [
                 (format!("rx_prio{PRIO}_pause"), st.pfc_received),
                 (format!("rx_prio{PRIO}_pause_duration"), rx / 1_000_000),
-                (format!("tx_prio{PRIO}_pause"), st.pauses_sent),
+                // PAUSE and RESUME alike, as `rx_prio{PRIO}_pause` counts them.
+                (
+                    format!("tx_prio{PRIO}_pause"),
+                    st.pauses_sent + st.resumes_sent,
+                ),
                 (format!("tx_prio{PRIO}_pause_duration"), tx / 1_000_000),
             ] {
                 out.push(Counter {
@@ -350,6 +353,8 @@ fn pfc_priority(r: &mut LabResult) -> Result<u64, LabError> {
     let mut cfg = FabricConfig::default();
     let right = lab_pfc();
     cfg.switch.pfc = Some(PfcConfig::new(1 << 4, right.xoff_bytes, right.xon_bytes));
+    // A lab choice: often enough that a 24 MiB stream meets several overflows, as lesson ⑤'s
+    // 1% draw does for its shorter one.
     cfg.switch.congestion_drop = Probability::from_ratio(1, 50);
     let mut w = star(2, cfg)?;
     let (a, b) = w

@@ -83,7 +83,10 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
     let mut aborted = None;
     for (i, step) in session.steps.iter().enumerate() {
         let (mut record, stop) = x.step(i + 1, step);
-        record.frames = x.frames();
+        let (mut frames, skipped) = x.frames();
+        record.frames_more = frames.len().saturating_sub(limits::MAX_FRAMES_LISTED) + skipped;
+        frames.truncate(limits::MAX_FRAMES_LISTED);
+        record.frames = frames;
         record.state = x.snapshot();
         steps.push(record);
         if let Some(why) = stop {
@@ -409,6 +412,7 @@ impl Exec<'_> {
             expectations: Vec::new(),
             state: StepState::default(),
             frames: Vec::new(),
+            frames_more: 0,
         };
         let missing: Vec<HandleId> = step
             .call
@@ -497,9 +501,12 @@ impl Exec<'_> {
                         qpn: qpn.get(),
                         qp_type: init.qp_type.name().to_string(),
                         state: attr.qp_state.name().to_string(),
+                        sq_more: q.send.len().saturating_sub(limits::MAX_LISTED),
+                        rq_more: q.recv.len().saturating_sub(limits::MAX_LISTED),
                         sq: q
                             .send
                             .iter()
+                            .take(limits::MAX_LISTED)
                             .map(|&(wr_id, op, stage)| SqEntry {
                                 wr_id,
                                 opcode: opcode_name(op).to_string(),
@@ -511,7 +518,12 @@ impl Exec<'_> {
                                 .to_string(),
                             })
                             .collect(),
-                        rq: q.recv.iter().map(|&wr_id| RqEntry { wr_id }).collect(),
+                        rq: q
+                            .recv
+                            .iter()
+                            .take(limits::MAX_LISTED)
+                            .map(|&wr_id| RqEntry { wr_id })
+                            .collect(),
                     });
                 }
                 Some(Bound::Cq(c)) => {
@@ -520,7 +532,12 @@ impl Exec<'_> {
                         name,
                         host,
                         cqe: cq.cqe(),
-                        entries: cq.entries().map(|w| self.wc_record(h, w)).collect(),
+                        entries: cq
+                            .entries()
+                            .take(limits::MAX_LISTED)
+                            .map(|w| self.wc_record(h, w))
+                            .collect(),
+                        entries_more: cq.len().saturating_sub(limits::MAX_LISTED),
                     });
                 }
                 Some(Bound::Mr(mr)) => {
@@ -542,10 +559,11 @@ impl Exec<'_> {
         st
     }
 
-    /// The frames hosts sent since the last call.
-    fn frames(&mut self) -> Vec<FrameRecord> {
-        let log = self.world.take_frame_log();
-        log.into_iter()
+    /// The frames hosts sent since the last call, and how many more the log left out.
+    fn frames(&mut self) -> (Vec<FrameRecord>, usize) {
+        let (log, skipped) = self.world.take_frame_log();
+        let frames = log
+            .into_iter()
             .map(|(at, pkt, wr_id)| {
                 let name = |node: units::NodeId| {
                     self.world.host_of_node(node).map_or_else(
@@ -582,7 +600,8 @@ impl Exec<'_> {
                     uid: pkt.uid,
                 }
             })
-            .collect()
+            .collect();
+        (frames, skipped)
     }
 
     fn mark_failed_outputs(&mut self, step: &Step) {

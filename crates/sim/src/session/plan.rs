@@ -54,6 +54,10 @@ pub mod limits {
     pub const MAX_NAME_LEN: usize = 32;
     /// Most QPs one host may create (bounds the drop rules, see `fabric.drop`).
     pub const MAX_QPS_PER_HOST: usize = 64;
+    /// Most entries a step's state lists per queue (SQ, RQ, CQ); the rest are counted.
+    pub const MAX_LISTED: usize = 64;
+    /// Most frames a step lists; the rest are counted.
+    pub const MAX_FRAMES_LISTED: usize = 512;
 }
 
 /// A parsed session: the plan the executor runs.

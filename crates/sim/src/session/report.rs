@@ -74,8 +74,11 @@ pub struct StepRecord {
     /// The verbs objects as they stand after the step: QPs with their queues, CQs with the
     /// completions waiting in them, MRs.
     pub state: StepState,
-    /// The frames hosts put on the wire while the step ran, in time order.
+    /// The frames hosts put on the wire while the step ran, in time order (the first
+    /// [`limits::MAX_FRAMES_LISTED`](super::limits::MAX_FRAMES_LISTED)).
     pub frames: Vec<FrameRecord>,
+    /// Frames of the step beyond those listed.
+    pub frames_more: usize,
 }
 
 /// The session's verbs objects at one moment (what a debugger attached to both hosts shows).
@@ -102,10 +105,15 @@ pub struct QpView {
     pub qp_type: String,
     /// Its state (`RTS`).
     pub state: String,
-    /// Send WRs posted and not yet retired, oldest first.
+    /// Send WRs posted and not yet retired, oldest first (the first
+    /// [`limits::MAX_LISTED`](super::limits::MAX_LISTED)).
     pub sq: Vec<SqEntry>,
-    /// Receive WRs posted and not yet consumed, oldest first.
+    /// Send WRs beyond those listed.
+    pub sq_more: usize,
+    /// Receive WRs posted and not yet consumed, oldest first (the first `MAX_LISTED`).
     pub rq: Vec<RqEntry>,
+    /// Receive WRs beyond those listed.
+    pub rq_more: usize,
 }
 
 /// A send WR in the send queue.
@@ -136,8 +144,10 @@ pub struct CqView {
     pub host: String,
     /// Its capacity.
     pub cqe: u32,
-    /// Completions waiting to be polled, oldest first.
+    /// Completions waiting to be polled, oldest first (the first `MAX_LISTED`).
     pub entries: Vec<WcRecord>,
+    /// Completions beyond those listed.
+    pub entries_more: usize,
 }
 
 /// One registered memory region.

@@ -408,6 +408,8 @@ pub struct World {
     /// While frames are logged: per (host, QPN & 0xffff) of a requester, the `wr_id` of each
     /// request PSN it has sent since its last reset.
     wr_psns: BTreeMap<(u32, u32), BTreeMap<u32, u64>>,
+    /// Frames not kept because the log was full since the last take.
+    frame_log_skipped: usize,
     frame_buf: Vec<u8>,
     /// A second scheduler swapped in while the real one is lent to the event loop (building a
     /// fresh one per run would allocate the event queue's slot tables every time).
@@ -573,6 +575,7 @@ impl World {
             pcap: None,
             frame_log: None,
             wr_psns: BTreeMap::new(),
+            frame_log_skipped: 0,
             frame_buf: Vec::new(),
             spare_sched: None,
             defer_control: false,
@@ -658,13 +661,19 @@ impl World {
     /// The frames hosts sent since the last call (with [`World::log_frames`] on), in order,
     /// each with the `wr_id` of the send WR it carries (a request packet, first sent or
     /// resent) or answers (an ACK, NAK or READ response: the request whose PSNs it names).
-    pub fn take_frame_log(&mut self) -> Vec<(SimTime, Packet, Option<u64>)> {
+    /// At most [`FRAME_LOG_MAX`] frames are kept between two calls; the second value counts
+    /// those left out.
+    pub fn take_frame_log(&mut self) -> (Vec<(SimTime, Packet, Option<u64>)>, usize) {
         // Whatever the capture holds has not been sorted into the log yet.
         let _ = self.write_captured();
-        self.frame_log
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+        let skipped = std::mem::take(&mut self.frame_log_skipped);
+        (
+            self.frame_log
+                .as_mut()
+                .map(std::mem::take)
+                .unwrap_or_default(),
+            skipped,
+        )
     }
 
     /// The host ordinal of fabric node `node`, if it is a host.
@@ -1562,10 +1571,12 @@ impl World {
                     .send_wr_id(QpNum::masked(qpn), verbs::qp::WqeId(id))
             });
         if let Some(wr) = wr {
-            self.wr_psns
-                .entry((h, qpn & 0xffff))
-                .or_default()
-                .insert(psn, wr);
+            // One entry per message (where the WR changes), not per packet: a resend or a
+            // later packet of the same message finds its start by range.
+            let m = self.wr_psns.entry((h, qpn & 0xffff)).or_default();
+            if m.range(..=psn).next_back().map(|(_, &w)| w) != Some(wr) {
+                m.insert(psn, wr);
+            }
         }
     }
 
@@ -2076,7 +2087,7 @@ impl World {
                             let h = self.by_node.get(&pkt.src.0).copied();
                             // The flow id carries the sending QP's number (`World::flow_of`).
                             h.and_then(|h| self.wr_psns.get(&(h, pkt.flow.0 & 0xffff)))
-                                .and_then(|m| m.get(&psn).copied())
+                                .and_then(|m| m.range(..=psn).next_back().map(|(_, &w)| w))
                         } else {
                             let h = self.by_node.get(&pkt.dst.0).copied();
                             h.and_then(|h| self.wr_psns.get(&(h, hdr.bth.dest_qp & 0xffff)))
@@ -2085,7 +2096,11 @@ impl World {
                     }
                     _ => None,
                 };
-                log.push((*at, *pkt, wr));
+                if log.len() < FRAME_LOG_MAX {
+                    log.push((*at, *pkt, wr));
+                } else {
+                    self.frame_log_skipped += 1;
+                }
             }
         }
         let Some(w) = self.pcap.as_mut() else {
@@ -2125,6 +2140,9 @@ impl World {
         Ok(())
     }
 }
+
+/// Most frames [`World::take_frame_log`] keeps between two calls (a verbs session's step).
+pub const FRAME_LOG_MAX: usize = 4_096;
 
 /// A RoCE frame from QP `qpn` of host `h` to host `peer` (at fabric node `dst`): its flow,
 /// length and ECMP hash (the 5-tuple with the header's UDP source port) derived; `body` is the
