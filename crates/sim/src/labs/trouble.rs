@@ -52,6 +52,28 @@ fn buffer(w: &mut World, e: &Endpoint, len: u64) -> Result<(u64, u32, u32), LabE
     Ok((va, mr.lkey, mr.rkey))
 }
 
+/// Posts signaled WRITEs of `sizes` bytes (wr_id = index) from a buffer on `a`'s host to
+/// one on `b`'s, both registered large enough for the largest.
+fn post_writes(w: &mut World, a: &Endpoint, b: &Endpoint, sizes: &[u64]) -> Result<(), LabError> {
+    let most = sizes.iter().copied().max().unwrap_or(0).max(1);
+    let (sva, slkey, _) = buffer(w, a, most)?;
+    let (rva, _, rkey) = buffer(w, b, most)?;
+    let wrs: Vec<SendWr> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| {
+            let sge = vec![Sge {
+                addr: sva,
+                length: len as u32,
+                lkey: slkey,
+            }];
+            SendWr::write(i as u64, sge, rva, rkey).signaled()
+        })
+        .collect();
+    w.post_send(a.host, a.qpn, &wrs).map_err(LabError::sim)?;
+    Ok(())
+}
+
 /// What the application saw on the sending side.
 #[derive(Default)]
 struct Seen {
@@ -293,24 +315,7 @@ fn peer_gone(r: &mut LabResult) -> Result<u64, LabError> {
         ..RcOptions::default()
     };
     let (a, b) = w.connect_rc(0, 1, &o).map_err(LabError::sim)?;
-    let (sva, slkey, _) = buffer(&mut w, &a, MSG)?;
-    let (rva, _, rkey) = buffer(&mut w, &b, MSG)?;
-    let wrs: Vec<SendWr> = (0..COUNT)
-        .map(|i| {
-            SendWr::write(
-                i,
-                vec![Sge {
-                    addr: sva,
-                    length: MSG as u32,
-                    lkey: slkey,
-                }],
-                rva,
-                rkey,
-            )
-            .signaled()
-        })
-        .collect();
-    w.post_send(a.host, a.qpn, &wrs).map_err(LabError::sim)?;
+    post_writes(&mut w, &a, &b, &[MSG; COUNT as usize])?;
     let start = w.now();
     let gone = start + SimDuration::from_us(100);
     w.run_until(gone, &Budget::default())
@@ -360,24 +365,7 @@ fn pfc_priority(r: &mut LabResult) -> Result<u64, LabError> {
     let (a, b) = w
         .connect_rc(0, 1, &RcOptions::default())
         .map_err(LabError::sim)?;
-    let (sva, slkey, _) = buffer(&mut w, &a, CHUNK)?;
-    let (rva, _, rkey) = buffer(&mut w, &b, CHUNK)?;
-    let wrs: Vec<SendWr> = (0..COUNT)
-        .map(|i| {
-            SendWr::write(
-                i,
-                vec![Sge {
-                    addr: sva,
-                    length: CHUNK as u32,
-                    lkey: slkey,
-                }],
-                rva,
-                rkey,
-            )
-            .signaled()
-        })
-        .collect();
-    w.post_send(a.host, a.qpn, &wrs).map_err(LabError::sim)?;
+    post_writes(&mut w, &a, &b, &[CHUNK; COUNT as usize])?;
     let start = w.now();
     let seen = collect(
         &mut w,
@@ -410,27 +398,8 @@ fn mtu(r: &mut LabResult) -> Result<u64, LabError> {
         ..RcOptions::default()
     };
     let (a, b) = w.connect_rc(0, 1, &o).map_err(LabError::sim)?;
-    let (sva, slkey, _) = buffer(&mut w, &a, BIG)?;
-    let (rva, _, rkey) = buffer(&mut w, &b, BIG)?;
     let sizes = [SMALL, SMALL, SMALL, SMALL, BIG];
-    let wrs: Vec<SendWr> = sizes
-        .iter()
-        .enumerate()
-        .map(|(i, &len)| {
-            SendWr::write(
-                i as u64,
-                vec![Sge {
-                    addr: sva,
-                    length: len as u32,
-                    lkey: slkey,
-                }],
-                rva,
-                rkey,
-            )
-            .signaled()
-        })
-        .collect();
-    w.post_send(a.host, a.qpn, &wrs).map_err(LabError::sim)?;
+    post_writes(&mut w, &a, &b, &sizes)?;
     let start = w.now();
     let seen = collect(
         &mut w,

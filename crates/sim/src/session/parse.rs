@@ -197,30 +197,7 @@ const OPCODES: &[SendOpcode] = &[
     SendOpcode::AtomicFetchAndAdd,
 ];
 /// Every `ibv_wc_status`, in verbs.h order.
-pub(crate) const WC_STATUSES: &[WcStatus] = &[
-    WcStatus::Success,
-    WcStatus::LocLenErr,
-    WcStatus::LocQpOpErr,
-    WcStatus::LocEecOpErr,
-    WcStatus::LocProtErr,
-    WcStatus::WrFlushErr,
-    WcStatus::MwBindErr,
-    WcStatus::BadRespErr,
-    WcStatus::LocAccessErr,
-    WcStatus::RemInvReqErr,
-    WcStatus::RemAccessErr,
-    WcStatus::RemOpErr,
-    WcStatus::RetryExcErr,
-    WcStatus::RnrRetryExcErr,
-    WcStatus::LocRddViolErr,
-    WcStatus::RemInvRdReqErr,
-    WcStatus::RemAbortErr,
-    WcStatus::InvEecnErr,
-    WcStatus::InvEecStateErr,
-    WcStatus::FatalErr,
-    WcStatus::RespTimeoutErr,
-    WcStatus::GeneralErr,
-];
+pub(crate) const WC_STATUSES: &[WcStatus] = &WcStatus::ALL;
 const WC_OPCODES: &[WcOpcode] = &[
     WcOpcode::Send,
     WcOpcode::RdmaWrite,
