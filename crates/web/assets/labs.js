@@ -32,7 +32,7 @@ const S = {
     'lab.charts': '图表',
     'lab.counters': '计数器',
     'lab.url': '这个页面的地址就是这次实验：复制链接即可复现。',
-    'lab.meta': '{events} 个仿真事件 · 服务器用时 {ms} ms',
+    'lab.meta': '{events} 个仿真事件 · 服务器用时 {ms} ms', 'lab.meta.ms': '服务器用时 {ms} ms',
     'lab.nodata': '这次运行没有可画的数据',
     'lab.chapters': '讲到它的章节：',
     'run.busy': '仿真中…',
@@ -178,7 +178,7 @@ const S = {
     'lab.charts': 'Charts',
     'lab.counters': 'Counters',
     'lab.url': 'This page\'s address is the experiment: copy the link to reproduce it.',
-    'lab.meta': '{events} simulation events · {ms} ms on the server',
+    'lab.meta': '{events} simulation events · {ms} ms on the server', 'lab.meta.ms': '{ms} ms on the server',
     'lab.nodata': 'Nothing to plot in this run',
     'lab.chapters': 'Taught in:',
     'run.busy': 'Simulating…',
@@ -1027,7 +1027,8 @@ function paintCharts(root, lab, charts) {
 function metaHtml(res) {
   if (res.events == null && res.wall_ms == null) return '';
   const ms = typeof res.wall_ms === 'number' ? res.wall_ms.toFixed(1) : '—';
-  return `<p class="lab-meta" data-events="${esc(res.events ?? '')}" data-wall-ms="${esc(res.wall_ms ?? '')}">${esc(tt('lab.meta', { events: fmtNum(res.events), ms }))}</p>`;
+  const words = res.events == null ? tt('lab.meta.ms', { ms }) : tt('lab.meta', { events: fmtNum(res.events), ms });
+  return `<p class="lab-meta" data-events="${esc(res.events ?? '')}" data-wall-ms="${esc(res.wall_ms ?? '')}">${esc(words)}</p>`;
 }
 
 function resultHtml(desc, res, text, caseId) {

@@ -21,7 +21,7 @@ import { courseLabs, labName } from './course.js';
 
 const S = {
   zh: {
-    'about': '关于实验台', 'tryit': '可以试试', 'taught': '讲到它的章节：',
+    'about': '关于实验台', 'tryit': '可以试试', 'taught': '讲到它的章节：', 'taught.n': '讲到它的 {n} 个章节',
     'profile': 'NIC 型号', 'quick': '快速开始', 'quick.title': '用两端的 PD、CQ、RC QP 和已注册的缓冲区替换当前会话',
     'clear': '清空', 'export': '导出 session.toml', 'export.expect': '导出（含期望）', 'import': '导入文件',
     'paste': '粘贴会话文件', 'paste.label': '会话文件（TOML）', 'paste.go': '导入粘贴的文本', 'share': '复制分享链接',
@@ -70,7 +70,7 @@ const S = {
     'imported': '已导入 {n} 步。', 'quick.done': '已建好两端：现在用 modify_qp 把 QP 推到 RTS。',
   },
   en: {
-    'about': 'About the playground', 'tryit': 'What to try', 'taught': 'Taught in:',
+    'about': 'About the playground', 'tryit': 'What to try', 'taught': 'Taught in:', 'taught.n': 'The {n} chapters that teach it',
     'profile': 'NIC profile', 'quick': 'Quick start', 'quick.title': 'Replace the session with a PD, a CQ, an RC QP and a registered buffer on each host',
     'clear': 'Clear', 'export': 'Export session.toml', 'export.expect': 'Export with expectations', 'import': 'Import a file',
     'paste': 'Paste a session file', 'paste.label': 'Session file (TOML)', 'paste.go': 'Import the pasted text', 'share': 'Copy the share link',
@@ -1016,8 +1016,8 @@ function formsHtml() {
       + field('create_qp', 'as', tt('f.as'), textInput('create_qp', 'as', uniqueName(h, `qp_${firstPd ? firstPd.host : host0}`), 'required'))
       + field('create_qp', 'maxwr', tt('f.maxwr'), textInput('create_qp', 'maxwr', '16', 'inputmode="numeric"'))),
     formHtml('modify_qp', field('modify_qp', 'qp', tt('f.qp'), selectInput('modify_qp', 'qp', qpOpts, (laggingQp(h, qpStatesAfter(P.session.steps.length)) || {}).name))
-      + field('modify_qp', 'target', tt('f.target'), selectInput('modify_qp', 'target', states().map((x) => [x, x]), 'INIT'))
-      + '<p class="pg-rule" data-role="rule" aria-live="polite"></p><div class="pg-attrs" data-role="attrs"></div>'),
+      + field('modify_qp', 'target', tt('f.target'), selectInput('modify_qp', 'target', states().map((x) => [x, x]), 'INIT', 'aria-describedby="pg-modify-rule"'))
+      + '<p class="pg-rule" id="pg-modify-rule" data-role="rule"></p><div class="pg-attrs" data-role="attrs"></div>'),
     formHtml('post_send', field('post_send', 'qp', tt('f.qp'), selectInput('post_send', 'qp', qpOpts, h.qp[0] && h.qp[0].name))
       + field('post_send', 'wr_id', tt('f.wr_id'), textInput('post_send', 'wr_id', String(wr), 'inputmode="numeric"'))
       + field('post_send', 'opcode', tt('f.opcode'), selectInput('post_send', 'opcode', OPCODES.map((o) => [o, o]), 'RDMA_WRITE'))
@@ -2115,7 +2115,9 @@ function introHtml(texts) {
   if (!text) return '';
   const chapters = (text.chapters || []).map((c) => `<a class="chip" data-link data-chapter="${esc(c.id)}" href="${href(`/chapter/${encodeURIComponent(c.id)}`)}">${esc(c.title)}</a>`).join(' ');
   return `${text.summary ? `<p class="lead">${esc(text.summary)}</p>` : ''}
-    ${chapters ? `<p class="lab-chapters pg-chapters" data-testid="pg-chapters"><span class="muted">${esc(tt('taught'))}</span> ${chapters}</p>` : ''}
+    ${!chapters ? '' : (text.chapters.length > 6
+    ? `<details class="pg-about pg-chapters" data-testid="pg-chapters"><summary>${esc(tt('taught.n', { n: text.chapters.length }))}</summary><p class="lab-chapters">${chapters}</p></details>`
+    : `<p class="lab-chapters pg-chapters" data-testid="pg-chapters"><span class="muted">${esc(tt('taught'))}</span> ${chapters}</p>`)}
     ${text.intro_html ? `<details class="pg-about"><summary>${esc(tt('about'))}</summary><div class="prose">${text.intro_html}</div></details>` : ''}
     ${text.look_html ? `<details class="pg-about pg-tryit"><summary>${esc(tt('tryit'))}</summary><div class="prose">${text.look_html}</div></details>` : ''}`;
 }

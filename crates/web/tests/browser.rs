@@ -698,6 +698,37 @@ async fn the_playground_and_the_labs_in_a_real_browser() {
     };
     let (base, page) = (env.base.clone(), env.page.clone());
 
+    // --- Import: an example file pasted in runs as `rdmalab verbs run` runs it.
+    open(&page, &format!("{base}/playground")).await;
+    wait_for(
+        &page,
+        "document.querySelector('[data-testid=import-paste]')",
+        "playground",
+    )
+    .await;
+    let example = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/verbs/read.toml"),
+    )
+    .unwrap();
+    let want = rdmalab::session::run(
+        &rdmalab::session::parse(&example).unwrap(),
+        rdmalab::session::RunOptions::default(),
+    )
+    .unwrap();
+    eval::<bool>(
+        &page,
+        &format!(
+            "(() => {{ document.body.dataset.run = 'clicked'; document.querySelector('[data-testid=import-text]').value = {}; \
+             document.querySelector('[data-testid=import-paste]').click(); return true; }})()",
+            serde_json::to_string(&example).unwrap()
+        ),
+    )
+    .await;
+    assert_eq!(settled(&page, "import").await, "done");
+    let st = steps(&page).await;
+    assert_eq!(st.len(), want.steps.len());
+    assert!(st.iter().any(|s| s.2.contains("SUCCESS")), "{st:?}");
+
     // --- The verbs playground: quick start, the state walk through the forms, a WRITE and a
     // READ, a wrong mask, export, the shareable URL.
     open(&page, &format!("{base}/playground")).await;
@@ -762,14 +793,23 @@ async fn the_playground_and_the_labs_in_a_real_browser() {
     set_fields(&page, "add-modify_qp", &[("qp", "qp_a"), ("target", "RTS")]).await;
     set_fields(&page, "add-modify_qp", &[("m_PATH_MTU", "true")]).await;
     click_and_settle(&page, "[data-testid=add-modify_qp-submit]", "bad mask").await;
-    let last = steps(&page).await.pop().unwrap();
+    let st = steps(&page).await;
+    let last = st.last().unwrap();
     assert_eq!(
         (last.0.as_str(), last.1.as_str()),
         ("error", "EINVAL"),
         "{last:?}"
     );
-    let why: String = eval(&page, "document.querySelector('main').innerText").await;
-    assert!(why.contains("EINVAL"));
+    // The step says which bit the transition does not take, from the model's table.
+    let why: String = eval(
+        &page,
+        &format!(
+            "(document.querySelector('[data-testid=step-{}] .pg-diff') || {{innerText: ''}}).innerText",
+            st.len()
+        ),
+    )
+    .await;
+    assert!(why.contains("PATH_MTU"), "{why:?}");
     shot(&page, "playground").await;
     // Export with expectations: the file runs as `rdmalab verbs run` runs it, and passes.
     eval::<bool>(
@@ -851,6 +891,13 @@ async fn the_playground_and_the_labs_in_a_real_browser() {
             assert_eq!(series, c.series.len().to_string(), "{id} chart {}", c.id);
         }
         shot(&page, &format!("lab-{id}")).await;
+        // Every figure has a title in this language, not its id.
+        let raw: Vec<String> = eval(
+            &page,
+            "[...document.querySelectorAll('[data-testid=lab-figures] [data-figure]')].filter(e => e.innerText.includes(e.dataset.figure)).map(e => e.dataset.figure)",
+        )
+        .await;
+        assert!(raw.is_empty(), "{id}: figures labelled by id: {raw:?}");
         // Speed: the Run button to the drawn result, best of three.
         eval::<bool>(
             &page,
@@ -931,6 +978,38 @@ async fn the_playground_and_the_labs_in_a_real_browser() {
             shot(&page, "lab-trouble-mtu-en").await;
         }
     }
+
+    // A phone: the lab pages and the playground do not scroll sideways.
+    page.execute(SetDeviceMetricsOverrideParams::new(390, 844, 2.0, true))
+        .await
+        .unwrap();
+    for path in [
+        "/lab/incast",
+        "/lab/trouble?case=mtu&lang=en",
+        "/playground",
+    ] {
+        open(&page, &format!("{base}{path}")).await;
+        if path != "/playground" {
+            wait_for(&page, "document.body.dataset.run === 'done'", path).await;
+        } else {
+            wait_for(
+                &page,
+                "document.querySelector('[data-testid=quick-start]')",
+                path,
+            )
+            .await;
+        }
+        let overflow: bool = eval(
+            &page,
+            "document.documentElement.scrollWidth > window.innerWidth + 1",
+        )
+        .await;
+        assert!(!overflow, "{path} scrolls sideways on a phone");
+    }
+    shot(&page, "lab-incast-phone").await;
+    page.execute(SetDeviceMetricsOverrideParams::new(1280, 900, 1.0, false))
+        .await
+        .unwrap();
 
     // Chapters link to the labs that teach them, in both languages.
     for lang in ["", "?lang=en"] {
