@@ -433,6 +433,30 @@ fn split(sges: &[Sge], offset: u64, len: u64) -> Vec<(Sge, u64, u64, u64)> {
     pieces
 }
 
+/// The one piece [`split`] would give, when it gives exactly one: (SGE, offset in it,
+/// length). Allocates nothing: this runs for every packet a synthetic WQE sends.
+fn one_piece(sges: &[Sge], offset: u64, len: u64) -> Option<(Sge, u64, u64)> {
+    let mut found = None;
+    let mut start = 0u64;
+    let end = offset + len;
+    for &sge in sges {
+        let sge_end = start + u64::from(sge.length);
+        let lo = offset.max(start);
+        let hi = end.min(sge_end);
+        if lo < hi {
+            if found.is_some() {
+                return None;
+            }
+            found = Some((sge, lo - start, hi - lo));
+        }
+        start = sge_end;
+        if start >= end {
+            break;
+        }
+    }
+    found
+}
+
 impl Context {
     /// The next posted (not started) send WQE, whether or not it may start.
     pub fn peek_send(&self, qpn: QpNum) -> Result<Option<&SendWqe>, VerbsError> {
@@ -612,8 +636,7 @@ impl Context {
         if w.inline_data.is_some() || len == 0 {
             return Ok(None);
         }
-        let pieces = split(&w.wr.sg_list, offset, len);
-        let [(sge, off, n, _)] = pieces[..] else {
+        let Some((sge, off, n)) = one_piece(&w.wr.sg_list, offset, len) else {
             return Ok(None);
         };
         self.mrs
@@ -926,6 +949,25 @@ impl Context {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_piece_is_split_when_split_gives_one() {
+        let sges = [
+            Sge::new(0x1000, 4, 1),
+            Sge::new(0x2000, 0, 1),
+            Sge::new(0x3000, 6, 1),
+        ];
+        for offset in 0..10 {
+            for len in 0..=(10 - offset) {
+                let p = split(&sges, offset, len);
+                let want = match p[..] {
+                    [(sge, off, n, _)] => Some((sge, off, n)),
+                    _ => None,
+                };
+                assert_eq!(one_piece(&sges, offset, len), want, "{offset}+{len}");
+            }
+        }
+    }
 
     #[test]
     fn split_over_sges() {
