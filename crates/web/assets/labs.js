@@ -1,10 +1,11 @@
 // The fabric labs: the index of the seven labs (`/labs`) and one page per lab (`/lab/<id>`).
 // A lab page builds its parameter form from the lab's descriptor (`GET /api/labs`), runs the
 // lab (`POST /api/lab/<id>`) and shows the LabResult: headline figures, the verdict in words
-// and every chart as SVG. The troubleshooting lab (`trouble`) shows the symptom and the NIC
-// counters first and asks for the cause before revealing it. Titles, texts and the chapters
-// that teach each lab come from `GET /api/course/<lang>/labs` (course/<lang>/labs.toml). The
-// parameters live in the URL (only those that differ from the defaults), so a link reproduces a run.
+// and every chart as SVG, with its data as a table in a disclosure under it. The
+// troubleshooting lab (`trouble`) shows the symptom and the NIC counters first and asks for the
+// cause before revealing it. Titles, texts and the chapters that teach each lab come from
+// `GET /api/course/<lang>/labs` (course/<lang>/labs.toml). The parameters live in the URL (only
+// those that differ from the defaults), so a link reproduces a run.
 
 import { t, tFrom, lang, href, esc } from './i18n.js';
 import { api, errorText } from './app.js';
@@ -35,6 +36,9 @@ const S = {
     'lab.meta': '{events} 个仿真事件 · 服务器用时 {ms} ms', 'lab.meta.ms': '服务器用时 {ms} ms',
     'lab.nodata': '这次运行没有可画的数据',
     'lab.chapters': '讲到它的章节：',
+    'table.summary': '数据表', 'table.of': '：{title}', 'table.scroll': '{title}：数据表',
+    'table.x': 'x', 'table.x.u': 'x（{u}）', 'table.cat': '类别', 'table.cat.u': '类别（{u}）', 'table.col.u': '{name}（{u}）',
+    'table.null': '“—”：{text}', 'table.held': '阶梯图：某条序列在一行里没有自己的采样时，沿用它上一个值（灰色）。',
     'run.busy': '仿真中…',
     'run.done': '完成',
     'run.done.v': '完成：{v}',
@@ -181,6 +185,9 @@ const S = {
     'lab.meta': '{events} simulation events · {ms} ms on the server', 'lab.meta.ms': '{ms} ms on the server',
     'lab.nodata': 'Nothing to plot in this run',
     'lab.chapters': 'Taught in:',
+    'table.summary': 'Data table', 'table.of': ': {title}', 'table.scroll': '{title}: data table',
+    'table.x': 'x', 'table.x.u': 'x ({u})', 'table.cat': 'category', 'table.cat.u': 'category ({u})', 'table.col.u': '{name} ({u})',
+    'table.null': '“—”: {text}', 'table.held': 'A step chart: where a series has no sample of its own in a row, its previous value holds (grey).',
     'run.busy': 'Simulating…',
     'run.done': 'Done',
     'run.done.v': 'Done: {v}',
@@ -324,16 +331,25 @@ const ttOr = (key, fallback, vars) => (has(key) ? tt(key, vars) : fallback);
 
 const unitText = (u) => (u ? ttOr(`unit.${u}`, u) : '');
 
+const NUM_FORMATS = new Map();
+/** An Intl.NumberFormat for the page language, made once (toLocaleString makes one per call). */
+function numFormat(opts = {}) {
+  const loc = lang() === 'en' ? 'en-US' : 'zh-CN';
+  const key = `${loc} ${JSON.stringify(opts)}`;
+  let f = NUM_FORMATS.get(key);
+  if (!f) { f = new Intl.NumberFormat(loc, opts); NUM_FORMATS.set(key, f); }
+  return f;
+}
+
 /** A number for people: grouped integers, a few significant digits otherwise. */
 function fmtNum(v) {
   if (v == null || v === '') return '—';
   if (typeof v === 'boolean') return tt(v ? 'yes' : 'no');
   if (typeof v !== 'number' || !Number.isFinite(v)) return String(v);
-  const loc = lang() === 'en' ? 'en-US' : 'zh-CN';
-  if (Number.isInteger(v)) return v.toLocaleString(loc);
+  if (Number.isInteger(v)) return numFormat().format(v);
   const a = Math.abs(v);
-  if (a < 1) return v.toLocaleString(loc, { maximumSignificantDigits: 3 });
-  return v.toLocaleString(loc, { maximumFractionDigits: a >= 100 ? 0 : a >= 10 ? 1 : 2 });
+  if (a < 1) return numFormat({ maximumSignificantDigits: 3 }).format(v);
+  return numFormat({ maximumFractionDigits: a >= 100 ? 0 : a >= 10 ? 1 : 2 }).format(v);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -405,6 +421,24 @@ const r1 = (v) => Math.round(v * 10) / 10;
 const lowest = (a) => a.reduce((m, v) => (v < m ? v : m), Infinity);
 const highest = (a) => a.reduce((m, v) => (v > m ? v : m), -Infinity);
 
+const chartKind = (chart) => (chart.kind === 'bar' ? 'bar' : chart.kind === 'step' ? 'step' : 'line');
+
+/** A chart's series, named, each with its well-formed points sorted by x. */
+function chartSeries(chart) {
+  return (chart.series || []).map((s, i) => ({
+    name: String(s.name ?? `#${i + 1}`),
+    labels: Array.isArray(s.labels) ? s.labels : null,
+    points: (s.points || []).filter((p) => Array.isArray(p) && Number.isFinite(p[0]) && (p[1] === null || Number.isFinite(p[1])))
+      .sort((a, b) => a[0] - b[0]),
+  }));
+}
+
+/** The name of bar category `x`: the first series label for it, else its index when there are several. */
+function barCategory(series, cats, x) {
+  for (const s of series) if (s.labels && s.labels[x] != null) return String(s.labels[x]);
+  return cats.length > 1 ? String(x) : '';
+}
+
 /**
  * One chart of a LabResult as an SVG string: line and step charts with axes, ticks, unit labels,
  * a legend and a hover column per x (its <title> lists every series there); bar charts grouped
@@ -418,13 +452,8 @@ export function chartSvg(chart, opts = {}) {
   const yUnit = opts.yUnit ?? chart.y_unit ?? '';
   const xLabel = opts.xLabel ?? xUnit;
   const yLabel = opts.yLabel ?? yUnit;
-  const kind = chart.kind === 'bar' ? 'bar' : chart.kind === 'step' ? 'step' : 'line';
-  const series = (chart.series || []).map((s, i) => ({
-    name: String(s.name ?? `#${i + 1}`),
-    labels: Array.isArray(s.labels) ? s.labels : null,
-    points: (s.points || []).filter((p) => Array.isArray(p) && Number.isFinite(p[0]) && (p[1] === null || Number.isFinite(p[1])))
-      .sort((a, b) => a[0] - b[0]),
-  }));
+  const kind = chartKind(chart);
+  const series = chartSeries(chart);
   const W = Math.max(280, Math.round(opts.width || 560));
   const m = { l: 50, r: 16, t: 46, b: kind === 'bar' ? 34 : 42 };
   const pw = W - m.l - m.r;
@@ -527,10 +556,7 @@ function hoverColumns(series, { m, pw, ph, sx, x0, x1, xUnit, yUnit, fmtV, nullT
 /** The bars of a bar chart: categories are the x indices, named by the series' `labels`. */
 function barsBody(series, { m, pw, ph, sy, yUnit, fmtV }) {
   const cats = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
-  const catName = (x) => {
-    for (const s of series) if (s.labels && s.labels[x] != null) return String(s.labels[x]);
-    return cats.length > 1 ? String(x) : '';
-  };
+  const catName = (x) => barCategory(series, cats, x);
   const gw = pw / cats.length;
   const inner = gw * 0.8;
   const bw = inner / Math.max(1, series.length);
@@ -558,6 +584,58 @@ function barsBody(series, { m, pw, ph, sy, yUnit, fmtV }) {
     out += `<text class="lc-tick x" x="${r1(m.l + c * gw + gw / 2)}" y="${m.t + ph + 17}">${esc(name)}</text>`;
   });
   return out;
+}
+
+/**
+ * The data of a chart as an HTML table, for who cannot read the drawing: a row per x (a bar
+ * chart: per category, named by its label), a column per series. A point with no value shows
+ * "—"; in a step chart, a series with no sample of its own in a row (between its first and last)
+ * shows the value it holds there, greyed. `opts`: title (the caption), xHeader, yUnit, nullText
+ * (what "—" means, noted under the table), empty (the text when there is no data).
+ */
+export function chartTableHtml(chart, opts = {}) {
+  const title = opts.title ?? chart.id;
+  const kind = chartKind(chart);
+  const series = chartSeries(chart);
+  const yUnit = opts.yUnit ?? chart.y_unit ?? '';
+  const xs = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
+  const colName = (s) => (yUnit ? tt('table.col.u', { name: s.name, u: yUnit }) : s.name);
+  const head = `<tr><th scope="col">${esc(opts.xHeader ?? chart.x_unit ?? '')}</th>${series.map((s) => `<th scope="col" class="num">${esc(colName(s))}</th>`).join('')}</tr>`;
+  // x with as many decimals as it takes to tell neighbouring rows apart (at least two).
+  let gap = Infinity;
+  for (let k = 1; k < xs.length; k++) gap = Math.min(gap, xs[k] - xs[k - 1]);
+  const xFmt = numFormat({ maximumFractionDigits: Math.min(6, Math.max(2, Math.ceil(-Math.log10(gap)))) });
+  const seen = series.map(() => 0);
+  let nulls = false, held = false;
+  const rows = xs.map((x) => {
+    const cells = series.map((s, i) => {
+      const pts = s.points;
+      let k = seen[i];
+      while (k < pts.length && pts[k][0] <= x) k += 1;
+      seen[i] = k;
+      const own = k > 0 && pts[k - 1][0] === x;
+      if (!own && !(kind === 'step' && k > 0 && k < pts.length)) return '<td class="num"></td>';
+      const y = pts[k - 1][1];
+      if (!own) held = true;
+      if (y === null) nulls = true;
+      const cls = `num${own ? '' : ' held'}${y === null ? ' null' : ''}`;
+      return `<td class="${cls}" data-value="${y === null ? '' : y}">${y === null ? '—' : esc(fmtNum(y))}</td>`;
+    }).join('');
+    const name = kind === 'bar' ? barCategory(series, xs, x) || xFmt.format(x) : xFmt.format(x);
+    return `<tr data-x="${x}"><th scope="row">${esc(name)}</th>${cells}</tr>`;
+  }).join('') || `<tr><td colspan="${series.length + 1}">${esc(opts.empty || '—')}</td></tr>`;
+  const notes = [
+    nulls && opts.nullText && opts.nullText !== '—' ? tt('table.null', { text: opts.nullText }) : '',
+    held ? tt('table.held') : '',
+  ].filter(Boolean).map((n) => `<p class="lab-table-note">${esc(n)}</p>`).join('');
+  const id = esc(chart.id);
+  return `<details class="lab-table-box" data-chart="${id}"${opts.open ? ' open' : ''}>
+      <summary>${esc(tt('table.summary'))}<span class="lab-sr">${esc(tt('table.of', { title }))}</span></summary>
+      <div class="lab-table-scroll" tabindex="0" role="group" aria-label="${esc(tt('table.scroll', { title }))}">
+        <table class="lab-table" data-testid="lab-table-${id}" data-rows="${xs.length}"><caption class="lab-sr">${esc(title)}</caption>
+          <thead>${head}</thead><tbody>${rows}</tbody></table>
+      </div>${notes}
+    </details>`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -996,25 +1074,53 @@ function chartTitle(lab, id) {
   return ttOr(`chart.${lab}.${id}`, id);
 }
 
-function chartsHtml(charts) {
+const isTime = (u) => u === 'µs' || u === 'us' || u === 'ms';
+
+/** The x axis's label: the lab's own, time with its unit, or the unit. */
+function axisLabel(lab, c) {
+  if (has(`axis.${lab}.${c.id}.x`)) return tt(`axis.${lab}.${c.id}.x`);
+  return isTime(c.x_unit) ? tt('axis.time', { u: c.x_unit }) : unitText(c.x_unit);
+}
+
+/** The head of a data table's first column: what x is, with its unit. */
+function tableXHeader(lab, c) {
+  if (has(`axis.${lab}.${c.id}.x`) || isTime(c.x_unit)) return axisLabel(lab, c);
+  const u = unitText(c.x_unit);
+  if (c.kind === 'bar') return u ? tt('table.cat.u', { u }) : tt('table.cat');
+  return u ? tt('table.x.u', { u }) : tt('table.x');
+}
+
+/**
+ * Each chart's box: the drawing (painted at the box's width by `paintCharts`) and, under it, its
+ * data as a table in a disclosure (`open`: the ids of the charts whose table was open).
+ */
+function chartsHtml(lab, charts, open = new Set()) {
   if (!charts || !charts.length) return '';
-  return `<div class="lab-charts">${charts.map((c, i) => `<figure class="lab-chart-box" data-i="${i}" data-chart="${esc(c.id)}"></figure>`).join('')}</div>`;
+  const box = (c, i) => `<figure class="lab-chart-box" data-i="${i}" data-chart="${esc(c.id)}"><div class="lab-chart-draw"></div>
+    ${chartTableHtml(localChart(c), {
+    title: chartTitle(lab, c.id),
+    xHeader: tableXHeader(lab, c),
+    yUnit: unitText(c.y_unit),
+    nullText: ttOr(`chart.null.${lab}.${c.id}`, '—'),
+    empty: ttOr(`chart.empty.${lab}.${c.id}`, tt('lab.nodata')),
+    open: open.has(c.id),
+  })}</figure>`;
+  return `<div class="lab-charts">${charts.map(box).join('')}</div>`;
 }
 
 /** Draws each chart at its box's width (again when the width changed). */
 function paintCharts(root, lab, charts) {
   for (const box of root.querySelectorAll('.lab-chart-box')) {
     const c = charts[Number(box.dataset.i)];
-    if (!c) continue;
+    const draw = box.querySelector('.lab-chart-draw');
+    if (!c || !draw) continue;
     const w = Math.round(box.clientWidth || 560);
-    if (box.firstChild && Math.abs(w - Number(box.dataset.w || 0)) < 8) continue;
+    if (draw.firstChild && Math.abs(w - Number(box.dataset.w || 0)) < 8) continue;
     box.dataset.w = String(w);
-    const axisX = has(`axis.${lab}.${c.id}.x`) ? tt(`axis.${lab}.${c.id}.x`)
-      : c.x_unit === 'µs' || c.x_unit === 'us' || c.x_unit === 'ms' ? tt('axis.time', { u: c.x_unit }) : unitText(c.x_unit);
-    box.innerHTML = chartSvg(localChart(c), {
+    draw.innerHTML = chartSvg(localChart(c), {
       title: chartTitle(lab, c.id),
       width: w,
-      xLabel: axisX,
+      xLabel: axisLabel(lab, c),
       yLabel: unitText(c.y_unit),
       xUnit: unitText(c.x_unit),
       yUnit: unitText(c.y_unit),
@@ -1031,12 +1137,12 @@ function metaHtml(res) {
   return `<p class="lab-meta" data-events="${esc(res.events ?? '')}" data-wall-ms="${esc(res.wall_ms ?? '')}">${esc(words)}</p>`;
 }
 
-function resultHtml(desc, res, text, caseId) {
+function resultHtml(desc, res, text, caseId, openTables) {
   const lab = desc.id;
   const symptom = lab === 'trouble' ? caseSymptomHtml(caseId, text) : '';
   const [verdict, words] = verdictHtml(lab, res.verdict, res, { symptomShown: !!symptom });
   const counters = res.counters && res.counters.length ? countersHtml(res.counters) : '';
-  const charts = chartsHtml(res.charts);
+  const charts = chartsHtml(lab, res.charts, openTables);
   if (lab === 'trouble') {
     return [`
       <section class="lab-symptom"><h2>${esc(tt('tr.symptom'))}</h2>${symptom}${verdict}${figuresHtml(lab, res.figures)}</section>
@@ -1114,7 +1220,8 @@ export async function renderLab(main, id, live) {
   const status = form.querySelector('.lab-status');
   const errorEl = form.querySelector('.lab-error');
   const results = main.querySelector('.lab-results');
-  const st = { seq: 0, timer: 0, caseId: null };
+  // openTables: the charts whose data table is open (it stays open across runs).
+  const st = { seq: 0, timer: 0, caseId: null, openTables: new Set() };
 
   const clearError = () => {
     errorEl.hidden = true;
@@ -1156,7 +1263,7 @@ export async function renderLab(main, id, live) {
     }
     if (my !== st.seq || !live()) return;
     st.caseId = String((res.params && res.params.case) ?? body.case ?? '');
-    const [html, words] = resultHtml(desc, res, text, st.caseId);
+    const [html, words] = resultHtml(desc, res, text, st.caseId, st.openTables);
     results.innerHTML = html;
     results.classList.remove('busy');
     results.removeAttribute('aria-busy');
@@ -1192,6 +1299,12 @@ export async function renderLab(main, id, live) {
   }
   form.addEventListener('submit', (e) => { e.preventDefault(); run(); });
 
+  // A chart's data table stays open (or closed) when the next run redraws the charts.
+  results.addEventListener('toggle', (e) => {
+    const d = e.target;
+    if (!d.classList || !d.classList.contains('lab-table-box')) return;
+    if (d.open) st.openTables.add(d.dataset.chart); else st.openTables.delete(d.dataset.chart);
+  }, true);
   results.addEventListener('change', (e) => {
     if (!e.target.classList.contains('lab-onlynz')) return;
     const table = results.querySelector('table.lab-counters');

@@ -4,8 +4,10 @@
 // and the page shows every step's result with an explanation of each errno and completion status,
 // the QP state diagram drawn from GET /api/verbs/model, the SQ, RQ, CQ and MRs after the
 // selected step, and the frames on a ladder (for a post_send: every frame of its WRs, whichever
-// later step put it on the wire). A step the server refuses is taken back out, with the server's
-// message under the form. The intro, "what to try" and the chapters come from
+// later step put it on the wire) with the same frames as a table under it. The diagram is one
+// tab stop: the arrow keys move between the transitions from the current state, Enter selects
+// one. A step the server refuses is taken back out, with the server's message under the form.
+// The intro, "what to try" and the chapters come from
 // GET /api/course/<lang>/labs (course/<lang>/labs.toml, id "playground"). The session is a session
 // file (scenarios/verbs/README.md): exported as TOML that `rdmalab verbs run` accepts (optionally
 // with expectations pinning every result), imported from a file or pasted text, and kept in the
@@ -50,7 +52,12 @@ const S = {
     'f.name': '{f} 要以字母或下划线开头，只含字母、数字和 _ . -，最多 32 个字符；现在是“{e}”', 'f.need': '先选一个 {f}（还没有的话，先用别的表单创建它）', 'no.qp': '还没有 QP。', 'frames.more': '另有 {n} 个包未画出',
     'qps': 'QP', 'cqs': 'CQ', 'mrs': 'MR', 'sq': 'SQ（已投递未完成）', 'rq': 'RQ（已投递未消耗）', 'entries': '待 poll 的 CQE', 'empty.q': '空',
     'col.name': '名字', 'col.host': '主机', 'col.qpn': 'QPN', 'col.type': '类型', 'col.state': '状态', 'col.cqe': '容量', 'col.len': '长度', 'col.access': '权限',
-    'edge.pick': '把鼠标移到（或用 Tab 选中）一条箭头，看这个转换需要哪些属性。', 'edge.title': '{from} → {to}（{type}）',
+    'edge.pick': '把鼠标移到一条箭头上（或用 Tab 聚焦状态图，再按方向键），看这个转换需要哪些属性。', 'edge.title': '{from} → {to}（{type}）',
+    'edge.keys': '键盘：用 Tab 聚焦状态图，方向键在当前状态的合法转换之间移动，Enter 或空格选中。',
+    'edge.move': '{from} → {to}（第 {k} 个，共 {n} 个）：按 Enter 选中',
+    'edge.sel': '已选中 {from} → {to}。必需：{req}；可选：{opt}', 'edge.unsel': '已取消选中 {from} → {to}。',
+    'lt.summary': '数据表', 'lt.caption': '线路上的包：{view}', 'lt.scroll': '线路上的包：数据表',
+    'lt.time': '时间', 'lt.route': '从 → 到', 'lt.opcode': '操作码', 'lt.len': '长度（字节）', 'lt.dropped': '被丢弃',
     'edge.req': '必需：', 'edge.opt': '可选：', 'edge.none': '只需 STATE', 'edge.nothing': '无', 'edge.use': '在 modify_qp 表单里用这个转换',
     'edge.cur': '当前状态', 'diagram.label': 'QP 状态机：{qp} 当前为 {state}',
     'f.host': '主机', 'f.as': '名字（as）', 'f.len': '长度（字节）', 'f.text': '初始内容（文本，可空）', 'f.pd': 'PD', 'f.buf': '缓冲区',
@@ -99,7 +106,12 @@ const S = {
     'f.name': '{f} must start with a letter or _ and hold only letters, digits, _ . - (at most 32 characters); got "{e}"', 'f.need': 'pick a {f} first (if there is none yet, create one with another form)', 'no.qp': 'No QP yet.', 'frames.more': '{n} more packets not drawn',
     'qps': 'QPs', 'cqs': 'CQs', 'mrs': 'MRs', 'sq': 'SQ (posted, not completed)', 'rq': 'RQ (posted, not consumed)', 'entries': 'CQEs waiting to be polled', 'empty.q': 'empty',
     'col.name': 'name', 'col.host': 'host', 'col.qpn': 'QPN', 'col.type': 'type', 'col.state': 'state', 'col.cqe': 'capacity', 'col.len': 'length', 'col.access': 'access',
-    'edge.pick': 'Hover over (or tab to) an arrow to see what that transition needs.', 'edge.title': '{from} → {to} ({type})',
+    'edge.pick': 'Hover over an arrow (or tab to the diagram and use the arrow keys) to see what that transition needs.', 'edge.title': '{from} → {to} ({type})',
+    'edge.keys': 'Keyboard: tab to the diagram; the arrow keys move between the legal transitions from the current state, Enter or Space selects one.',
+    'edge.move': '{from} → {to} ({k} of {n}): Enter selects it',
+    'edge.sel': 'Selected {from} → {to}. Required: {req}; optional: {opt}', 'edge.unsel': 'Deselected {from} → {to}.',
+    'lt.summary': 'Data table', 'lt.caption': 'Packets on the wire: {view}', 'lt.scroll': 'Packets on the wire: data table',
+    'lt.time': 'time', 'lt.route': 'from → to', 'lt.opcode': 'opcode', 'lt.len': 'length (bytes)', 'lt.dropped': 'dropped',
     'edge.req': 'required:', 'edge.opt': 'optional:', 'edge.none': 'STATE only', 'edge.nothing': 'none', 'edge.use': 'Use this transition in the modify_qp form',
     'edge.cur': 'current state', 'diagram.label': 'QP state machine: {qp} is in {state}',
     'f.host': 'host', 'f.as': 'name (as)', 'f.len': 'length (bytes)', 'f.text': 'initial text (optional)', 'f.pd': 'PD', 'f.buf': 'buffer',
@@ -806,7 +818,7 @@ let P = null;
 function newPage(main, live) {
   return {
     main, live, session: emptySession(), report: null, error: null, selected: 0,
-    selQp: null, ladderAll: false, edge: null, pinned: null, gen: 0, urlSeq: 0, submitted: null,
+    selQp: null, ladderAll: false, edge: null, pinned: null, kb: null, kbOn: false, ladderTable: false, gen: 0, urlSeq: 0, submitted: null,
     model: NO_MODEL, modelError: null, reportText: null, tab: 'alloc_pd', focusCall: null, focusStep: null,
   };
 }
@@ -1479,7 +1491,8 @@ function diagramSvg(qpType, cur) {
       const p0 = clip(a, [mx, my]), p1 = clip(b, [mx, my]);
       d = `M${p0[0].toFixed(1)},${p0[1].toFixed(1)} Q${mx.toFixed(1)},${my.toFixed(1)} ${p1[0].toFixed(1)},${p1[1].toFixed(1)}`;
     }
-    edges += `<g class="${cls}" data-from="${esc(tr.from)}" data-to="${esc(tr.to)}" tabindex="0" role="button" aria-label="${esc(lbl)}">
+    // No tab stop per arrow: the diagram is one (see diagramKey); the mouse still clicks them.
+    edges += `<g class="${cls}" data-from="${esc(tr.from)}" data-to="${esc(tr.to)}">
       <title>${esc(lbl)}</title><path class="hit" d="${d}"/><path class="line" d="${d}" marker-end="url(#pg-arr${fromCur ? '-hi' : ''})"/></g>`;
   }
   const nodes = sts.map((s) => {
@@ -1524,14 +1537,130 @@ function renderDiagram() {
   fig.dataset.qp = q ? q.name : '';
   fig.setAttribute('aria-label', q ? tt('diagram.label', { qp: q.name, state: cur || '—' }) : tt('no.qp'));
   if (!haveModel()) {
+    fig.removeAttribute('tabindex');
+    fig.removeAttribute('aria-describedby');
     fig.innerHTML = `<p class="error">${esc(tt('model.error', { e: P.modelError || '—' }))}</p>${cur ? `<p class="pg-node-text">${esc(q.name)}: <strong>${esc(cur)}</strong></p>` : ''}`;
     $('#pg-edge').innerHTML = '';
     return;
   }
-  fig.innerHTML = `${diagramSvg(q ? q.type : 'RC', cur)}<figcaption>${esc(q ? tt('diagram.label', { qp: q.name, state: cur || '—' }) : tt('no.qp'))}</figcaption>`;
-  const e = P.edge || P.pinned;
-  $('#pg-edge').innerHTML = e ? edgeInfoHtml(e.from, e.to) : `<p class="muted">${esc(tt('edge.pick'))}</p>`;
+  // One tab stop for the whole diagram: the arrow keys move between the legal transitions.
+  fig.tabIndex = 0;
+  fig.setAttribute('aria-describedby', 'pg-diagram-keys');
+  fig.innerHTML = `${diagramSvg(q ? q.type : 'RC', cur)}<figcaption>${esc(q ? tt('diagram.label', { qp: q.name, state: cur || '—' }) : tt('no.qp'))}
+    <span id="pg-diagram-keys" class="pg-keys">${esc(tt('edge.keys'))}</span></figcaption>`;
+  if (P.kb && !legalEdges().some((x) => sameEdge(x, P.kb))) P.kb = null;
+  markKb();
+  showEdgeInfo();
   showCurrentNode(fig);
+}
+
+const sameEdge = (a, b) => !!a && !!b && a.from === b.from && a.to === b.to;
+
+/** Whether the diagram has the keyboard focus, shown (not after a click). */
+function kbFocused() {
+  const fig = $('#pg-diagram');
+  return !!fig && document.activeElement === fig && fig.matches(':focus-visible');
+}
+
+/**
+ * Whether the keyboard's transition is shown: from the diagram reached with the keyboard until
+ * the focus leaves both the diagram and the explanation under it (whose button uses that transition).
+ */
+function kbShown() {
+  if (!P.kbOn) return false;
+  const a = document.activeElement;
+  return !!a && (a === $('#pg-diagram') || $('#pg-edge').contains(a));
+}
+
+/**
+ * The transitions the arrow keys move between: the legal ones from the shown QP's current state
+ * (every transition when there is no current state), in the order their targets sit left to right.
+ */
+function legalEdges() {
+  const cur = $('#pg-diagram').dataset.state;
+  const sts = states();
+  const x = (name) => { const [px, py] = nodePos(name, sts.indexOf(name)); return px * 1000 + py; };
+  return (P.model.transitions || []).filter((tr) => sts.includes(tr.from) && sts.includes(tr.to) && (!cur || tr.from === cur))
+    .map((tr) => ({ from: tr.from, to: tr.to }))
+    .sort((a, b) => x(a.from) - x(b.from) || x(a.to) - x(b.to));
+}
+
+/** The transition the keyboard starts on: the selected one, else the next bring-up step, else the first. */
+function firstKb(list) {
+  const cur = $('#pg-diagram').dataset.state;
+  return list.find((e) => sameEdge(e, P.pinned)) || list.find((e) => e.from === cur && e.to === BRINGUP[cur]) || list[0] || null;
+}
+
+/** Marks the keyboard's transition in the drawing (while it is shown: see kbShown). */
+function markKb() {
+  const fig = $('#pg-diagram');
+  const on = kbShown() ? P.kb : null;
+  for (const g of fig.querySelectorAll('.pg-edge')) g.classList.toggle('kb', sameEdge(on, g.dataset));
+}
+
+/** What #pg-edge explains: the arrow under the mouse, else the keyboard's, else the selected one. */
+function showEdgeInfo() {
+  const e = P.edge || (kbShown() && P.kb) || P.pinned;
+  $('#pg-edge').innerHTML = e && haveModel() ? edgeInfoHtml(e.from, e.to) : `<p class="muted">${esc(tt('edge.pick'))}</p>`;
+}
+
+/** Scrolls the diagram's box sideways (a narrow screen) so the keyboard's arrow is in view. */
+function revealKb(fig) {
+  const g = fig.querySelector('.pg-edge.kb');
+  if (!g || fig.scrollWidth <= fig.clientWidth + 1) return;
+  const f = fig.getBoundingClientRect(), r = g.getBoundingClientRect();
+  if (r.left < f.left + 8) fig.scrollLeft -= f.left + 8 - r.left;
+  else if (r.right > f.right - 8) fig.scrollLeft += r.right - (f.right - 8);
+}
+
+/** Selects a transition (as a click on its arrow does): its attributes show, and the status line says so. */
+function selectEdge(e) {
+  P.pinned = { from: e.from, to: e.to };
+  renderDiagram();
+  const h = handlesOf(P.session.steps);
+  const q = h.qp.find((x) => x.name === P.selQp) || (P.session.raw ? rawQps().find((x) => x.name === P.selQp) : null);
+  const r = rule(transition(e.from, e.to), q ? q.type : 'RC');
+  if (r) {
+    status(tt('edge.sel', {
+      from: e.from, to: e.to,
+      req: ['STATE', ...r.required].join(', '),
+      opt: r.optional.length ? r.optional.join(', ') : tt('edge.nothing'),
+    }));
+  }
+}
+
+/** The diagram's keys: arrows (and Home/End) move between the legal transitions, Enter or Space selects, Escape deselects. */
+function diagramKey(e) {
+  const fig = $('#pg-diagram');
+  if (!haveModel()) return;
+  const list = legalEdges();
+  if (!list.length) return;
+  const k = P.kb ? list.findIndex((x) => sameEdge(x, P.kb)) : -1;
+  const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
+  let to = null;
+  if (step) to = k < 0 ? (step > 0 ? 0 : list.length - 1) : (k + step + list.length) % list.length;
+  else if (e.key === 'Home') to = 0;
+  else if (e.key === 'End') to = list.length - 1;
+  if (to !== null) {
+    e.preventDefault();
+    P.kbOn = true;
+    P.kb = list[to];
+    markKb();
+    showEdgeInfo();
+    revealKb(fig);
+    status(tt('edge.move', { from: P.kb.from, to: P.kb.to, k: to + 1, n: list.length }));
+  } else if (e.key === 'Enter' || e.key === ' ') {
+    e.preventDefault();
+    P.kbOn = true;
+    if (k < 0) P.kb = firstKb(list);
+    if (P.kb) selectEdge(P.kb);
+  } else if (e.key === 'Escape' && P.pinned) {
+    e.preventDefault();
+    const was = P.pinned;
+    P.pinned = null;
+    renderDiagram();
+    status(tt('edge.unsel', was));
+  }
 }
 
 /**
@@ -1635,6 +1764,36 @@ function ladderSvg(groups, hosts) {
     ${lanes}${body}</svg>`;
 }
 
+/**
+ * The ladder's frames as a table (the frames drawn, at most LADDER_MAX), in a disclosure under it:
+ * time, from → to, opcode, PSN, QPN, length, wr_id and whether the fabric dropped it; one row
+ * group per step when the ladder shows several.
+ */
+function ladderTableHtml(groups, view) {
+  const cols = [tt('lt.time'), tt('lt.route'), tt('lt.opcode'), 'PSN', 'QPN', tt('lt.len'), 'wr_id', tt('lt.dropped')];
+  let left = LADDER_MAX, total = 0;
+  const bodies = groups.map((g) => {
+    total += g.frames.length;
+    const frames = g.frames.slice(0, Math.max(0, left));
+    left -= frames.length;
+    if (!frames.length) return '';
+    const head = g.label ? `<tr class="pg-lt-group"><th scope="colgroup" colspan="${cols.length}">${esc(g.label)}</th></tr>` : '';
+    const rows = frames.map((f) => `<tr class="${f.dropped ? 'dropped' : ''}">
+      <th scope="row" class="num">${esc(fmtPs(f.t_ps))}</th><td>${esc(f.src)} → ${esc(f.dst)}</td><td>${esc(f.opcode || f.kind || '?')}</td>
+      <td class="num">${esc(f.psn ?? '—')}</td><td class="mono">${f.qpn != null ? hex(f.qpn) : '—'}</td><td class="num">${esc(f.len ?? '—')}</td>
+      <td class="num">${esc(f.wr_id ?? '—')}</td><td>${esc(tt(f.dropped ? 'yes' : 'no'))}</td></tr>`).join('');
+    return `<tbody>${head}${rows}</tbody>`;
+  }).join('');
+  const drawn = Math.min(total, LADDER_MAX);
+  return `<details class="pg-ltbox" id="pg-ladder-tablebox"${P.ladderTable ? ' open' : ''}>
+      <summary>${esc(tt('lt.summary'))}</summary>
+      <div class="pg-lt-scroll" tabindex="0" role="group" aria-label="${esc(tt('lt.scroll'))}">
+        <table class="pg-table pg-lt" data-testid="ladder-table" data-rows="${drawn}"><caption class="pg-sr">${esc(tt('lt.caption', { view }))}</caption>
+          <thead><tr>${cols.map((c) => `<th scope="col">${esc(c)}</th>`).join('')}</tr></thead>${bodies}</table>
+      </div>${total > drawn ? `<p class="pg-lt-note">${esc(tt('frames.more', { n: total - drawn }))}</p>` : ''}
+    </details>`;
+}
+
 /** The wr_ids a post_send step posts (its `wr_id`, or those of its `wr` list), as strings. */
 function wrIdsOf(s) {
   if (!s || s.call !== 'post_send') return [];
@@ -1673,7 +1832,8 @@ function renderLadder() {
   const el = $('#pg-ladder');
   const view = $('#pg-ladder-view');
   const recs = P.report && P.report.steps;
-  if (!recs || !recs.length) { el.innerHTML = ''; view.textContent = ''; el.dataset.view = ''; return; }
+  const data = $('#pg-ladder-data');
+  if (!recs || !recs.length) { el.innerHTML = ''; data.innerHTML = ''; view.textContent = ''; el.dataset.view = ''; return; }
   const n = P.selected;
   const rec = recs[n - 1];
   const s = P.session.raw ? null : P.session.steps[n - 1];
@@ -1697,6 +1857,7 @@ function renderLadder() {
   view.textContent = label;
   el.dataset.view = mode;
   el.innerHTML = groups.length ? ladderSvg(groups, P.report.hosts || P.session.hosts) : (empty ? `<p class="muted">${esc(empty)}</p>` : '');
+  data.innerHTML = groups.length ? ladderTableHtml(groups, label) : '';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2002,10 +2163,10 @@ function wire(root) {
     }
     const edge = e.target.closest('.pg-edge');
     if (edge) {
-      P.pinned = { from: edge.dataset.from, to: edge.dataset.to };
-      renderDiagram();
-      const again = root.querySelector(`.pg-edge[data-from="${edge.dataset.from}"][data-to="${edge.dataset.to}"]`);
-      if (again) again.focus();
+      const picked = { from: edge.dataset.from, to: edge.dataset.to };
+      // The keyboard goes on from the arrow clicked, when it is one the keys reach.
+      if (legalEdges().some((x) => sameEdge(x, picked))) P.kb = picked;
+      selectEdge(picked);
       return;
     }
     const use = e.target.closest('[data-use-edge]');
@@ -2019,27 +2180,47 @@ function wire(root) {
       if (to !== undefined) { e.preventDefault(); selectTab(CALLS[(to + CALLS.length) % CALLS.length], true); }
       return;
     }
-    const edge = e.target.closest && e.target.closest('.pg-edge');
-    if (edge && (e.key === 'Enter' || e.key === ' ')) { e.preventDefault(); edge.dispatchEvent(new MouseEvent('click', { bubbles: true })); }
+    if (e.target.id === 'pg-diagram') diagramKey(e);
   });
+  // Hovering an arrow shows what its transition needs; leaving it shows the keyboard's or the selected one again.
   const showEdge = (e) => {
     const edge = e.target.closest && e.target.closest('.pg-edge');
     if (!edge || !haveModel()) return;
     P.edge = { from: edge.dataset.from, to: edge.dataset.to };
-    root.querySelector('#pg-edge').innerHTML = edgeInfoHtml(P.edge.from, P.edge.to);
+    showEdgeInfo();
   };
   const hideEdge = (e) => {
     const edge = e.target.closest && e.target.closest('.pg-edge');
     if (!edge || !haveModel()) return;
     P.edge = null;
-    const p = P.pinned;
-    if (p && p.from === edge.dataset.from && p.to === edge.dataset.to) return;
-    root.querySelector('#pg-edge').innerHTML = p ? edgeInfoHtml(p.from, p.to) : `<p class="muted">${esc(tt('edge.pick'))}</p>`;
+    showEdgeInfo();
   };
   root.addEventListener('mouseover', showEdge);
-  root.addEventListener('focusin', showEdge);
   root.addEventListener('mouseout', hideEdge);
-  root.addEventListener('focusout', hideEdge);
+  // The diagram reached with the keyboard marks the transition the arrow keys start from.
+  root.addEventListener('focusin', (e) => {
+    if (e.target.id !== 'pg-diagram' || !haveModel() || !kbFocused()) return;
+    P.kbOn = true;
+    const list = legalEdges();
+    if (!list.some((x) => sameEdge(x, P.kb))) P.kb = firstKb(list);
+    markKb();
+    showEdgeInfo();
+    revealKb(e.target);
+  });
+  root.addEventListener('focusout', (e) => {
+    if (!P.kbOn || !(e.target.id === 'pg-diagram' || e.target.closest('#pg-edge'))) return;
+    // Runs before the focus has moved: look again once it has.
+    setTimeout(() => {
+      if (!P.live() || !P.kbOn || kbShown()) return;
+      P.kbOn = false;
+      markKb();
+      showEdgeInfo();
+    });
+  });
+  // The ladder's data table stays open (or closed) when the ladder is drawn again.
+  root.addEventListener('toggle', (e) => {
+    if (e.target.id === 'pg-ladder-tablebox') P.ladderTable = e.target.open;
+  }, true);
   root.querySelector('#pg-qp').addEventListener('change', (e) => { P.selQp = e.target.value; renderDiagram(); });
   root.querySelector('#pg-all').addEventListener('change', (e) => { P.ladderAll = e.target.checked; renderLadder(); });
   root.querySelector('#pg-profile').addEventListener('change', (e) => { P.session.profile = e.target.value; run(); });
@@ -2173,6 +2354,7 @@ export async function renderPlayground(main, live) {
           <label class="pg-inl"><input type="checkbox" id="pg-all"> ${esc(tt('ladder.all'))}</label>
           <p id="pg-ladder-view" class="pg-ladder-view"></p>
           <div id="pg-ladder" class="pg-ladderbox" data-testid="ladder"></div>
+          <div id="pg-ladder-data"></div>
           <details class="pg-file-view"><summary>${esc(tt('file'))}</summary><pre id="pg-toml" class="mono" tabindex="0"></pre></details>
         </div>
       </div>

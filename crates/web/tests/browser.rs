@@ -789,6 +789,16 @@ async fn the_playground_and_the_labs_in_a_real_browser() {
     )
     .await;
     assert!(!opcodes.is_empty(), "no frames on the ladder");
+    let rows: usize = eval(
+        &page,
+        "document.querySelectorAll('[data-testid=ladder-table] tbody tr').length",
+    )
+    .await;
+    assert!(
+        rows >= opcodes.len(),
+        "the ladder's table has {rows} rows for {} frames",
+        opcodes.len()
+    );
     // A wrong mask: RTS→RTS with PATH_MTU, which that transition does not take.
     set_fields(&page, "add-modify_qp", &[("qp", "qp_a"), ("target", "RTS")]).await;
     set_fields(&page, "add-modify_qp", &[("m_PATH_MTU", "true")]).await;
@@ -889,6 +899,17 @@ async fn the_playground_and_the_labs_in_a_real_browser() {
             )
             .await;
             assert_eq!(series, c.series.len().to_string(), "{id} chart {}", c.id);
+            // And its data as a table, for screen readers and keyboards.
+            let columns: usize = eval(
+                &page,
+                &format!(
+                    "(() => {{ const t = document.querySelector('[data-testid=lab-table-{}]'); return t ? t.querySelectorAll('thead th').length : 0; }})()",
+                    c.id
+                ),
+            )
+            .await;
+            let want_cols = 1 + c.series.len();
+            assert_eq!(columns, want_cols, "{id} table {}", c.id);
         }
         shot(&page, &format!("lab-{id}")).await;
         // Every figure has a title in this language, not its id.
