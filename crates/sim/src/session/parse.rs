@@ -177,16 +177,7 @@ const WC_KEYS: &[&str] = &[
     "byte_len", "grh", "imm_data", "opcode", "qp", "src_qp", "status", "wr_id",
 ];
 const MEM_KEYS: &[&str] = &["buf", "hex", "mr", "offset", "text", "u64"];
-const ERRNOS: &[Errno] = &[
-    Errno::EPERM,
-    Errno::ENOENT,
-    Errno::ENOMEM,
-    Errno::EFAULT,
-    Errno::EBUSY,
-    Errno::EINVAL,
-    Errno::ENOSPC,
-    Errno::EOPNOTSUPP,
-];
+const ERRNOS: &[Errno] = &Errno::ALL;
 const OPCODES: &[SendOpcode] = &[
     SendOpcode::Send,
     SendOpcode::SendWithImm,
