@@ -105,8 +105,11 @@ impl Plan {
                     EcmpKind::Mixed => fabric::EcmpHash::Mixed,
                 },
                 congestion_drop: prob(self.loss.congestion_drop),
-                mtu_bytes: None,
-                pfc_watchdog: None,
+                mtu_bytes: (sw.mtu_bytes > 0).then_some(sw.mtu_bytes as u32),
+                pfc_watchdog: (sw.pfc_watchdog_us > 0).then(|| fabric::PfcWatchdog {
+                    detect: SimDuration::from_us(sw.pfc_watchdog_us),
+                    restore: SimDuration::from_us(sw.pfc_watchdog_us * 2),
+                }),
             },
             seed: self.seed,
             ..FabricConfig::default()

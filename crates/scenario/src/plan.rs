@@ -362,6 +362,10 @@ pub struct SwitchPlan {
     pub ecn_on_dequeue: bool,
     /// ECMP's hash.
     pub ecmp_hash: EcmpKind,
+    /// The IP MTU of every switch port, bytes (0: no limit).
+    pub mtu_bytes: u64,
+    /// The PFC watchdog's detection time, µs (0: no watchdog).
+    pub pfc_watchdog_us: u64,
 }
 
 /// Loss.
@@ -546,6 +550,8 @@ impl Default for Plan {
                 ecn_pmax: 0.01,
                 ecn_on_dequeue: false,
                 ecmp_hash: EcmpKind::Crc16,
+                mtu_bytes: 0,
+                pfc_watchdog_us: 0,
             },
             loss: LossPlan {
                 congestion_drop: 0.0,
@@ -665,6 +671,8 @@ schema! {
     "switch.ecn_pmax" => switch.ecn_pmax: Kind::Prob, "probability", "Marking probability just below Kmax.";
     "switch.ecmp_hash" => switch.ecmp_hash: Kind::Enum(EcmpKind::NAMES), "", "How a switch picks among equal-cost ports: `crc16` (the 5-tuple's CRC-16 folded and seeded per switch, as ASICs do; RoCE QPs of one host, whose UDP source ports follow their QP numbers, spread evenly) or `mixed` (the CRC through a per-switch mixing function: random-like spread, no polarisation across tiers).";
     "switch.ecn_on_dequeue" => switch.ecn_on_dequeue: Kind::Bool, "", "Mark a frame as it leaves the egress queue, by the depth it leaves behind (htsim's ECN queue), instead of as it joins: the sender hears of the queue one queueing delay sooner.";
+    "switch.mtu_bytes" => switch.mtu_bytes: int(0, 9_216), "bytes", "IP MTU of every switch port (0: no limit; else at least 576): longer frames are dropped. RDMA at `rdma.mtu_bytes = 4096` through 1500-byte ports loses every full-size packet while TCP, whose MSS follows `tcp.mtu_bytes`, passes.";
+    "switch.pfc_watchdog_us" => switch.pfc_watchdog_us: int(0, 1_000_000), "µs", "PFC watchdog detection time (0: none): an egress queue paused with frames in it for this long is dropped, and its pauses ignored, until no PAUSE has arrived for twice as long.";
     "loss.congestion_drop" => loss.congestion_drop: Kind::Prob, "probability", "Chance a frame arriving at a switch would overflow its buffer: dropped on a lossy priority, PFC back-pressure on a lossless one (lesson 5).";
     "loss.corruption" => loss.corruption: Kind::Prob, "probability", "Independent per-frame corruption on every link; PFC cannot prevent it.";
     "lossless.enabled" => lossless.enabled: Kind::Bool, "", "PFC on the RoCE priority (\"lossless network\"); TCP stays in a lossy class.";
@@ -786,6 +794,14 @@ impl Plan {
                 &"\"permutation\"",
                 "\"pair\" unless topology.kind = \"fat_tree\"".into(),
                 "topology.kind",
+            );
+        }
+        if (1..576).contains(&self.switch.mtu_bytes) {
+            return c(
+                "switch.mtu_bytes",
+                &self.switch.mtu_bytes,
+                "0 (no limit) or 576..=9216 (IPv4's smallest MTU up)".into(),
+                "switch.mtu_bytes",
             );
         }
         if self.switch.ecn_kmin_bytes > self.switch.ecn_kmax_bytes {

@@ -690,3 +690,20 @@ fn lesson3_sends_no_roce_frame() {
         std::fs::remove_dir_all(&dir).ok();
     }
 }
+
+#[test]
+fn a_port_mtu_below_the_path_mtu_fails_rdma_while_tcp_delivers() {
+    // 1500-byte switch ports: TCP's segments fit (its MSS follows tcp.mtu_bytes); RDMA's
+    // 4 KiB packet is dropped at the switch every time, and the WRITE ends RETRY_EXC_ERR.
+    let r = run("lesson1", &["switch.mtu_bytes=1500"]);
+    let (t, d) = paths(&r);
+    assert_eq!(t.outcome, Outcome::Success);
+    let Outcome::Failed { code, .. } = &d.outcome else {
+        panic!("RDMA should fail: {:?}", d.outcome)
+    };
+    assert!(code.starts_with("RetryExcErr"), "{code}");
+    assert!(d.drops > 0);
+    // With the path MTU at 1024, RDMA's packets fit too.
+    let r = run("lesson1", &["switch.mtu_bytes=1500", "rdma.mtu_bytes=1024"]);
+    assert_eq!(paths(&r).1.outcome, Outcome::Success);
+}

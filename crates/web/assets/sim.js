@@ -10,7 +10,7 @@ const PRESETS = [['lesson1', '①'], ['lesson2', '②'], ['lesson3', '③'], ['l
 // The keys the panel offers, in this order (every other key keeps the preset's value).
 const PARAMS = ['rdma.operation', 'workload.message_bytes', 'workload.messages', 'workload.stream_us',
   'loss.congestion_drop', 'lossless.enabled', 'rdma.retransmission', 'rdma.timeout',
-  'nic.adaptive_retransmission', 'switch.ecn', 'switch.ecn_on_dequeue', 'rdma.dcqcn', 'rdma.dcqcn_profile', 'rdma.mtu_bytes',
+  'nic.adaptive_retransmission', 'switch.ecn', 'switch.ecn_on_dequeue', 'rdma.dcqcn', 'rdma.dcqcn_profile', 'rdma.mtu_bytes', 'switch.mtu_bytes',
   'rdma.memory_registered', 'rdma.qp_state', 'rdma.completion', 'nic.profile', 'topology.link_gbps',
   'topology.cable_m', 'tcp.congestion_control', 'tcp.mtu_bytes', 'tcp.busy_poll', 'seed'];
 const SPEEDS = [0.25, 0.5, 1, 2, 4];
