@@ -6,8 +6,8 @@
 //! candidates, a switch picks by the frame's 5-tuple CRC, looked at from its own bit offset and
 //! seed (so that successive tiers do not make correlated choices, the "polarisation" problem).
 //!
-//! The tables are flat arrays indexed by (switch ordinal, host ordinal): no maps, no iteration
-//! order to worry about.
+//! The tables are flat arrays by switch ordinal, each switch's hosts as sorted runs of host
+//! ordinals ([`Routes`]): no maps, no iteration order to worry about.
 
 /// Candidate egress ports per (switch, destination host).
 ///
@@ -17,9 +17,9 @@
 /// by pod, so neighbouring hosts share a list too: each switch keeps its host ordinals as runs
 /// (first host of the run, list number), found by binary search. A fat tree's switch has
 /// at most 2k runs (16 for a core switch of k = 16, 10 for the others): a 1024-host fat
-/// tree's whole table is about 32 KB instead of 640 KB
-/// of one entry per (switch, host), and a lookup stays in one or two cache lines instead of
-/// missing on a table that does not fit the cache. Any topology works; one whose hosts do not
+/// tree's whole table is about 32 KB instead of 640 KB of one entry per (switch, host), and a
+/// lookup stays in one or two cache lines instead of missing on a table that does not fit the
+/// cache. Any topology works; one whose hosts do not
 /// group costs one run per host, as the flat table did.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Routes {
