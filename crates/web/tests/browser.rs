@@ -641,16 +641,23 @@ fn urlencode(s: &str) -> String {
         .collect()
 }
 
-/// Waits until the page has finished a run (`body[data-run]` is `done` or `error`, after
-/// the test set it to `clicked`) and says which.
+/// Waits until the page has finished its runs (`body[data-run]` is `done` or `error`, after
+/// the test set it to `clicked`, and still is a moment later: a run the page started before
+/// the click may finish first and the clicked one start after it) and says which.
 async fn settled(page: &Page, what: &str) -> String {
-    wait_for(
-        page,
-        "document.body.dataset.run === 'done' || document.body.dataset.run === 'error'",
-        what,
-    )
-    .await;
-    eval(page, "document.body.dataset.run").await
+    loop {
+        wait_for(
+            page,
+            "document.body.dataset.run === 'done' || document.body.dataset.run === 'error'",
+            what,
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        let now: String = eval(page, "document.body.dataset.run").await;
+        if now == "done" || now == "error" {
+            return now;
+        }
+    }
 }
 
 /// Clicks `selector` and waits for the run it starts.
