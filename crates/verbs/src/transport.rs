@@ -411,50 +411,34 @@ fn scatter_sges(
     Ok(())
 }
 
-/// Splits `[offset, offset+len)` of a message over an SGE list into
-/// `(sge, offset within the sge, length, offset within the data)` pieces. Zero-length SGEs
-/// are skipped.
-fn split(sges: &[Sge], offset: u64, len: u64) -> Vec<(Sge, u64, u64, u64)> {
-    let mut pieces = Vec::new();
-    let mut start = 0u64;
+/// The pieces of `[offset, offset+len)` of a message over an SGE list, in order:
+/// `(sge, offset within the sge, length, offset within the data)`. Zero-length SGEs are
+/// skipped. Lazy: the per-packet path ([`one_piece`]) allocates nothing.
+fn pieces(sges: &[Sge], offset: u64, len: u64) -> impl Iterator<Item = (Sge, u64, u64, u64)> + '_ {
     let end = offset + len;
-    for &sge in sges {
-        let sge_end = start + u64::from(sge.length);
-        let lo = offset.max(start);
-        let hi = end.min(sge_end);
-        if lo < hi {
-            pieces.push((sge, lo - start, hi - lo, lo - offset));
-        }
-        start = sge_end;
-        if start >= end {
-            break;
-        }
-    }
-    pieces
+    sges.iter()
+        .scan(0u64, move |start, &sge| {
+            let s = *start;
+            *start += u64::from(sge.length);
+            (s < end).then_some((sge, s))
+        })
+        .filter_map(move |(sge, start)| {
+            let lo = offset.max(start);
+            let hi = end.min(start + u64::from(sge.length));
+            (lo < hi).then(|| (sge, lo - start, hi - lo, lo - offset))
+        })
 }
 
-/// The one piece [`split`] would give, when it gives exactly one: (SGE, offset in it,
-/// length). Allocates nothing: this runs for every packet a synthetic WQE sends.
+/// [`pieces`], collected.
+fn split(sges: &[Sge], offset: u64, len: u64) -> Vec<(Sge, u64, u64, u64)> {
+    pieces(sges, offset, len).collect()
+}
+
+/// The piece of `[offset, offset+len)`, when it lies in one SGE: (SGE, offset in it, length).
 fn one_piece(sges: &[Sge], offset: u64, len: u64) -> Option<(Sge, u64, u64)> {
-    let mut found = None;
-    let mut start = 0u64;
-    let end = offset + len;
-    for &sge in sges {
-        let sge_end = start + u64::from(sge.length);
-        let lo = offset.max(start);
-        let hi = end.min(sge_end);
-        if lo < hi {
-            if found.is_some() {
-                return None;
-            }
-            found = Some((sge, lo - start, hi - lo));
-        }
-        start = sge_end;
-        if start >= end {
-            break;
-        }
-    }
-    found
+    let mut it = pieces(sges, offset, len);
+    let (sge, off, n, _) = it.next()?;
+    it.next().is_none().then_some((sge, off, n))
 }
 
 impl Context {

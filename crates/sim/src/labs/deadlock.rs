@@ -15,7 +15,7 @@
 //! text discusses them.
 
 use super::streams::Streams;
-use super::{Chart, LINK_GBPS, LabError, LabResult, PRIO, Params, Series, lab_pfc};
+use super::{LINK_GBPS, LabError, LabResult, PRIO, Params, Series, chart, lab_pfc};
 use crate::world::RcOptions;
 use fabric::{FabricConfig, LinkConfig, PfcWatchdog, Topology};
 use units::{Bandwidth, SimDuration};
@@ -135,20 +135,10 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     r.verdict("paused_links_at_end", paused_at_end);
     r.verdict("stall_threshold_us", threshold.as_us_f64());
     r.verdict("drops", c.drops());
-    r.charts.push(Chart {
-        id: "delivered",
-        kind: "line",
-        x_unit: "µs",
-        y_unit: "MB",
-        series: delivered,
-    });
-    r.charts.push(Chart {
-        id: "paused",
-        kind: "step",
-        x_unit: "µs",
-        y_unit: "links",
-        series: vec![paused],
-    });
+    r.charts
+        .push(chart("delivered", "line", ("µs", "MB"), delivered));
+    r.charts
+        .push(chart("paused", "step", ("µs", "links"), vec![paused]));
     r.events = Some(s.events);
     Ok(r)
 }

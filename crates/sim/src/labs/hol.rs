@@ -7,7 +7,7 @@
 //! same victim alone gives the baseline.
 
 use super::streams::{Streams, gbps};
-use super::{Chart, LINK_GBPS, LabError, LabResult, PRIO, Params, Series, lab_pfc};
+use super::{LINK_GBPS, LabError, LabResult, Params, Series, chart, lab_pfc};
 use crate::world::RcOptions;
 use fabric::{FabricConfig, LinkConfig, Topology};
 use units::{Bandwidth, SimDuration};
@@ -52,7 +52,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let mut pauses_trunk = Series::new("right → left (trunk)");
     let mut pauses_hosts = Series::new("left → its hosts");
     let left_host_ports: Vec<_> = (0..=senders)
-        .filter_map(|i| with.port("left", &format!("l-h{i}")))
+        .map(|i| with.port("left", &format!("l-h{i}")))
         .collect();
     for k in 1..=WINDOWS {
         let t = window * k;
@@ -61,23 +61,14 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         let da = alone.run_to(t)?;
         victim.points.push([x, gbps(dw[0], window)]);
         victim_alone.points.push([x, gbps(da[0], window)]);
-        let f = &with.w.fabric;
-        let qb = |port: Option<(units::NodeId, units::PortId)>| {
-            port.map_or(0, |(n, p)| f.queue_bytes(n, p, PRIO)) as f64 / 1e3
-        };
-        q_r0.points.push([x, qb(to_r0)]);
-        q_trunk.points.push([x, qb(trunk_out)]);
-        let pauses = |ports: &[(units::NodeId, units::PortId)]| -> f64 {
-            ports
-                .iter()
-                .filter_map(|&(n, p)| f.port_stats(n, p))
-                .map(|s| s.pauses_sent)
-                .sum::<u64>() as f64
-        };
+        q_r0.points.push([x, with.queue_kb(to_r0)]);
+        q_trunk.points.push([x, with.queue_kb(trunk_out)]);
         pauses_trunk
             .points
-            .push([x, trunk_in.map_or(0.0, |tp| pauses(&[tp]))]);
-        pauses_hosts.points.push([x, pauses(&left_host_ports)]);
+            .push([x, with.pauses_sent(&[trunk_in]) as f64]);
+        pauses_hosts
+            .points
+            .push([x, with.pauses_sent(&left_host_ports) as f64]);
     }
     let v = gbps(with.delivered[0], d);
     let va = gbps(alone.delivered[0], d);
@@ -88,34 +79,21 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     r.figure("pauses", Some(c.pauses_sent as f64), "frames");
     r.figure("drops", Some(c.drops() as f64), "frames");
     // How long the left switch's trunk egress was held by pauses.
-    let held = trunk_out.map_or(0, |(n, port)| {
-        with.w.fabric.pause_time(n, port, PRIO, with.w.now()).0
-    });
-    r.verdict(
-        "victim_paused_pct",
-        (held as f64 / d.as_ps() as f64 * 100.0).min(100.0),
-    );
-    r.charts.push(Chart {
-        id: "victim",
-        kind: "line",
-        x_unit: "µs",
-        y_unit: "Gb/s",
-        series: vec![victim, victim_alone],
-    });
-    r.charts.push(Chart {
-        id: "queue",
-        kind: "line",
-        x_unit: "µs",
-        y_unit: "KB",
-        series: vec![q_r0, q_trunk],
-    });
-    r.charts.push(Chart {
-        id: "pauses",
-        kind: "step",
-        x_unit: "µs",
-        y_unit: "frames",
-        series: vec![pauses_trunk, pauses_hosts],
-    });
+    r.verdict("victim_paused_pct", with.paused_pct(trunk_out, d));
+    r.charts.push(chart(
+        "victim",
+        "line",
+        ("µs", "Gb/s"),
+        vec![victim, victim_alone],
+    ));
+    r.charts
+        .push(chart("queue", "line", ("µs", "KB"), vec![q_r0, q_trunk]));
+    r.charts.push(chart(
+        "pauses",
+        "step",
+        ("µs", "frames"),
+        vec![pauses_trunk, pauses_hosts],
+    ));
     r.events = Some(with.events + alone.events);
     Ok(r)
 }

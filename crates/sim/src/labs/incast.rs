@@ -3,7 +3,7 @@
 //! DCQCN validation study's (Kmin 10 KB, Kmax 100 KB, Pmax 1%; research/figures.md §6.2) with
 //! PFC as the backstop at the labs' XOFF.
 
-use super::{Chart, LabError, LabResult, Params, Series, jain, lab_pfc};
+use super::{LabError, LabResult, Params, Series, chart, jain, lab_pfc};
 use crate::incast::{IncastConfig, run as run_incast};
 use fabric::EcnConfig;
 use transport::roce::dcqcn::DcqcnParams;
@@ -41,12 +41,11 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     .map_err(LabError::sim)?;
     let mut r = LabResult::new("incast", p);
     let x = |k: usize| (window * (k as u64 + 1)).as_us_f64();
-    r.charts.push(Chart {
-        id: "queue",
-        kind: "line",
-        x_unit: "µs",
-        y_unit: "KB",
-        series: vec![Series {
+    r.charts.push(chart(
+        "queue",
+        "line",
+        ("µs", "KB"),
+        vec![Series {
             name: "switch → receiver (deepest per window)".into(),
             points: rep
                 .peak_queue_bytes
@@ -56,7 +55,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
                 .collect(),
             labels: vec![],
         }],
-    });
+    ));
     let per_sender = |s: usize| -> Vec<[f64; 2]> {
         rep.delivered_gbps
             .iter()
@@ -64,19 +63,13 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
             .map(|(k, w)| [x(k), w.get(s).copied().unwrap_or(0.0)])
             .collect()
     };
-    r.charts.push(Chart {
-        id: "rate",
-        kind: "line",
-        x_unit: "µs",
-        y_unit: "Gb/s",
-        series: (0..senders as usize)
-            .map(|s| Series {
-                name: format!("h{s} → h{senders}"),
-                points: per_sender(s),
-                labels: vec![],
-            })
-            .collect(),
-    });
+    let rates = (0..senders as usize)
+        .map(|s| Series {
+            points: per_sender(s),
+            ..Series::new(format!("h{s} → h{senders}"))
+        })
+        .collect();
+    r.charts.push(chart("rate", "line", ("µs", "Gb/s"), rates));
     // Each sender's DCQCN rate: line rate until its first change, then every change.
     let mut dcq = Vec::new();
     if dcqcn.is_some() {
@@ -97,19 +90,13 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
             });
         }
     }
-    r.charts.push(Chart {
-        id: "dcqcn_rate",
-        kind: "step",
-        x_unit: "µs",
-        y_unit: "Gb/s",
-        series: dcq,
-    });
-    r.charts.push(Chart {
-        id: "pauses",
-        kind: "step",
-        x_unit: "µs",
-        y_unit: "frames",
-        series: vec![Series {
+    r.charts
+        .push(chart("dcqcn_rate", "step", ("µs", "Gb/s"), dcq));
+    r.charts.push(chart(
+        "pauses",
+        "step",
+        ("µs", "frames"),
+        vec![Series {
             name: "PAUSE frames sent".into(),
             points: rep
                 .pauses_cum
@@ -119,7 +106,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
                 .collect(),
             labels: vec![],
         }],
-    });
+    ));
     let windows = rep.delivered_gbps.len().max(1) as f64;
     let means: Vec<f64> = (0..senders as usize)
         .map(|s| rep.delivered_gbps.iter().map(|w| w[s]).sum::<f64>() / windows)

@@ -8,7 +8,7 @@
 //! lowest loss rate at which each path stalled. The second chart is the bytes each path resent
 //! per byte it delivered.
 
-use super::{Chart, LabError, LabResult, Params, Series};
+use super::{LabError, LabResult, Params, Series, chart};
 use crate::report::{PathReport, run_plan};
 
 /// Stream length, µs: the shortest the report measures throughput from (75 µs warm-up and
@@ -120,19 +120,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     r.figure("gbn_retention", retention(0), "");
     r.figure("sr_retention", retention(1), "");
     r.figure("tcp_retention", retention(2), "");
-    r.charts.push(Chart {
-        id: "goodput",
-        kind: "line",
-        x_unit: "%",
-        y_unit: "Gb/s",
-        series: good,
-    });
-    r.charts.push(Chart {
-        id: "resent",
-        kind: "line",
-        x_unit: "%",
-        y_unit: "%",
-        series: resent,
-    });
+    r.charts.push(chart("goodput", "line", ("%", "Gb/s"), good));
+    r.charts.push(chart("resent", "line", ("%", "%"), resent));
     Ok(r)
 }

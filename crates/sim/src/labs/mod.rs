@@ -460,6 +460,22 @@ pub struct Chart {
     pub series: Vec<Series>,
 }
 
+/// A chart of `kind` (`line`, `step`, `bar`) with its axes' units.
+fn chart(
+    id: &'static str,
+    kind: &'static str,
+    (x_unit, y_unit): (&'static str, &'static str),
+    series: Vec<Series>,
+) -> Chart {
+    Chart {
+        id,
+        kind,
+        x_unit,
+        y_unit,
+        series,
+    }
+}
+
 /// A counter as an operator reads it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Counter {

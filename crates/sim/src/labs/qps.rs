@@ -4,7 +4,7 @@
 //! number: one QP is held to one spine link however fast the host link is; several QPs
 //! spread, evenly with the CRC-16 ASICs use, like random throws with the `mixed` hash.
 
-use super::{Chart, LabError, LabResult, Params, Series};
+use super::{LabError, LabResult, Params, Series, chart};
 use crate::perftest::{self, BwRow, Options, Rows, Test};
 use std::collections::BTreeMap;
 
@@ -56,12 +56,11 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
             .collect()
     };
     let many_name = format!("{n} QPs");
-    r.charts.push(Chart {
-        id: "paths",
-        kind: "bar",
-        x_unit: "",
-        y_unit: "%",
-        series: vec![
+    r.charts.push(chart(
+        "paths",
+        "bar",
+        ("", "%"),
+        vec![
             Series {
                 name: "1 QP".into(),
                 points: shares(&one),
@@ -73,20 +72,19 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
                 labels,
             },
         ],
-    });
+    ));
     let g1 = one.avg_bps * 8.0 / 1e9;
     let gn = many.avg_bps * 8.0 / 1e9;
-    r.charts.push(Chart {
-        id: "throughput",
-        kind: "bar",
-        x_unit: "",
-        y_unit: "Gb/s",
-        series: vec![Series {
+    r.charts.push(chart(
+        "throughput",
+        "bar",
+        ("", "Gb/s"),
+        vec![Series {
             name: "ib_write_bw".into(),
             points: vec![[0.0, g1], [1.0, gn]],
             labels: vec!["1 QP".into(), many_name],
         }],
-    });
+    ));
     let max = |row: &BwRow| row.uplink_share.iter().copied().fold(0.0, f64::max) * 100.0;
     r.figure("gbps_one", Some(g1), "Gb/s");
     r.figure("gbps_many", Some(gn), "Gb/s");

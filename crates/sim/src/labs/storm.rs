@@ -9,7 +9,7 @@
 //! storm stays at the host that caused it.
 
 use super::streams::{Streams, gbps};
-use super::{Chart, LINK_GBPS, LabError, LabResult, PRIO, Params, Series, lab_pfc};
+use super::{LINK_GBPS, LabError, LabResult, Params, Series, chart, lab_pfc};
 use crate::world::RcOptions;
 use fabric::{FabricConfig, LinkConfig, PfcWatchdog, Topology};
 use units::{Bandwidth, NodeId, PortId, SimDuration};
@@ -76,11 +76,8 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         if k > WINDOWS * 3 / 4 {
             late += got[1];
         }
-        for (i, (_, port)) in watched.iter().enumerate() {
-            let n = port
-                .and_then(|(n, p)| s.w.fabric.port_stats(n, p))
-                .map_or(0, |st| st.pauses_sent);
-            pauses[i].points.push([x, n as f64]);
+        for (i, &(_, port)) in watched.iter().enumerate() {
+            pauses[i].points.push([x, s.pauses_sent(&[port]) as f64]);
         }
     }
     let c = s.w.fabric.counters();
@@ -98,10 +95,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         .collect();
     let v_during = gbps(storm.iter().sum(), window * (storm.len().max(1) as u64));
     let v_late = gbps(late, window * (WINDOWS - WINDOWS * 3 / 4));
-    let storm_pauses = watched[0]
-        .1
-        .and_then(|(n, p)| s.w.fabric.port_stats(n, p))
-        .map_or(0, |st| st.pauses_sent);
+    let storm_pauses = s.pauses_sent(&[watched[0].1]);
     r.figure("victim_gbps_before", Some(v_before), "Gb/s");
     r.figure("victim_gbps_during", Some(v_during), "Gb/s");
     r.figure("storm_pauses", Some(storm_pauses as f64), "frames");
@@ -119,27 +113,14 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     r.verdict("victim_gbps_late", v_late);
     r.verdict("storms", c.watchdog_storms);
     // How long the victim's sender was held by pauses.
-    let held = s
-        .port("l-h1", "left")
-        .map_or(0, |(n, p)| s.w.fabric.pause_time(n, p, PRIO, s.w.now()).0);
     r.verdict(
         "victim_sender_paused_pct",
-        (held as f64 / d.as_ps() as f64 * 100.0).min(100.0),
+        s.paused_pct(s.port("l-h1", "left"), d),
     );
-    r.charts.push(Chart {
-        id: "flows",
-        kind: "line",
-        x_unit: "µs",
-        y_unit: "Gb/s",
-        series: flows_s,
-    });
-    r.charts.push(Chart {
-        id: "pauses",
-        kind: "step",
-        x_unit: "µs",
-        y_unit: "frames",
-        series: pauses,
-    });
+    r.charts
+        .push(chart("flows", "line", ("µs", "Gb/s"), flows_s));
+    r.charts
+        .push(chart("pauses", "step", ("µs", "frames"), pauses));
     r.events = Some(s.events);
     Ok(r)
 }

@@ -4,7 +4,7 @@
 //! landed in order), so a flow stuck behind a pause or a deadlock shows no progress even
 //! while its requester still has packets in flight.
 
-use super::LabError;
+use super::{LabError, PRIO};
 use crate::world::{Endpoint, RcOptions, World};
 use engine::Budget;
 use fabric::{FabricConfig, Topology};
@@ -149,6 +149,29 @@ impl Streams {
             .iter()
             .position(|n| n.name == name)
             .map(|i| NodeId(i as u32))
+    }
+
+    /// PAUSE frames (non-zero quanta) the given ports have sent so far.
+    pub fn pauses_sent(&self, ports: &[Option<(NodeId, PortId)>]) -> u64 {
+        ports
+            .iter()
+            .flatten()
+            .filter_map(|&(n, p)| self.w.fabric.port_stats(n, p))
+            .map(|st| st.pauses_sent)
+            .sum()
+    }
+
+    /// Kilobytes waiting in `port`'s egress queue for RoCE's priority now.
+    pub fn queue_kb(&self, port: Option<(NodeId, PortId)>) -> f64 {
+        port.map_or(0, |(n, p)| self.w.fabric.queue_bytes(n, p, PRIO)) as f64 / 1e3
+    }
+
+    /// The share of `d` that `port`'s egress was held by PAUSE frames on RoCE's priority, %.
+    pub fn paused_pct(&self, port: Option<(NodeId, PortId)>, d: SimDuration) -> f64 {
+        let held = port.map_or(0, |(n, p)| {
+            self.w.fabric.pause_time(n, p, PRIO, self.w.now()).0
+        });
+        (held as f64 / d.as_ps().max(1) as f64 * 100.0).min(100.0)
     }
 
     /// The port of node `from` whose cable leads to node `to`.
