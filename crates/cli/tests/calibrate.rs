@@ -7,8 +7,11 @@ use std::time::Instant;
 
 #[test]
 fn calibrate_writes_a_profile_with_a_plausible_memcpy_figure() {
-    let dir = std::env::temp_dir().join(format!("rdmalab-calibrate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-calibrate-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let out = dir.join("host.toml");
     let r = Command::cargo_bin("rdmalab")
         .unwrap()
@@ -57,7 +60,6 @@ fn calibrate_writes_a_profile_with_a_plausible_memcpy_figure() {
     let mut p = rdmalab::host::HostProfile::default();
     p.apply_overrides(&overrides).unwrap();
     assert_eq!(p.socket.copy.per_byte_ps, per_byte as u64);
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -76,8 +76,11 @@ fn bad_input(args: &[&str], needle: &str) {
 #[test]
 fn bad_input_exits_2_naming_the_problem() {
     bad_input(&["run", "lesson9"], "lesson9");
-    let dir = std::env::temp_dir().join(format!("rdmalab-run-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-run-bad-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let f = dir.join("bad.toml");
     std::fs::write(&f, "[workload]\nmessage_bytes = -5\n").unwrap();
     let named = format!(
@@ -85,7 +88,6 @@ fn bad_input_exits_2_naming_the_problem() {
         f.display()
     );
     bad_input(&["run", f.to_str().unwrap()], &named);
-    std::fs::remove_dir_all(&dir).ok();
     bad_input(&["run", "lesson1", "--set", "rdma.nope=1"], "rdma.nope");
     bad_input(
         &["run", "lesson1", "--set", "rdma.mtu_bytes=1000"],
@@ -123,8 +125,11 @@ fn profile_picks_the_nic_behaviour_or_a_calibrated_host() {
             .as_f64()
             .unwrap()
     };
-    let dir = std::env::temp_dir().join(format!("rdmalab-run-profile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-run-profile-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let slow = dir.join("slow.toml");
     std::fs::write(&slow, "[profile]\n\"socket.copy.per_byte_ps\" = 1000\n").unwrap();
     let (base, slower) = (cpu(&[]), cpu(&["--profile", slow.to_str().unwrap()]));
@@ -140,7 +145,6 @@ fn profile_picks_the_nic_behaviour_or_a_calibrated_host() {
         "socket.nope_ps",
     );
     bad_input(&["run", "1", "--profile", "mlx6"], "mlx6");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -159,8 +163,11 @@ fn lesson1_report_snapshot() {
 
 #[test]
 fn pcap_writes_one_capture_per_path() {
-    let dir = std::env::temp_dir().join(format!("rdmalab-run-pcap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-run-pcap-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let out = dir.join("one.pcap");
     rdmalab()
         .args(["run", "1", "--pcap", out.to_str().unwrap()])
@@ -177,7 +184,6 @@ fn pcap_writes_one_capture_per_path() {
         &["run", "1", "--pcap", "/nonexistent-dir/x.pcap"],
         "/nonexistent-dir/x-tcp.pcap",
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -6,12 +6,6 @@ fn rdmalab() -> Command {
     Command::cargo_bin("rdmalab").unwrap()
 }
 
-fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("rdmalab-sweep-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
-
 const GRID: [&str; 4] = [
     "--vary",
     "workload.message_bytes=64,4096,65536",
@@ -21,7 +15,11 @@ const GRID: [&str; 4] = [
 
 #[test]
 fn three_shards_merged_equal_the_whole_sweep_byte_for_byte() {
-    let whole = tmp("whole.csv");
+    let dir = tempfile::Builder::new()
+        .prefix("rdmalab-cli-")
+        .tempdir()
+        .unwrap();
+    let whole = dir.path().join("whole.csv");
     rdmalab()
         .args(["sweep", "lesson1"])
         .args(GRID)
@@ -68,7 +66,7 @@ fn three_shards_merged_equal_the_whole_sweep_byte_for_byte() {
 
     let mut parts = Vec::new();
     for i in 1..=3 {
-        let p = tmp(&format!("part{i}.csv"));
+        let p = dir.path().join(format!("part{i}.csv"));
         rdmalab()
             .args(["sweep", "1"])
             .args(GRID)
@@ -80,7 +78,7 @@ fn three_shards_merged_equal_the_whole_sweep_byte_for_byte() {
         assert_eq!(t.lines().count(), 1 + 2, "shard {i}: {t}");
         parts.push(p);
     }
-    let merged = tmp("merged.csv");
+    let merged = dir.path().join("merged.csv");
     // Shards in any order.
     rdmalab()
         .args(["sweep", "merge", "-o"])
@@ -97,7 +95,7 @@ fn three_shards_merged_equal_the_whole_sweep_byte_for_byte() {
     // Overlapping shards are refused.
     let out = rdmalab()
         .args(["sweep", "merge", "-o"])
-        .arg(tmp("dup.csv"))
+        .arg(dir.path().join("dup.csv"))
         .arg(&parts[0])
         .arg(&parts[0])
         .output()
@@ -107,7 +105,7 @@ fn three_shards_merged_equal_the_whole_sweep_byte_for_byte() {
     // A missing shard leaves holes: named, refused.
     let out = rdmalab()
         .args(["sweep", "merge", "-o"])
-        .arg(tmp("holes.csv"))
+        .arg(dir.path().join("holes.csv"))
         .arg(&parts[0])
         .arg(&parts[2])
         .output()
@@ -122,8 +120,12 @@ fn three_shards_merged_equal_the_whole_sweep_byte_for_byte() {
 
 #[test]
 fn the_chart_has_one_series_per_path_and_transport_setting() {
-    let csv = tmp("loss.csv");
-    let svg = tmp("loss.svg");
+    let dir = tempfile::Builder::new()
+        .prefix("rdmalab-cli-")
+        .tempdir()
+        .unwrap();
+    let csv = dir.path().join("loss.csv");
+    let svg = dir.path().join("loss.svg");
     rdmalab()
         .args([
             "sweep",
@@ -154,7 +156,7 @@ fn the_chart_has_one_series_per_path_and_transport_setting() {
     assert!(s.contains("retention"));
     // PNG, when a font is there.
     if std::path::Path::new("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf").exists() {
-        let png = tmp("loss.png");
+        let png = dir.path().join("loss.png");
         rdmalab()
             .args([
                 "sweep",
@@ -163,7 +165,7 @@ fn the_chart_has_one_series_per_path_and_transport_setting() {
                 "workload.message_bytes=64,4096",
                 "-o",
             ])
-            .arg(tmp("size.csv"))
+            .arg(dir.path().join("size.csv"))
             .arg("--plot")
             .arg(&png)
             .assert()
@@ -175,7 +177,11 @@ fn the_chart_has_one_series_per_path_and_transport_setting() {
 
 #[test]
 fn bad_input_exits_2_naming_the_problem() {
-    let o = tmp("bad.csv");
+    let dir = tempfile::Builder::new()
+        .prefix("rdmalab-cli-")
+        .tempdir()
+        .unwrap();
+    let o = dir.path().join("bad.csv");
     let long: String = (1..=100)
         .map(|i| i.to_string())
         .collect::<Vec<_>>()
@@ -228,11 +234,15 @@ fn bad_input_exits_2_naming_the_problem() {
 /// `--resume` runs only the rest, and the final CSV is byte for byte the uninterrupted one.
 #[test]
 fn a_killed_sweep_resumes_to_the_same_csv() {
+    let dir = tempfile::Builder::new()
+        .prefix("rdmalab-cli-")
+        .tempdir()
+        .unwrap();
     let grid = [
         "--vary",
         "loss.congestion_drop=0,0.001,0.002,0.004,0.006,0.008,0.01,0.02",
     ];
-    let whole = tmp("resume-whole.csv");
+    let whole = dir.path().join("resume-whole.csv");
     rdmalab()
         .args(["sweep", "lesson5"])
         .args(grid)
@@ -240,8 +250,8 @@ fn a_killed_sweep_resumes_to_the_same_csv() {
         .arg(&whole)
         .assert()
         .success();
-    let out = tmp("resume.csv");
-    let partial = tmp("resume.csv.partial");
+    let out = dir.path().join("resume.csv");
+    let partial = dir.path().join("resume.csv.partial");
     let _ = std::fs::remove_file(&partial);
     let bin = assert_cmd::cargo::cargo_bin("rdmalab");
     let mut child = std::process::Command::new(&bin)

@@ -7,15 +7,13 @@ mod tshark_run;
 use assert_cmd::Command;
 use std::collections::BTreeMap;
 
-fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("rdmalab-trace-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
-
 #[test]
 fn lesson5_lossless_trace_has_roce_tcp_and_pfc_frames_and_a_jsonl_trace() {
-    let (pcap, jsonl) = (tmp("l5.pcap"), tmp("l5.jsonl"));
+    let dir = tempfile::Builder::new()
+        .prefix("rdmalab-cli-")
+        .tempdir()
+        .unwrap();
+    let (pcap, jsonl) = (dir.path().join("l5.pcap"), dir.path().join("l5.jsonl"));
     Command::cargo_bin("rdmalab")
         .unwrap()
         .args([
@@ -97,6 +95,10 @@ fn lesson5_lossless_trace_has_roce_tcp_and_pfc_frames_and_a_jsonl_trace() {
 
 #[test]
 fn trace_needs_an_output_and_a_known_scenario() {
+    let dir = tempfile::Builder::new()
+        .prefix("rdmalab-cli-")
+        .tempdir()
+        .unwrap();
     let out = Command::cargo_bin("rdmalab")
         .unwrap()
         .args(["trace", "lesson1"])
@@ -107,7 +109,7 @@ fn trace_needs_an_output_and_a_known_scenario() {
     let out = Command::cargo_bin("rdmalab")
         .unwrap()
         .args(["trace", "lesson9", "--trace"])
-        .arg(tmp("x.jsonl"))
+        .arg(dir.path().join("x.jsonl"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

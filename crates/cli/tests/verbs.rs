@@ -16,13 +16,6 @@ fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A scratch directory for this test process.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rdmalab-cli-verbs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
 fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -75,7 +68,11 @@ fn a_passing_session_exits_0_and_lists_every_step() {
 
 #[test]
 fn a_failed_expectation_exits_1_and_says_which() {
-    let path = scratch("wrong.toml");
+    let dir = tempfile::Builder::new()
+        .prefix("rdmalab-cli-")
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("wrong.toml");
     std::fs::write(&path, WRONG).unwrap();
     let out = rdmalab()
         .args(["verbs", "run"])
@@ -111,7 +108,11 @@ fn a_failed_expectation_exits_1_and_says_which() {
 
 #[test]
 fn a_malformed_file_exits_2_with_file_line_column() {
-    let path = scratch("malformed.toml");
+    let dir = tempfile::Builder::new()
+        .prefix("rdmalab-cli-")
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("malformed.toml");
     std::fs::write(
         &path,
         WRONG.replace("call = \"query_qp\"", "call = \"query_qp\"\nqpn = 3"),
@@ -236,7 +237,11 @@ fn profile_flag_overrides_the_file() {
 
 #[test]
 fn pcap_holds_the_frames() {
-    let path = scratch("write.pcap");
+    let dir = tempfile::Builder::new()
+        .prefix("rdmalab-cli-")
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("write.pcap");
     let out = rdmalab()
         .args(["verbs", "run", "--pcap"])
         .arg(&path)

@@ -20,8 +20,11 @@ use wire::{Ecn, Frame, PcapReader, parse_frame, pfc};
 
 #[test]
 fn incast_capture_shows_pfc_frames_and_ecn_marks() {
-    let dir = std::env::temp_dir().join(format!("rdmalab-fabric-pcap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-fabric-pcap-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let path = dir.join("incast.pcap");
 
     let topo = Topology::incast(2, LinkConfig::new(Bandwidth::gbps(100), 3)).unwrap();
@@ -148,5 +151,4 @@ fn incast_capture_shows_pfc_frames_and_ecn_marks() {
     assert!(prio.iter().all(|p| p == "3"));
     let ops = fields("infiniband", "infiniband.bth.opcode").expect("tshark ran above");
     assert!(ops.iter().all(|o| o == "4"), "RC SEND_ONLY");
-    std::fs::remove_dir_all(&dir).ok();
 }

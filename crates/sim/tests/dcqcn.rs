@@ -151,8 +151,11 @@ fn marking_on_enqueue_delays_the_signal_and_the_nvidia_profile_overshoots() {
 fn cnps_in_the_report_and_on_the_wire() {
     use rdmalab::report::{RunOptions, run_plan_with};
     use wire::{Frame, PcapReader, parse_frame};
-    let dir = std::env::temp_dir().join(format!("rdmalab-dcqcn-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-dcqcn-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let p = scenario::preset("lesson5b").unwrap();
     let plan = scenario::parse_with(
         p.toml,

@@ -57,8 +57,11 @@ fn sixteen_hosts_complete_intact_deterministic_and_without_shortcuts() {
 
 #[test]
 fn sixteen_host_pcap_decodes_with_psns_in_tshark() {
-    let dir = std::env::temp_dir().join(format!("rdmalab-ft16-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-ft16-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let path = dir.join("ft16.pcap");
     // 64 KiB per flow keeps the capture small.
     let r = run_plan(

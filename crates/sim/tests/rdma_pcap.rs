@@ -52,8 +52,11 @@ fn icrc_of(frame: &[u8]) -> [u8; 4] {
 
 #[test]
 fn write_read_atomics_decode_in_tshark_with_valid_icrcs() {
-    let dir = std::env::temp_dir().join(format!("rdmalab-rdma-pcap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-rdma-pcap-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let path = dir.join("rdma.pcap");
     let topo = Topology::back_to_back(LinkConfig::new(Bandwidth::gbps(100), 3)).unwrap();
     let mut w = World::new(
@@ -234,5 +237,4 @@ fn write_read_atomics_decode_in_tshark_with_valid_icrcs() {
     assert_eq!(col(4, "infiniband.atomiceth.swapdt"), "9");
     assert_eq!(col(9, "infiniband.atomicacketh.origremdt"), "5");
     assert_eq!(col(10, "infiniband.atomicacketh.origremdt"), "9");
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -605,8 +605,11 @@ fn send_recv_with_a_completion_channel_adds_an_interrupt_and_a_wake_up() {
 /// (class 3, non-zero quanta), followed by its RESUME (quanta 0).
 #[test]
 fn lesson5_lossless_pause_frames_in_the_pcap_equal_the_drawn_overflows() {
-    let dir = std::env::temp_dir().join(format!("rdmalab-report-pcap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-report-pcap-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let p = scenario::preset("lesson5").unwrap();
     let plan = scenario::parse_with(p.toml, &["lossless.enabled=true"]).unwrap();
     let opts = RunOptions {
@@ -638,7 +641,6 @@ fn lesson5_lossless_pause_frames_in_the_pcap_equal_the_drawn_overflows() {
     assert_eq!(pauses, d.pfc_pauses);
     assert_eq!(resumes, pauses);
     assert!(dir.join("l5-tcp.pcap").exists());
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// (RoCE frames, TCP segments) in a capture: IPv4 over an optional 802.1Q tag, UDP port 4791.
@@ -664,9 +666,11 @@ fn roce_and_tcp_frames(path: &std::path::Path) -> (u32, u32) {
 #[test]
 fn lesson3_sends_no_roce_frame() {
     for (preset, nic) in [("lesson3", "mlx5"), ("lesson3", "rxe"), ("lesson1", "mlx5")] {
-        let dir =
-            std::env::temp_dir().join(format!("rdmalab-{preset}-{nic}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!("rdmalab-{preset}-{nic}-"))
+            .tempdir()
+            .unwrap();
+        let dir = tmp.path();
         let p = scenario::preset(preset).unwrap();
         let set = format!("nic.profile=\"{nic}\"");
         let plan = scenario::parse_with(p.toml, &[set.as_str()]).unwrap();
@@ -687,7 +691,6 @@ fn lesson3_sends_no_roce_frame() {
         } else {
             assert!(!failed && roce > 0, "{preset}: {roce} RoCE frames");
         }
-        std::fs::remove_dir_all(&dir).ok();
     }
 }
 

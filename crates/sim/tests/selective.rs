@@ -235,8 +235,11 @@ fn selective_repeat_resends_what_was_lost_and_go_back_n_a_window_per_loss() {
 #[test]
 fn irn_extension_on_the_wire_and_in_tshark() {
     use wire::{Frame, PcapReader, ib::irn, parse_frame};
-    let dir = std::env::temp_dir().join(format!("rdmalab-sr-pcap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-sr-pcap-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let path = dir.join("sr.pcap");
     let probe = {
         let topo = Topology::back_to_back(LinkConfig::new(Bandwidth::gbps(100), 3)).unwrap();

@@ -14,8 +14,11 @@ use wire::PcapReader;
 
 #[test]
 fn the_qp_exchange_runs_over_tcp_in_the_pcap_and_on_the_timeline() {
-    let dir = std::env::temp_dir().join(format!("rdmalab-setup-wire-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-setup-wire-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let path = dir.join("setup.pcap");
     let topo = Topology::back_to_back(LinkConfig::new(Bandwidth::gbps(100), 3)).unwrap();
     let mut w = World::new(

@@ -448,8 +448,11 @@ fn io_uring_batches_writes_into_fewer_syscalls() {
 
 #[test]
 fn tcp_frames_decode_in_tshark_with_seq_ack_options_and_sack() {
-    let dir = std::env::temp_dir().join(format!("rdmalab-tcp-pcap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-tcp-pcap-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let path = dir.join("tcp.pcap");
     // Drop the client's 6th and 7th frames (SYN and handshake ACK are 1 and 2): the receiver
     // SACKs the data that follows the hole.
