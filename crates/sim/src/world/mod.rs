@@ -1510,12 +1510,16 @@ impl World {
             let n = host.qps.len();
             let mut found = None;
             for _ in 0..n {
-                let next = host
-                    .qps
-                    .range(host.rr.wrapping_add(1)..)
-                    .next()
-                    .or_else(|| host.qps.iter().next())
-                    .map(|(&k, _)| k);
+                // One QP (a permutation's host, most lessons) needs no search.
+                let next = if n == 1 {
+                    host.qps.keys().next().copied()
+                } else {
+                    host.qps
+                        .range(host.rr.wrapping_add(1)..)
+                        .next()
+                        .or_else(|| host.qps.iter().next())
+                        .map(|(&k, _)| k)
+                };
                 let Some(q) = next else { break };
                 host.rr = q;
                 let e = host.qps.get_mut(&q).expect("key just found");
