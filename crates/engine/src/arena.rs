@@ -120,6 +120,14 @@ impl<T> Arena<T> {
             None => panic!("arena handle {h:?} used after removal"),
         }
     }
+    /// Hints the CPU to load the slot of `h` (see [`crate::prefetch`]); nothing if `h` is out
+    /// of range.
+    #[inline]
+    pub fn prefetch(&self, h: Handle<T>) {
+        if let Some(s) = self.slots.get(h.index as usize) {
+            crate::prefetch(s);
+        }
+    }
     /// The value behind `h`, or `None` if its slot is free or out of range.
     pub fn try_get(&self, h: Handle<T>) -> Option<&T> {
         self.slots.get(h.index as usize)?.as_ref()

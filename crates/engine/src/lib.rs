@@ -10,6 +10,7 @@
 //!   scenario's single seed.
 //! - [`arena`]: [`Arena`], a slab with `Copy` handles, so packets travel as 4-byte handles and
 //!   their slots are reused (no allocation per packet in steady state).
+//! - [`prefetch`]: a cache hint the event loop gives for the next event.
 //! - [`trace`]: typed [`TraceRecord`]s, the [`Observer`] trait and a [`Tracer`] that costs a
 //!   single untaken branch when nobody observes; [`TraceHasher`] folds a run into one hash.
 //!
@@ -20,6 +21,7 @@
 
 pub mod arena;
 pub mod budget;
+pub mod prefetch;
 pub mod queue;
 pub mod rng;
 pub mod sched;
@@ -27,6 +29,7 @@ pub mod trace;
 
 pub use arena::{Arena, Handle};
 pub use budget::{Budget, BudgetExceeded};
+pub use prefetch::prefetch;
 pub use queue::EventQueue;
 pub use rng::{Rng, RngStreams, StreamId};
 pub use sched::{Model, RunStats, Scheduler, Step, run, run_until};

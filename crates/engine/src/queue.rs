@@ -275,6 +275,20 @@ impl<E> EventQueue<E> {
         }
     }
 
+    /// The earliest event (the one [`pop`](Self::pop) returns next), without removing it.
+    #[inline]
+    pub fn peek(&self) -> Option<&E> {
+        if !self.now.is_empty() && self.next_filed() != Some(self.last_pop) {
+            return self.now.front();
+        }
+        match (self.run.last(), self.late.peek()) {
+            (Some((r, ev)), Some(l)) => Some(if *r <= l.at { ev } else { &l.ev }),
+            (Some((_, ev)), None) => Some(ev),
+            (None, Some(l)) => Some(&l.ev),
+            (None, None) => None,
+        }
+    }
+
     /// Pending events.
     #[inline]
     pub fn len(&self) -> usize {
@@ -648,7 +662,13 @@ mod tests {
             self.push_at(self.now.saturating_add(delta_ps));
         }
         fn pop(&mut self) -> Option<(SimTime, u64)> {
+            let peeked = self.queue.peek().copied();
             let got = self.queue.pop();
+            assert_eq!(
+                peeked,
+                got.map(|(_, ev)| ev),
+                "peek names the event pop returns"
+            );
             assert_eq!(
                 got,
                 self.oracle.pop(),

@@ -27,6 +27,11 @@ pub trait Model {
     type Event;
     /// Processes one event at `sched.now()`.
     fn handle(&mut self, ev: Self::Event, sched: &mut Scheduler<Self::Event>) -> Step;
+    /// Called with the event that comes after the one about to be handled (as the queue
+    /// stands before that one runs): a chance to [`prefetch`](crate::prefetch) what it will
+    /// read. It must not change anything; by default it does nothing.
+    #[inline]
+    fn prefetch(&self, _next: &Self::Event) {}
 }
 
 /// The clock and the pending events of one simulation.
@@ -169,6 +174,9 @@ pub fn run_until<M: Model>(
         }
         sched.now = at;
         sched.processed += 1;
+        if let Some(next) = sched.queue.peek() {
+            model.prefetch(next);
+        }
         if model.handle(ev, sched) == Step::Stop {
             stopped_by_model = true;
             break;

@@ -470,6 +470,9 @@ pub struct Fabric {
     capture: Option<(crate::capture::CaptureAt, Vec<Captured>)>,
     /// Per port (global index): its PFC times and watchdog state, read by no frame.
     pfc_side: Vec<PfcSide>,
+    /// Egress queues the PFC watchdog holds in a storm (set `storming` bits over all ports):
+    /// while there are none, a hop does not read its egress port's bits.
+    storming_queues: u32,
     counters: Counters,
     tracer: Tracer,
     tap: Option<Box<dyn Tap>>,
@@ -682,6 +685,7 @@ impl Fabric {
             tap: None,
             capture: None,
             pfc_side: vec![PfcSide::default(); total as usize],
+            storming_queues: 0,
             host_wakeups: Vec::new(),
             max_frame_bytes: MAX_FRAME_BYTES,
         })
@@ -966,6 +970,7 @@ impl Fabric {
                 let quiet_at = side.last_pause_rx + wd.restore;
                 if now >= quiet_at {
                     pt.storming &= !(1 << prio);
+                    self.storming_queues -= 1;
                     side.paused_since = SimTime::MAX;
                     let q = &mut pt.prio[prio as usize];
                     q.paused_until = q.paused_until.min(now);
@@ -997,6 +1002,37 @@ impl Fabric {
                     self.send_pfc(port, prio as usize, true, sched);
                 }
             }
+        }
+    }
+
+    /// Asks the CPU for what `ev` will read first (see [`engine::prefetch`]): for an arrival,
+    /// the packet's descriptor, its head time and the receiving port; for a port event, the
+    /// port. Changes nothing.
+    #[inline]
+    pub fn prefetch_event(&self, ev: &FabricEvent) {
+        match *ev {
+            FabricEvent::Arrive { port, pkt } => {
+                self.packets.prefetch(pkt);
+                if let Some(t) = self.head_at.get(pkt.index() as usize) {
+                    engine::prefetch(t);
+                }
+                self.prefetch_port(port);
+            }
+            FabricEvent::TxDone { port } | FabricEvent::Wake { port } => self.prefetch_port(port),
+            _ => {}
+        }
+    }
+
+    /// Asks the CPU for a packet held for a host (see [`Fabric::take_held`]).
+    #[inline]
+    pub fn prefetch_held(&self, pkt: PacketHandle) {
+        self.packets.prefetch(pkt);
+    }
+
+    #[inline]
+    fn prefetch_port(&self, port: u32) {
+        if let Some(p) = self.ports.get(port as usize) {
+            engine::prefetch(p);
         }
     }
 
@@ -1464,13 +1500,17 @@ impl Fabric {
             ecmp_pick(hash, sw.salt, cands.len(), self.config.switch.ecmp_hash)
         }];
         let out = self.nodes[sw.node.index()].first_port + local_out as u32;
+        // The egress port is cold on a large fabric: ask for its lines now, so that they load
+        // while admission works on the switch and the ingress port.
+        engine::prefetch(&self.ports[out as usize]);
+        engine::prefetch(&self.ports[out as usize].prio[prio]);
         if let Some(mtu) = self.config.switch.mtu_bytes
             && len > mtu as u64 + L2_BYTES
         {
             self.drop_packet(in_port, pkt, DropReason::Oversize, now);
             return;
         }
-        if self.ports[out as usize].storming & (1 << prio) != 0 {
+        if self.storming_queues > 0 && self.ports[out as usize].storming & (1 << prio) != 0 {
             // Counted at the storming egress port too.
             self.pfc_side[out as usize].stats.watchdog_drops += 1;
             self.drop_packet(in_port, pkt, DropReason::Watchdog, now);
@@ -1751,6 +1791,7 @@ impl Fabric {
         self.counters.watchdog_storms += 1;
         self.counters.first_watchdog_storm.get_or_insert(now);
         pt.storming |= 1 << prio;
+        self.storming_queues += 1;
         side.prio[prio].last_pause_rx = now;
         let st = &mut pt.prio[prio];
         side.stats.rx_pause_ps[prio] += now.saturating_duration_since(st.pause_from).as_ps();
@@ -1969,6 +2010,9 @@ fn rng_salt(streams: RngStreams, ordinal: u64) -> u32 {
 
 impl Model for Fabric {
     type Event = FabricEvent;
+    fn prefetch(&self, next: &FabricEvent) {
+        self.prefetch_event(next);
+    }
     fn handle(&mut self, ev: FabricEvent, sched: &mut Scheduler<FabricEvent>) -> Step {
         let had_flows = !self.flows.is_empty();
         Fabric::handle(self, ev, sched);

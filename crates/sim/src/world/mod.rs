@@ -2381,6 +2381,18 @@ struct Driver<'a, F: FnMut(&World) -> bool> {
 
 impl<F: FnMut(&World) -> bool> Model for Driver<'_, F> {
     type Event = Event;
+    /// The fabric's lines for its events, and the held packet a received frame's `RxIn`
+    /// takes: on a large fabric each is a cache miss otherwise.
+    fn prefetch(&self, next: &Event) {
+        match next {
+            Event::Fabric(fe) => self.world.fabric.prefetch_event(fe),
+            Event::Host(HostEvent::RxIn { slot, .. }) => self
+                .world
+                .fabric
+                .prefetch_held(fabric::PacketHandle::from_index(*slot)),
+            Event::Host(_) => {}
+        }
+    }
     fn handle(&mut self, ev: Event, sched: &mut Scheduler<Event>) -> Step {
         self.world.handle(ev, sched);
         if (self.stop)(self.world) {
