@@ -29,9 +29,15 @@ pub trait Model {
     fn handle(&mut self, ev: Self::Event, sched: &mut Scheduler<Self::Event>) -> Step;
     /// Called with the event that comes after the one about to be handled (as the queue
     /// stands before that one runs): a chance to [`prefetch`](crate::prefetch) what it will
-    /// read. It must not change anything; by default it does nothing.
+    /// read, including lines found by reading the ones [`prefetch_ahead`](Model::prefetch_ahead)
+    /// asked for an event earlier. It must not change anything; by default it does nothing.
     #[inline]
     fn prefetch(&self, _next: &Self::Event) {}
+    /// Called with a guess at the event after that one ([`EventQueue::peek_after_next`]): a
+    /// chance to prefetch the lines its handling starts from, without reading anything cold
+    /// (reading would stall the loop on the very miss being avoided). By default nothing.
+    #[inline]
+    fn prefetch_ahead(&self, _after_next: &Self::Event) {}
 }
 
 /// The clock and the pending events of one simulation.
@@ -174,6 +180,11 @@ pub fn run_until<M: Model>(
         }
         sched.now = at;
         sched.processed += 1;
+        // Two events deep: the first lines of the one after next, then what the next one
+        // reads behind its first lines (a port's queue head, a packet's payload).
+        if let Some(after) = sched.queue.peek_after_next() {
+            model.prefetch_ahead(after);
+        }
         if let Some(next) = sched.queue.peek() {
             model.prefetch(next);
         }

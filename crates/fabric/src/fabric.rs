@@ -1007,7 +1007,7 @@ impl Fabric {
 
     /// Asks the CPU for what `ev` will read first (see [`engine::prefetch`]): for an arrival,
     /// the packet's descriptor, its head time and the receiving port; for a port event, the
-    /// port. Changes nothing.
+    /// port. Reads nothing but the fabric's own tables. Changes nothing.
     #[inline]
     pub fn prefetch_event(&self, ev: &FabricEvent) {
         match *ev {
@@ -1023,10 +1023,43 @@ impl Fabric {
         }
     }
 
-    /// Asks the CPU for a packet held for a host (see [`Fabric::take_held`]).
+    /// As [`Fabric::prefetch_event`], and one step further for the event about to run: for a
+    /// port event, the head frame of each backlogged priority (what the scheduler reads). Reads
+    /// the port, so it pays when [`Fabric::prefetch_event`] asked for it an event earlier.
+    #[inline]
+    pub fn prefetch_event_near(&self, ev: &FabricEvent) {
+        self.prefetch_event(ev);
+        match *ev {
+            FabricEvent::TxDone { port } | FabricEvent::Wake { port } => {
+                let Some(pt) = self.ports.get(port as usize) else {
+                    return;
+                };
+                let mut b = pt.backlogged;
+                while b != 0 {
+                    if let Some(head) = pt.prio[b.trailing_zeros() as usize].queue.front() {
+                        engine::prefetch(head);
+                    }
+                    b &= b - 1;
+                }
+            }
+            // An arrival's next lines depend on its descriptor, which is often still loading
+            // here: reading it would stall on the very miss the prefetch is for.
+            _ => {}
+        }
+    }
+
+    /// Asks the CPU for a packet held for a host (see [`Fabric::take_held`]): its descriptor.
     #[inline]
     pub fn prefetch_held(&self, pkt: PacketHandle) {
         self.packets.prefetch(pkt);
+    }
+
+    /// As [`Fabric::prefetch_held`], and the payload behind the descriptor (read here).
+    #[inline]
+    pub fn prefetch_held_near(&self, pkt: PacketHandle) {
+        if let Some(d) = self.packets.try_get(pkt) {
+            self.bodies.prefetch(d.body);
+        }
     }
 
     #[inline]
@@ -2011,7 +2044,10 @@ fn rng_salt(streams: RngStreams, ordinal: u64) -> u32 {
 impl Model for Fabric {
     type Event = FabricEvent;
     fn prefetch(&self, next: &FabricEvent) {
-        self.prefetch_event(next);
+        self.prefetch_event_near(next);
+    }
+    fn prefetch_ahead(&self, after_next: &FabricEvent) {
+        self.prefetch_event(after_next);
     }
     fn handle(&mut self, ev: FabricEvent, sched: &mut Scheduler<FabricEvent>) -> Step {
         let had_flows = !self.flows.is_empty();

@@ -2384,12 +2384,24 @@ impl<F: FnMut(&World) -> bool> Model for Driver<'_, F> {
     /// The fabric's lines for its events, and the held packet a received frame's `RxIn`
     /// takes: on a large fabric each is a cache miss otherwise.
     fn prefetch(&self, next: &Event) {
+        let fabric = &self.world.fabric;
         match next {
-            Event::Fabric(fe) => self.world.fabric.prefetch_event(fe),
-            Event::Host(HostEvent::RxIn { slot, .. }) => self
-                .world
-                .fabric
-                .prefetch_held(fabric::PacketHandle::from_index(*slot)),
+            Event::Fabric(fe) => fabric.prefetch_event_near(fe),
+            Event::Host(HostEvent::RxIn { slot, .. }) => {
+                let pkt = fabric::PacketHandle::from_index(*slot);
+                fabric.prefetch_held(pkt);
+                fabric.prefetch_held_near(pkt);
+            }
+            Event::Host(_) => {}
+        }
+    }
+    fn prefetch_ahead(&self, after_next: &Event) {
+        let fabric = &self.world.fabric;
+        match after_next {
+            Event::Fabric(fe) => fabric.prefetch_event(fe),
+            Event::Host(HostEvent::RxIn { slot, .. }) => {
+                fabric.prefetch_held(fabric::PacketHandle::from_index(*slot))
+            }
             Event::Host(_) => {}
         }
     }
