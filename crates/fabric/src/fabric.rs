@@ -62,7 +62,7 @@ use crate::config::{
 };
 use crate::loss::LossState;
 use crate::packet::{
-    Ecn, FiveTuple, InFlight, MIN_FRAME_BYTES, Packet, PacketHandle, PacketSpec, Payload,
+    Body, Ecn, FiveTuple, InFlight, MIN_FRAME_BYTES, Packet, PacketHandle, PacketSpec, Payload,
     RAW_FRAME_OVERHEAD, host_ip,
 };
 use crate::pfc::headroom_bytes;
@@ -461,7 +461,9 @@ pub struct Fabric {
     /// the descriptor's cache line.
     head_at: Vec<SimTime>,
     /// Their payloads, read only when a packet is delivered, dropped or observed.
-    bodies: Arena<Payload>,
+    bodies: Arena<Body>,
+    /// Payloads with no compact [`Body`], whole.
+    other_bodies: Arena<Payload>,
     next_uid: u64,
     flows: Vec<FlowState>,
     flows_done: usize,
@@ -675,6 +677,7 @@ impl Fabric {
             routes,
             packets: Arena::with_capacity(1024),
             bodies: Arena::with_capacity(1024),
+            other_bodies: Arena::new(),
             head_at: Vec::with_capacity(1024),
             next_uid: 0,
             flows: Vec::new(),
@@ -1072,7 +1075,9 @@ impl Fabric {
     fn new_packet(&mut self, src: NodeId, spec: PacketSpec, now: SimTime) -> PacketHandle {
         let uid = self.next_uid;
         self.next_uid += 1;
-        let body = self.bodies.insert(spec.payload);
+        let body = self
+            .bodies
+            .insert(Body::pack(spec.payload, &mut self.other_bodies));
         let h = self
             .packets
             .insert(InFlight::new(uid, src, &spec, body, now));
@@ -1087,14 +1092,14 @@ impl Fabric {
     /// Removes a packet from the fabric and puts it together again.
     fn take_packet(&mut self, pkt: PacketHandle) -> Packet {
         let d = self.packets.remove(pkt);
-        let payload = self.bodies.remove(d.body);
+        let payload = self.bodies.remove(d.body).take(&mut self.other_bodies);
         d.assemble(payload)
     }
 
     /// A copy of a packet still in the fabric, for observers (tap, capture).
     fn packet_copy(&self, pkt: PacketHandle) -> Packet {
         let d = self.packets.get(pkt);
-        d.assemble(*self.bodies.get(d.body))
+        d.assemble(self.bodies.get(d.body).copy(&self.other_bodies))
     }
 
     /// Queues `pkt`, which entered its node by global port `in_port` (`u32::MAX` at a host),
