@@ -252,7 +252,6 @@ fn a_killed_sweep_resumes_to_the_same_csv() {
         .success();
     let out = dir.path().join("resume.csv");
     let partial = dir.path().join("resume.csv.partial");
-    let _ = std::fs::remove_file(&partial);
     let bin = assert_cmd::cargo::cargo_bin("rdmalab");
     let mut child = std::process::Command::new(&bin)
         .args(["sweep", "lesson5"])

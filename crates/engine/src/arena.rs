@@ -4,9 +4,10 @@
 //! Freed slots go on a free list and are reused first, so once a run has reached its peak
 //! number of packets in flight, inserting and removing allocates nothing.
 //!
-//! Handles are not generation-checked in release builds: the fabric owns each packet in exactly
-//! one place at a time (a queue, a link in flight or an event), and a debug build checks that a
-//! handle points at a live slot.
+//! Handles are not generation-checked in release builds: each user owns every value's handle
+//! in exactly one place at a time (the fabric a packet's descriptor and body in a queue, a link
+//! in flight or an event; the world a frame leaving a NIC or a send completion in its one
+//! event), and a debug build checks that a handle points at a live slot.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -120,7 +121,7 @@ impl<T> Arena<T> {
             None => panic!("arena handle {h:?} used after removal"),
         }
     }
-    /// Hints the CPU to load the slot of `h` (see [`crate::prefetch`]); nothing if `h` is out
+    /// Hints the CPU to load the slot of `h` (see [`prefetch`](fn@crate::prefetch)); nothing if `h` is out
     /// of range.
     #[inline]
     pub fn prefetch(&self, h: Handle<T>) {

@@ -10,7 +10,7 @@
 //!   scenario's single seed.
 //! - [`arena`]: [`Arena`], a slab with `Copy` handles, so packets travel as 4-byte handles and
 //!   their slots are reused (no allocation per packet in steady state).
-//! - [`prefetch`]: a cache hint the event loop gives for the next event.
+//! - [`prefetch`](mod@prefetch): a cache hint the event loop gives for the next events.
 //! - [`trace`]: typed [`TraceRecord`]s, the [`Observer`] trait and a [`Tracer`] that costs a
 //!   single untaken branch when nobody observes; [`TraceHasher`] folds a run into one hash.
 //!

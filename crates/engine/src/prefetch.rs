@@ -14,9 +14,9 @@ pub fn prefetch<T>(r: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         let p = (r as *const T).cast::<i8>();
-        // SAFETY: PREFETCHT0 is a hint; it never faults and has no effect the program can
-        // observe except timing, and `p` comes from a reference, so it is a valid address
-        // anyway. SSE, which provides it, is part of the x86-64 baseline.
+        // SAFETY: PREFETCHT0 is a hint: it never faults, whatever the address, and has no
+        // effect the program can observe except timing. SSE, which provides it, is part of the
+        // x86-64 baseline.
         #[allow(unsafe_code)]
         unsafe {
             core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p);
@@ -24,16 +24,4 @@ pub fn prefetch<T>(r: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = r;
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn prefetching_reads_nothing_and_changes_nothing() {
-        let v = vec![7u64; 1024];
-        for x in &v {
-            super::prefetch(x);
-        }
-        assert!(v.iter().all(|&x| x == 7));
-    }
 }

@@ -28,7 +28,7 @@ pub trait Model {
     /// Processes one event at `sched.now()`.
     fn handle(&mut self, ev: Self::Event, sched: &mut Scheduler<Self::Event>) -> Step;
     /// Called with the event that comes after the one about to be handled (as the queue
-    /// stands before that one runs): a chance to [`prefetch`](crate::prefetch) what it will
+    /// stands before that one runs): a chance to [`prefetch`](fn@crate::prefetch) what it will
     /// read, including lines found by reading the ones [`prefetch_ahead`](Model::prefetch_ahead)
     /// asked for an event earlier. It must not change anything; by default it does nothing.
     #[inline]
@@ -154,7 +154,7 @@ pub fn run_until<M: Model>(
     let mut events = 0u64;
     let mut stopped_by_model = false;
     loop {
-        // `run` (no end time) skips the peek: one queue operation per event.
+        // `run` (no end time) skips this check; the peeks below for prefetching stay.
         if until != SimTime::MAX && sched.queue.peek_time().is_none_or(|next| next > until) {
             break;
         }

@@ -1008,7 +1008,7 @@ impl Fabric {
         }
     }
 
-    /// Asks the CPU for what `ev` will read first (see [`engine::prefetch`]): for an arrival,
+    /// Asks the CPU for what `ev` will read first (see [`engine::prefetch()`]): for an arrival,
     /// the packet's descriptor, its head time and the receiving port; for a port event, the
     /// port. Reads nothing but the fabric's own tables. Changes nothing.
     #[inline]
@@ -1057,9 +1057,11 @@ impl Fabric {
         self.packets.prefetch(pkt);
     }
 
-    /// As [`Fabric::prefetch_held`], and the payload behind the descriptor (read here).
+    /// As [`Fabric::prefetch_held`], and the payload behind the descriptor (read here, so it
+    /// pays when [`Fabric::prefetch_held`] asked for the descriptor an event earlier).
     #[inline]
     pub fn prefetch_held_near(&self, pkt: PacketHandle) {
+        self.prefetch_held(pkt);
         if let Some(d) = self.packets.try_get(pkt) {
             self.bodies.prefetch(d.body);
         }

@@ -477,6 +477,32 @@ mod tests {
                 true,
             ),
             (
+                roce(wire::ExtHeaders {
+                    irn: Some(wire::ib::irn::Repr::Send {
+                        wqe_sn: 4,
+                        offset: 8192,
+                    }),
+                    ..none
+                }),
+                true,
+            ),
+            (
+                Payload::Tcp {
+                    repr: wire::tcp::Repr {
+                        src_port: 40_000,
+                        dst_port: 18_515,
+                        seq: 1,
+                        ack: 2,
+                        window: 512,
+                        sack_ranges: [Some((10, 20)), None, None, None],
+                        payload_len: 1448,
+                        ..wire::tcp::Repr::default()
+                    },
+                    data: 7,
+                },
+                true,
+            ),
+            (
                 Payload::Raw {
                     payload: 1000,
                     seq: 3,

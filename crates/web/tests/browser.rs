@@ -259,7 +259,8 @@ struct Env {
     browser: Browser,
     pump: tokio::task::JoinHandle<()>,
     page: Page,
-    profile: PathBuf,
+    /// Chromium's profile directory, removed when the test ends, passed or not.
+    _profile: tempfile::TempDir,
 }
 
 impl Env {
@@ -280,12 +281,14 @@ impl Env {
         let state = web::AppState::new().unwrap();
         tokio::spawn(async move { web::serve(listener, state).await });
 
-        let profile =
-            std::env::temp_dir().join(format!("rdmalab-chromium-{name}-{}", std::process::id()));
+        let profile = tempfile::Builder::new()
+            .prefix(&format!("rdmalab-chromium-{name}-"))
+            .tempdir()
+            .unwrap();
         let cfg = BrowserConfig::builder()
             .chrome_executable(exe)
             .no_sandbox()
-            .user_data_dir(&profile)
+            .user_data_dir(profile.path())
             .window_size(1280, 900)
             .viewport(Viewport {
                 width: 1280,
@@ -310,7 +313,7 @@ impl Env {
             browser,
             pump,
             page,
-            profile,
+            _profile: profile,
         })
     }
 
@@ -318,7 +321,6 @@ impl Env {
         self.browser.close().await.unwrap();
         self.browser.wait().await.unwrap();
         self.pump.abort();
-        let _ = std::fs::remove_dir_all(&self.profile);
     }
 }
 

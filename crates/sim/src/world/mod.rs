@@ -2390,9 +2390,7 @@ impl<F: FnMut(&World) -> bool> Model for Driver<'_, F> {
         match next {
             Event::Fabric(fe) => fabric.prefetch_event_near(fe),
             Event::Host(HostEvent::RxIn { slot, .. }) => {
-                let pkt = fabric::PacketHandle::from_index(*slot);
-                fabric.prefetch_held(pkt);
-                fabric.prefetch_held_near(pkt);
+                fabric.prefetch_held_near(fabric::PacketHandle::from_index(*slot));
             }
             Event::Host(_) => {}
         }
