@@ -57,12 +57,13 @@
 //! - Pause durations ([`Fabric::pause_time`]) count from when a pause takes
 //!   effect (after the response time) to when it expires or a RESUME arrives.
 
+use crate::body::Body;
 use crate::config::{
     ConfigError, FabricConfig, Forwarding, LinkConfig, PREAMBLE_IFG_BYTES, Scheduling,
 };
 use crate::loss::LossState;
 use crate::packet::{
-    Body, Ecn, FiveTuple, InFlight, MIN_FRAME_BYTES, Packet, PacketHandle, PacketSpec, Payload,
+    Ecn, FiveTuple, InFlight, MIN_FRAME_BYTES, Packet, PacketHandle, PacketSpec, Payload,
     RAW_FRAME_OVERHEAD, host_ip,
 };
 use crate::pfc::headroom_bytes;

@@ -6,6 +6,7 @@
 //! - [`topology`]: nodes and cables; builders for back-to-back, star (pair, incast), dumbbell,
 //!   leaf-spine and k-ary fat-tree.
 //! - [`packet`]: the packet metadata the fabric carries (no bytes), the 5-tuple hash.
+//! - `body`: how a packet's payload is kept while it is in flight (compact for RC streams).
 //! - [`fabric`]: [`Fabric`], the event-driven model of ports, links, switches and NICs.
 //! - [`pfc`]: the PFC headroom formula.
 //! - [`capture`]: [`PcapTap`](capture::PcapTap), which writes every frame on chosen ports to a
@@ -17,6 +18,7 @@
 //! Jacobson 1993 (RED marking curve), Al-Fares et al. 2008 (fat tree); figures from
 //! research/figures.md. Each module lists its simplifications.
 
+mod body;
 pub mod capture;
 pub mod config;
 pub mod fabric;
