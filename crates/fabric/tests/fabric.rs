@@ -6,29 +6,14 @@ use engine::{
     VecObserver, run,
 };
 use fabric::{
-    EcnConfig, Fabric, FabricConfig, FabricEvent, Forwarding, LinkConfig, PfcConfig, RawFlow,
-    SwitchConfig, Topology,
+    EcnConfig, Fabric, FabricConfig, FabricEvent, Forwarding, PfcConfig, RawFlow, SwitchConfig,
+    Topology,
 };
 use std::collections::{BTreeMap, BTreeSet};
-use units::{Bandwidth, NodeId, PortId, Priority, Probability, SimDuration, SimTime};
+use units::{Bandwidth, PortId, Priority, Probability, SimDuration, SimTime};
 
-const PRIO: Priority = Priority::of(3);
-
-fn link(cable_m: u64) -> LinkConfig {
-    LinkConfig::new(Bandwidth::gbps(100), cable_m)
-}
-
-fn flow(src: NodeId, dst: NodeId, bytes: u64, mtu: u32) -> RawFlow {
-    RawFlow {
-        src,
-        dst,
-        bytes,
-        payload_mtu: mtu,
-        priority: PRIO,
-        start: SimTime::ZERO,
-        ecn_capable: true,
-    }
-}
+mod support;
+use support::{flow, link};
 
 /// Runs the fabric until all flows finish or nothing is left to do.
 fn drive(fab: &mut Fabric) {

@@ -3,29 +3,11 @@
 //! port MTU that drops what does not fit.
 
 use engine::{Budget, Scheduler, run};
-use fabric::{
-    Fabric, FabricConfig, FabricEvent, LinkConfig, PfcConfig, PfcWatchdog, RawFlow, SwitchConfig,
-    Topology,
-};
-use units::{Bandwidth, NodeId, PortId, Priority, SimDuration, SimTime};
+use fabric::{Fabric, FabricConfig, FabricEvent, PfcConfig, PfcWatchdog, SwitchConfig, Topology};
+use units::{NodeId, PortId, SimDuration, SimTime};
 
-const PRIO: Priority = Priority::of(3);
-
-fn link() -> LinkConfig {
-    LinkConfig::new(Bandwidth::gbps(100), 3)
-}
-
-fn flow(src: NodeId, dst: NodeId, bytes: u64, mtu: u32) -> RawFlow {
-    RawFlow {
-        src,
-        dst,
-        bytes,
-        payload_mtu: mtu,
-        priority: PRIO,
-        start: SimTime::ZERO,
-        ecn_capable: false,
-    }
-}
+mod support;
+use support::{flow, link, with_switch};
 
 fn switch(watchdog: Option<SimDuration>) -> SwitchConfig {
     SwitchConfig {
@@ -64,16 +46,9 @@ fn drive_for(fab: &mut Fabric, sched: &mut Scheduler<FabricEvent>, d: SimDuratio
 
 /// h0 stops draining at 20 µs; h1 writes to h0 and to h2 through one switch.
 fn storm(watchdog: Option<SimDuration>) -> (Topology, Fabric, SimTime) {
-    let topo = Topology::star(3, link()).unwrap();
+    let topo = Topology::star(3, link(3)).unwrap();
     let h = topo.hosts();
-    let mut fab = Fabric::new(
-        &topo,
-        FabricConfig {
-            switch: switch(watchdog),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut fab = with_switch(&topo, switch(watchdog));
     fab.add_flow(flow(h[1], h[0], 8 << 20, 4096)).unwrap();
     fab.add_flow(flow(h[1], h[2], 4 << 20, 4096)).unwrap();
     let mut sched = Scheduler::new();
@@ -135,16 +110,9 @@ fn the_watchdog_contains_the_storm_at_the_stalled_port() {
 
 /// Five switches in a ring, each host writing 2 MiB to the host two switches on.
 fn ring(watchdog: Option<SimDuration>) -> (Topology, Fabric) {
-    let topo = Topology::ring(5, link()).unwrap();
+    let topo = Topology::ring(5, link(3)).unwrap();
     let h = topo.hosts();
-    let mut fab = Fabric::new(
-        &topo,
-        FabricConfig {
-            switch: switch(watchdog),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut fab = with_switch(&topo, switch(watchdog));
     for i in 0..5 {
         fab.add_flow(flow(h[i], h[(i + 2) % 5], 2 << 20, 4096))
             .unwrap();
@@ -205,7 +173,7 @@ fn the_watchdog_breaks_the_ring_deadlock() {
 
 #[test]
 fn a_port_mtu_drops_frames_that_do_not_fit() {
-    let topo = Topology::star(2, link()).unwrap();
+    let topo = Topology::star(2, link(3)).unwrap();
     let h = topo.hosts();
     let cfg = FabricConfig {
         switch: SwitchConfig {
@@ -235,7 +203,7 @@ fn the_mtu_counts_the_ip_packet_exactly() {
     // the IP packet (Ethernet, 802.1Q, FCS): 1460 bytes of payload make a 1500-byte packet.
     let ip = |payload: u32| payload + fabric::packet::RAW_FRAME_OVERHEAD - 22;
     assert_eq!(ip(1460), 1500);
-    let topo = Topology::star(2, link()).unwrap();
+    let topo = Topology::star(2, link(3)).unwrap();
     let h = topo.hosts();
     let cfg = FabricConfig {
         switch: SwitchConfig {
@@ -259,18 +227,11 @@ fn the_mtu_counts_the_ip_packet_exactly() {
 fn a_refreshed_pause_keeps_the_port_closed_through_the_response_time() {
     // A stalled host refreshes its pause every half pause time. With a response time, the
     // refresh takes effect later than it arrives; the port must not reopen in between.
-    let topo = Topology::star(2, link()).unwrap();
+    let topo = Topology::star(2, link(3)).unwrap();
     let h = topo.hosts();
     let mut sw = switch(None);
     sw.pfc.as_mut().unwrap().response_time = SimDuration::from_us(1);
-    let mut fab = Fabric::new(
-        &topo,
-        FabricConfig {
-            switch: sw,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut fab = with_switch(&topo, sw);
     fab.add_flow(flow(h[1], h[0], 64 << 20, 4096)).unwrap();
     let mut sched = Scheduler::new();
     let at = SimTime::ZERO + SimDuration::from_us(10);
