@@ -3,16 +3,12 @@
 //! writing; the report gives each sender's goodput per window, and with `observe` the switch
 //! queue, the PAUSE frames, the CNPs and every DCQCN rate change.
 
-use crate::world::{Endpoint, RcOptions, World, WorldError};
+use crate::world::{RcOptions, World, WorldError};
 use engine::{Budget, PacketClass, PacketStage, TraceRecord, Tracer, VecObserver};
 use fabric::{EcnConfig, FabricConfig, LinkConfig, PfcConfig, Scheduling, Topology};
 use std::collections::BTreeMap;
 use transport::roce::dcqcn::DcqcnParams;
 use units::{Bandwidth, FlowId, SimDuration, SimTime};
-use verbs::{
-    AccessFlags,
-    wr::{SendWr, Sge},
-};
 
 /// What to run.
 #[derive(Clone, Copy, Debug)]
@@ -168,7 +164,7 @@ pub fn run(c: &IncastConfig) -> Result<IncastReport, WorldError> {
     let line_bytes = c.link_gbps * c.duration.as_ps() / 8_000;
     let wrs_each = (line_bytes.div_ceil(CHUNK) + 2).min(1000);
     for (a, b) in &pairs {
-        post_writes(&mut w, a, b, CHUNK, wrs_each)?;
+        w.post_writes(a, b, CHUNK, &vec![CHUNK; wrs_each as usize], false)?;
     }
     let start = w.now();
     let windows = (c.duration.as_ps() / c.window.as_ps().max(1)).max(1);
@@ -254,40 +250,4 @@ pub fn run(c: &IncastConfig) -> Result<IncastReport, WorldError> {
         }
     }
     Ok(rep)
-}
-
-/// Posts `count` WRITEs of `chunk` bytes from a buffer on `a`'s host to one on `b`'s.
-fn post_writes(
-    w: &mut World,
-    a: &Endpoint,
-    b: &Endpoint,
-    chunk: u64,
-    count: u64,
-) -> Result<(), WorldError> {
-    fn err(e: impl std::fmt::Display) -> WorldError {
-        WorldError::Setup(e.to_string())
-    }
-    let va = w.verbs(a.host).memory_mut().alloc(chunk).map_err(err)?;
-    let mr = w
-        .verbs(a.host)
-        .reg_mr(a.pd, va, chunk, AccessFlags::LOCAL_WRITE)
-        .map_err(err)?;
-    let rva = w.verbs(b.host).memory_mut().alloc(chunk).map_err(err)?;
-    let access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE;
-    let rmr = w
-        .verbs(b.host)
-        .reg_mr(b.pd, rva, chunk, access)
-        .map_err(err)?;
-    let wrs: Vec<SendWr> = (0..count)
-        .map(|i| {
-            let sge = vec![Sge {
-                addr: va,
-                length: chunk as u32,
-                lkey: mr.lkey,
-            }];
-            SendWr::write(i, sge, rva, rmr.rkey)
-        })
-        .collect();
-    w.post_send(a.host, a.qpn, &wrs).map_err(err)?;
-    Ok(())
 }

@@ -9,10 +9,6 @@ use crate::world::{Endpoint, RcOptions, World};
 use engine::Budget;
 use fabric::{FabricConfig, Topology};
 use units::{NodeId, PortId, SimDuration, SimTime};
-use verbs::{
-    AccessFlags,
-    wr::{SendWr, Sge},
-};
 
 /// One WRITE's size.
 const CHUNK: u64 = 1 << 20;
@@ -69,48 +65,19 @@ impl Streams {
     pub fn post(&mut self, i: usize, bytes: u64) -> Result<(), LabError> {
         let (a, b) = self.pairs[i];
         let count = bytes.div_ceil(CHUNK).clamp(1, 1000);
-        let w = &mut self.w;
-        let va = w
-            .verbs(a.host)
-            .memory_mut()
-            .alloc(CHUNK)
-            .map_err(LabError::sim)?;
-        let mr = w
-            .verbs(a.host)
-            .reg_mr(a.pd, va, CHUNK, AccessFlags::LOCAL_WRITE)
-            .map_err(LabError::sim)?;
-        let rva = w
-            .verbs(b.host)
-            .memory_mut()
-            .alloc(CHUNK)
-            .map_err(LabError::sim)?;
-        let rmr = w
-            .verbs(b.host)
-            .reg_mr(
-                b.pd,
-                rva,
-                CHUNK,
-                AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
-            )
-            .map_err(LabError::sim)?;
-        let wrs: Vec<SendWr> = (0..count)
+        let sizes: Vec<u64> = (0..count)
             .map(|k| {
-                let len = if k + 1 == count {
+                if k + 1 == count {
                     bytes - CHUNK * (count - 1)
                 } else {
                     CHUNK
                 }
-                .min(CHUNK);
-                let sge = vec![Sge {
-                    addr: va,
-                    length: len as u32,
-                    lkey: mr.lkey,
-                }];
-                SendWr::write(k, sge, rva, rmr.rkey)
+                .min(CHUNK)
             })
             .collect();
-        w.post_send(a.host, a.qpn, &wrs).map_err(LabError::sim)?;
-        Ok(())
+        self.w
+            .post_writes(&a, &b, CHUNK, &sizes, false)
+            .map_err(LabError::sim)
     }
 
     /// Posts enough WRITEs on every flow to keep it busy at `gbps` for `d`.

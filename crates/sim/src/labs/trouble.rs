@@ -53,25 +53,11 @@ fn buffer(w: &mut World, e: &Endpoint, len: u64) -> Result<(u64, u32, u32), LabE
 }
 
 /// Posts signaled WRITEs of `sizes` bytes (wr_id = index) from a buffer on `a`'s host to
-/// one on `b`'s, both registered large enough for the largest.
+/// one on `b`'s, both large enough for the largest.
 fn post_writes(w: &mut World, a: &Endpoint, b: &Endpoint, sizes: &[u64]) -> Result<(), LabError> {
     let most = sizes.iter().copied().max().unwrap_or(0).max(1);
-    let (sva, slkey, _) = buffer(w, a, most)?;
-    let (rva, _, rkey) = buffer(w, b, most)?;
-    let wrs: Vec<SendWr> = sizes
-        .iter()
-        .enumerate()
-        .map(|(i, &len)| {
-            let sge = vec![Sge {
-                addr: sva,
-                length: len as u32,
-                lkey: slkey,
-            }];
-            SendWr::write(i as u64, sge, rva, rkey).signaled()
-        })
-        .collect();
-    w.post_send(a.host, a.qpn, &wrs).map_err(LabError::sim)?;
-    Ok(())
+    w.post_writes(a, b, most, sizes, true)
+        .map_err(LabError::sim)
 }
 
 /// What the application saw on the sending side.

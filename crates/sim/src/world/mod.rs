@@ -55,6 +55,7 @@ use wire::{Ipv4Address, PcapWriter};
 
 mod exchange;
 mod tcp;
+mod writes;
 pub use exchange::ConnInfo;
 pub use tcp::{SocketId, SocketStats, TcpEvent, TcpOptions};
 
