@@ -3,15 +3,13 @@
 //!
 //! # Structure
 //!
-//! Time is cut into *blocks* of `2^shift` picoseconds, and the queue into four parts:
+//! Time is cut into *blocks* of `2^shift` picoseconds, and the queue into three parts:
 //!
-//! 0. *Now*: events pushed at exactly the time of the last pop (zero-delay events), a FIFO.
-//!    They pop after the other pending events at that time, which were all pushed before
-//!    them, and before everything later.
-//! 1. The *current block*: a run sorted once when the block became current (a `Vec` in
-//!    descending order, popped from its end), plus a small binary heap, ordered by (time,
-//!    sequence number), for the events pushed into the block after that. It is empty only
-//!    when parts 2 and 3 are too.
+//! 1. The *run*: the current block's events, sorted by (time, push order), popped from the
+//!    front. A push into the current block (or, after the last event of a block was popped,
+//!    into the rest of that block) is inserted in order: after every queued event at the same
+//!    time, so zero-delay events pop after the events already waiting at that instant and
+//!    before everything later. The run is empty only when the whole queue is.
 //! 2. The *wheel*: `2^k` slots, one for each of the `2^k - 1` blocks after the current one
 //!    (slot = block mod `2^k`, as in a calendar queue, but a slot only ever holds one block, so
 //!    there is no "year" to check). A slot is an unsorted list in push order; a two-level
@@ -21,10 +19,10 @@
 //!    tuning: a 200 ms timer among nanosecond events, a 24-hour horizon and `u64::MAX` are
 //!    ordinary keys there.
 //!
-//! Parts 1 to 3 each hold only later events than the part before. A push lands in one part by
-//! its time. When the current block runs dry, the next occupied slot becomes current (or, when
+//! Each part holds only later events than the part before. A push lands in one part by its
+//! time. When the run empties, the next occupied slot becomes the current block (or, when
 //! the wheel is empty, the block of the overflow's minimum): its list is swapped in as the run
-//! and sorted, and overflow events that now fall inside the wheel move into it.
+//! and sorted stably by time, and overflow events that now fall inside the wheel move into it.
 //!
 //! # Why this structure
 //!
@@ -35,13 +33,14 @@
 //! time scales), about 300 instructions per hold here. This design keeps the calendar queue's
 //! fast path and the radix queue's guarantees:
 //!
-//! - In steady state an event is written once into a wheel slot, and its slot becomes the run
-//!   by a swap: no per-event comparisons beyond sorting a block of a few events. A zero-delay
-//!   event costs a FIFO push and pop.
-//! - A badly sized wheel costs speed, never order, and never worse than the radix queue plus a
-//!   sort of one block: events beyond the wheel wait in the radix queue, and a block of `m`
-//!   events costs `O(log m)` each (a burst scheduled ahead at one instant sorts in `O(1)`).
-//!   There is no scan over empty years and no insertion into sorted lists.
+//! - In steady state an event is written once into a wheel slot, its slot becomes the run by a
+//!   swap and a sort of a few events, and a pop takes the run's front. The next event and the
+//!   one after it are the run's first two entries, so a simulator can prefetch for both.
+//! - A badly sized wheel costs speed, never order: events beyond the wheel wait in the radix
+//!   queue, and a block of `m` events costs a sort, `O(log m)` per event. A push into the
+//!   current block costs a binary search and moves the run's later events (none when, as
+//!   usual, it is the latest; a burst at one instant always appends). There is no scan over
+//!   empty years.
 //! - Adaptation is deterministic (it depends only on the operations) and cheap: at the end of
 //!   every epoch of `max(2 × len, 8192)` pops, the slot count becomes the power of two at or
 //!   above `len / 2` if that is more, or less than a quarter, within `2^8 ..= 2^13`; and the
@@ -51,30 +50,33 @@
 //!   the pending ones. A change rebuilds the queue in order, `O(len log len)`, paid for by the
 //!   epoch.
 //!
+//! (An earlier version kept zero-delay events in a FIFO and late pushes into the current block
+//! in a binary heap beside a descending run; choosing among the three on every pop and peek was
+//! about a fifth of a 1024-host fat tree's queue instructions.)
+//!
 //! # Exact FIFO ties
 //!
-//! In the heap of late arrivals a sequence number breaks ties. Everywhere else order holds by
-//! construction: the FIFO of zero-delay events yields to the other events at its time; a wheel
-//! slot lists its events in push order and is sorted stably; run events were all pushed before
-//! the late arrivals of their block and win ties against them; the radix queue pops equal times
-//! in push order; and events at one time never sit in two of parts 1 to 3, since a block enters
-//! the wheel (taking its overflow events along) before any push reaches its slot.
+//! Order holds by construction, with no sequence numbers: a push into the run goes after every
+//! event at its time; a wheel slot lists its events in push order and is sorted stably; the
+//! radix queue pops equal times in push order; and events at one time never sit in two parts,
+//! since a block enters the wheel (taking its overflow events along) before any push reaches
+//! its slot, and a slot becomes the run before any push reaches the run's block.
 //!
 //! # Costs
 //!
 //! Push and pop are `O(1)` amortised for any distribution whose blocks hold `O(1)` events, and
-//! `O(log m)` per event for blocks of `m`. Neither allocates in steady state: slots, run, heap
-//! and radix queue reuse their buffers, and a buffer emptied with room for far more than usual
-//! shrinks back, so memory follows the number of pending events. The fixed cost is the slot
-//! headers (24 bytes per slot: 6 to 192 KiB) and the radix queue's 2,048 (about 64 KiB).
+//! `O(log m)` per event for blocks of `m` (plus moving the run's later events for a push into
+//! the current block). Neither allocates in steady state: run, slots and radix queue reuse
+//! their buffers, and a buffer emptied with room for far more than usual shrinks back, so
+//! memory follows the number of pending events. The fixed cost is the slot headers (32 bytes
+//! per slot: 8 to 256 KiB) and the radix queue's 2,048 (about 64 KiB).
 //!
 //! Scheduling before the last pop breaks the contract and trips a `debug_assert!`; in release
 //! builds such an event is still delivered, but its place in the order is unspecified.
 
 mod radix;
 
-use std::cmp::{self, Reverse};
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::{fmt, mem};
 
 use units::SimTime;
@@ -95,11 +97,11 @@ const MIN_EPOCH: u64 = 8192;
 /// The run, emptied with room for more events than this or two blocks' worth (`2 × len /
 /// slots`), shrinks back before it becomes a slot's buffer.
 const RETAINED_SLOT_CAPACITY: usize = 32;
-/// The heap of late arrivals or the FIFO of zero-delay events, emptied with room for more
-/// events than this, shrinks back to it.
-const RETAINED_HEAP_CAPACITY: usize = 1024;
 
 const _: () = assert!(MIN_SLOTS_LOG2 >= 6 && MAX_SLOTS_LOG2 <= 18, "bitmap layout");
+
+/// A block's events: `(time in ps, event)`.
+type Block<E> = VecDeque<(u64, E)>;
 
 /// Pending events, popped in (time, insertion order).
 ///
@@ -108,23 +110,16 @@ const _: () = assert!(MIN_SLOTS_LOG2 >= 6 && MAX_SLOTS_LOG2 <= 18, "bitmap layou
 /// pushed, including events pushed at exactly the time of the last pop, which pop after every
 /// event already queued at that time.
 pub struct EventQueue<E> {
-    /// Events at exactly `last_pop`, pushed after every other pending event at that time, in
-    /// push order: the zero-delay events of the event being handled.
-    now: VecDeque<E>,
-    /// The current block's events as they were when it became current, sorted by descending
-    /// (time, push order): the next event is at the end.
-    run: Vec<(u64, E)>,
-    /// Events pushed into the current block (or an earlier one) after it became current.
-    late: BinaryHeap<Late<E>>,
-    /// Sequence number for the next event entering `late`.
-    late_seq: u64,
+    /// The current block's events (and any pushed since before it), sorted by (time, push
+    /// order): the next event is at the front. Empty only when the queue is.
+    run: Block<E>,
     /// The current block: every event in the wheel or the overflow is in a later one.
     block: u64,
     /// log2 of the block width in picoseconds.
     shift: u32,
     /// Wheel slot `b & mask` holds the events of block `b`, for `block < b <= block + mask`,
     /// in push order.
-    slots: Box<[Vec<(u64, E)>]>,
+    slots: Box<[Block<E>]>,
     /// `slots.len() - 1`.
     mask: u64,
     /// Occupied wheel slots.
@@ -139,40 +134,6 @@ pub struct EventQueue<E> {
     epoch_pops: u64,
     epoch_start: u64,
     epoch_len: u64,
-}
-
-/// An event pushed into the current block after it became current.
-struct Late<E> {
-    at: u64,
-    seq: u64,
-    ev: E,
-}
-
-impl<E> Late<E> {
-    fn key(&self) -> Reverse<(u64, u64)> {
-        Reverse((self.at, self.seq))
-    }
-}
-
-impl<E> PartialEq for Late<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
-    }
-}
-
-impl<E> Eq for Late<E> {}
-
-impl<E> PartialOrd for Late<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl<E> Ord for Late<E> {
-    /// Reversed, so that the max-heap pops the earliest (time, sequence) first.
-    fn cmp(&self, other: &Self) -> cmp::Ordering {
-        self.key().cmp(&other.key())
-    }
 }
 
 impl<E> Default for EventQueue<E> {
@@ -205,13 +166,10 @@ impl<E> EventQueue<E> {
     fn with_geometry(slots_log2: u32, shift: u32, min_epoch: u64) -> Self {
         let slots = 1usize << slots_log2;
         EventQueue {
-            now: VecDeque::new(),
-            run: Vec::new(),
-            late: BinaryHeap::new(),
-            late_seq: 0,
+            run: VecDeque::new(),
             block: 0,
             shift,
-            slots: (0..slots).map(|_| Vec::new()).collect(),
+            slots: (0..slots).map(|_| VecDeque::new()).collect(),
             mask: slots as u64 - 1,
             occupied: Bitmap::new(),
             overflow: RadixQueue::new(),
@@ -231,71 +189,43 @@ impl<E> EventQueue<E> {
             "event scheduled in the past: {at} < last pop {}",
             SimTime::from_ps(self.last_pop)
         );
-        if at.as_ps() == self.last_pop {
-            self.now.push_back(ev);
-            self.len += 1;
-        } else {
-            self.file(at.as_ps(), ev);
-        }
+        self.file(at.as_ps(), ev);
     }
 
     /// The earliest event (ties: the one pushed first).
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        if !self.now.is_empty() && self.next_filed() != Some(self.last_pop) {
-            return self.pop_now();
-        }
-        let from_run = match (self.run.last(), self.late.peek()) {
-            (Some(&(r, _)), Some(l)) => r <= l.at,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => return None,
-        };
-        let (at, ev) = if from_run {
-            self.run.pop()?
-        } else {
-            self.late.pop().map(|l| (l.at, l.ev))?
-        };
+        let (at, ev) = self.run.pop_front()?;
         self.len -= 1;
         self.last_pop = at;
-        if self.run.is_empty() && self.late.is_empty() {
+        if self.run.is_empty() {
             self.next_block();
         }
-        self.count_pop();
+        self.epoch_pops += 1;
+        if self.epoch_pops >= self.epoch_len {
+            self.adapt();
+        }
         Some((SimTime::from_ps(at), ev))
     }
 
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        if self.now.is_empty() {
-            self.next_filed().map(SimTime::from_ps)
-        } else {
-            Some(SimTime::from_ps(self.last_pop))
-        }
+        self.run.front().map(|&(at, _)| SimTime::from_ps(at))
     }
 
     /// The earliest event (the one [`pop`](Self::pop) returns next), without removing it.
     #[inline]
     pub fn peek(&self) -> Option<&E> {
-        if !self.now.is_empty() && self.next_filed() != Some(self.last_pop) {
-            return self.now.front();
-        }
-        match (self.run.last(), self.late.peek()) {
-            (Some((r, ev)), Some(l)) => Some(if *r <= l.at { ev } else { &l.ev }),
-            (Some((_, ev)), None) => Some(ev),
-            (None, Some(l)) => Some(&l.ev),
-            (None, None) => None,
-        }
+        self.run.front().map(|(_, ev)| ev)
     }
 
-    /// A guess at the event after the next, for prefetching: the second of the current block's
-    /// sorted events. It is exact when both come from there, which is the usual case; zero-delay
-    /// events and events pushed into the current block since it began can come between.
+    /// A guess at the event after the next, for prefetching: the second of the current
+    /// block's events. It is exact unless the next event is the last of its block (then
+    /// `None`) or an event pushed after this call comes between.
     #[inline]
     pub fn peek_after_next(&self) -> Option<&E> {
-        let n = self.run.len();
-        (n >= 2).then(|| &self.run[n - 2].1)
+        self.run.get(1).map(|(_, ev)| ev)
     }
 
     /// Pending events.
@@ -310,45 +240,11 @@ impl<E> EventQueue<E> {
         self.len == 0
     }
 
-    /// Time of the earliest event outside `now`: the current block's earliest.
-    #[inline]
-    fn next_filed(&self) -> Option<u64> {
-        let run = self.run.last().map(|&(at, _)| at);
-        let late = self.late.peek().map(|l| l.at);
-        match (run, late) {
-            (Some(r), Some(l)) => Some(r.min(l)),
-            (r, l) => r.or(l),
-        }
-    }
-
-    /// Pop the first of the events at `last_pop` pushed after the others at that time.
-    #[inline]
-    fn pop_now(&mut self) -> Option<(SimTime, E)> {
-        let ev = self.now.pop_front()?;
-        self.len -= 1;
-        if self.now.is_empty() && self.now.capacity() > RETAINED_HEAP_CAPACITY {
-            self.now.shrink_to(RETAINED_HEAP_CAPACITY);
-        }
-        self.count_pop();
-        Some((SimTime::from_ps(self.last_pop), ev))
-    }
-
-    #[inline]
-    fn count_pop(&mut self) {
-        self.epoch_pops += 1;
-        if self.epoch_pops >= self.epoch_len {
-            self.adapt();
-        }
-    }
-
-    /// Count and file an event by its block (any time but `last_pop`, which goes to `now`).
+    /// Count and file an event by its block.
     #[inline(always)]
     fn file(&mut self, at: u64, ev: E) {
         let b = at >> self.shift;
-        // Whether the current block has events (if not, neither do the wheel or the overflow).
-        let current = self.len > self.now.len();
-        self.len += 1;
-        if b > self.block && current {
+        if b > self.block && !self.run.is_empty() {
             if b - self.block <= self.mask {
                 self.file_in_wheel(b, at, ev);
             } else {
@@ -356,38 +252,41 @@ impl<E> EventQueue<E> {
             }
         } else {
             // The current block or an earlier one (still before everything in the wheel), or
-            // the first event outside `now`, which starts a new current block.
+            // the first event of an empty queue, which starts a new current block.
             self.block = self.block.max(b);
-            self.file_late(at, ev);
+            self.file_in_run(at, ev);
         }
+        self.len += 1;
     }
 
     #[inline(always)]
     fn file_in_wheel(&mut self, b: u64, at: u64, ev: E) {
         let i = (b & self.mask) as usize;
-        self.slots[i].push((at, ev));
+        self.slots[i].push_back((at, ev));
         self.occupied.insert(i);
     }
 
-    fn file_late(&mut self, at: u64, ev: E) {
-        let seq = self.late_seq;
-        self.late_seq += 1;
-        self.late.push(Late { at, seq, ev });
+    /// Insert into the run after every event at or before `at`.
+    #[inline(always)]
+    fn file_in_run(&mut self, at: u64, ev: E) {
+        if self.run.back().is_none_or(|&(last, _)| last <= at) {
+            self.run.push_back((at, ev));
+        } else {
+            let i = self.run.partition_point(|&(t, _)| t <= at);
+            self.run.insert(i, (at, ev));
+        }
     }
 
-    /// The current block ran dry: give back a burst's memory, and if events remain, make the
-    /// next occupied block current.
+    /// The run ran dry: give back a burst's memory, and if events remain, make the next
+    /// occupied block current.
     #[inline(never)]
     fn next_block(&mut self) {
-        if self.late.capacity() > RETAINED_HEAP_CAPACITY {
-            self.late.shrink_to(RETAINED_HEAP_CAPACITY);
-        }
         // The run's buffer is about to become a slot's: keep room for two blocks' worth. (Keeping
         // up to four times that saved no instructions and held 20 MB more in the 1024-host
         // run's wheel.)
         let blocks_worth = (2 * self.len) >> self.slots.len().trailing_zeros();
         self.run.shrink_to(RETAINED_SLOT_CAPACITY.max(blocks_worth));
-        if self.len == self.now.len() {
+        if self.len == 0 {
             return;
         }
         let here = (self.block & self.mask) as usize;
@@ -404,25 +303,23 @@ impl<E> EventQueue<E> {
         self.block = block;
         let i = (block & self.mask) as usize;
         if self.occupied.remove(i) {
-            // The slot's list becomes the run (and the empty run its list), sorted by
-            // descending (time, push order): reversed, then stably sorted by descending time.
+            // The slot's list becomes the run (and the empty run its list), sorted stably by
+            // time: equal times keep their push order.
             mem::swap(&mut self.run, &mut self.slots[i]);
-            match self.run.as_mut_slice() {
+            let run = self.run.make_contiguous();
+            match run {
                 [] | [_] => {}
                 [a, b] => {
-                    if a.0 <= b.0 {
+                    if a.0 > b.0 {
                         mem::swap(a, b);
                     }
                 }
-                run => {
-                    run.reverse();
-                    run.sort_by_key(|&(at, _)| Reverse(at));
-                }
+                run => run.sort_by_key(|&(at, _)| at),
             }
         }
         // Overflow events inside the extended wheel move in. Their blocks are after the old
         // wheel's end, so their slots are ones just passed over, all empty, or, when the wheel
-        // was empty, the new current block itself.
+        // was empty, the new current block itself (in order, after an empty run).
         while let Some(at) = self.overflow.peek() {
             let b = at >> self.shift;
             if b - block > self.mask {
@@ -430,15 +327,12 @@ impl<E> EventQueue<E> {
             }
             let (at, ev) = self.overflow.pop().expect("peeked");
             if b == block {
-                self.file_late(at, ev);
+                self.file_in_run(at, ev);
             } else {
                 self.file_in_wheel(b, at, ev);
             }
         }
-        debug_assert!(
-            !self.run.is_empty() || !self.late.is_empty(),
-            "no next block"
-        );
+        debug_assert!(!self.run.is_empty(), "no next block");
     }
 
     /// End of an epoch: retune the block width and slot count if they drifted.
@@ -475,31 +369,15 @@ impl<E> EventQueue<E> {
 
     /// Take every event out in order and file it again under a new geometry.
     fn rebuild(&mut self, slots_log2: u32, shift: u32) {
-        let mut all = Vec::with_capacity(self.len);
-        // The current block: the run and the late arrivals (both popped from their ends in
-        // ascending order), merged with the run first among equal times.
-        let mut late = mem::take(&mut self.late).into_sorted_vec();
-        loop {
-            let from_run = match (self.run.last(), late.last()) {
-                (Some(&(r, _)), Some(l)) => r <= l.at,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
-            };
-            let next = if from_run {
-                self.run.pop()
-            } else {
-                late.pop().map(|l| (l.at, l.ev))
-            };
-            all.extend(next);
-        }
+        let mut all: Vec<(u64, E)> = Vec::with_capacity(self.len);
+        all.extend(self.run.drain(..));
         for d in 1..=self.mask {
             let i = ((self.block + d) & self.mask) as usize;
             if self.occupied.remove(i) {
-                let mut events = mem::take(&mut self.slots[i]);
+                let events = self.slots[i].make_contiguous();
                 // Stable: equal times keep their push order.
                 events.sort_by_key(|&(at, _)| at);
-                all.append(&mut events);
+                all.extend(self.slots[i].drain(..));
             }
         }
         while let Some(e) = self.overflow.pop() {
@@ -507,14 +385,13 @@ impl<E> EventQueue<E> {
         }
         let slots = 1usize << slots_log2;
         if slots != self.slots.len() {
-            self.slots = (0..slots).map(|_| Vec::new()).collect();
+            self.slots = (0..slots).map(|_| VecDeque::new()).collect();
             self.mask = slots as u64 - 1;
         }
         self.shift = shift;
         self.block = self.last_pop >> shift;
         self.overflow.rebase(self.last_pop);
-        // `now` stays as it is; everything else is filed again.
-        self.len = self.now.len();
+        self.len = 0;
         // In (time, push order), so equal times keep their order.
         for (at, ev) in all {
             self.file(at, ev);
@@ -974,8 +851,6 @@ mod tests {
         let bound = RETAINED_SLOT_CAPACITY.max(2 * 15_000 / q.slots.len());
         assert!(q.slots.iter().all(|s| s.capacity() <= bound));
         assert!(q.run.capacity() <= RETAINED_SLOT_CAPACITY);
-        assert!(q.late.capacity() <= RETAINED_HEAP_CAPACITY);
-        assert!(q.now.capacity() <= RETAINED_HEAP_CAPACITY);
         // The overflow held at most 5 000.
         let bound = radix::RETAINED_SLOT_CAPACITY.max(5_000 / 64);
         assert!(q.overflow.max_slot_capacity() <= bound);
