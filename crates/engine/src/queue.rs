@@ -5,11 +5,14 @@
 //!
 //! Time is cut into *blocks* of `2^shift` picoseconds, and the queue into three parts:
 //!
-//! 1. The *run*: the current block's events, sorted by (time, push order), popped from the
-//!    front. A push into the current block (or, after the last event of a block was popped,
-//!    into the rest of that block) is inserted in order: after every queued event at the same
-//!    time, so zero-delay events pop after the events already waiting at that instant and
-//!    before everything later. The run is empty only when the whole queue is.
+//! 1. The *current block*: a *run* sorted by (time, push order) and popped from the front,
+//!    plus a binary heap of *late* events ordered by (time, sequence number). A push into the
+//!    current block (or, once its last event was popped, into the rest of it) is inserted into
+//!    the run after every queued event at its time, so zero-delay events pop after the events
+//!    already waiting at that instant and before everything later; usually that is the run's
+//!    end. Only when the insertion would move many events (a crowded block) does the push go
+//!    to the heap instead, and then so does every later push into the block, until both are
+//!    empty. The current block is empty only when the whole queue is.
 //! 2. The *wheel*: `2^k` slots, one for each of the `2^k - 1` blocks after the current one
 //!    (slot = block mod `2^k`, as in a calendar queue, but a slot only ever holds one block, so
 //!    there is no "year" to check). A slot is an unsorted list in push order; a two-level
@@ -34,13 +37,12 @@
 //! fast path and the radix queue's guarantees:
 //!
 //! - In steady state an event is written once into a wheel slot, its slot becomes the run by a
-//!   swap and a sort of a few events, and a pop takes the run's front. The next event and the
-//!   one after it are the run's first two entries, so a simulator can prefetch for both.
+//!   swap and a sort of a few events, and a pop takes the run's front with no other part to
+//!   look at. The next event and the one after it are the run's first two entries, so a
+//!   simulator can prefetch for both.
 //! - A badly sized wheel costs speed, never order: events beyond the wheel wait in the radix
-//!   queue, and a block of `m` events costs a sort, `O(log m)` per event. A push into the
-//!   current block costs a binary search and moves the run's later events (none when, as
-//!   usual, it is the latest; a burst at one instant always appends). There is no scan over
-//!   empty years.
+//!   queue, and a block of `m` events costs `O(log m)` per event (a sort, a binary search, or
+//!   the heap). There is no scan over empty years.
 //! - Adaptation is deterministic (it depends only on the operations) and cheap: at the end of
 //!   every epoch of `max(2 × len, 8192)` pops, the slot count becomes the power of two at or
 //!   above `len / 2` if that is more, or less than a quarter, within `2^8 ..= 2^13`; and the
@@ -50,24 +52,26 @@
 //!   the pending ones. A change rebuilds the queue in order, `O(len log len)`, paid for by the
 //!   epoch.
 //!
-//! (An earlier version kept zero-delay events in a FIFO and late pushes into the current block
-//! in a binary heap beside a descending run; choosing among the three on every pop and peek was
-//! about a fifth of a 1024-host fat tree's queue instructions.)
+//! (An earlier version kept zero-delay events in a FIFO and every late push in the heap, beside
+//! a run sorted in descending order; choosing among the three on every pop and peek was about a
+//! fifth of a 1024-host fat tree's queue instructions. Inserting into the run alone, with no
+//! heap, moved 412 events per late push on average there: a few blocks hold thousands.)
 //!
 //! # Exact FIFO ties
 //!
-//! Order holds by construction, with no sequence numbers: a push into the run goes after every
-//! event at its time; a wheel slot lists its events in push order and is sorted stably; the
-//! radix queue pops equal times in push order; and events at one time never sit in two parts,
-//! since a block enters the wheel (taking its overflow events along) before any push reaches
-//! its slot, and a slot becomes the run before any push reaches the run's block.
+//! In the heap of late events a sequence number breaks ties. Everywhere else order holds by
+//! construction: a push into the run goes after every event at its time; the run's events were
+//! all pushed before the heap's (once the heap has an event, the block's pushes go there), so
+//! they win ties; a wheel slot lists its events in push order and is sorted stably; the radix
+//! queue pops equal times in push order; and events at one time never sit in two of the parts
+//! 1 to 3, since a block enters the wheel (taking its overflow events along) before any push
+//! reaches its slot, and a slot becomes current before any push reaches its block.
 //!
 //! # Costs
 //!
 //! Push and pop are `O(1)` amortised for any distribution whose blocks hold `O(1)` events, and
-//! `O(log m)` per event for blocks of `m` (plus moving the run's later events for a push into
-//! the current block). Neither allocates in steady state: run, slots and radix queue reuse
-//! their buffers, and a buffer emptied with room for far more than usual shrinks back, so
+//! `O(log m)` per event for blocks of `m`. Neither allocates in steady state: run, heap, slots
+//! and radix queue reuse their buffers, and a buffer emptied with room for far more than usual shrinks back, so
 //! memory follows the number of pending events. The fixed cost is the slot headers (32 bytes
 //! per slot: 8 to 256 KiB) and the radix queue's 2,048 (about 64 KiB).
 //!
@@ -76,7 +80,8 @@
 
 mod radix;
 
-use std::collections::VecDeque;
+use std::cmp::{self, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
 use std::{fmt, mem};
 
 use units::SimTime;
@@ -97,6 +102,10 @@ const MIN_EPOCH: u64 = 8192;
 /// The run, emptied with room for more events than this or two blocks' worth (`2 × len /
 /// slots`), shrinks back before it becomes a slot's buffer.
 const RETAINED_SLOT_CAPACITY: usize = 32;
+/// The heap of late events, emptied with room for more events than this, shrinks back to it.
+const RETAINED_HEAP_CAPACITY: usize = 1024;
+/// Most run events a push into the current block may move; past that it goes to the heap.
+const MAX_INSERT_MOVES: usize = 8;
 
 const _: () = assert!(MIN_SLOTS_LOG2 >= 6 && MAX_SLOTS_LOG2 <= 18, "bitmap layout");
 
@@ -111,8 +120,13 @@ type Block<E> = VecDeque<(u64, E)>;
 /// event already queued at that time.
 pub struct EventQueue<E> {
     /// The current block's events (and any pushed since before it), sorted by (time, push
-    /// order): the next event is at the front. Empty only when the queue is.
+    /// order): the next event is at the front, unless `late` has an earlier one.
     run: Block<E>,
+    /// Pushes into the current block that would have moved many run events, and every push
+    /// into the block after them. Usually empty.
+    late: BinaryHeap<Late<E>>,
+    /// Sequence number for the next event entering `late`.
+    late_seq: u64,
     /// The current block: every event in the wheel or the overflow is in a later one.
     block: u64,
     /// log2 of the block width in picoseconds.
@@ -134,6 +148,40 @@ pub struct EventQueue<E> {
     epoch_pops: u64,
     epoch_start: u64,
     epoch_len: u64,
+}
+
+/// An event pushed into a crowded current block.
+struct Late<E> {
+    at: u64,
+    seq: u64,
+    ev: E,
+}
+
+impl<E> Late<E> {
+    fn key(&self) -> Reverse<(u64, u64)> {
+        Reverse((self.at, self.seq))
+    }
+}
+
+impl<E> PartialEq for Late<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl<E> Eq for Late<E> {}
+
+impl<E> PartialOrd for Late<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<E> Ord for Late<E> {
+    /// Reversed, so that the max-heap pops the earliest (time, sequence) first.
+    fn cmp(&self, other: &Self) -> cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
 }
 
 impl<E> Default for EventQueue<E> {
@@ -167,6 +215,8 @@ impl<E> EventQueue<E> {
         let slots = 1usize << slots_log2;
         EventQueue {
             run: VecDeque::new(),
+            late: BinaryHeap::new(),
+            late_seq: 0,
             block: 0,
             shift,
             slots: (0..slots).map(|_| VecDeque::new()).collect(),
@@ -195,6 +245,9 @@ impl<E> EventQueue<E> {
     /// The earliest event (ties: the one pushed first).
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        if !self.late.is_empty() {
+            return self.pop_late_or_run();
+        }
         let (at, ev) = self.run.pop_front()?;
         self.len -= 1;
         self.last_pop = at;
@@ -208,21 +261,66 @@ impl<E> EventQueue<E> {
         Some((SimTime::from_ps(at), ev))
     }
 
+    /// Pop when the current block has late events: the earlier of the run's front and the
+    /// heap's top (the run's on a tie: it was pushed first).
+    #[inline(never)]
+    fn pop_late_or_run(&mut self) -> Option<(SimTime, E)> {
+        let from_run = match (self.run.front(), self.late.peek()) {
+            (Some(&(r, _)), Some(l)) => r <= l.at,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let (at, ev) = if from_run {
+            self.run.pop_front()?
+        } else {
+            self.late.pop().map(|l| (l.at, l.ev))?
+        };
+        self.len -= 1;
+        self.last_pop = at;
+        if self.run.is_empty() && self.late.is_empty() {
+            if self.late.capacity() > RETAINED_HEAP_CAPACITY {
+                self.late.shrink_to(RETAINED_HEAP_CAPACITY);
+            }
+            self.next_block();
+        }
+        self.epoch_pops += 1;
+        if self.epoch_pops >= self.epoch_len {
+            self.adapt();
+        }
+        Some((SimTime::from_ps(at), ev))
+    }
+
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.run.front().map(|&(at, _)| SimTime::from_ps(at))
+        let run = self.run.front().map(|&(at, _)| at);
+        if self.late.is_empty() {
+            return run.map(SimTime::from_ps);
+        }
+        let late = self.late.peek().map(|l| l.at);
+        match (run, late) {
+            (Some(r), Some(l)) => Some(r.min(l)),
+            (r, l) => r.or(l),
+        }
+        .map(SimTime::from_ps)
     }
 
     /// The earliest event (the one [`pop`](Self::pop) returns next), without removing it.
     #[inline]
     pub fn peek(&self) -> Option<&E> {
-        self.run.front().map(|(_, ev)| ev)
+        if self.late.is_empty() {
+            return self.run.front().map(|(_, ev)| ev);
+        }
+        match (self.run.front(), self.late.peek()) {
+            (Some((r, ev)), Some(l)) => Some(if *r <= l.at { ev } else { &l.ev }),
+            (Some((_, ev)), None) => Some(ev),
+            (None, l) => l.map(|l| &l.ev),
+        }
     }
 
-    /// A guess at the event after the next, for prefetching: the second of the current
-    /// block's events. It is exact unless the next event is the last of its block (then
-    /// `None`) or an event pushed after this call comes between.
+    /// A guess at the event after the next, for prefetching: the second of the run's events.
+    /// It is exact unless the next event is the last of its block (then `None`), the block
+    /// has late events, or an event pushed after this call comes between.
     #[inline]
     pub fn peek_after_next(&self) -> Option<&E> {
         self.run.get(1).map(|(_, ev)| ev)
@@ -244,7 +342,9 @@ impl<E> EventQueue<E> {
     #[inline(always)]
     fn file(&mut self, at: u64, ev: E) {
         let b = at >> self.shift;
-        if b > self.block && !self.run.is_empty() {
+        // Whether the current block has events (if not, neither do the wheel or the overflow).
+        let current = !self.run.is_empty() || !self.late.is_empty();
+        if b > self.block && current {
             if b - self.block <= self.mask {
                 self.file_in_wheel(b, at, ev);
             } else {
@@ -266,25 +366,43 @@ impl<E> EventQueue<E> {
         self.occupied.insert(i);
     }
 
-    /// Insert into the run after every event at or before `at`.
+    /// Insert into the run after every event at or before `at`, or into the heap when that
+    /// would move many run events or the heap already holds some of the block's.
     #[inline(always)]
     fn file_in_run(&mut self, at: u64, ev: E) {
-        if self.run.back().is_none_or(|&(last, _)| last <= at) {
-            self.run.push_back((at, ev));
-        } else {
+        if self.late.is_empty() {
+            if self.run.back().is_none_or(|&(last, _)| last <= at) {
+                self.run.push_back((at, ev));
+                return;
+            }
             let i = self.run.partition_point(|&(t, _)| t <= at);
-            self.run.insert(i, (at, ev));
+            if self.run.len() - i <= MAX_INSERT_MOVES {
+                self.run.insert(i, (at, ev));
+                return;
+            }
         }
+        self.file_late(at, ev);
     }
 
-    /// The run ran dry: give back a burst's memory, and if events remain, make the next
-    /// occupied block current.
+    #[cold]
+    fn file_late(&mut self, at: u64, ev: E) {
+        let seq = self.late_seq;
+        self.late_seq += 1;
+        self.late.push(Late { at, seq, ev });
+    }
+
+    /// The current block ran dry: give back a burst's memory, and if events remain, make the
+    /// next occupied block current.
     #[inline(never)]
     fn next_block(&mut self) {
         // The run's buffer is about to become a slot's: keep room for two blocks' worth. (Keeping
         // up to four times that saved no instructions and held 20 MB more in the 1024-host
         // run's wheel.)
         let blocks_worth = (2 * self.len) >> self.slots.len().trailing_zeros();
+        // Empty, but its start is wherever the last pop left it: clearing moves it back to the
+        // buffer's beginning, so a slot fills it without wrapping and the sort finds it in one
+        // piece (no rotation).
+        self.run.clear();
         self.run.shrink_to(RETAINED_SLOT_CAPACITY.max(blocks_worth));
         if self.len == 0 {
             return;
@@ -370,7 +488,21 @@ impl<E> EventQueue<E> {
     /// Take every event out in order and file it again under a new geometry.
     fn rebuild(&mut self, slots_log2: u32, shift: u32) {
         let mut all: Vec<(u64, E)> = Vec::with_capacity(self.len);
-        all.extend(self.run.drain(..));
+        // The current block: the run and the late events, merged with the run first among
+        // equal times.
+        let mut late = mem::take(&mut self.late).into_sorted_vec();
+        late.reverse();
+        let mut late = late.into_iter().map(|l| (l.at, l.ev)).peekable();
+        while let Some(&(r, _)) = self.run.front() {
+            while let Some((l, _)) = late.peek() {
+                if *l >= r {
+                    break;
+                }
+                all.extend(late.next());
+            }
+            all.extend(self.run.pop_front());
+        }
+        all.extend(late);
         for d in 1..=self.mask {
             let i = ((self.block + d) & self.mask) as usize;
             if self.occupied.remove(i) {
@@ -851,6 +983,7 @@ mod tests {
         let bound = RETAINED_SLOT_CAPACITY.max(2 * 15_000 / q.slots.len());
         assert!(q.slots.iter().all(|s| s.capacity() <= bound));
         assert!(q.run.capacity() <= RETAINED_SLOT_CAPACITY);
+        assert!(q.late.capacity() <= RETAINED_HEAP_CAPACITY);
         // The overflow held at most 5 000.
         let bound = radix::RETAINED_SLOT_CAPACITY.max(5_000 / 64);
         assert!(q.overflow.max_slot_capacity() <= bound);
