@@ -5,13 +5,13 @@
 //!
 //! Time is cut into *blocks* of `2^shift` picoseconds, and the queue into three parts:
 //!
-//! 1. The *current block*: a *run* sorted by (time, push order) and popped from the front,
-//!    plus a binary heap of *late* events ordered by (time, sequence number). A push into the
+//! 1. The *current block*: a *run* sorted by descending (time, push order) and popped from
+//!    its end, plus a binary heap of *late* events ordered by (time, sequence number). A push into the
 //!    current block (or, once its last event was popped, into the rest of it) is inserted into
 //!    the run after every queued event at its time, so zero-delay events pop after the events
-//!    already waiting at that instant and before everything later; usually that is the run's
-//!    end. Only when the insertion would move many events (a crowded block) does the push go
-//!    to the heap instead, and then so does every later push into the block, until both are
+//!    already waiting at that instant and before everything later (the insertion moves the
+//!    events that pop before it, a few in a block of a few). Only when it would move many (a
+//!    crowded block) does the push go to the heap instead, and then so does every later push into the block, until both are
 //!    empty. The current block is empty only when the whole queue is.
 //! 2. The *wheel*: `2^k` slots, one for each of the `2^k - 1` blocks after the current one
 //!    (slot = block mod `2^k`, as in a calendar queue, but a slot only ever holds one block, so
@@ -37,8 +37,8 @@
 //! fast path and the radix queue's guarantees:
 //!
 //! - In steady state an event is written once into a wheel slot, its slot becomes the run by a
-//!   swap and a sort of a few events, and a pop takes the run's front with no other part to
-//!   look at. The next event and the one after it are the run's first two entries, so a
+//!   swap and a sort of a few events, and a pop takes the run's last entry with no other part
+//!   to look at. The next event and the one after it are the run's last two entries, so a
 //!   simulator can prefetch for both.
 //! - A badly sized wheel costs speed, never order: events beyond the wheel wait in the radix
 //!   queue, and a block of `m` events costs `O(log m)` per event (a sort, a binary search, or
@@ -53,9 +53,10 @@
 //!   epoch.
 //!
 //! (An earlier version kept zero-delay events in a FIFO and every late push in the heap, beside
-//! a run sorted in descending order; choosing among the three on every pop and peek was about a
-//! fifth of a 1024-host fat tree's queue instructions. Inserting into the run alone, with no
-//! heap, moved 412 events per late push on average there: a few blocks hold thousands.)
+//! the run; choosing among the three on every pop and peek was about a fifth of a 1024-host fat
+//! tree's queue instructions, and its wall time fell by a fifth without them. Inserting into
+//! the run alone, with no heap, moved 412 events per late push on average there: a few blocks
+//! hold thousands.)
 //!
 //! # Exact FIFO ties
 //!
@@ -72,8 +73,8 @@
 //! Push and pop are `O(1)` amortised for any distribution whose blocks hold `O(1)` events, and
 //! `O(log m)` per event for blocks of `m`. Neither allocates in steady state: run, heap, slots
 //! and radix queue reuse their buffers, and a buffer emptied with room for far more than usual shrinks back, so
-//! memory follows the number of pending events. The fixed cost is the slot headers (32 bytes
-//! per slot: 8 to 256 KiB) and the radix queue's 2,048 (about 64 KiB).
+//! memory follows the number of pending events. The fixed cost is the slot headers (24 bytes
+//! per slot: 6 to 192 KiB) and the radix queue's 2,048 (about 64 KiB).
 //!
 //! Scheduling before the last pop breaks the contract and trips a `debug_assert!`; in release
 //! builds such an event is still delivered, but its place in the order is unspecified.
@@ -81,7 +82,7 @@
 mod radix;
 
 use std::cmp::{self, Reverse};
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::{fmt, mem};
 
 use units::SimTime;
@@ -110,7 +111,7 @@ const MAX_INSERT_MOVES: usize = 8;
 const _: () = assert!(MIN_SLOTS_LOG2 >= 6 && MAX_SLOTS_LOG2 <= 18, "bitmap layout");
 
 /// A block's events: `(time in ps, event)`.
-type Block<E> = VecDeque<(u64, E)>;
+type Block<E> = Vec<(u64, E)>;
 
 /// Pending events, popped in (time, insertion order).
 ///
@@ -119,8 +120,8 @@ type Block<E> = VecDeque<(u64, E)>;
 /// pushed, including events pushed at exactly the time of the last pop, which pop after every
 /// event already queued at that time.
 pub struct EventQueue<E> {
-    /// The current block's events (and any pushed since before it), sorted by (time, push
-    /// order): the next event is at the front, unless `late` has an earlier one.
+    /// The current block's events (and any pushed since before it), sorted by descending
+    /// (time, push order): the next event is at the end, unless `late` has an earlier one.
     run: Block<E>,
     /// Pushes into the current block that would have moved many run events, and every push
     /// into the block after them. Usually empty.
@@ -214,12 +215,12 @@ impl<E> EventQueue<E> {
     fn with_geometry(slots_log2: u32, shift: u32, min_epoch: u64) -> Self {
         let slots = 1usize << slots_log2;
         EventQueue {
-            run: VecDeque::new(),
+            run: Vec::new(),
             late: BinaryHeap::new(),
             late_seq: 0,
             block: 0,
             shift,
-            slots: (0..slots).map(|_| VecDeque::new()).collect(),
+            slots: (0..slots).map(|_| Vec::new()).collect(),
             mask: slots as u64 - 1,
             occupied: Bitmap::new(),
             overflow: RadixQueue::new(),
@@ -248,7 +249,7 @@ impl<E> EventQueue<E> {
         if !self.late.is_empty() {
             return self.pop_late_or_run();
         }
-        let (at, ev) = self.run.pop_front()?;
+        let (at, ev) = self.run.pop()?;
         self.len -= 1;
         self.last_pop = at;
         if self.run.is_empty() {
@@ -261,17 +262,17 @@ impl<E> EventQueue<E> {
         Some((SimTime::from_ps(at), ev))
     }
 
-    /// Pop when the current block has late events: the earlier of the run's front and the
+    /// Pop when the current block has late events: the earlier of the run's last and the
     /// heap's top (the run's on a tie: it was pushed first).
     #[inline(never)]
     fn pop_late_or_run(&mut self) -> Option<(SimTime, E)> {
-        let from_run = match (self.run.front(), self.late.peek()) {
+        let from_run = match (self.run.last(), self.late.peek()) {
             (Some(&(r, _)), Some(l)) => r <= l.at,
             (Some(_), None) => true,
             (None, _) => false,
         };
         let (at, ev) = if from_run {
-            self.run.pop_front()?
+            self.run.pop()?
         } else {
             self.late.pop().map(|l| (l.at, l.ev))?
         };
@@ -293,7 +294,7 @@ impl<E> EventQueue<E> {
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        let run = self.run.front().map(|&(at, _)| at);
+        let run = self.run.last().map(|&(at, _)| at);
         if self.late.is_empty() {
             return run.map(SimTime::from_ps);
         }
@@ -309,21 +310,22 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn peek(&self) -> Option<&E> {
         if self.late.is_empty() {
-            return self.run.front().map(|(_, ev)| ev);
+            return self.run.last().map(|(_, ev)| ev);
         }
-        match (self.run.front(), self.late.peek()) {
+        match (self.run.last(), self.late.peek()) {
             (Some((r, ev)), Some(l)) => Some(if *r <= l.at { ev } else { &l.ev }),
             (Some((_, ev)), None) => Some(ev),
             (None, l) => l.map(|l| &l.ev),
         }
     }
 
-    /// A guess at the event after the next, for prefetching: the second of the run's events.
+    /// A guess at the event after the next, for prefetching: the run's second to last.
     /// It is exact unless the next event is the last of its block (then `None`), the block
     /// has late events, or an event pushed after this call comes between.
     #[inline]
     pub fn peek_after_next(&self) -> Option<&E> {
-        self.run.get(1).map(|(_, ev)| ev)
+        let n = self.run.len();
+        (n >= 2).then(|| &self.run[n - 2].1)
     }
 
     /// Pending events.
@@ -362,7 +364,7 @@ impl<E> EventQueue<E> {
     #[inline(always)]
     fn file_in_wheel(&mut self, b: u64, at: u64, ev: E) {
         let i = (b & self.mask) as usize;
-        self.slots[i].push_back((at, ev));
+        self.slots[i].push((at, ev));
         self.occupied.insert(i);
     }
 
@@ -371,11 +373,8 @@ impl<E> EventQueue<E> {
     #[inline(always)]
     fn file_in_run(&mut self, at: u64, ev: E) {
         if self.late.is_empty() {
-            if self.run.back().is_none_or(|&(last, _)| last <= at) {
-                self.run.push_back((at, ev));
-                return;
-            }
-            let i = self.run.partition_point(|&(t, _)| t <= at);
+            // Before (popping after) the events at or before `at`, which sit at the end.
+            let i = self.run.partition_point(|&(t, _)| t > at);
             if self.run.len() - i <= MAX_INSERT_MOVES {
                 self.run.insert(i, (at, ev));
                 return;
@@ -399,10 +398,6 @@ impl<E> EventQueue<E> {
         // up to four times that saved no instructions and held 20 MB more in the 1024-host
         // run's wheel.)
         let blocks_worth = (2 * self.len) >> self.slots.len().trailing_zeros();
-        // Empty, but its start is wherever the last pop left it: clearing moves it back to the
-        // buffer's beginning, so a slot fills it without wrapping and the sort finds it in one
-        // piece (no rotation).
-        self.run.clear();
         self.run.shrink_to(RETAINED_SLOT_CAPACITY.max(blocks_worth));
         if self.len == 0 {
             return;
@@ -421,18 +416,20 @@ impl<E> EventQueue<E> {
         self.block = block;
         let i = (block & self.mask) as usize;
         if self.occupied.remove(i) {
-            // The slot's list becomes the run (and the empty run its list), sorted stably by
-            // time: equal times keep their push order.
+            // The slot's list becomes the run (and the empty run its list), sorted by descending
+            // (time, push order): reversed, then stably sorted by descending time.
             mem::swap(&mut self.run, &mut self.slots[i]);
-            let run = self.run.make_contiguous();
-            match run {
+            match self.run.as_mut_slice() {
                 [] | [_] => {}
                 [a, b] => {
-                    if a.0 > b.0 {
+                    if a.0 <= b.0 {
                         mem::swap(a, b);
                     }
                 }
-                run => run.sort_by_key(|&(at, _)| at),
+                run => {
+                    run.reverse();
+                    run.sort_by_key(|&(at, _)| Reverse(at));
+                }
             }
         }
         // Overflow events inside the extended wheel move in. Their blocks are after the old
@@ -493,23 +490,23 @@ impl<E> EventQueue<E> {
         let mut late = mem::take(&mut self.late).into_sorted_vec();
         late.reverse();
         let mut late = late.into_iter().map(|l| (l.at, l.ev)).peekable();
-        while let Some(&(r, _)) = self.run.front() {
+        while let Some(&(r, _)) = self.run.last() {
             while let Some((l, _)) = late.peek() {
                 if *l >= r {
                     break;
                 }
                 all.extend(late.next());
             }
-            all.extend(self.run.pop_front());
+            all.extend(self.run.pop());
         }
         all.extend(late);
         for d in 1..=self.mask {
             let i = ((self.block + d) & self.mask) as usize;
             if self.occupied.remove(i) {
-                let events = self.slots[i].make_contiguous();
+                let mut events = mem::take(&mut self.slots[i]);
                 // Stable: equal times keep their push order.
                 events.sort_by_key(|&(at, _)| at);
-                all.extend(self.slots[i].drain(..));
+                all.append(&mut events);
             }
         }
         while let Some(e) = self.overflow.pop() {
@@ -517,7 +514,7 @@ impl<E> EventQueue<E> {
         }
         let slots = 1usize << slots_log2;
         if slots != self.slots.len() {
-            self.slots = (0..slots).map(|_| VecDeque::new()).collect();
+            self.slots = (0..slots).map(|_| Vec::new()).collect();
             self.mask = slots as u64 - 1;
         }
         self.shift = shift;
