@@ -15,23 +15,25 @@
 /// not below an edge switch leaves by the same uplinks), so each switch keeps its distinct
 /// lists once. Hosts are numbered as the topology builders add them, switch by switch and pod
 /// by pod, so neighbouring hosts share a list too: each switch keeps its host ordinals as runs
-/// (first host of the run, list number), found by binary search. A fat tree's switch has
-/// at most 2k runs (16 for a core switch of k = 16, 10 for the others): a 1024-host fat
-/// tree's whole table is about 32 KB instead of 640 KB of one entry per (switch, host), and a
-/// lookup stays in one or two cache lines instead of missing on a table that does not fit the
-/// cache. Any topology works; one whose hosts do not
-/// group costs one run per host, as the flat table did.
+/// (first host of the run; the run's list). A fat tree's switch has at most 2k runs (16 for a
+/// core switch of k = 16, 10 for the others): a 1024-host fat tree's whole table is about
+/// 30 KB instead of 640 KB of one entry per (switch, host), and a lookup stays in a few cache
+/// lines instead of missing on a table that does not fit the cache. Any topology works; one
+/// whose hosts do not group costs one run per host, as the flat table did.
+///
+/// A switch's run starts are an array of their own, so that a lookup counts the starts at or
+/// before the host in one or two cache lines with no dependent loads (a binary search over
+/// (start, list) pairs was about 3% of a 1024-host fat tree's time, one miss per step), and
+/// each run names its list's ports directly.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Routes {
-    /// First run of each switch in `runs` (and the end, after the last switch).
+    /// First run of each switch (and the end, after the last switch).
     run_start: Vec<u32>,
-    /// (first host ordinal, list number into the switch's lists) of every switch's runs, in
-    /// host order.
-    runs: Vec<(u32, u16)>,
-    /// First list of each switch in `lists`.
-    first: Vec<u32>,
-    /// (offset into `ports`, count) of every switch's distinct lists.
-    lists: Vec<(u32, u16)>,
+    /// First host ordinal of every run, each switch's in host order.
+    run_first: Vec<u32>,
+    /// Candidate ports of every run: (offset into `ports`, count).
+    run_ports: Vec<(u32, u32)>,
+    /// Each switch's distinct candidate lists, one after another.
     ports: Vec<u16>,
 }
 
@@ -84,41 +86,45 @@ impl Routes {
         }
         let mut r = Routes::default();
         for lists in per_switch {
-            r.first.push(r.lists.len() as u32);
-            r.run_start.push(r.runs.len() as u32);
-            // Distinct lists in first-seen order (deterministic).
-            let mut seen: Vec<Vec<u16>> = Vec::new();
-            let switch_runs = r.runs.len();
+            r.run_start.push(r.run_first.len() as u32);
+            // Distinct lists in first-seen order (deterministic), with where their ports are.
+            let mut seen: Vec<(Vec<u16>, (u32, u32))> = Vec::new();
+            let switch_runs = r.run_first.len();
             for (host, cands) in lists.into_iter().enumerate() {
-                let id = match seen.iter().position(|l| *l == cands) {
-                    Some(i) => i,
+                let at = match seen.iter().find(|(l, _)| *l == cands) {
+                    Some(&(_, at)) => at,
                     None => {
-                        r.lists.push((r.ports.len() as u32, cands.len() as u16));
+                        let at = (r.ports.len() as u32, cands.len() as u32);
                         r.ports.extend_from_slice(&cands);
-                        seen.push(cands);
-                        seen.len() - 1
+                        seen.push((cands, at));
+                        at
                     }
                 };
-                let id = u16::try_from(id).unwrap_or(u16::MAX);
                 // A new run where the list changes from the previous host's.
-                if r.runs.len() == switch_runs || r.runs.last().is_some_and(|&(_, l)| l != id) {
-                    r.runs.push((host as u32, id));
+                if r.run_first.len() == switch_runs || r.run_ports.last() != Some(&at) {
+                    r.run_first.push(host as u32);
+                    r.run_ports.push(at);
                 }
             }
         }
-        r.run_start.push(r.runs.len() as u32);
+        r.run_start.push(r.run_first.len() as u32);
         r
     }
 
     /// The candidate ports of switch ordinal `sw` towards host ordinal `host`.
     #[inline]
     pub(crate) fn candidates(&self, sw: usize, host: usize) -> &[u16] {
-        let runs = &self.runs[self.run_start[sw] as usize..self.run_start[sw + 1] as usize];
-        // The last run starting at or before `host` (the first starts at host 0).
-        let i = runs.partition_point(|&(first, _)| first as usize <= host);
-        let id = runs[i.saturating_sub(1)].1 as usize;
-        let (off, len) = self.lists[self.first[sw] as usize + id];
-        &self.ports[off as usize..off as usize + len as usize]
+        let start = self.run_start[sw] as usize;
+        let firsts = &self.run_first[start..self.run_start[sw + 1] as usize];
+        // How many runs start at or before `host` (the first starts at host 0): counted
+        // without branches over a fat tree's few runs, searched over many.
+        let n = if firsts.len() <= 32 {
+            firsts.iter().filter(|&&f| f as usize <= host).count()
+        } else {
+            firsts.partition_point(|&f| f as usize <= host)
+        };
+        let (off, len) = self.run_ports[start + n.saturating_sub(1)];
+        &self.ports[off as usize..(off + len) as usize]
     }
 }
 
@@ -208,10 +214,44 @@ mod tests {
         let is_host: Vec<bool> = (0..9).map(|n| n >= 3).collect();
         let hosts: Vec<u32> = (3..9).collect();
         let switches = [0u32, 1, 2];
-        let r = Routes::build(&adj, &is_host, &hosts, &switches);
+        let r = check_every_lookup(&adj, &is_host, &hosts, &switches);
+        // Hosts 6 and 7 share switch 0: one run at switch 0 covers both.
+        assert!(r.run_first.len() < switches.len() * hosts.len());
+    }
+
+    /// A switch with more runs than the lookup counts without branches: two switches, 100
+    /// hosts attached to them alternately, so every host starts a new run at both.
+    #[test]
+    fn many_runs_are_searched() {
+        let mut adj: Vec<Vec<(u16, u32)>> = vec![Vec::new(); 102];
+        let mut cable = |a: u32, b: u32| {
+            let pa = adj[a as usize].len() as u16;
+            let pb = adj[b as usize].len() as u16;
+            adj[a as usize].push((pa, b));
+            adj[b as usize].push((pb, a));
+        };
+        cable(0, 1);
+        for h in 2..102 {
+            cable(h, h % 2);
+        }
+        let is_host: Vec<bool> = (0..102).map(|n| n >= 2).collect();
+        let hosts: Vec<u32> = (2..102).collect();
+        let r = check_every_lookup(&adj, &is_host, &hosts, &[0, 1]);
+        assert_eq!(r.run_first.len(), 2 * hosts.len());
+    }
+
+    /// Builds the routes and checks that every (switch, host) lookup gives the ports one hop
+    /// closer to the host.
+    fn check_every_lookup(
+        adj: &[Vec<(u16, u32)>],
+        is_host: &[bool],
+        hosts: &[u32],
+        switches: &[u32],
+    ) -> Routes {
+        let r = Routes::build(adj, is_host, hosts, switches);
         for (si, &sw) in switches.iter().enumerate() {
             for (hi, &h) in hosts.iter().enumerate() {
-                let d = distances(&adj, &is_host, h);
+                let d = distances(adj, is_host, h);
                 let want: Vec<u16> = adj[sw as usize]
                     .iter()
                     .filter(|&&(_, v)| d[v as usize] + 1 == d[sw as usize])
@@ -220,7 +260,6 @@ mod tests {
                 assert_eq!(r.candidates(si, hi), &want[..], "switch {sw} → host {h}");
             }
         }
-        // Hosts 6 and 7 share switch 0: one run at switch 0 covers both.
-        assert!(r.runs.len() < switches.len() * hosts.len());
+        r
     }
 }

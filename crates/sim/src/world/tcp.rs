@@ -760,13 +760,15 @@ impl World {
         }
         loop {
             let th = &mut self.tcp.hosts[h as usize];
+            // First what is cheap and usually decides (an RDMA host has no segments waiting),
+            // then the port's backlog, which reads the fabric.
+            let Some(front) = th.nic_q.front() else {
+                return;
+            };
             let host = &mut self.hosts[h as usize];
             if host.tx_inflight + self.fabric.host_backlog(host.node) >= TCP_NIC_WINDOW {
                 return;
             }
-            let Some(front) = th.nic_q.front() else {
-                return;
-            };
             if front.ready > now {
                 if th.pump_at.is_none_or(|t| t > front.ready) {
                     th.pump_at = Some(front.ready);
