@@ -461,7 +461,10 @@ pub struct Fabric {
     /// needs it). Beside the arena rather than in it, so the hop that writes it does not read
     /// the descriptor's cache line.
     head_at: Vec<SimTime>,
-    /// Their payloads, read only when a packet is delivered, dropped or observed.
+    /// Their payloads, read only when a packet is delivered, dropped or observed. A packet's
+    /// payload sits in the slot of its own index: the two arenas insert and remove together,
+    /// so their free lists stay the same, and a prefetch for a packet can ask for its payload
+    /// without reading the descriptor first.
     bodies: Arena<Body>,
     /// Payloads with no compact [`Body`], whole.
     other_bodies: Arena<Payload>,
@@ -1052,19 +1055,23 @@ impl Fabric {
         }
     }
 
-    /// Asks the CPU for a packet held for a host (see [`Fabric::take_held`]): its descriptor.
+    /// Asks the CPU for a packet held for a host (see [`Fabric::take_held`]): its descriptor
+    /// and its payload.
     #[inline]
     pub fn prefetch_held(&self, pkt: PacketHandle) {
         self.packets.prefetch(pkt);
+        self.bodies.prefetch(body_of(pkt));
     }
 
-    /// As [`Fabric::prefetch_held`], and the payload behind the descriptor (read here, so it
-    /// pays when [`Fabric::prefetch_held`] asked for the descriptor an event earlier).
+    /// The data handle of a held RoCE packet's payload (what the host's model keeps its bytes
+    /// under), read from the compact payload only, for prefetching: it pays when
+    /// [`Fabric::prefetch_held`] asked for the payload an event earlier. `None` for any other
+    /// payload, or if the handle names no held packet.
     #[inline]
-    pub fn prefetch_held_near(&self, pkt: PacketHandle) {
-        self.prefetch_held(pkt);
-        if let Some(d) = self.packets.try_get(pkt) {
-            self.bodies.prefetch(d.body);
+    pub fn held_data_hint(&self, pkt: PacketHandle) -> Option<u32> {
+        match self.bodies.try_get(body_of(pkt))? {
+            Body::Rc { data, .. } => Some(*data),
+            _ => None,
         }
     }
 
@@ -1081,9 +1088,12 @@ impl Fabric {
         let body = self
             .bodies
             .insert(Body::pack(spec.payload, &mut self.other_bodies));
-        let h = self
-            .packets
-            .insert(InFlight::new(uid, src, &spec, body, now));
+        let h = self.packets.insert(InFlight::new(uid, src, &spec, now));
+        debug_assert_eq!(
+            h.index(),
+            body.index(),
+            "payload and descriptor slots match"
+        );
         let i = h.index() as usize;
         if i >= self.head_at.len() {
             self.head_at.resize(i + 1, now);
@@ -1095,14 +1105,17 @@ impl Fabric {
     /// Removes a packet from the fabric and puts it together again.
     fn take_packet(&mut self, pkt: PacketHandle) -> Packet {
         let d = self.packets.remove(pkt);
-        let payload = self.bodies.remove(d.body).take(&mut self.other_bodies);
+        let payload = self
+            .bodies
+            .remove(body_of(pkt))
+            .take(&mut self.other_bodies);
         d.assemble(payload)
     }
 
     /// A copy of a packet still in the fabric, for observers (tap, capture).
     fn packet_copy(&self, pkt: PacketHandle) -> Packet {
         let d = self.packets.get(pkt);
-        d.assemble(self.bodies.get(d.body).copy(&self.other_bodies))
+        d.assemble(self.bodies.get(body_of(pkt)).copy(&self.other_bodies))
     }
 
     /// Queues `pkt`, which entered its node by global port `in_port` (`u32::MAX` at a host),
@@ -2041,6 +2054,12 @@ fn pick(pt: &mut Port, sch: &Scheduling, now: SimTime) -> Option<usize> {
         }
     }
     unreachable!("DWRR grants at least one quantum per round, and frames are at most a few KiB")
+}
+
+/// Where packet `pkt`'s payload is kept (see [`Fabric`]'s `bodies`).
+#[inline]
+fn body_of(pkt: PacketHandle) -> engine::Handle<Body> {
+    engine::Handle::from_index(pkt.index())
 }
 
 fn rng_salt(streams: RngStreams, ordinal: u64) -> u32 {

@@ -201,8 +201,8 @@ pub struct Packet {
 }
 
 /// A packet while the fabric carries it: what ports and switches read on every hop, in one
-/// 64-byte cache line (a test holds it there). Its payload waits in a second arena under
-/// `body` until [`InFlight::assemble`] puts the [`Packet`] together again.
+/// 64-byte cache line (a test holds it there). Its payload waits in a second arena, in the
+/// slot of the same index, until [`InFlight::assemble`] puts the [`Packet`] together again.
 #[derive(Clone, Copy, Debug)]
 pub struct InFlight {
     pub(crate) uid: u64,
@@ -212,7 +212,6 @@ pub struct InFlight {
     pub(crate) dst: NodeId,
     pub(crate) len_bytes: u32,
     pub(crate) ecmp_hash: u32,
-    pub(crate) body: Handle<crate::body::Body>,
     pub(crate) priority: Priority,
     pub(crate) ecn: Ecn,
     /// [`Payload::class`], kept so traces need not read the payload.
@@ -222,14 +221,8 @@ pub struct InFlight {
 }
 
 impl InFlight {
-    /// The descriptor of a new packet whose payload is stored under `body`.
-    pub(crate) fn new(
-        uid: u64,
-        src: NodeId,
-        spec: &PacketSpec,
-        body: Handle<crate::body::Body>,
-        now: SimTime,
-    ) -> InFlight {
+    /// The descriptor of a new packet.
+    pub(crate) fn new(uid: u64, src: NodeId, spec: &PacketSpec, now: SimTime) -> InFlight {
         InFlight {
             uid,
             created: now,
@@ -238,7 +231,6 @@ impl InFlight {
             dst: spec.dst,
             len_bytes: spec.len_bytes.max(MIN_FRAME_BYTES),
             ecmp_hash: spec.ecmp_hash,
-            body,
             priority: spec.priority,
             ecn: spec.ecn,
             class: spec.payload.class(),

@@ -2390,8 +2390,16 @@ impl<F: FnMut(&World) -> bool> Model for Driver<'_, F> {
         let fabric = &self.world.fabric;
         match next {
             Event::Fabric(fe) => fabric.prefetch_event_near(fe),
+            // The payload was asked for an event earlier: its data handle names the pool
+            // entry that the delivery reads next (last touched when the frame was sent).
             Event::Host(HostEvent::RxIn { slot, .. }) => {
-                fabric.prefetch_held_near(fabric::PacketHandle::from_index(*slot));
+                let pkt = fabric::PacketHandle::from_index(*slot);
+                fabric.prefetch_held(pkt);
+                if let Some(d) = fabric.held_data_hint(pkt)
+                    && d != fabric::NO_DATA
+                {
+                    self.world.pool.prefetch(engine::Handle::from_index(d));
+                }
             }
             Event::Host(_) => {}
         }
