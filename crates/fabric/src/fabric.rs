@@ -887,6 +887,12 @@ impl Fabric {
         self.host_wakeups.drain(..)
     }
 
+    /// Whether [`Fabric::take_host_wakeups`] has hosts to give (after most events, none).
+    #[inline]
+    pub fn has_host_wakeups(&self) -> bool {
+        !self.host_wakeups.is_empty()
+    }
+
     /// Frames waiting in `host`'s NIC port queues (all priorities).
     pub fn host_backlog(&self, host: NodeId) -> usize {
         match self.nodes.get(host.index()).map(|n| &n.role) {
@@ -1049,8 +1055,30 @@ impl Fabric {
                     b &= b - 1;
                 }
             }
-            // An arrival's next lines depend on its descriptor, which is often still loading
-            // here: reading it would stall on the very miss the prefetch is for.
+            // At a switch, the frame's route: its descriptor and the receiving port were
+            // asked for an event earlier, and the egress port they lead to is the hop's next
+            // miss (its queue and clock).
+            FabricEvent::Arrive { port, pkt } => {
+                let Some(pt) = self.ports.get(port as usize) else {
+                    return;
+                };
+                let (
+                    Some(NodeState {
+                        role: Role::Switch(s),
+                        ..
+                    }),
+                    Some(d),
+                ) = (self.nodes.get(pt.node.index()), self.packets.try_get(pkt))
+                else {
+                    return;
+                };
+                if let Some(out) = self.egress(*s as usize, d.dst, d.ecmp_hash) {
+                    self.prefetch_port(out);
+                    if let Some(p) = self.ports.get(out as usize) {
+                        engine::prefetch(&p.prio[d.priority.index()]);
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -1537,23 +1565,10 @@ impl Fabric {
                 .into(),
             );
         }
-        // Route.
-        let Some(dst_host) = self.host_ordinal(dst) else {
+        let Some(out) = self.egress(s, dst, hash) else {
             self.drop_packet(in_port, pkt, DropReason::NoRoute, now);
             return;
         };
-        let sw = &self.switches[s];
-        let cands = self.routes.candidates(sw.ordinal, dst_host as usize);
-        if cands.is_empty() {
-            self.drop_packet(in_port, pkt, DropReason::NoRoute, now);
-            return;
-        }
-        let local_out = cands[if cands.len() == 1 {
-            0
-        } else {
-            ecmp_pick(hash, sw.salt, cands.len(), self.config.switch.ecmp_hash)
-        }];
-        let out = self.nodes[sw.node.index()].first_port + local_out as u32;
         // The egress port is cold on a large fabric: ask for its lines now, so that they load
         // while admission works on the switch and the ingress port.
         engine::prefetch(&self.ports[out as usize]);
@@ -1607,6 +1622,21 @@ impl Fabric {
         };
         self.enqueue(out, pkt, in_port, ready_at, now);
         self.try_tx(out, sched);
+    }
+
+    /// The egress port (global index) switch `s` sends a frame for `dst` with 5-tuple hash
+    /// `hash` by; `None` when no route leads there.
+    #[inline]
+    fn egress(&self, s: usize, dst: NodeId, hash: u32) -> Option<u32> {
+        let dst_host = self.host_ordinal(dst)?;
+        let sw = &self.switches[s];
+        let cands = self.routes.candidates(sw.ordinal, dst_host as usize);
+        let local_out = match cands.len() {
+            0 => return None,
+            1 => cands[0],
+            n => cands[ecmp_pick(hash, sw.salt, n, self.config.switch.ecmp_hash)],
+        };
+        Some(self.nodes[sw.node.index()].first_port + local_out as u32)
     }
 
     fn check_xoff<E: From<FabricEvent>>(

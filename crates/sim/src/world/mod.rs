@@ -1286,16 +1286,18 @@ impl World {
                         }
                     }
                 }
-                // A scratch vector kept between events: this runs after every fabric event.
-                let mut wake = std::mem::take(&mut self.wake_scratch);
-                wake.extend(self.fabric.take_host_wakeups());
-                for node in wake.drain(..) {
-                    if let Some(&h) = self.by_node.get(&node.0) {
-                        self.pump_tx(h, sched);
-                        self.tcp_nic_pump(h, sched);
+                if self.fabric.has_host_wakeups() {
+                    // A scratch vector kept between events (no allocation per wakeup).
+                    let mut wake = std::mem::take(&mut self.wake_scratch);
+                    wake.extend(self.fabric.take_host_wakeups());
+                    for node in wake.drain(..) {
+                        if let Some(&h) = self.by_node.get(&node.0) {
+                            self.pump_tx(h, sched);
+                            self.tcp_nic_pump(h, sched);
+                        }
                     }
+                    self.wake_scratch = wake;
                 }
-                self.wake_scratch = wake;
                 if self.pcap.is_some() || self.frame_log.is_some() {
                     // A failed write is reported by finish_pcap; the run goes on.
                     let _ = self.write_captured();
