@@ -404,6 +404,9 @@ pub struct World {
     /// The whole run's budget, when one is set ([`World::set_run_budget`]).
     total_budget: Option<TotalBudget>,
     hosts: Vec<SimHost>,
+    /// Each host's node (as `hosts[h].node`), in a table of its own: a frame leaving names
+    /// its peer's node, and on a large fabric the peer's host state is a cold line.
+    host_nodes: Vec<NodeId>,
     by_node: NodeHosts,
     by_ip: BTreeMap<[u8; 4], u32>,
     sched: Scheduler<Event>,
@@ -565,6 +568,7 @@ impl World {
                 retired: RoceCounters::default(),
             });
         }
+        let host_nodes = hosts.iter().map(|h| h.node).collect();
         Ok(World {
             fabric,
             roce_priority: ROCE_PRIORITY,
@@ -576,6 +580,7 @@ impl World {
             send_completions: 0,
             total_budget: None,
             hosts,
+            host_nodes,
             by_node,
             by_ip,
             sched: Scheduler::new(),
@@ -1748,7 +1753,7 @@ impl World {
         };
         let spec = roce_spec(
             (h, s.qpn),
-            (peer, self.hosts[peer as usize].node),
+            (peer, self.host_nodes[peer as usize]),
             hdr,
             (s.t.pkt.payload_len, s.data),
             (self.roce_priority, Ecn::Ect0),
@@ -2041,7 +2046,7 @@ impl World {
         };
         let spec = roce_spec(
             (h, qpn),
-            (peer, self.hosts[peer as usize].node),
+            (peer, self.host_nodes[peer as usize]),
             hdr,
             (0, fabric::NO_DATA),
             (CNP_PRIORITY, Ecn::NotEct),
