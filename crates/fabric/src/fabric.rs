@@ -73,6 +73,7 @@ use engine::{
     Arena, DropReason, Model, PacketClass, PacketStage, Rng, RngStreams, Scheduler, Step, StreamId,
     TraceRecord, Tracer,
 };
+use std::cell::Cell;
 use std::collections::VecDeque;
 use units::{
     Bandwidth, ByteLen, FlowId, LinkId, NodeId, PortId, Priority, Probability, SimDuration, SimTime,
@@ -476,6 +477,10 @@ pub struct Fabric {
     capture: Option<(crate::capture::CaptureAt, Vec<Captured>)>,
     /// Per port (global index): its PFC times and watchdog state, read by no frame.
     pfc_side: Vec<PfcSide>,
+    /// The routes found by the last two arrivals' prefetches ([`Fabric::prefetch_event_near`]),
+    /// for their hop to take instead of routing again: a route is a function of (switch,
+    /// destination, 5-tuple hash) alone, so a remembered one is always right.
+    route_memo: Cell<[RouteMemo; 2]>,
     /// Egress queues the PFC watchdog holds in a storm (set `storming` bits over all ports):
     /// while there are none, a hop does not read its egress port's bits.
     storming_queues: u32,
@@ -692,6 +697,7 @@ impl Fabric {
             tap: None,
             capture: None,
             pfc_side: vec![PfcSide::default(); total as usize],
+            route_memo: Cell::new([RouteMemo::NONE; 2]),
             storming_queues: 0,
             host_wakeups: Vec::new(),
             max_frame_bytes: MAX_FRAME_BYTES,
@@ -1073,6 +1079,13 @@ impl Fabric {
                     return;
                 };
                 if let Some(out) = self.egress(*s as usize, d.dst, d.ecmp_hash) {
+                    let mut memo = self.route_memo.get();
+                    memo[1] = memo[0];
+                    memo[0] = RouteMemo {
+                        key: (*s, d.dst.0, d.ecmp_hash),
+                        out,
+                    };
+                    self.route_memo.set(memo);
                     self.prefetch_port(out);
                     if let Some(p) = self.ports.get(out as usize) {
                         engine::prefetch(&p.prio[d.priority.index()]);
@@ -1565,7 +1578,13 @@ impl Fabric {
                 .into(),
             );
         }
-        let Some(out) = self.egress(s, dst, hash) else {
+        let memo = self.route_memo.get();
+        let key = (s as u32, dst.0, hash);
+        let out = match memo.iter().find(|m| m.key == key) {
+            Some(m) => Some(m.out),
+            None => self.egress(s, dst, hash),
+        };
+        let Some(out) = out else {
             self.drop_packet(in_port, pkt, DropReason::NoRoute, now);
             return;
         };
@@ -2084,6 +2103,21 @@ fn pick(pt: &mut Port, sch: &Scheduling, now: SimTime) -> Option<usize> {
         }
     }
     unreachable!("DWRR grants at least one quantum per round, and frames are at most a few KiB")
+}
+
+/// A route a prefetch found: (switch, destination node, 5-tuple hash) and the egress port.
+#[derive(Clone, Copy, Debug)]
+struct RouteMemo {
+    key: (u32, u32, u32),
+    out: u32,
+}
+
+impl RouteMemo {
+    /// Matches no frame: no switch has this ordinal.
+    const NONE: RouteMemo = RouteMemo {
+        key: (u32::MAX, u32::MAX, u32::MAX),
+        out: 0,
+    };
 }
 
 /// Where packet `pkt`'s payload is kept (see [`Fabric`]'s `bodies`).
