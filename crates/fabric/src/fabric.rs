@@ -2054,6 +2054,12 @@ fn pick(pt: &mut Port, sch: &Scheduling, now: SimTime) -> Option<usize> {
     let eligible = |pt: &Port, p: usize| {
         pt.prio[p].queue.front().is_some_and(|e| e.ready_at <= now) && !pt.paused(p, now)
     };
+    if pt.backlogged.is_power_of_two() {
+        // One backlogged class (the usual case): strict or not, it goes if it may, and DWRR
+        // would pick it whatever the deficits say.
+        let p = pt.backlogged.trailing_zeros() as usize;
+        return eligible(pt, p).then_some(p);
+    }
     let mut strict = pt.backlogged & sch.strict_mask;
     while strict != 0 {
         let p = 7 - strict.leading_zeros() as usize;
