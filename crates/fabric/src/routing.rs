@@ -49,10 +49,18 @@ impl Routes {
         let n = adj.len();
         let mut dist = vec![u32::MAX; n];
         let mut queue = Vec::with_capacity(n);
-        // Per switch: candidate list per host, as port vectors.
-        let mut per_switch: Vec<Vec<Vec<u16>>> =
-            vec![Vec::with_capacity(host_nodes.len()); switch_nodes.len()];
-        for &dst in host_nodes {
+        // Per switch, built host by host: its distinct lists (ports, and where each starts)
+        // in first-seen order (deterministic), and its runs. No vector per (switch, host):
+        // for 1024 hosts those were 13 MB, allocated and freed while building.
+        #[derive(Default)]
+        struct Table {
+            ports: Vec<u16>,
+            lists: Vec<(u32, u32)>,
+            runs: Vec<(u32, (u32, u32))>,
+        }
+        let mut tables: Vec<Table> = switch_nodes.iter().map(|_| Table::default()).collect();
+        let mut cands: Vec<u16> = Vec::new();
+        for (host, &dst) in host_nodes.iter().enumerate() {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
             queue.clear();
             dist[dst as usize] = 0;
@@ -71,9 +79,9 @@ impl Routes {
                     }
                 }
             }
-            for (si, &sw) in switch_nodes.iter().enumerate() {
+            for (t, &sw) in tables.iter_mut().zip(switch_nodes) {
                 let d = dist[sw as usize];
-                let mut cands = Vec::new();
+                cands.clear();
                 if d != u32::MAX {
                     for &(p, v) in &adj[sw as usize] {
                         if dist[v as usize] == d - 1 {
@@ -81,30 +89,34 @@ impl Routes {
                         }
                     }
                 }
-                per_switch[si].push(cands);
-            }
-        }
-        let mut r = Routes::default();
-        for lists in per_switch {
-            r.run_start.push(r.run_first.len() as u32);
-            // Distinct lists in first-seen order (deterministic), with where their ports are.
-            let mut seen: Vec<(Vec<u16>, (u32, u32))> = Vec::new();
-            let switch_runs = r.run_first.len();
-            for (host, cands) in lists.into_iter().enumerate() {
-                let at = match seen.iter().find(|(l, _)| *l == cands) {
-                    Some(&(_, at)) => at,
+                let Table { ports, lists, runs } = t;
+                let found = lists
+                    .iter()
+                    .find(|&&(off, len)| ports[off as usize..(off + len) as usize] == cands[..]);
+                let at = match found {
+                    Some(&at) => at,
                     None => {
-                        let at = (r.ports.len() as u32, cands.len() as u32);
-                        r.ports.extend_from_slice(&cands);
-                        seen.push((cands, at));
+                        let at = (ports.len() as u32, cands.len() as u32);
+                        ports.extend_from_slice(&cands);
+                        lists.push(at);
                         at
                     }
                 };
                 // A new run where the list changes from the previous host's.
-                if r.run_first.len() == switch_runs || r.run_ports.last() != Some(&at) {
-                    r.run_first.push(host as u32);
-                    r.run_ports.push(at);
+                if runs.last().map(|&(_, l)| l) != Some(at) {
+                    runs.push((host as u32, at));
                 }
+            }
+        }
+        // Flattened, each switch's lists and runs together.
+        let mut r = Routes::default();
+        for t in tables {
+            r.run_start.push(r.run_first.len() as u32);
+            let base = r.ports.len() as u32;
+            r.ports.extend_from_slice(&t.ports);
+            for (first, (off, len)) in t.runs {
+                r.run_first.push(first);
+                r.run_ports.push((base + off, len));
             }
         }
         r.run_start.push(r.run_first.len() as u32);
