@@ -205,19 +205,18 @@ mod tests {
     fn runs_give_the_shortest_path_ports_for_every_switch_and_host() {
         // Switches 0, 1, 2 in a line (0–1–2) and 0–2 as well; hosts 3..=8 on them, numbered
         // so that neighbouring hosts sit on different switches.
-        let mut adj: Vec<Vec<(u16, u32)>> = vec![Vec::new(); 9];
-        let mut cable = |a: u32, b: u32| {
-            let pa = adj[a as usize].len() as u16;
-            let pb = adj[b as usize].len() as u16;
-            adj[a as usize].push((pa, b));
-            adj[b as usize].push((pb, a));
-        };
-        cable(0, 1);
-        cable(1, 2);
-        cable(0, 2);
-        for (h, sw) in [(3, 0), (4, 2), (5, 1), (6, 0), (7, 0), (8, 2)] {
-            cable(h, sw);
-        }
+        let links = [
+            (0, 1),
+            (1, 2),
+            (0, 2),
+            (3, 0),
+            (4, 2),
+            (5, 1),
+            (6, 0),
+            (7, 0),
+            (8, 2),
+        ];
+        let adj = cabled(9, links);
         let is_host: Vec<bool> = (0..9).map(|n| n >= 3).collect();
         let hosts: Vec<u32> = (3..9).collect();
         let switches = [0u32, 1, 2];
@@ -230,21 +229,26 @@ mod tests {
     /// host starts a new run at both.
     #[test]
     fn many_runs_are_searched() {
-        let mut adj: Vec<Vec<(u16, u32)>> = vec![Vec::new(); 102];
-        let mut cable = |a: u32, b: u32| {
-            let pa = adj[a as usize].len() as u16;
-            let pb = adj[b as usize].len() as u16;
-            adj[a as usize].push((pa, b));
-            adj[b as usize].push((pb, a));
-        };
-        cable(0, 1);
-        for h in 2..102 {
-            cable(h, h % 2);
-        }
+        let adj = cabled(
+            102,
+            [(0, 1)].into_iter().chain((2..102).map(|h| (h, h % 2))),
+        );
         let is_host: Vec<bool> = (0..102).map(|n| n >= 2).collect();
         let hosts: Vec<u32> = (2..102).collect();
         let r = check_every_lookup(&adj, &is_host, &hosts, &[0, 1]);
         assert_eq!(r.run_first.len(), 2 * hosts.len());
+    }
+
+    /// The adjacency of `n` nodes joined by `links`, each end's port numbered in cabling order.
+    fn cabled(n: usize, links: impl IntoIterator<Item = (u32, u32)>) -> Vec<Vec<(u16, u32)>> {
+        let mut adj: Vec<Vec<(u16, u32)>> = vec![Vec::new(); n];
+        for (a, b) in links {
+            let pa = adj[a as usize].len() as u16;
+            let pb = adj[b as usize].len() as u16;
+            adj[a as usize].push((pa, b));
+            adj[b as usize].push((pb, a));
+        }
+        adj
     }
 
     /// Builds the routes and checks that every (switch, host) lookup gives the ports one hop
