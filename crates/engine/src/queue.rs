@@ -6,18 +6,19 @@
 //! Time is cut into *blocks* of `2^shift` picoseconds, and the queue into three parts:
 //!
 //! 1. The *current block*: a *run* sorted by descending (time, push order) and popped from
-//!    its end, plus a binary heap of *late* events ordered by (time, sequence number). A push into the
-//!    current block (or, once its last event was popped, into the rest of it) is inserted into
-//!    the run after every queued event at its time, so zero-delay events pop after the events
-//!    already waiting at that instant and before everything later (the insertion moves the
-//!    events that pop before it, a few in a block of a few). Only when it would move many (a
-//!    crowded block) does the push go to the heap instead, and then so does every later push into the block, until both are
-//!    empty. The current block is empty only when the whole queue is.
+//!    its end, plus a binary heap of *late* events ordered by (time, sequence number). A push
+//!    into the current block (or, once its last event was popped, into the rest of it) is
+//!    inserted into the run after every queued event at its time, so zero-delay events pop
+//!    after the events already waiting at that instant and before everything later (the
+//!    insertion moves the events that pop before it: a few, in a block of a few). Only when it
+//!    would move many (a crowded block) does the push go to the heap instead, and then so does
+//!    every later push into the block, until both are empty. The current block is empty only
+//!    when the whole queue is.
 //! 2. The *wheel*: `2^k` slots, one for each of the `2^k - 1` blocks after the current one
 //!    (slot = block mod `2^k`, as in a calendar queue, but a slot only ever holds one block, so
 //!    there is no "year" to check). A slot is an unsorted list in push order; a two-level
 //!    bitmap finds the next occupied one.
-//! 3. The *overflow*: everything beyond the wheel, in a [`radix`] queue (a radix heap with
+//! 3. The *overflow*: everything beyond the wheel, in a radix queue (`radix.rs`: a radix heap with
 //!    256-way digits), which orders any `u64` times exactly in `O(1)` amortised steps with no
 //!    tuning: a 200 ms timer among nanosecond events, a 24-hour horizon and `u64::MAX` are
 //!    ordinary keys there.
@@ -72,9 +73,9 @@
 //!
 //! Push and pop are `O(1)` amortised for any distribution whose blocks hold `O(1)` events, and
 //! `O(log m)` per event for blocks of `m`. Neither allocates in steady state: run, heap, slots
-//! and radix queue reuse their buffers, and a buffer emptied with room for far more than usual shrinks back, so
-//! memory follows the number of pending events. The fixed cost is the slot headers (24 bytes
-//! per slot: 6 to 48 KiB) and the radix queue's 2,048 (about 64 KiB).
+//! and radix queue reuse their buffers, and a buffer emptied with room for far more than usual
+//! shrinks back, so memory follows the number of pending events. The fixed cost is the slot
+//! headers (24 bytes per slot: 6 to 48 KiB) and the radix queue's 2,048 (about 64 KiB).
 //!
 //! Scheduling before the last pop breaks the contract and trips a `debug_assert!`; in release
 //! builds such an event is still delivered, but its place in the order is unspecified.

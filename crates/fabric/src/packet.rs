@@ -128,7 +128,7 @@ impl FiveTuple {
     /// flows that differ only in the low bits of the UDP source port (RoCE QPs of one host,
     /// whose port follows the QP number) land on distinct buckets of a power-of-two group, so
     /// consecutive QPs spread evenly; switches pick with their own bit offset and seed
-    /// ([`crate::routing`]).
+    /// (the `routing` module).
     pub fn hash(&self) -> u32 {
         let mut crc: u16 = 0xffff;
         let mut eat = |b: u8| {
@@ -202,7 +202,7 @@ pub struct Packet {
 
 /// A packet while the fabric carries it: what ports and switches read on every hop, in one
 /// 64-byte cache line (a test holds it there). Its payload waits in a second arena, in the
-/// slot of the same index, until [`InFlight::assemble`] puts the [`Packet`] together again.
+/// slot of the same index, until the fabric puts the [`Packet`] together again.
 #[derive(Clone, Copy, Debug)]
 pub struct InFlight {
     pub(crate) uid: u64,

@@ -1,4 +1,4 @@
-//! The comparison report (DESIGN.md §3.7): run a scenario [`Plan`] through the kernel TCP path
+//! The comparison report (DESIGN.md §3.7): run a scenario [`Plan`](scenario::Plan) through the kernel TCP path
 //! and the RDMA path, then read every row of the table out of that run's trace and counters.
 //!
 //! [`run_plan`] builds two worlds from the plan (same topology, fabric configuration, host and

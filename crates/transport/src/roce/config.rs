@@ -125,7 +125,7 @@ impl Default for RcConfig {
 
 impl RcConfig {
     /// The local ACK timeout, or `None` for "wait forever" (timeout 0).
-    /// source: research/verbs-spec.md §5, "timeout = 4.096 * 2 ^ attr->timeout [us]".
+    /// source: research/verbs-spec.md §5, "timeout = 4.096 * 2 ^ attr->timeout \[us\]".
     pub fn ack_timeout(&self) -> Option<SimDuration> {
         if let Some(d) = self.ack_timeout_override {
             return Some(d);
