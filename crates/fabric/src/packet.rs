@@ -207,6 +207,8 @@ pub struct Packet {
 pub struct InFlight {
     pub(crate) uid: u64,
     pub(crate) created: SimTime,
+    /// When its first bit reached its current node (cut-through forwarding starts from it).
+    pub(crate) head_at: SimTime,
     pub(crate) flow: FlowId,
     pub(crate) src: NodeId,
     pub(crate) dst: NodeId,
@@ -226,6 +228,7 @@ impl InFlight {
         InFlight {
             uid,
             created: now,
+            head_at: now,
             flow: spec.flow,
             src,
             dst: spec.dst,
