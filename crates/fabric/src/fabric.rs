@@ -458,6 +458,10 @@ pub struct Fabric {
     routes: Routes,
     /// Packets in flight, as their hop-by-hop descriptors.
     packets: Arena<InFlight>,
+    /// Per arena slot: when the packet's first bit reached its current node (cut-through
+    /// needs it). Beside the arena rather than in it, so the hop that writes it does not read
+    /// the descriptor's cache line.
+    head_at: Vec<SimTime>,
     /// Their payloads, read only when a packet is delivered, dropped or observed. A packet's
     /// payload sits in the slot of its own index: the two arenas insert and remove together,
     /// so their free lists stay the same, and a prefetch for a packet can ask for its payload
@@ -683,6 +687,7 @@ impl Fabric {
             packets: Arena::with_capacity(1024),
             bodies: Arena::with_capacity(1024),
             other_bodies: Arena::new(),
+            head_at: Vec::with_capacity(1024),
             next_uid: 0,
             flows: Vec::new(),
             flows_done: 0,
@@ -1020,13 +1025,16 @@ impl Fabric {
     }
 
     /// Asks the CPU for what `ev` will read first (see [`engine::prefetch()`]): for an arrival,
-    /// the packet's descriptor (with its head time) and the receiving port; for a port event, the
+    /// the packet's descriptor, its head time and the receiving port; for a port event, the
     /// port. Reads nothing but the fabric's own tables. Changes nothing.
     #[inline]
     pub fn prefetch_event(&self, ev: &FabricEvent) {
         match *ev {
             FabricEvent::Arrive { port, pkt } => {
                 self.packets.prefetch(pkt);
+                if let Some(t) = self.head_at.get(pkt.index() as usize) {
+                    engine::prefetch(t);
+                }
                 self.prefetch_port(port);
             }
             FabricEvent::TxDone { port } | FabricEvent::Wake { port } => self.prefetch_port(port),
@@ -1127,6 +1135,11 @@ impl Fabric {
             body.index(),
             "payload and descriptor slots match"
         );
+        let i = h.index() as usize;
+        if i >= self.head_at.len() {
+            self.head_at.resize(i + 1, now);
+        }
+        self.head_at[i] = now;
         h
     }
 
@@ -1366,7 +1379,7 @@ impl Fabric {
         pt.stats.tx_frames += 1;
         pt.stats.tx_bytes += len;
         let (peer, prop, node, local) = (pt.peer, pt.prop, pt.node, pt.local);
-        self.packets.get_mut(pkt).head_at = start + prop;
+        self.head_at[pkt.index() as usize] = start + prop;
         // Host ports always hear when a frame is done (their NIC pulls the next one); switch
         // ports only when something is already waiting behind this frame.
         let pt = &mut self.ports[pi];
@@ -1520,7 +1533,7 @@ impl Fabric {
         let now = sched.now();
         // Fields are read where used: copying the whole switch configuration cost about 20
         // instructions per hop.
-        let (prio, len, dst, hash, ecn, head_at) = {
+        let (prio, len, dst, hash, ecn) = {
             let p = self.packets.get(pkt);
             (
                 p.priority.index(),
@@ -1528,9 +1541,9 @@ impl Fabric {
                 p.dst,
                 p.ecmp_hash,
                 p.ecn,
-                p.head_at,
             )
         };
+        let head_at = self.head_at[pkt.index() as usize];
         let lossless = self
             .config
             .switch

@@ -207,8 +207,6 @@ pub struct Packet {
 pub struct InFlight {
     pub(crate) uid: u64,
     pub(crate) created: SimTime,
-    /// When its first bit reached its current node (cut-through forwarding starts from it).
-    pub(crate) head_at: SimTime,
     pub(crate) flow: FlowId,
     pub(crate) src: NodeId,
     pub(crate) dst: NodeId,
@@ -228,7 +226,6 @@ impl InFlight {
         InFlight {
             uid,
             created: now,
-            head_at: now,
             flow: spec.flow,
             src,
             dst: spec.dst,
