@@ -460,7 +460,9 @@ pub struct Fabric {
     packets: Arena<InFlight>,
     /// Per arena slot: when the packet's first bit reached its current node (cut-through
     /// needs it). Beside the arena rather than in it, so the hop that writes it does not read
-    /// the descriptor's cache line.
+    /// the descriptor's cache line: a frame leaving a queue only stores here, where a field of
+    /// the descriptor would first load its cold line (kept in the descriptor, the 1024-host
+    /// run had fewer simulated misses but ran 5–10% slower).
     head_at: Vec<SimTime>,
     /// Their payloads, read only when a packet is delivered, dropped or observed. A packet's
     /// payload sits in the slot of its own index: the two arenas insert and remove together,
