@@ -997,6 +997,29 @@ mod tests {
     }
 
     #[test]
+    fn a_crowded_block_takes_late_pushes_in_a_heap_and_keeps_order() {
+        // Blocks of about 1 µs: 100 events in one block, then pushes into it that would pop
+        // after dozens of its events (an insertion would move them all) mixed with zero-delay
+        // pushes and ties, which must still pop in (time, push) order.
+        let mut p = Pair::with_geometry((8, 20, u64::MAX));
+        for i in 0..100 {
+            p.push_at(1_000 + i * 5);
+        }
+        p.pop();
+        let mut used_heap = false;
+        for i in 0..60 {
+            p.push_after(200 + i % 3);
+            used_heap |= !p.queue.late.is_empty();
+            p.push_after(0);
+            p.push_after(5);
+            p.pop();
+        }
+        assert!(used_heap, "a push past many run events went to the heap");
+        p.drain();
+        assert!(p.queue.late.is_empty());
+    }
+
+    #[test]
     fn after_next_names_the_second_event_of_a_sorted_block() {
         let mut q = EventQueue::new();
         q.push(SimTime::from_ps(1), 0u32);

@@ -396,6 +396,76 @@ fn ecmp_spreads_flows_over_uplinks() {
     }
 }
 
+/// Records which port every flow's frames leave each node by.
+#[derive(Default)]
+struct PathTap(BTreeMap<(u32, units::NodeId), BTreeSet<PortId>>);
+
+impl fabric::Tap for PathTap {
+    fn on_transmit(&mut self, _: SimTime, node: units::NodeId, port: PortId, pkt: &fabric::Packet) {
+        self.0.entry((pkt.flow.0, node)).or_default().insert(port);
+    }
+}
+
+/// Runs a fabric without the prefetch hints (the engine's default hooks do nothing).
+struct WithoutPrefetch<'a>(&'a mut Fabric);
+
+impl engine::Model for WithoutPrefetch<'_> {
+    type Event = FabricEvent;
+    fn handle(&mut self, ev: FabricEvent, sched: &mut Scheduler<FabricEvent>) -> engine::Step {
+        engine::Model::handle(self.0, ev, sched)
+    }
+}
+
+#[test]
+fn prefetching_changes_no_frames_path() {
+    // Eight hosts under leaf 0 send to one host under leaf 1, so arrivals at leaf 0 for one
+    // destination alternate between flows whose hashes pick different spines. The route an
+    // arrival's prefetch finds and remembers for its hop must be that frame's own: with and
+    // without the prefetch hints every flow takes the same ports, and its frames one path.
+    let topo = Topology::leaf_spine(2, 4, 8, link(3), link(3)).unwrap();
+    let paths = |prefetch: bool| {
+        let mut fab = Fabric::new(
+            &topo,
+            FabricConfig {
+                seed: 5,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let hosts = fab.hosts();
+        for &src in &hosts[..8] {
+            fab.add_flow(flow(src, hosts[8], 40_000, 1000)).unwrap();
+        }
+        fab.set_tap(PathTap::default());
+        let mut sched: Scheduler<FabricEvent> = Scheduler::new();
+        fab.schedule_flows(&mut sched);
+        if prefetch {
+            run(&mut fab, &mut sched, &Budget::default()).unwrap();
+        } else {
+            run(
+                &mut WithoutPrefetch(&mut fab),
+                &mut sched,
+                &Budget::default(),
+            )
+            .unwrap();
+        }
+        assert!(fab.all_flows_done());
+        fab.take_tap::<PathTap>().unwrap().0
+    };
+    let with = paths(true);
+    assert_eq!(with, paths(false));
+    for ((f, node), ports) in &with {
+        assert_eq!(ports.len(), 1, "flow {f} left {node:?} by {ports:?}");
+    }
+    let leaf0 = topo.switches()[0];
+    let uplinks: BTreeSet<&PortId> = with
+        .iter()
+        .filter(|((_, node), _)| *node == leaf0)
+        .flat_map(|(_, ports)| ports)
+        .collect();
+    assert!(uplinks.len() >= 2, "the flows spread: {uplinks:?}");
+}
+
 #[test]
 fn fat_tree_k16_builds_with_routes() {
     let topo = Topology::fat_tree(16, link(3)).unwrap();
