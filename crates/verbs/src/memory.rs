@@ -140,6 +140,17 @@ impl Default for Memory {
 }
 
 impl Memory {
+    /// Bytes the real buffers hold (synthetic ones hold none): for a run's memory budget.
+    pub fn held_bytes(&self) -> u64 {
+        self.buffers
+            .values()
+            .map(|b| match &b.backing {
+                Backing::Real(v) => v.capacity() as u64,
+                Backing::Synthetic { .. } => 0,
+            })
+            .sum()
+    }
+
     /// The first address handed out; everything below is unmapped.
     pub const BASE_VA: u64 = 0x0000_1000_0000;
     /// The largest real (byte-holding) buffer: 256 MiB.
