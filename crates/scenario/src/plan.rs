@@ -421,9 +421,11 @@ pub struct RdmaPlan {
     pub retry_cnt: u8,
     /// Path MTU, bytes.
     pub mtu_bytes: u64,
-    /// Whether the buffers are registered (lesson 4: unregistered fails at the first verb).
+    /// Whether the buffers are registered (lesson 4: unregistered, post_send returns 0 and the WR
+    /// completes with a local protection error when the NIC gathers the payload).
     pub memory_registered: bool,
-    /// The state the QPs reach before posting (lesson 4: below RTS the send fails).
+    /// The state the QPs reach before posting (lesson 4: below RTS nothing is sent; how the post
+    /// fails depends on the NIC profile).
     pub qp_state: QpStateKind,
     /// Poll or event completions.
     pub completion: Completion,
@@ -696,8 +698,8 @@ schema! {
     "rdma.timeout" => rdma.timeout: int(0, 31), "exponent", "Local ACK timeout = 4.096 µs × 2^timeout; 0 waits forever.";
     "rdma.retry_cnt" => rdma.retry_cnt: int(0, 7), "retries", "Retries after a timeout or sequence NAK before the QP fails.";
     "rdma.mtu_bytes" => rdma.mtu_bytes: Kind::OneOf(&[256, 512, 1_024, 2_048, 4_096]), "bytes", "RoCE path MTU (payload per packet).";
-    "rdma.memory_registered" => rdma.memory_registered: Kind::Bool, "", "Whether the buffers are registered; `false` fails at the first verb (lesson 4).";
-    "rdma.qp_state" => rdma.qp_state: Kind::Enum(QpStateKind::NAMES), "", "State the QPs reach before posting; below `rts` sending fails (lesson 4).";
+    "rdma.memory_registered" => rdma.memory_registered: Kind::Bool, "", "Whether the buffers are registered; `false`: post_send still returns 0, and the WR completes with a local protection error when the NIC gathers the payload (lesson 4).";
+    "rdma.qp_state" => rdma.qp_state: Kind::Enum(QpStateKind::NAMES), "", "State the QPs reach before posting; below `rts` nothing is sent (lesson 4: mlx5 accepts the post and never completes it, rxe returns EINVAL).";
     "rdma.completion" => rdma.completion: Kind::Enum(Completion::NAMES), "", "`poll`: busy-poll the CQ; `event`: completion channel (interrupt + wake-up).";
     "rdma.dcqcn" => rdma.dcqcn: Kind::Bool, "", "DCQCN rate control at the NICs: CNPs for ECN-marked packets, each QP paced at its DCQCN rate; needs `switch.ecn = true`.";
     "rdma.dcqcn_profile" => rdma.dcqcn_profile: Kind::Enum(DcqcnProfile::NAMES), "", "DCQCN parameters: current NVIDIA firmware defaults or the 2015 paper's.";

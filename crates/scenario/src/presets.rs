@@ -49,14 +49,14 @@ const PRESETS: &[Preset] = &[
         name: "lesson3",
         number: 3,
         variant: "",
-        title: "③ memory not registered: RDMA fails at the first step, TCP sends (lesson 4)",
+        title: "③ memory not registered: post_send returns 0, the WR completes with LOC_PROT_ERR; TCP sends (lesson 4)",
         toml: include_str!("../../../scenarios/presets/lesson3.toml"),
     },
     Preset {
         name: "lesson4",
         number: 4,
         variant: "",
-        title: "④ QP not at RTS: posting fails (lesson 4)",
+        title: "④ QP left in RTR: mlx5 accepts the post and nothing happens, rxe returns EINVAL (lesson 4)",
         toml: include_str!("../../../scenarios/presets/lesson4.toml"),
     },
     Preset {

@@ -26,7 +26,7 @@ const S = {
     'chart.retention': '丢包后的吞吐保持率（95% 置信区间）', 'chart.latency': '单条消息延迟',
     'yes': '是', 'no': '否', 'none': '无', 'light': '轻', 'full': '重',
     'row.outcome': '结果', 'row.copies': '内存拷贝（数据路径）', 'row.syscalls': '系统调用（数据路径）',
-    'row.kernel': '经过内核 本端 / 远端', 'row.transport_in': '传输层在哪里跑', 'row.cpu_stages_local': '本端 CPU 阶段', 'row.cpu_stages': '对端 CPU 阶段',
+    'row.kernel': '经过内核 本端 / 远端', 'row.transport_in': '传输层在哪里跑', 'row.cpu_stages_local': '本端 CPU 阶段', 'row.cpu_stages': '远端 CPU 阶段',
     'row.cross_traffic': '交叉流量（同一优先级、同一出口）发送方 × 突发 · 负载 · 上限', 'row.latency_ratio': 'RDMA ÷ TCP 单条消息延迟', 'sim.ceiling': '上限',
     'row.cpu_per_message': '每条消息 CPU 时间 本端 / 远端', 'row.remote_cpu': '远端 CPU 参与度',
     'row.latency': '单条消息延迟（数据可用）', 'row.placed': '  数据写入远端内存', 'row.completion': '  本端完成',
