@@ -281,6 +281,26 @@ impl Memory {
         Ok(())
     }
 
+    /// Whether the bytes at `va` are `want`, compared in place (no copy): a receiver's check
+    /// that a message arrived intact. False when the range is unmapped.
+    pub fn holds(&self, va: u64, want: &[u8]) -> bool {
+        if want.is_empty() {
+            return true;
+        }
+        let Ok((off, buf)) = self.find(va, want.len() as u64) else {
+            return false;
+        };
+        match &buf.backing {
+            // `find` checked that off + len ≤ buf.len, which is bytes.len().
+            Backing::Real(bytes) => bytes[off as usize..off as usize + want.len()] == *want,
+            Backing::Synthetic { seed, .. } => {
+                let mut got = vec![0u8; want.len()];
+                fill_pattern(*seed, off, &mut got);
+                got == want
+            }
+        }
+    }
+
     /// Reads `len` bytes at `va` into a new vector.
     pub fn read_vec(&self, va: u64, len: u64) -> Result<Vec<u8>, MemoryError> {
         if !self.is_mapped(va, len) {

@@ -626,28 +626,6 @@ impl Figures {
         r
     }
 
-    /// Runs every figure of the course (both languages' lessons, chapters and labs) once, so
-    /// the first learner to open a page does not wait for its runs. `serve` starts this in the
-    /// background; the runs take their own permit ([`AppState::figure_runs`]), not a user's.
-    pub async fn prewarm(&self, state: &AppState) {
-        let mut texts: Vec<String> = Vec::new();
-        for lang in [Lang::Zh, Lang::En] {
-            let c = state.content.course(lang);
-            texts.push(c.overview_md().to_string());
-            for m in c.modules() {
-                texts.extend(m.chapters.iter().map(|ch| ch.body.clone()));
-            }
-            texts.extend(c.lessons().iter().map(|l| l.text.clone()));
-        }
-        for t in texts {
-            for (_, f) in placeholders(&t) {
-                if let Ok(f) = f {
-                    let _ = self.report(state, &f).await;
-                }
-            }
-        }
-    }
-
     /// `text` with every placeholder replaced by its figure as plain text (or a visible note
     /// saying why it is missing).
     pub async fn render(&self, state: &AppState, text: &str) -> String {

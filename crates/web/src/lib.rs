@@ -229,9 +229,6 @@ async fn not_found(uri: Uri) -> Response {
 /// Serves the lab on `listener` until Ctrl-C (or SIGTERM), with the connection bounds of
 /// [`server::ServeOptions::default`].
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    // The course's figures are computed in the background from the start, once.
-    let warm = state.clone();
-    tokio::spawn(async move { warm.figures.prewarm(&warm).await });
     server::serve_with(listener, state, server::ServeOptions::default()).await
 }
 

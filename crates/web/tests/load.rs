@@ -281,9 +281,9 @@ async fn heavy_requests_beside_page_loads() {
         10
     };
     /// What the server may hold: a 2-core server's two runs at their counted limit
-    /// (2 × 384 MB, `web::api::MAX_RUN_MEMORY_MB`), their answers (8 MiB each) and the rest of
+    /// (2 × 256 MB, `web::api::MAX_RUN_MEMORY_MB`), allocator slack, their answers (8 MiB each) and the rest of
     /// the process.
-    const RSS_BOUND: u64 = 1200 << 20;
+    const RSS_BOUND: u64 = 1024 << 20;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(web::serve(listener, web::AppState::new().unwrap()));

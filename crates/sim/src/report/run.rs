@@ -398,6 +398,8 @@ fn run_tcp(
     for i in 0..plan.workload.messages {
         let mut tx = PatternGen::new(plan.seed ^ (i + 1));
         let mut rx = tx.clone();
+        // Small messages: generated once, sent from and checked against the whole.
+        let whole = (len as u64 <= WHOLE_LEN).then(|| pattern(plan.seed ^ (i + 1), len));
         tx_buf.clear();
         let mut tx_off = 0usize;
         let mut corrupt = false;
@@ -413,6 +415,13 @@ fn run_tcp(
             let now = w.now();
             if sent < len && now >= w.app_ready(0) && w.tcp_writable(sa) > 0 {
                 let want = (len - sent).min(w.tcp_writable(sa));
+                if let Some(m) = &whole {
+                    sent += w.tcp_write(0, sa, &m[sent..sent + want]);
+                    if sent == len {
+                        write_done = w.app_ready(0);
+                    }
+                    continue;
+                }
                 if tx_buf.len() - tx_off < want {
                     tx_buf.drain(..tx_off);
                     tx_off = 0;
@@ -436,8 +445,13 @@ fn run_tcp(
                 }
                 let n = w.tcp_read(1, sb, &mut rx_buf[..ask]);
                 blocked = n == 0;
-                rx.fill(&mut expect[..n]);
-                corrupt |= rx_buf[..n] != expect[..n];
+                corrupt |= match &whole {
+                    Some(m) => rx_buf[..n] != m[got..got + n],
+                    None => {
+                        rx.fill(&mut expect[..n]);
+                        rx_buf[..n] != expect[..n]
+                    }
+                };
                 got += n;
                 if got == len {
                     break;
@@ -703,6 +717,11 @@ fn run_rdma(
     // Event completions: the receiving application sleeps on a completion channel.
     let channel = (plan.rdma.completion == scenario::Completion::Event)
         .then(|| w.verbs(1).create_comp_channel());
+    // Each host's message buffer is real memory up to Memory::MAX_REAL_LEN: a run whose
+    // budget cannot hold them stops before allocating them.
+    if plan.workload.message_bytes <= verbs::Memory::MAX_REAL_LEN {
+        w.reserve(2 * plan.workload.message_bytes)?;
+    }
     let setup = w.in_parallel(|w| rdma_setup(w, plan, channel));
     m.setup_end = w.now();
     settle(&mut w)?;
@@ -789,9 +808,18 @@ fn run_rdma(
         // runner never holds a second copy of a large message.
         let seed = plan.seed ^ (i + 1);
         let src_host = if op == Operation::Read { 1 } else { 0 };
-        if !synthetic
-            && let Err(e) = write_pattern(&mut w, src_host, bufs[src_host as usize].0, seed, len)
-        {
+        // A message up to WHOLE_LEN is generated once and kept for the check; a larger one is
+        // regenerated for it a piece at a time instead of being held twice.
+        let msg = (!synthetic && len <= WHOLE_LEN).then(|| pattern(seed, len as usize));
+        let written = match &msg {
+            Some(m) => w
+                .verbs(src_host)
+                .memory_mut()
+                .write(bufs[src_host as usize].0, m),
+            None if synthetic => Ok(()),
+            None => write_pattern(&mut w, src_host, bufs[src_host as usize].0, seed, len),
+        };
+        if let Err(e) = written {
             m.outcome = Outcome::Failed {
                 verb: "memory write".to_string(),
                 code: "EFAULT".to_string(),
@@ -906,6 +934,8 @@ fn run_rdma(
                 .memory()
                 .synthetic_stats(dst_va)
                 .is_some_and(|st| st.mismatched_bytes == 0)
+        } else if let Some(m) = &msg {
+            w.host(dst_host).verbs.memory().holds(dst_va, m)
         } else {
             holds_pattern(&w, dst_host, dst_va, seed, len)
         };
@@ -1260,6 +1290,10 @@ fn stage_counts(stages: &[(&'static str, StageTotal)]) -> Vec<StageCount> {
 /// A runner's pieces of a message: big enough to copy fast, small beside any buffer.
 const PIECE: usize = 64 << 10;
 
+/// The largest message a runner generates whole (and keeps for its check): above it, a piece
+/// at a time, so a run of 1 GiB messages does not hold two more copies of each.
+const WHOLE_LEN: u64 = 16 << 20;
+
 /// Writes [`crate::pattern`]`(seed, len)` into host `h`'s memory at `va`, a piece at a time.
 fn write_pattern(
     w: &mut World,
@@ -1284,19 +1318,12 @@ fn write_pattern(
 /// at a time.
 fn holds_pattern(w: &World, h: u32, va: u64, seed: u64, len: u64) -> bool {
     let mut g = PatternGen::new(seed);
-    let n0 = PIECE.min(len as usize);
-    let (mut want, mut got) = (vec![0u8; n0], vec![0u8; n0]);
+    let mut want = vec![0u8; PIECE.min(len as usize)];
     let mut off = 0u64;
     while off < len {
         let n = PIECE.min((len - off) as usize);
         g.fill(&mut want[..n]);
-        if w.host(h)
-            .verbs
-            .memory()
-            .read(va + off, &mut got[..n])
-            .is_err()
-            || got[..n] != want[..n]
-        {
+        if !w.host(h).verbs.memory().holds(va + off, &want[..n]) {
             return false;
         }
         off += n as u64;

@@ -1168,6 +1168,22 @@ impl World {
         self.tracer.held_bytes() + self.fabric.held_bytes() + buffers
     }
 
+    /// Whether the run's memory budget has room for `extra` more bytes of state (say, a
+    /// buffer about to be allocated): checked before a large allocation, so that a run that
+    /// cannot fit stops with the budget error before it takes the memory.
+    pub fn reserve(&self, extra: u64) -> Result<(), WorldError> {
+        let Some(t) = &self.total_budget else {
+            return Ok(());
+        };
+        if self.held_bytes().saturating_add(extra) > t.budget.memory_bytes {
+            return Err(BudgetExceeded::Memory {
+                limit_bytes: t.budget.memory_bytes,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
     /// Gives the whole run a budget (simulated time from now, events and wall time across
     /// every later `run_until*` call); each call then runs within what is left of it as well
     /// as within its own budget.
