@@ -27,13 +27,13 @@ pub struct LabArgs {
 }
 
 fn bad(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("rdmalab lab: {msg}");
+    errln!("rdmalab lab: {msg}");
     ExitCode::from(2)
 }
 
 pub fn lab(a: LabArgs) -> anyhow::Result<ExitCode> {
     if a.lab == "list" {
-        print!("{}", list());
+        out!("{}", list())?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut body = serde_json::Map::new();
@@ -59,14 +59,14 @@ pub fn lab(a: LabArgs) -> anyhow::Result<ExitCode> {
     let r = match labs::run(&a.lab, &params) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("rdmalab lab {}: {e}", a.lab);
+            errln!("rdmalab lab {}: {e}", a.lab);
             return Ok(ExitCode::from(1));
         }
     };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        outln!("{}", serde_json::to_string_pretty(&r)?)?;
     } else {
-        print!("{}", show(&r));
+        out!("{}", show(&r))?;
     }
     Ok(ExitCode::SUCCESS)
 }

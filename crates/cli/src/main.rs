@@ -8,6 +8,9 @@
 //! Exit codes: 0 success; 1 a run failed (an expectation did not hold, or a budget was
 //! exceeded); 2 bad input (bad flags, a malformed file).
 
+#[macro_use]
+mod out;
+
 mod calibrate;
 mod lab;
 mod perftest;
@@ -94,6 +97,11 @@ struct ServeArgs {
     /// Open the lab in the default browser once it listens.
     #[arg(long)]
     open: bool,
+    /// A host name the lab answers to besides the bound address (repeatable): the name a
+    /// classroom reaches a `--bind` address by. Requests naming any other Host get 421, so a
+    /// web page cannot reach the lab through DNS rebinding.
+    #[arg(long, value_name = "NAME")]
+    allow_host: Vec<String>,
 }
 
 impl Default for ServeArgs {
@@ -102,6 +110,7 @@ impl Default for ServeArgs {
             port: 7878,
             bind: std::net::IpAddr::from([127, 0, 0, 1]),
             open: false,
+            allow_host: Vec::new(),
         }
     }
 }
@@ -142,8 +151,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
+        // `rdmalab ... | head`: the reader has what it wanted.
+        Err(e) if out::is_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("rdmalab: {e:#}");
+            errln!("rdmalab: {e:#}");
             ExitCode::from(1)
         }
     }
@@ -166,13 +177,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
-    let state = match web::AppState::new() {
+    let mut state = match web::AppState::new() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("rdmalab serve: the embedded course is broken: {e}");
+            errln!("rdmalab serve: the embedded course is broken: {e}");
             return Ok(ExitCode::from(1));
         }
     };
+    state.hosts = std::sync::Arc::new(web::guard::HostPolicy::for_bind(a.bind, &a.allow_host));
+    if !a.bind.is_loopback() {
+        errln!(
+            "rdmalab serve: warning: --bind {} makes the lab reachable from the network, with no \
+             authentication: anyone who can reach this address can run simulations on this machine{}",
+            a.bind,
+            if a.bind.is_unspecified() {
+                " (and every Host name is answered, since the names it is reached by are unknown)"
+            } else {
+                ""
+            }
+        );
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -182,19 +206,19 @@ fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         let listener = match tokio::net::TcpListener::bind(addr).await {
             Ok(l) => l,
             Err(e) => {
-                eprintln!(
+                errln!(
                     "rdmalab serve: cannot listen on {addr}: {e} (try --port with another number)"
                 );
                 return Ok(ExitCode::from(2));
             }
         };
         let url = format!("http://{}/", listener.local_addr()?);
-        println!("rdmalab lab: {url}  (Ctrl-C stops it)");
+        outln!("rdmalab lab: {url}  (Ctrl-C stops it)")?;
         if a.open {
             open_browser(&url);
         }
         web::serve(listener, state).await?;
-        println!("rdmalab lab: stopped");
+        outln!("rdmalab lab: stopped")?;
         Ok(ExitCode::SUCCESS)
     })
 }
@@ -209,7 +233,7 @@ fn open_browser(url: &str) {
         "xdg-open"
     };
     if let Err(e) = std::process::Command::new(opener).arg(url).spawn() {
-        eprintln!("rdmalab serve: could not open a browser ({opener}: {e}); open {url} yourself");
+        errln!("rdmalab serve: could not open a browser ({opener}: {e}); open {url} yourself");
     }
 }
 
@@ -245,22 +269,22 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
         };
         t.add_row([m.name.to_string(), value, constant]);
     }
-    println!("{t}");
+    outln!("{t}")?;
     calibrate::check(&profile)
         .map_err(|e| anyhow::anyhow!("the measured constants are out of range: {e}"))?;
     let text = calibrate::to_toml(&ms).context("writing the profile")?;
-    std::fs::write(&a.out, text).with_context(|| format!("writing {}", a.out.display()))?;
-    println!(
+    rdmalab::output::write_file(&a.out, text.as_bytes())?;
+    outln!(
         "\nwrote {} in {}; failed measurements keep the default profile's value",
         a.out.display(),
         calibrate::fmt_elapsed(started.elapsed())
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
     let bad = |msg: String| {
-        eprintln!("rdmalab demo: {msg}");
+        errln!("rdmalab demo: {msg}");
         Ok(ExitCode::from(2))
     };
     if !(1..=1600).contains(&a.gbps) {
@@ -288,7 +312,7 @@ fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
         Err(DemoError::Config(e)) => return bad(e.to_string()),
         Err(e) => return Err(e).context("demo run failed"),
     };
-    println!(
+    outln!(
         "{}→1 incast through one switch: {} per sender, {} links, {} m cables, {} shared buffer, seed {}",
         p.senders,
         ByteLen::new(p.bytes_per_sender),
@@ -296,11 +320,11 @@ fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
         p.cable_m,
         ByteLen::new(p.buffer_bytes),
         p.seed
-    );
-    println!(
+    )?;
+    outln!(
         "ideal: all payload through the receiver's link at line rate takes {}\n",
         ideal_time(&p)
-    );
+    )?;
     let mut t = Table::new();
     t.set_header([
         "switch",
@@ -331,11 +355,11 @@ fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
             format!("{:.1} ms", r.wall.as_secs_f64() * 1e3),
         ]);
     }
-    println!("{t}");
-    println!(
+    outln!("{t}")?;
+    outln!(
         "\nDrop-tail loses frames once the buffer fills; nothing retransmits them yet (transports come next).\n\
          PFC pauses the senders instead: nothing is lost and the receiver's link stays busy.\n\
          ECN marks show where DCQCN would slow the senders; the congestion draw shows lesson ⑤'s PAUSEs."
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -79,7 +79,7 @@ busiest core). Exit codes: 0 done; 1 the test failed (a verb error, a budget); 2
 const MAX_TOTAL_BYTES: u64 = 16 << 30;
 
 fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    eprintln!("rdmalab perftest: {msg}");
+    errln!("rdmalab perftest: {msg}");
     Ok(ExitCode::from(2))
 }
 
@@ -188,7 +188,7 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
     let rows = match perftest::run(&loaded.plan, &loaded.host, &o) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("rdmalab perftest: {} failed: {e}", a.test);
+            errln!("rdmalab perftest: {} failed: {e}", a.test);
             return Ok(ExitCode::from(1));
         }
     };
@@ -290,6 +290,6 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let _ = writeln!(out, "{line}");
-    print!("{out}");
+    out!("{out}")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -87,16 +87,33 @@ pub fn draw(
         Box::leak(font.into_boxed_slice()),
     )
     .map_err(|_| anyhow::anyhow!("the font could not be loaded"))?;
+    // Through rdmalab::output: a failed or interrupted draw leaves no cut-off chart.
+    let out = rdmalab::output::Output::create(path)?;
     if path.extension().is_some_and(|e| e == "png") {
-        let root = BitMapBackend::new(path, size).into_drawing_area();
-        chart(&root, title, &axes[0], &series, numeric, metric)?;
-        root.present()?;
+        let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
+        {
+            let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+            chart(&root, title, &axes[0], &series, numeric, metric)?;
+            root.present()?;
+        }
+        use image::ImageEncoder as _;
+        let mut w = out.writer()?;
+        image::codecs::png::PngEncoder::new(&mut w)
+            .write_image(&rgb, size.0, size.1, image::ColorType::Rgb8)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        std::io::Write::flush(&mut w)?;
     } else {
-        let root = SVGBackend::new(path, size).into_drawing_area();
-        chart(&root, title, &axes[0], &series, numeric, metric)?;
-        root.present()?;
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+            chart(&root, title, &axes[0], &series, numeric, metric)?;
+            root.present()?;
+        }
+        let mut out = out;
+        out.write_all(svg.as_bytes())?;
+        return Ok(out.commit()?);
     }
-    Ok(())
+    Ok(out.commit()?)
 }
 
 fn chart<DB: DrawingBackend>(

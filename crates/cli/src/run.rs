@@ -5,7 +5,6 @@ use rdmalab::report::{Report, RunOptions, run_plan_with};
 use rdmalab::scenario;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::process::ExitCode;
 
 /// Arguments of `rdmalab run`.
@@ -55,10 +54,12 @@ JSON schema (\"schema\": \"rdmalab.report/1\"), documented in full in the rdmala
              latency null or {delivered_ns, delivered_at, placed_at_remote_ns,
                local_completion_ns, local_completion_at,
                breakdown [{side, unit, stage, count, busy_ns, start_ns, end_ns}],
-               timeline [{side, lane (app|kernel|nic|switch), stage, start_ns, end_ns, runs}],
+               timeline [{side, lane (app|kernel|nic|switch), stage, start_ns, end_ns, runs}]
+                 (at most 2048), timeline_truncated (intervals left out),
                frames [{kind, forward, bytes, sent_ns, at_switch_ns, left_switch_ns,
-                 arrived_ns, dropped}], frames_truncated},
-             failed_attempt null or {timeline, frames, frames_truncated, gave_up_ns},
+                 arrived_ns, dropped}] (at most 256), frames_truncated},
+             failed_attempt null or {timeline, timeline_truncated, frames, frames_truncated,
+               gave_up_ns},
              memory_bus_bytes_per_delivered_byte {local, remote},
              retransmitted_bytes, drops, pfc_pauses, drawn_overflows_paused, ecn_marks,
              recovery {loss_events, timeouts, tail_probes, mean_inflight_packets},
@@ -76,7 +77,7 @@ message and at most 2 µs of CPU per message; full = anything else (kernel proto
 syscalls). Times are ns of simulated time.";
 
 fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    eprintln!("rdmalab run: {msg}");
+    errln!("rdmalab run: {msg}");
     Ok(ExitCode::from(2))
 }
 
@@ -88,7 +89,7 @@ pub fn presets() -> anyhow::Result<ExitCode> {
         .max()
         .unwrap_or(0);
     for p in scenario::presets() {
-        println!("{:<width$}  {}", p.name, p.title);
+        outln!("{:<width$}  {}", p.name, p.title)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -124,15 +125,27 @@ pub fn load(
                     scenario::preset_names()
                 ));
             }
-            std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?
+            read_text(path, scenario::MAX_FILE_BYTES as u64)?
         }
     };
     let mut sets: Vec<String> = Vec::new();
     let mut host = BTreeMap::new();
+    let (mut nic, mut file): (Option<&str>, Option<&str>) = (None, None);
     for p in profiles {
         if scenario::NicKind::NAMES.contains(&p.as_str()) {
+            if let Some(first) = nic.replace(p) {
+                return Err(format!(
+                    "--profile {first} and --profile {p}: give one NIC profile ({})",
+                    scenario::NicKind::NAMES.join(", ")
+                ));
+            }
             sets.push(format!("nic.profile=\"{p}\""));
             continue;
+        }
+        if let Some(first) = file.replace(p) {
+            return Err(format!(
+                "--profile {first} and --profile {p}: give one host profile file"
+            ));
         }
         host.extend(
             load_host_profile(std::path::Path::new(p))
@@ -179,7 +192,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(r) => r,
         Err(e) if e.is_bad_input() => return bad(e),
         Err(e) => {
-            eprintln!("rdmalab run: the run failed: {e}");
+            errln!("rdmalab run: the run failed: {e}");
             return Ok(ExitCode::from(1));
         }
     };
@@ -188,11 +201,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         table(&name, &report)
     };
-    // A closed pipe (`| head`) is the reader's choice, not an error.
-    match std::io::stdout().lock().write_all(out.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    crate::out::print(out)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `workload.pattern = "permutation"`: the fat-tree permutation's report instead of the
@@ -209,7 +219,7 @@ fn permutation(
     let r = match rdmalab::permutation::run_plan(plan, host, a.pcap.as_deref()) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("rdmalab run: the run failed: {e}");
+            errln!("rdmalab run: the run failed: {e}");
             return Ok(ExitCode::from(1));
         }
     };
@@ -226,20 +236,42 @@ fn permutation(
     } else {
         r.text(name)
     };
-    match std::io::stdout().lock().write_all(out.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(if r.completed == r.hosts {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        }),
+    crate::out::print(out)?;
+    Ok(if r.completed == r.hosts {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Largest host profile read (`rdmalab calibrate` writes about 2 KB).
+const MAX_HOST_PROFILE_BYTES: u64 = 64 << 10;
+
+/// Reads a UTF-8 file of at most `max` bytes. The size is checked before anything is read
+/// (from the metadata, then again while reading, for files that grow or lie about their size),
+/// so a huge file costs nothing; the message names the path and the limit.
+pub fn read_text(path: &std::path::Path, max: u64) -> Result<String, String> {
+    use std::io::Read as _;
+    let shown = path.display();
+    let too_big = || format!("{shown}: larger than {max} bytes, the limit for this file");
+    let f = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
+    if f.metadata().is_ok_and(|m| m.is_file() && m.len() > max) {
+        return Err(too_big());
     }
+    let mut buf = Vec::new();
+    f.take(max + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("{shown}: {e}"))?;
+    if buf.len() as u64 > max {
+        return Err(too_big());
+    }
+    String::from_utf8(buf).map_err(|_| format!("{shown}: not UTF-8 text"))
 }
 
 /// The `[profile]` table of a `rdmalab calibrate` file: constant name → picoseconds. Unknown
 /// names and out-of-range values are reported when the hosts are built.
 fn load_host_profile(path: &std::path::Path) -> Result<BTreeMap<String, u64>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = read_text(path, MAX_HOST_PROFILE_BYTES).map_err(|e| {
         format!("{e} (expected mlx5, rxe, ibta or a host profile file from `rdmalab calibrate`)")
     })?;
     let doc: toml::Table = text.parse().map_err(|e| format!("not TOML: {e}"))?;

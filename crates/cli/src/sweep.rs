@@ -8,6 +8,7 @@
 //! disjoint and their merge equals the unsharded CSV byte for byte.
 
 use crate::run::load;
+use anyhow::Context as _;
 use rayon::prelude::*;
 use rdmalab::report::{Report, RunOptions, run_plan_with};
 use rdmalab::scenario;
@@ -18,6 +19,9 @@ use std::process::ExitCode;
 
 /// Most points one sweep may have (its whole grid, whatever the shard).
 pub const MAX_POINTS: usize = 100_000;
+
+/// Largest sweep CSV `sweep merge` reads: 100,000 rows of some 2 KB.
+const MAX_CSV_BYTES: u64 = 256 << 20;
 
 #[derive(clap::Args)]
 #[command(
@@ -156,7 +160,7 @@ const METRICS: &[(&str, &str)] = &[
 ];
 
 fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    eprintln!("rdmalab sweep: {msg}");
+    errln!("rdmalab sweep: {msg}");
     Ok(ExitCode::from(2))
 }
 
@@ -314,18 +318,21 @@ fn partial_mark(base: &crate::run::Loaded, axes: &[Axis]) -> String {
 }
 
 /// The whole rows of a partial file marked `mark` with columns `head`, by point, each
-/// checked against the grid (`points`). A last line without its newline (cut by the kill)
-/// is dropped: that point runs again.
+/// checked against the grid (`points`) and the header's column count, and the length in bytes
+/// of the file's valid prefix (mark, header and those rows). A last line without its newline
+/// (cut by the kill) is not a row: the caller truncates the file to the prefix before appending,
+/// so the next row cannot be glued onto it, and that point runs again.
 fn partial_rows(
     text: &str,
     mark: &str,
     head: &str,
     points: &[Vec<String>],
-) -> Result<Vec<(usize, String)>, String> {
+) -> Result<(Vec<(usize, String)>, usize), String> {
     let mut lines = text.split_inclusive('\n');
+    let mut keep = 0;
     match lines.next() {
-        None => return Ok(Vec::new()),
-        Some(m) if m.trim_end_matches('\n') == mark => {}
+        None => return Ok((Vec::new(), 0)),
+        Some(m) if m.trim_end_matches('\n') == mark => keep += m.len(),
         Some(_) => {
             return Err(
                 "it was written by another sweep (scenario, --set, --profile or grid differ)"
@@ -334,16 +341,22 @@ fn partial_rows(
         }
     }
     match lines.next() {
-        None => return Ok(Vec::new()),
-        Some(h) if h.trim_end_matches('\n') == head => {}
+        None => return Ok((Vec::new(), 0)),
+        Some(h) if h.trim_end_matches('\n') == head => {
+            if !h.ends_with('\n') {
+                return Ok((Vec::new(), 0));
+            }
+            keep += h.len();
+        }
         Some(_) => return Err("its columns differ from this sweep's".into()),
     }
+    let columns = csv_columns(head).unwrap_or(0);
     let mut rows = Vec::new();
     for (n, l) in lines.enumerate() {
-        let Some(l) = l.strip_suffix('\n') else {
+        let Some(body) = l.strip_suffix('\n') else {
             break;
         };
-        let Some(i) = l.split(',').next().and_then(|x| x.parse::<usize>().ok()) else {
+        let Some(i) = body.split(',').next().and_then(|x| x.parse::<usize>().ok()) else {
             return Err(format!("line {}: no point number", n + 3));
         };
         let Some(values) = points.get(i) else {
@@ -355,29 +368,45 @@ fn partial_rows(
             .collect::<Vec<_>>()
             .join(",")
             + ",";
-        if !l.starts_with(&lead) {
+        if !body.starts_with(&lead) {
             return Err(format!(
                 "line {}: point {i}'s values differ from this grid's ({})",
                 n + 3,
                 values.join(", ")
             ));
         }
+        match csv_columns(body) {
+            Some(c) if c == columns => {}
+            got => {
+                return Err(format!(
+                    "line {}: {} columns where the header has {columns} (a damaged row)",
+                    n + 3,
+                    got.map_or_else(|| "unbalanced quotes, not".to_string(), |c| c.to_string())
+                ));
+            }
+        }
+        keep += l.len();
         if rows.iter().any(|r: &(usize, String)| r.0 == i) {
             continue;
         }
-        rows.push((i, l.to_string()));
+        rows.push((i, body.to_string()));
     }
-    Ok(rows)
+    Ok((rows, keep))
 }
 
-/// Writes `text` to `path` atomically (a temporary file renamed over it).
-fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("out")
-    ));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+/// The number of fields of one CSV line (quoted fields may hold commas and doubled quotes),
+/// or `None` when a quote is left open.
+fn csv_columns(line: &str) -> Option<usize> {
+    let mut n = 1;
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => n += 1,
+            _ => {}
+        }
+    }
+    (!quoted).then_some(n)
 }
 
 /// `rdmalab sweep`.
@@ -411,6 +440,14 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
         if ext != "svg" && ext != "png" {
             return bad(format!("--plot {}: write .svg or .png", p.display()));
+        }
+    }
+    // Outputs that cannot be written fail now, not after the grid has run (the probes are
+    // dropped unwritten: nothing is left behind).
+    for o in std::iter::once(out).chain(a.plot.as_ref()) {
+        if let Err(e) = rdmalab::output::Output::probe(o) {
+            errln!("rdmalab sweep: {e}");
+            return Ok(ExitCode::from(1));
         }
     }
     let base = match load(scenario_arg, &a.profile, &a.sets) {
@@ -461,15 +498,28 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         }
     }
     // Finished rows go to OUT.partial at once (append-only, flushed per row), so an
-    // interrupted sweep keeps them and `--resume` continues from there.
+    // interrupted sweep keeps them and `--resume` continues from there. Only beside a regular
+    // file (or a link to one): a sweep into a FIFO or a device (`-o /dev/stdout`) keeps no
+    // row log in /dev, and cannot be resumed.
+    let regular_target = std::fs::metadata(out).map_or(true, |m| m.is_file());
+    if a.resume && !regular_target {
+        return bad(format!(
+            "--resume needs -o to name a regular file; {} is not one",
+            out.display()
+        ));
+    }
     let partial_path = partial_path(out);
     let head = header(&axes);
     let mark = partial_mark(&base, &axes);
     let mut done: Vec<(usize, String)> = Vec::new();
+    let mut valid_prefix = 0u64;
     if a.resume {
         match std::fs::read_to_string(&partial_path) {
             Ok(text) => match partial_rows(&text, &mark, &head, &points) {
-                Ok(rows) => done = rows,
+                Ok((rows, keep)) => {
+                    done = rows;
+                    valid_prefix = keep as u64;
+                }
                 Err(e) => return bad(format!("--resume: {}: {e}", partial_path.display())),
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -481,7 +531,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
                  reports; resume without --plot, then draw the chart from a full run",
             );
         }
-    } else if partial_path.exists() {
+    } else if regular_target && partial_path.exists() {
         return bad(format!(
             "{} holds the rows of an interrupted sweep: add --resume to continue it, or delete it",
             partial_path.display()
@@ -489,20 +539,25 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     }
     let finished: std::collections::BTreeSet<usize> = done.iter().map(|r| r.0).collect();
     plans.retain(|(i, _, _)| !finished.contains(i));
-    let partial = {
+    let partial = if !regular_target {
+        None
+    } else {
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&partial_path)?;
+            .open(&partial_path)
+            .with_context(|| partial_path.display().to_string())?;
         if done.is_empty() {
             // A fresh partial file (or one cut before its first row): start with the mark and
             // the header.
             f.set_len(0)?;
-            writeln!(f, "{mark}")?;
-            writeln!(f, "{head}")?;
+            f.write_all(format!("{mark}\n{head}\n").as_bytes())?;
             f.flush()?;
+        } else {
+            // Drop a row the kill cut short, so the next row starts on a line of its own.
+            f.set_len(valid_prefix)?;
         }
-        std::sync::Mutex::new(f)
+        Some(std::sync::Mutex::new(f))
     };
     let bar = indicatif::ProgressBar::new(plans.len() as u64);
     bar.set_style(
@@ -521,10 +576,14 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         .map(|(i, values, plan)| {
             let r = run_plan_with(plan, &opts);
             let line = r.as_ref().ok().map(|r| row(*i, values, r));
-            if let Some(line) = &line {
-                // One write per row, then flush: a kill leaves whole rows behind.
+            if let (Some(line), Some(partial)) = (&line, &partial) {
+                // One write(2) per row, newline included (`writeln!` would make two), so a
+                // kill leaves whole rows behind, or a cut one that --resume drops.
                 let mut f = partial.lock().expect("no panic holds the partial file");
-                let _ = writeln!(f, "{line}").and_then(|()| f.flush());
+                let whole = format!("{line}\n");
+                if let Err(e) = f.write_all(whole.as_bytes()) {
+                    errln!("rdmalab sweep: {}: {e}", partial_path.display());
+                }
             }
             bar.inc(1);
             (*i, values, r, line)
@@ -542,13 +601,13 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
                 reports.push((values.clone(), r));
             }
             Err(e) if e.is_bad_input() => {
-                if nothing_kept {
+                if nothing_kept && regular_target {
                     let _ = std::fs::remove_file(&partial_path);
                 }
                 return bad(format!("point {i} ({}): {e}", values.join(", ")));
             }
             Err(e) => {
-                eprintln!(
+                errln!(
                     "rdmalab sweep: point {i} ({}) failed: {e}",
                     values.join(", ")
                 );
@@ -562,9 +621,11 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         csv += l;
         csv.push('\n');
     }
-    write_atomic(out, &csv)?;
-    let _ = std::fs::remove_file(&partial_path);
-    eprintln!(
+    rdmalab::output::write_file(out, csv.as_bytes())?;
+    if regular_target {
+        let _ = std::fs::remove_file(&partial_path);
+    }
+    errln!(
         "rdmalab sweep: {} point(s){} → {}",
         rows.len(),
         if shard_n > 1 {
@@ -576,7 +637,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     );
     if let Some(p) = &a.plot {
         crate::plot::draw(p, &base.name, &axes, &reports, &metric)?;
-        eprintln!("rdmalab sweep: chart → {}", p.display());
+        errln!("rdmalab sweep: chart → {}", p.display());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -593,9 +654,9 @@ fn merge(m: MergeArgs) -> anyhow::Result<ExitCode> {
     let mut head: Option<String> = None;
     let mut rows: Vec<(usize, String)> = Vec::new();
     for f in &m.inputs {
-        let text = match std::fs::read_to_string(f) {
+        let text = match crate::run::read_text(f, MAX_CSV_BYTES) {
             Ok(t) => t,
-            Err(e) => return bad(format!("{}: {e}", f.display())),
+            Err(e) => return bad(e),
         };
         let mut lines = text.lines();
         let Some(h) = lines.next() else {
@@ -618,10 +679,25 @@ fn merge(m: MergeArgs) -> anyhow::Result<ExitCode> {
             }
             Some(_) => {}
         }
+        let columns = csv_columns(h).unwrap_or(0);
         for (n, l) in lines.enumerate() {
             let Some(i) = l.split(',').next().and_then(|x| x.parse::<usize>().ok()) else {
                 return bad(format!("{}:{}: no point number", f.display(), n + 2));
             };
+            if i >= MAX_POINTS {
+                return bad(format!(
+                    "{}:{}: point {i}: a sweep's points are numbered 0..{MAX_POINTS}",
+                    f.display(),
+                    n + 2
+                ));
+            }
+            if csv_columns(l) != Some(columns) {
+                return bad(format!(
+                    "{}:{}: the row does not have the header's {columns} columns (a damaged file?)",
+                    f.display(),
+                    n + 2
+                ));
+            }
             rows.push((i, l.to_string()));
         }
     }
@@ -633,22 +709,37 @@ fn merge(m: MergeArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     // Shards deal points round robin, so a missing shard leaves holes below the last point.
-    let missing: Vec<String> = (0..rows.last().map_or(0, |r| r.0))
-        .filter(|i| rows.binary_search_by_key(i, |r| r.0).is_err())
-        .map(|i| i.to_string())
-        .collect();
-    if !missing.is_empty() {
+    // Rows are sorted and distinct, so the holes are counted without listing them all.
+    let last = rows.last().map_or(0, |r| r.0);
+    let holes = last + 1 - rows.len().min(last + 1);
+    if holes > 0 {
+        let mut first = Vec::new();
+        let mut at = rows.iter().map(|r| r.0).peekable();
+        for i in 0..=last {
+            if at.peek() == Some(&i) {
+                at.next();
+            } else if first.len() < 10 {
+                first.push(i.to_string());
+            } else {
+                break;
+            }
+        }
+        let more = if holes > first.len() {
+            format!(" and {} more", holes - first.len())
+        } else {
+            String::new()
+        };
         return bad(format!(
-            "point(s) {} are in none of the files (a shard missing?)",
-            missing.join(", ")
+            "{holes} point(s) below point {last} are in none of the files (a shard missing?): {}{more}",
+            first.join(", ")
         ));
     }
     let mut out = head.unwrap_or_default() + "\n";
     for (_, l) in &rows {
         let _ = writeln!(out, "{l}");
     }
-    write_atomic(&m.out, &out)?;
-    eprintln!(
+    rdmalab::output::write_file(&m.out, out.as_bytes())?;
+    errln!(
         "rdmalab sweep merge: {} point(s) from {} file(s) → {}",
         rows.len(),
         m.inputs.len(),
@@ -660,6 +751,25 @@ fn merge(m: MergeArgs) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 21: the valid prefix of a partial file ends before a row the kill cut short, so
+    /// `--resume` truncates there and the next row starts on its own line; a row with a
+    /// column missing is refused.
+    #[test]
+    fn partial_rows_stop_before_a_cut_row_and_refuse_a_damaged_one() {
+        let points = vec![vec!["a".to_string()], vec!["b".to_string()]];
+        let head = "point,k,m1,m2";
+        let whole = "# mark\npoint,k,m1,m2\n0,a,1,2\n";
+        let (rows, keep) = partial_rows(&format!("{whole}1,b,3"), "# mark", head, &points)
+            .expect("a cut row is not an error");
+        assert_eq!(rows, [(0, "0,a,1,2".to_string())]);
+        assert_eq!(keep, whole.len());
+        let e =
+            partial_rows("# mark\npoint,k,m1,m2\n0,a,1\n", "# mark", head, &points).unwrap_err();
+        assert!(e.contains("damaged row") && e.contains("line 3"), "{e}");
+        assert_eq!(csv_columns("1,\"x,y\",\"say \"\"hi\"\"\",2"), Some(4));
+        assert_eq!(csv_columns("1,\"open"), None);
+    }
 
     #[test]
     fn grids_shards_and_csv_fields() {

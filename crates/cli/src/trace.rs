@@ -2,6 +2,8 @@
 //! fabric events) as JSON Lines.
 
 use crate::run::load;
+use anyhow::Context as _;
+use rdmalab::output::Output;
 use rdmalab::report::{RunOptions, TraceSink, run_plan_with, trace_json};
 use rdmalab::wire::{PcapReader, PcapWriter};
 use std::io::Write as _;
@@ -56,7 +58,7 @@ is node 0 and host i is node i + 1); times are integer picoseconds. At most
 Exit codes: 0 done; 1 the run failed (an event budget); 2 bad input.";
 
 fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    eprintln!("rdmalab trace: {msg}");
+    errln!("rdmalab trace: {msg}");
     Ok(ExitCode::from(2))
 }
 
@@ -69,70 +71,83 @@ pub fn trace(a: TraceArgs) -> anyhow::Result<ExitCode> {
         Ok(l) => l,
         Err(e) => return bad(e),
     };
-    // The two runs' captures go to temporary files beside the pcap, merged below.
-    let tmp_stem = a.pcap.as_ref().map(|p| {
-        let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("trace");
-        p.with_file_name(format!(".{stem}.rdmalab-{}.pcap", std::process::id()))
-    });
-    let sink: Option<TraceSink> = a.trace.as_ref().map(|_| TraceSink::default());
-    let opts = RunOptions {
-        host: loaded.host.clone(),
-        pcap: tmp_stem.clone(),
-        trace: sink.clone(),
-    };
-    let result = run_plan_with(&loaded.plan, &opts);
-    if result.is_err()
-        && let Some(stem) = &tmp_stem
-    {
-        // A failed run leaves no per-path captures behind.
-        let s = stem.file_stem().and_then(|s| s.to_str()).unwrap_or("trace");
-        for p in ["tcp", "rdma"] {
-            let _ = std::fs::remove_file(stem.with_file_name(format!("{s}-{p}.pcap")));
-        }
-    }
-    let report = match result {
-        Ok(r) => r,
-        Err(e) if e.is_bad_input() => return bad(e),
+    // Open the outputs first, so a path that cannot be written fails before the run.
+    let mut pcap_out = match a.pcap.as_deref().map(Output::create).transpose() {
+        Ok(o) => o,
         Err(e) => {
-            eprintln!("rdmalab trace: the run failed: {e}");
+            errln!("rdmalab trace: {e}");
             return Ok(ExitCode::from(1));
         }
     };
-    if let (Some(out), Some(stem)) = (&a.pcap, &tmp_stem) {
+    let mut trace_out = match a.trace.as_deref().map(Output::create).transpose() {
+        Ok(o) => o,
+        Err(e) => {
+            errln!("rdmalab trace: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    // The two runs' captures go to part files beside the pcap, merged below. Their names are
+    // fixed per target, so the parts of a killed trace are replaced by the next trace of the
+    // same target (and removed after the merge, or when the run fails).
+    let parts_stem = a.pcap.as_ref().map(|p| {
+        let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("trace");
+        p.with_file_name(format!(".{stem}.rdmalab-trace.pcap"))
+    });
+    let part = |stem: &Path, path: &str| {
         let s = stem.file_stem().and_then(|s| s.to_str()).unwrap_or("trace");
-        let parts: Vec<PathBuf> = ["tcp", "rdma"]
-            .iter()
-            .map(|p| stem.with_file_name(format!("{s}-{p}.pcap")))
-            .filter(|p| p.exists())
-            .collect();
-        let n = merge_pcaps(&parts, out);
+        stem.with_file_name(format!("{s}-{path}.pcap"))
+    };
+    let sink: Option<TraceSink> = a.trace.as_ref().map(|_| TraceSink::default());
+    let opts = RunOptions {
+        host: loaded.host.clone(),
+        pcap: parts_stem.clone(),
+        trace: sink.clone(),
+    };
+    let result = run_plan_with(&loaded.plan, &opts);
+    let parts: Vec<PathBuf> = parts_stem
+        .iter()
+        .flat_map(|stem| ["tcp", "rdma"].map(|p| part(stem, p)))
+        .collect();
+    let remove_parts = || {
         for p in &parts {
             let _ = std::fs::remove_file(p);
         }
-        let n = n?;
-        eprintln!("rdmalab trace: {n} frames → {}", out.display());
+    };
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => {
+            remove_parts();
+            if e.is_bad_input() {
+                return bad(e);
+            }
+            errln!("rdmalab trace: the run failed: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if let Some(out) = pcap_out.take() {
+        let present: Vec<PathBuf> = parts.iter().filter(|p| p.exists()).cloned().collect();
+        let n = merge_pcaps(&present, out);
+        remove_parts();
+        let (n, shown) = n?;
+        errln!("rdmalab trace: {n} frames → {shown}");
     }
-    if let (Some(out), Some(sink)) = (&a.trace, &sink) {
+    if let (Some(out), Some(sink)) = (trace_out.take(), &sink) {
         let records = sink.lock().expect("the runs are over");
-        let tmp = out.with_extension("jsonl.tmp");
-        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        let mut w = out.writer()?;
         for (path, t, r) in records.iter() {
             serde_json::to_writer(&mut w, &trace_json(path, *t, r))?;
             w.write_all(b"\n")?;
         }
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, out)?;
-        eprintln!(
-            "rdmalab trace: {} records → {}",
-            records.len(),
-            out.display()
-        );
+        w.flush()?;
+        let shown = out.path().display().to_string();
+        out.commit()?;
+        errln!("rdmalab trace: {} records → {shown}", records.len());
     }
     let ok = |p: &Option<rdmalab::report::PathReport>| {
         p.as_ref()
             .map_or("not run".to_string(), |p| format!("{:?}", p.outcome))
     };
-    eprintln!(
+    errln!(
         "rdmalab trace: {}: tcp {}, rdma {}",
         loaded.name,
         ok(&report.tcp),
@@ -141,25 +156,32 @@ pub fn trace(a: TraceArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Interleaves pcaps by timestamp (ties: the earlier file first) into `out`, atomically.
-fn merge_pcaps(parts: &[PathBuf], out: &Path) -> anyhow::Result<usize> {
-    let mut frames = Vec::new();
-    for (i, p) in parts.iter().enumerate() {
-        for r in PcapReader::new(std::fs::File::open(p)?)? {
-            let r = r?;
-            frames.push((r.time(), i, r.data));
-        }
+/// Interleaves pcaps by timestamp (ties: the earlier file first) into `out`, then commits it:
+/// (frames, the path as given). Each part is already in time order (a run captures frames as
+/// they leave), so this is a streaming k-way merge holding one frame per part.
+fn merge_pcaps(parts: &[PathBuf], out: Output) -> anyhow::Result<(usize, String)> {
+    let mut readers = Vec::new();
+    for p in parts {
+        let f = std::fs::File::open(p).with_context(|| p.display().to_string())?;
+        readers.push(PcapReader::new(std::io::BufReader::new(f))?);
     }
-    frames.sort_by_key(|f| (f.0, f.1));
-    let tmp = out.with_extension("pcap.tmp");
-    let mut w = PcapWriter::new(std::io::BufWriter::new(std::fs::File::create(&tmp)?))?;
-    for (t, _, data) in &frames {
-        w.write_frame(*t, data)?;
+    let mut heads = Vec::new();
+    for r in &mut readers {
+        heads.push(r.next().transpose()?);
     }
-    w.into_inner()
-        .into_inner()
-        .map_err(|e| e.into_error())?
-        .sync_all()?;
-    std::fs::rename(&tmp, out)?;
-    Ok(frames.len())
+    let mut w = PcapWriter::new(out.writer()?)?;
+    let mut n = 0;
+    while let Some(i) = (0..heads.len())
+        .filter(|&i| heads[i].is_some())
+        .min_by_key(|&i| (heads[i].as_ref().map(|f| f.time()), i))
+    {
+        let f = heads[i].take().expect("filtered on is_some");
+        w.write_frame(f.time(), &f.data)?;
+        n += 1;
+        heads[i] = readers[i].next().transpose()?;
+    }
+    w.into_inner().flush()?;
+    let shown = out.path().display().to_string();
+    out.commit()?;
+    Ok((n, shown))
 }

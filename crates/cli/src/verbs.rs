@@ -1,8 +1,9 @@
 //! `rdmalab verbs run FILE`: run a verbs session file and show every step.
 //!
-//! Exit codes: 0 every expectation passed; 1 an expectation failed (or the session stopped on
-//! a budget); 2 bad input (an unreadable or malformed file, printed as `FILE:LINE:COL: message`,
-//! or a pcap path that cannot be created).
+//! Exit codes: 0 every expectation passed; 1 an expectation failed, the session stopped on a
+//! budget, or an output could not be written (the pcap, standard output; the message names
+//! it); 2 bad input (an unreadable or malformed file, printed as `FILE:LINE:COL: message`, or a
+//! bad flag).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -27,7 +28,8 @@ pub struct VerbsArgs {
 enum VerbsCommand {
     /// Run a verbs session file (scenarios/verbs/README.md documents the format) and print
     /// every step, its result and its expectations. Exit status: 0 all expectations passed,
-    /// 1 one failed, 2 the file is malformed.
+    /// 1 one failed (or a budget stopped it, or an output could not be written), 2 the file is
+    /// malformed.
     Run(RunArgs),
 }
 
@@ -74,7 +76,7 @@ pub fn verbs(a: VerbsArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn bad_input(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    eprintln!("{msg}");
+    errln!("{msg}");
     Ok(ExitCode::from(2))
 }
 
@@ -88,11 +90,18 @@ fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(p) => p,
         Err(e) => return bad_input(format!("{shown}:{e}")),
     };
-    let pcap: Option<Box<dyn std::io::Write>> = match &a.pcap {
-        Some(path) => match std::fs::File::create(path) {
-            Ok(f) => Some(Box::new(std::io::BufWriter::new(f))),
-            Err(e) => return bad_input(format!("{}: cannot create the pcap: {e}", path.display())),
-        },
+    // Written to a temporary file, renamed into place once the session has run
+    // (rdmalab::output): an interrupted or failed run leaves no cut-off pcap.
+    let capture = match a.pcap.as_deref().map(rdmalab::output::Output::create) {
+        None => None,
+        Some(Ok(o)) => Some(o),
+        Some(Err(e)) => {
+            errln!("{shown}: cannot create the pcap: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let pcap: Option<Box<dyn std::io::Write>> = match &capture {
+        Some(o) => Some(Box::new(o.writer()?)),
         None => None,
     };
     let options = RunOptions {
@@ -101,14 +110,17 @@ fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         max_events: None,
     };
     let report = session::run(&plan, options).with_context(|| format!("running {shown}"))?;
+    if let Some(o) = capture {
+        o.commit()?;
+    }
     if a.json {
         let doc = JsonDoc {
             file: &shown,
             report: &report,
         };
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?)?;
     } else {
-        print!("{}", render(&shown, &report));
+        out!("{}", render(&shown, &report))?;
     }
     if report.passed {
         Ok(ExitCode::SUCCESS)
@@ -116,13 +128,17 @@ fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         if a.json {
             // The JSON holds the details; say on stderr why the exit status is 1.
             for (s, c) in report.failures() {
-                eprintln!(
+                errln!(
                     "{shown}:{}: step {} {}: expected {}, got {}",
-                    s.line, s.index, c.what, c.expected, c.got
+                    s.line,
+                    s.index,
+                    c.what,
+                    c.expected,
+                    c.got
                 );
             }
             if let Some(why) = &report.aborted {
-                eprintln!("{shown}: {why}");
+                errln!("{shown}: {why}");
             }
         }
         Ok(ExitCode::from(1))

@@ -180,10 +180,17 @@ fn pcap_writes_one_capture_per_path() {
             "{name} holds frames after the pcap header: {len} B"
         );
     }
-    bad_input(
-        &["run", "1", "--pcap", "/nonexistent-dir/x.pcap"],
-        "/nonexistent-dir/x-tcp.pcap",
-    );
+    // Issue 21: a capture that cannot be written is an I/O failure (exit 1) naming the path,
+    // not bad input.
+    let out = rdmalab()
+        .args(["run", "1", "--pcap", "/nonexistent-dir/x.pcap"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(err.contains("/nonexistent-dir/x-tcp.pcap"), "{err}");
 }
 
 #[test]

@@ -256,13 +256,18 @@ fn pcap_holds_the_frames() {
     }
     // 8 WRITE packets, a NAK, the go-back-N resends and the final ACK.
     assert!(frames >= 10, "{frames} frames");
-    // A pcap path that cannot be created is bad input.
+    // Issue 21: a pcap path that cannot be created is an I/O failure (exit 1) naming it.
     let out = rdmalab()
         .args(["verbs", "run", "--pcap", "/nonexistent/dir/x.pcap"])
         .arg(example("send.toml"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("/nonexistent/dir/x.pcap"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

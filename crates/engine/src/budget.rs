@@ -16,6 +16,10 @@ pub struct Budget {
     pub events: u64,
     /// Wall-clock time the run may take on this machine.
     pub wall: Duration,
+    /// Bytes the run's state may hold, as the model counts it ([`crate::Model::held_bytes`]:
+    /// records kept, packets in flight, buffers) plus the event queue. Counted, not measured,
+    /// so that the limit is deterministic like the others.
+    pub memory_bytes: u64,
 }
 
 impl Default for Budget {
@@ -24,6 +28,7 @@ impl Default for Budget {
             sim_time: SimDuration::from_secs(10),
             events: 500_000_000,
             wall: Duration::from_secs(300),
+            memory_bytes: u64::MAX,
         }
     }
 }
@@ -34,6 +39,7 @@ impl Budget {
         sim_time: SimDuration::MAX,
         events: u64::MAX,
         wall: Duration::MAX,
+        memory_bytes: u64::MAX,
     };
 }
 
@@ -57,6 +63,15 @@ pub enum BudgetExceeded {
     Events {
         /// The budget.
         limit: u64,
+    },
+    /// The run's state grew past the memory budget.
+    #[error(
+        "the run needs more than its memory budget of {} MB (scenario key \
+         `budget.max_memory_mb`); raise it or shrink the workload", limit_bytes >> 20
+    )]
+    Memory {
+        /// The budget, bytes.
+        limit_bytes: u64,
     },
     /// The run took longer on this machine than the wall-time budget.
     #[error(

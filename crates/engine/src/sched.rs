@@ -38,6 +38,12 @@ pub trait Model {
     /// (reading would stall the loop on the very miss being avoided). By default nothing.
     #[inline]
     fn prefetch_ahead(&self, _after_next: &Self::Event) {}
+    /// Bytes the model's state holds, as it counts them (records it keeps, packets in
+    /// flight, buffers): checked against [`Budget::memory_bytes`] every few thousand events.
+    /// By default nothing.
+    fn held_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// The clock and the pending events of one simulation.
@@ -126,6 +132,10 @@ impl RunStats {
 /// How many events pass between two reads of the wall clock.
 const WALL_CHECK_EVERY: u64 = 1 << 14;
 
+/// What one queued event costs the memory budget, bytes: its time, sequence and payload (a
+/// world's events are 16 bytes, held at compile time) plus the queue's own bookkeeping.
+const QUEUED_EVENT_BYTES: u64 = 32;
+
 /// Runs `model` until its queue is empty or it returns [`Step::Stop`].
 ///
 /// Fails, discarding the run, when the next event lies beyond `budget.sim_time` (measured from
@@ -172,11 +182,21 @@ pub fn run_until<M: Model>(
             });
         }
         events += 1;
-        if events & (WALL_CHECK_EVERY - 1) == 0 && started.elapsed() > budget.wall {
-            return Err(BudgetExceeded::Wall {
-                limit: budget.wall,
-                events,
-            });
+        if events & (WALL_CHECK_EVERY - 1) == 0 {
+            if started.elapsed() > budget.wall {
+                return Err(BudgetExceeded::Wall {
+                    limit: budget.wall,
+                    events,
+                });
+            }
+            if budget.memory_bytes != u64::MAX {
+                let queued = sched.queue.len() as u64 * QUEUED_EVENT_BYTES;
+                if model.held_bytes().saturating_add(queued) > budget.memory_bytes {
+                    return Err(BudgetExceeded::Memory {
+                        limit_bytes: budget.memory_bytes,
+                    });
+                }
+            }
         }
         sched.now = at;
         sched.processed += 1;

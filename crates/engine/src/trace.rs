@@ -215,6 +215,10 @@ pub enum TraceRecord {
 pub trait Observer: Any {
     /// Called once per record, in simulation order.
     fn record(&mut self, at: SimTime, rec: &TraceRecord);
+    /// Bytes the observer holds (for the run's memory budget). By default nothing.
+    fn held_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// The trace point every model writes to. Disabled unless an observer is attached.
@@ -246,6 +250,16 @@ impl Tracer {
             sink.record(at, &make());
         }
     }
+    /// Bytes the attached observer holds.
+    pub fn held_bytes(&self) -> u64 {
+        self.sink.as_ref().map_or(0, |s| s.held_bytes())
+    }
+    /// The observer as its concrete type, left attached (None if absent or another type):
+    /// for a runner that tells its observer where a run stands.
+    pub fn get_mut<T: Observer>(&mut self) -> Option<&mut T> {
+        let sink: &mut dyn Any = self.sink.as_deref_mut()?;
+        sink.downcast_mut::<T>()
+    }
     /// Detaches the observer and returns it as its concrete type (None if absent or another
     /// type).
     pub fn take<T: Observer>(&mut self) -> Option<Box<T>> {
@@ -264,6 +278,9 @@ pub struct VecObserver {
 impl Observer for VecObserver {
     fn record(&mut self, at: SimTime, rec: &TraceRecord) {
         self.records.push((at, rec.clone()));
+    }
+    fn held_bytes(&self) -> u64 {
+        (self.records.capacity() * std::mem::size_of::<(SimTime, TraceRecord)>()) as u64
     }
 }
 
@@ -297,6 +314,9 @@ impl Observer for FirstObserver {
         } else {
             self.skipped += 1;
         }
+    }
+    fn held_bytes(&self) -> u64 {
+        (self.records.capacity() * std::mem::size_of::<(SimTime, TraceRecord)>()) as u64
     }
 }
 

@@ -763,6 +763,21 @@ impl Fabric {
             Role::Switch(_) => None,
         }
     }
+    /// Bytes the fabric's growing state holds, for a run's memory budget: the packet arenas'
+    /// slots (descriptors and compact bodies, whole payloads for the rest) and the records its
+    /// tracer keeps. Port queues hold handles into these arenas, so the slots count them.
+    pub fn held_bytes(&self) -> u64 {
+        let slots = |n: usize, each: usize| (n * each) as u64;
+        slots(
+            self.packets.capacity_slots(),
+            std::mem::size_of::<InFlight>(),
+        ) + slots(self.bodies.capacity_slots(), std::mem::size_of::<Body>())
+            + slots(
+                self.other_bodies.capacity_slots(),
+                std::mem::size_of::<Payload>(),
+            )
+            + self.tracer.held_bytes()
+    }
     /// Packets alive in the fabric right now, and the most ever alive at once (delivered
     /// frames count until their host takes them).
     pub fn packets_in_flight(&self) -> (usize, usize) {

@@ -30,6 +30,7 @@ impl Plan {
             sim_time: SimDuration::from_ms(self.budget.max_sim_time_ms),
             events: self.budget.max_events,
             wall: std::time::Duration::from_secs(self.budget.max_wall_s),
+            memory_bytes: self.budget.max_memory_mb.saturating_mul(1 << 20),
         }
     }
 
@@ -57,6 +58,8 @@ impl Plan {
                 if self.topology.spine_gbps > 0 {
                     up.bandwidth = Bandwidth::gbps(self.topology.spine_gbps);
                 }
+                // A scenario's leaf-spine has one host per leaf, so its leaves are
+                // `topology.hosts`: an error about the fabric's leaves names that key.
                 Topology::leaf_spine(
                     self.topology.hosts,
                     self.topology.spines,
@@ -64,6 +67,12 @@ impl Plan {
                     self.link_config(),
                     up,
                 )
+                .map_err(|mut e| {
+                    if e.field == "topology.leaves" {
+                        e.field = "topology.hosts";
+                    }
+                    e
+                })
             }
         }
     }

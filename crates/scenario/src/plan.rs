@@ -516,6 +516,9 @@ pub struct BudgetPlan {
     pub max_events: u64,
     /// Wall-clock time on this machine, s.
     pub max_wall_s: u64,
+    /// Memory the run's growing state may hold (counted: records kept, packets in flight,
+    /// buffers), MB.
+    pub max_memory_mb: u64,
 }
 
 impl Default for Plan {
@@ -574,6 +577,7 @@ impl Default for Plan {
                 max_sim_time_ms: 10_000,
                 max_events: 500_000_000,
                 max_wall_s: 300,
+                max_memory_mb: 8_192,
             },
             rdma: RdmaPlan {
                 operation: Operation::Write,
@@ -687,6 +691,7 @@ schema! {
     "budget.max_sim_time_ms" => budget.max_sim_time_ms: int(1, 3_600_000), "ms", "Simulated time one simulation may cover (each of a report's runs counts alone); past it the run stops and says so.";
     "budget.max_events" => budget.max_events: int(1_000, 100_000_000_000), "events", "Events one simulation may process; past it the run stops and says so.";
     "budget.max_wall_s" => budget.max_wall_s: int(1, 86_400), "s", "Wall-clock time one simulation may take on this machine (the web lab caps it at its own limit); past it the run stops and says so.";
+    "budget.max_memory_mb" => budget.max_memory_mb: int(16, 1_048_576), "MB", "Memory one simulation's growing state may hold: the trace records it keeps, packets in flight, events queued and host buffers, counted (not measured, so the limit is deterministic; the process needs some tens of MB more). Past it the run stops and says so. The web lab caps it at its own limit.";
     "rdma.operation" => rdma.operation: Kind::Enum(Operation::NAMES), "", "The verb the workload posts: one-sided `write`/`read` or two-sided `send` (lesson 3).";
     "rdma.qp_type" => rdma.qp_type: Kind::Enum(QpKind::NAMES), "", "QP type. UC has no `read`; UD has only `send`, one MTU per message.";
     "rdma.retransmission" => rdma.retransmission: Kind::Enum(Retransmission::NAMES), "", "Loss recovery: go-back-N (classic RoCE) or selective repeat (lesson 5).";

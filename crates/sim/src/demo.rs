@@ -92,8 +92,14 @@ pub fn ideal_time(p: &DemoParams) -> SimDuration {
 
 /// Runs the four variants.
 pub fn run_demo(p: &DemoParams) -> Result<Vec<DemoRow>, DemoError> {
-    fabric::config::check_range("demo.senders", p.senders, 1, 64)?;
-    fabric::config::check_range("demo.bytes_per_sender", p.bytes_per_sender, 1024, 64 << 20)?;
+    // Named as the CLI's flags are: `--kib` is the payload in KiB.
+    fabric::config::check_range("--senders", p.senders, 1, 64)?;
+    fabric::config::check_range("--kib", p.bytes_per_sender / 1024, 1, 65_536)?;
+    if !p.bytes_per_sender.is_multiple_of(1024) {
+        return Err(
+            fabric::config::ConfigError::new("--kib", p.bytes_per_sender, "whole KiB").into(),
+        );
+    }
     let prio = Priority::of(3);
     let base = SwitchConfig {
         buffer_bytes: p.buffer_bytes,
@@ -228,6 +234,14 @@ mod tests {
             ..Default::default()
         })
         .unwrap_err();
-        assert!(e.to_string().contains("demo.senders"), "{e}");
+        assert!(e.to_string().contains("--senders"), "{e}");
+        // Issue 21: the payload is named by the flag a user types, in its unit.
+        let e = run_demo(&DemoParams {
+            bytes_per_sender: 0,
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("--kib"), "{e}");
+        assert!(!e.to_string().contains("bytes_per_sender"), "{e}");
     }
 }

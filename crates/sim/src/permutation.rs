@@ -174,11 +174,19 @@ pub fn run_plan(
         .map_err(|e| WorldError::Setup(format!("host profile: {e}")))?;
     let mut w = World::new(&topo, cfg, profile, plan.nic_profile())?;
     crate::report::run::configure(&mut w, plan, &profile);
-    if let Some(path) = pcap {
-        let f = std::fs::File::create(path).map_err(|e| WorldError::Setup(e.to_string()))?;
-        w.capture_pcap(Box::new(std::io::BufWriter::new(f)))
-            .map_err(|e| WorldError::Setup(e.to_string()))?;
-    }
+    // Written to a temporary file and renamed into place once the run is done
+    // (crate::output): a failed run leaves no pcap under the final name.
+    let capture = match pcap {
+        None => None,
+        Some(path) => {
+            let o = crate::output::Output::create(path)
+                .map_err(|e| WorldError::Setup(e.to_string()))?;
+            let out = o.writer().map_err(|e| WorldError::Setup(e.to_string()))?;
+            w.capture_pcap(Box::new(out))
+                .map_err(|e| WorldError::Setup(e.to_string()))?;
+            Some(o)
+        }
+    };
     let c = Settings {
         flow_bytes: plan.workload.message_bytes,
         mtu: plan.rdma.mtu_bytes as u32,
@@ -320,9 +328,10 @@ pub fn run_plan(
     let frame = (c.mtu as u64 + 98) * 8 * 1_000 / c.link_gbps.max(1);
     let packets = len.div_ceil(c.mtu as u64);
     rep.ideal_fct_ps = packets * frame + 6 * (frame + c.cable_m * 5_000);
-    if let Some(_p) = pcap {
+    if let Some(o) = capture {
         w.finish_pcap()
             .map_err(|e| WorldError::Setup(e.to_string()))?;
+        o.commit().map_err(|e| WorldError::Setup(e.to_string()))?;
     }
     rep.peak_rss_bytes = peak_rss_bytes();
     Ok(rep)

@@ -140,6 +140,17 @@ impl Default for Memory {
 }
 
 impl Memory {
+    /// Bytes the real buffers hold (synthetic ones hold none): for a run's memory budget.
+    pub fn held_bytes(&self) -> u64 {
+        self.buffers
+            .values()
+            .map(|b| match &b.backing {
+                Backing::Real(v) => v.capacity() as u64,
+                Backing::Synthetic { .. } => 0,
+            })
+            .sum()
+    }
+
     /// The first address handed out; everything below is unmapped.
     pub const BASE_VA: u64 = 0x0000_1000_0000;
     /// The largest real (byte-holding) buffer: 256 MiB.
@@ -268,6 +279,26 @@ impl Memory {
             Backing::Synthetic { seed, .. } => fill_pattern(*seed, off, out),
         }
         Ok(())
+    }
+
+    /// Whether the bytes at `va` are `want`, compared in place (no copy): a receiver's check
+    /// that a message arrived intact. False when the range is unmapped.
+    pub fn holds(&self, va: u64, want: &[u8]) -> bool {
+        if want.is_empty() {
+            return true;
+        }
+        let Ok((off, buf)) = self.find(va, want.len() as u64) else {
+            return false;
+        };
+        match &buf.backing {
+            // `find` checked that off + len ≤ buf.len, which is bytes.len().
+            Backing::Real(bytes) => bytes[off as usize..off as usize + want.len()] == *want,
+            Backing::Synthetic { seed, .. } => {
+                let mut got = vec![0u8; want.len()];
+                fill_pattern(*seed, off, &mut got);
+                got == want
+            }
+        }
     }
 
     /// Reads `len` bytes at `va` into a new vector.

@@ -5,7 +5,7 @@ use crate::error::ApiError;
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use rdmalab::engine::BudgetExceeded as engine_budget;
 use rdmalab::report::{Report, run_plan};
 use scenario::Plan;
@@ -27,6 +27,11 @@ pub const MAX_COUNT_BYTES: u64 = 256 << 20;
 pub const MAX_MESSAGES: u64 = 10_000;
 /// Most hosts a web request may build.
 pub const MAX_HOSTS: u64 = 64;
+/// Most memory one web run's growing state may hold, MB (`budget.max_memory_mb` is capped at
+/// it). With one run per core, a 2-core server's runs count at most 2 × 256 MB; what the
+/// process really holds is somewhat more (allocator slack, the runner's own buffers) and the
+/// answer each builds is at most [`MAX_ANSWER_BYTES`]: the load test bounds the total.
+pub const MAX_RUN_MEMORY_MB: u64 = 256;
 /// Longest a simulation may take on the server (wall clock) before the request gives up.
 pub const RUN_WALL_LIMIT: Duration = Duration::from_secs(30);
 
@@ -101,6 +106,9 @@ fn limits() -> serde_json::Value {
         "max_messages": MAX_MESSAGES,
         "max_hosts": MAX_HOSTS,
         "max_body_bytes": crate::MAX_BODY_BYTES,
+        "max_run_memory_mb": MAX_RUN_MEMORY_MB,
+        "max_answer_bytes": MAX_ANSWER_BYTES,
+        "max_wall_s": RUN_WALL_LIMIT.as_secs(),
     })
 }
 
@@ -272,16 +280,106 @@ fn truncate(s: &str, n: usize) -> String {
 /// and the report.
 pub async fn run(
     State(state): State<AppState>,
+    headers: HeaderMap,
     body: Result<Json<RunRequest>, JsonRejection>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Prepared, ApiError> {
     let Json(req) = body.map_err(|r| rejection(r, RUN_BODY))?;
     let (name, plan) = plan_of(&req)?;
-    let report = simulate(&state, plan.clone()).await?;
-    Ok(Json(json!({
-        "preset": name,
-        "plan": plan_json(&plan),
-        "report": report,
-    })))
+    let gzip = accepts_gzip(&headers);
+    let doc = plan_json(&plan);
+    // The answer is built on the simulation's thread, inside its permit and its wall-clock
+    // limit: a large report costs a core, not the async workers that serve pages.
+    simulate_with(&state, plan, move |p| {
+        run_plan(p).map(|report| {
+            prepare(
+                &json!({ "preset": name, "plan": doc, "report": report }),
+                gzip,
+            )
+        })
+    })
+    .await?
+}
+
+/// Largest JSON answer of a run, a verbs session or a lab, bytes. The reports bound their own
+/// lists (a ladder's frames, a timeline, a session's memory dumps), so a request within
+/// `/api/schema`'s limits stays far below this; the cap is the backstop that keeps one request
+/// from holding hundreds of megabytes.
+pub const MAX_ANSWER_BYTES: usize = 8 << 20;
+
+/// A JSON answer serialized (and gzipped, when the client takes gzip and it is worth it) on a
+/// blocking thread: see [`prepare`].
+#[derive(Debug)]
+pub struct Prepared {
+    bytes: Vec<u8>,
+    gzip: bool,
+}
+
+impl axum::response::IntoResponse for Prepared {
+    fn into_response(self) -> axum::response::Response {
+        use axum::http::{HeaderValue, header};
+        let mut r = self.bytes.into_response();
+        let h = r.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+        if self.gzip {
+            // The compression layer leaves an answer that already has an encoding alone.
+            h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        }
+        r
+    }
+}
+
+/// Serializes `v`, refusing answers over [`MAX_ANSWER_BYTES`] with a 422 that says what to
+/// shrink, and gzips it when `gzip` (the client's `Accept-Encoding` allows it) and it is
+/// larger than a packet.
+pub fn prepare(v: &impl Serialize, gzip: bool) -> Result<Prepared, ApiError> {
+    let bytes = serde_json::to_vec(v)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    if bytes.len() > MAX_ANSWER_BYTES {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!(
+                "the answer would be {:.1} MiB, more than the web lab sends ({} MiB): ask for \
+                 fewer steps, smaller memory dumps or a smaller run (the CLI has no such cap)",
+                bytes.len() as f64 / (1 << 20) as f64,
+                MAX_ANSWER_BYTES >> 20
+            ),
+        ));
+    }
+    if !gzip || bytes.len() < 1400 {
+        return Ok(Prepared { bytes, gzip: false });
+    }
+    use std::io::Write as _;
+    let mut z = flate2::write::GzEncoder::new(
+        Vec::with_capacity(bytes.len() / 4),
+        flate2::Compression::fast(),
+    );
+    z.write_all(&bytes)
+        .and_then(|()| z.finish())
+        .map(|bytes| Prepared { bytes, gzip: true })
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
+}
+
+/// Whether the request's `Accept-Encoding` takes gzip (and does not refuse it with `q=0`).
+pub fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(axum::http::header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|part| {
+            let mut it = part.split(';').map(str::trim);
+            let coding = it.next().unwrap_or("");
+            let refused = it.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .is_some_and(|q| q == 0.0)
+            });
+            (coding.eq_ignore_ascii_case("gzip") || coding == "*") && !refused
+        })
 }
 
 /// Runs `plan` off the async runtime, at most as many at once as the server allows.
@@ -293,16 +391,17 @@ pub async fn simulate(state: &AppState, plan: Plan) -> Result<Report, ApiError> 
 /// [`AppState::queue_limit`] more waiting (past that, 503 with `Retry-After`), a wall-clock
 /// limit, and a panic inside the run (a bug) caught here: logged with the scenario, answered
 /// with 500 and a report to file, and the server goes on.
-pub async fn simulate_with(
+pub async fn simulate_with<T: Send + 'static>(
     state: &AppState,
     plan: Plan,
-    run: impl FnOnce(&Plan) -> Result<Report, rdmalab::report::RunError> + Send + 'static,
-) -> Result<Report, ApiError> {
+    run: impl FnOnce(&Plan) -> Result<T, rdmalab::report::RunError> + Send + 'static,
+) -> Result<T, ApiError> {
     let permit = acquire(state).await?;
     // The simulation stops itself at the server's wall-clock limit, so a core is never kept
     // busy after its request has been answered with 503.
     let mut plan = plan;
     plan.budget.max_wall_s = plan.budget.max_wall_s.min(RUN_WALL_LIMIT.as_secs());
+    plan.budget.max_memory_mb = plan.budget.max_memory_mb.min(MAX_RUN_MEMORY_MB);
     let scenario = plan_json(&plan);
     // The permit goes with the thread: if the request is dropped or answered by the timeout,
     // the core stays taken until the simulation has really stopped.
@@ -351,12 +450,16 @@ pub async fn simulate_with(
                 engine_budget::SimTime { .. } => "budget.max_sim_time_ms",
                 engine_budget::Events { .. } => "budget.max_events",
                 engine_budget::Wall { .. } => "budget.max_wall_s",
+                engine_budget::Memory { .. } => "budget.max_memory_mb",
             };
             Err(ApiError::field(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 key,
                 format!("the simulation stopped: {b}"),
-                "a larger value, within the key's range (the web lab caps budget.max_wall_s at its own limit)",
+                format!(
+                    "a larger value, within the key's range (the web lab caps budget.max_wall_s at {} s and budget.max_memory_mb at {MAX_RUN_MEMORY_MB} MB)",
+                    RUN_WALL_LIMIT.as_secs()
+                ),
             ))
         }
         Ok(Ok(Err(e))) => Err(ApiError::new(
@@ -398,8 +501,10 @@ pub const MAX_VERBS_EVENTS: u64 = 5_000_000;
 /// is a 422 naming the line and column.
 pub async fn verbs(
     State(state): State<AppState>,
+    headers: HeaderMap,
     body: Result<Json<VerbsRequest>, JsonRejection>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Prepared, ApiError> {
+    let gzip = accepts_gzip(&headers);
     let Json(req) = body.map_err(|r| rejection(r, VERBS_BODY))?;
     let session = rdmalab::session::parse(&req.session).map_err(|e| {
         ApiError::field(
@@ -429,7 +534,8 @@ pub async fn verbs(
                 })?,
         ),
     };
-    let report = with_permit(&state, move || {
+    // Run and serialize on the blocking thread, inside the permit (see `run`).
+    with_permit(&state, move || {
         rdmalab::session::run(
             &session,
             rdmalab::session::RunOptions {
@@ -438,12 +544,10 @@ pub async fn verbs(
                 max_events: Some(MAX_VERBS_EVENTS),
             },
         )
+        .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))
+        .and_then(|report| prepare(&report, gzip))
     })
     .await?
-    .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
-    Ok(Json(serde_json::to_value(&report).map_err(|e| {
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
-    })?))
 }
 
 /// A permit to run on one core: at once if a core is free, after waiting if fewer than
@@ -632,8 +736,10 @@ const LAB_BODY: &str = "a JSON object of the lab's parameters (GET /api/labs lis
 pub async fn lab(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    headers: HeaderMap,
     body: Result<Json<serde_json::Value>, JsonRejection>,
-) -> Result<Json<rdmalab::labs::LabResult>, ApiError> {
+) -> Result<Prepared, ApiError> {
+    let gzip = accepts_gzip(&headers);
     let Json(body) = body.map_err(|r| rejection(r, LAB_BODY))?;
     let params = rdmalab::labs::parse_params(&id, &body).map_err(|e| {
         let status = if e.unknown_lab {
@@ -646,10 +752,12 @@ pub async fn lab(
             _ => ApiError::new(status, e.message),
         }
     })?;
-    let r = with_permit(&state, move || rdmalab::labs::run(&id, &params))
-        .await?
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    Ok(Json(r))
+    with_permit(&state, move || {
+        rdmalab::labs::run(&id, &params)
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
+            .and_then(|r| prepare(&r, gzip))
+    })
+    .await?
 }
 
 /// `GET /api/course/{lang}/lesson/{n}`: the lesson with every figure filled in from a run.

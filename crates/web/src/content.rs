@@ -563,6 +563,33 @@ pub fn placeholders(text: &str) -> Vec<(std::ops::Range<usize>, Result<Figure, S
     out
 }
 
+/// A figure's run: on a blocking thread under the figures' own permit (one at a time), never in
+/// the users' queue, so a busy server delays a figure but never replaces it with a "busy"
+/// notice; the same wall-clock limit as any run.
+async fn run_figure(
+    permit: tokio::sync::OwnedSemaphorePermit,
+    plan: scenario::Plan,
+) -> Result<Value, String> {
+    let task = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let mut plan = plan;
+        plan.budget.max_wall_s = plan
+            .budget
+            .max_wall_s
+            .min(crate::api::RUN_WALL_LIMIT.as_secs());
+        plan.budget.max_memory_mb = plan.budget.max_memory_mb.min(crate::api::MAX_RUN_MEMORY_MB);
+        rdmalab::report::run_plan(&plan)
+            .map_err(|e| e.to_string())
+            .and_then(|r| serde_json::to_value(r).map_err(|e| e.to_string()))
+    });
+    match task.await {
+        Ok(r) => r,
+        Err(e) => Err(format!(
+            "the figure's run stopped on an internal error: {e}"
+        )),
+    }
+}
+
 /// Reports of preset runs used by figures, run once per (preset, overrides) and kept.
 #[derive(Debug, Default)]
 pub struct Figures {
@@ -580,25 +607,22 @@ impl Figures {
             set: f.sets.clone(),
             ..Default::default()
         };
-        let mut transient = false;
+        let Ok(permit) = state.figure_runs.clone().acquire_owned().await else {
+            return Arc::new(Err("the server is stopping".to_string()));
+        };
+        // Another page may have run it while this one waited for the permit.
+        if let Some(r) = self.cache.lock().expect("no panic holds it").get(&f.run) {
+            return r.clone();
+        }
         let r = match crate::api::plan_of(&req) {
             Err(e) => Err(e.error),
-            Ok((_, plan)) => match crate::api::simulate(state, plan).await {
-                Ok(report) => serde_json::to_value(report).map_err(|e| e.to_string()),
-                Err(e) => {
-                    // A busy server is not the figure's fault: ask again next time.
-                    transient = e.status == axum::http::StatusCode::SERVICE_UNAVAILABLE;
-                    Err(e.error)
-                }
-            },
+            Ok((_, plan)) => run_figure(permit, plan).await,
         };
         let r = Arc::new(r);
-        if !transient {
-            self.cache
-                .lock()
-                .expect("no panic holds it")
-                .insert(f.run.clone(), r.clone());
-        }
+        self.cache
+            .lock()
+            .expect("no panic holds it")
+            .insert(f.run.clone(), r.clone());
         r
     }
 

@@ -23,13 +23,18 @@
 //! then kept).
 //!
 //! Errors are JSON, `{"error", "field"?, "allowed"?}`: 400 a malformed request, 404 an
-//! unknown preset, chapter, lesson or language, 413 a body over [`MAX_BODY_BYTES`], 415 a body
-//! that is not JSON, 422 a value out of range (a scenario key, or the server's own bounds in
-//! [`api`]: stream length, message count, hosts), 500 an internal error (a bug: the answer
-//! carries a `report` with the scenario to file, and the server log keeps it), 503 a
-//! simulation over its wall-clock limit, or the server busy (every core running one and
-//! [`AppState::queue_limit`] more waiting; `Retry-After: 1`). Simulations run on blocking
-//! threads, at most one per core at a time.
+//! unknown preset, chapter, lesson or language, 405 a method the path does not take
+//! (`allowed` lists those it does), 408 a request over [`REQUEST_TIMEOUT`], 413 a body over
+//! [`MAX_BODY_BYTES`], 415 a body that is not JSON, 421 a `Host` the server does not answer
+//! ([`guard::HostPolicy`]), 422 a value out of range (a scenario key, or the server's own
+//! bounds in [`api`]: stream length, message count, hosts, memory, answer size), 500 an internal
+//! error (a bug: the answer carries a `report` with the scenario to file, and the server log
+//! keeps it), 503 a simulation over its wall-clock limit, the server busy (every core running
+//! one and [`AppState::queue_limit`] more waiting; `Retry-After: 1`) or at its connection limit.
+//! Simulations run on blocking threads, at most one per core at a time, and their answers are
+//! serialized and compressed there ([`api::prepare`]). Connections are bounded by
+//! [`server::ServeOptions`]; every response carries the security headers of
+//! [`guard::security_headers`].
 //!
 //! # Pages
 //!
@@ -42,10 +47,12 @@
 pub mod api;
 pub mod content;
 pub mod error;
+pub mod guard;
+pub mod server;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use content::{Content, Figures};
@@ -54,10 +61,14 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tower_http::compression::CompressionLayer;
-use tower_http::timeout::TimeoutLayer;
 
 /// Largest request body, bytes (a scenario file is at most 64 KiB; overrides fit easily).
 pub const MAX_BODY_BYTES: usize = 128 << 10;
+
+/// Longest a request may take, from its head to its answer (its body's upload, a wait for a
+/// core, the run): past it the answer is a JSON 408. Longer than a run's own wall-clock limit
+/// ([`api::RUN_WALL_LIMIT`]) so that a run's own 503 arrives first.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -73,6 +84,12 @@ pub struct AppState {
     /// Most requests that may wait for a permit; past that a run is refused with 503 and
     /// `Retry-After` (static pages and the course keep being served meanwhile).
     pub queue_limit: usize,
+    /// The course figures' own permit: their runs never wait in, or count toward, the users'
+    /// queue ([`content::Figures`]).
+    pub figure_runs: Arc<Semaphore>,
+    /// Which `Host` headers are answered ([`guard::HostPolicy`]; `serve` sets it from the
+    /// bound address).
+    pub hosts: Arc<guard::HostPolicy>,
 }
 
 impl AppState {
@@ -85,6 +102,8 @@ impl AppState {
             sims: Arc::new(Semaphore::new(cores)),
             waiting: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
             queue_limit: 8 * cores,
+            figure_runs: Arc::new(Semaphore::new(1)),
+            hosts: Arc::new(guard::HostPolicy::Any),
         })
     }
 }
@@ -120,40 +139,76 @@ pub fn app(state: AppState) -> Router {
     // with the `test-routes` feature (the crate's own tests turn it on).
     #[cfg(feature = "test-routes")]
     let router = router.route("/api/debug/panic", post(api::debug_panic));
+    // Layers run outside in, last added first: security headers on everything, then the Host
+    // check, JSON error bodies, compression, the request timeout, the body limit.
     router
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            Duration::from_secs(60),
-        ))
+        .layer(axum::middleware::from_fn(guard::timeout))
         .layer(CompressionLayer::new())
+        .layer(axum::middleware::from_fn(guard::json_errors))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::check_host,
+        ))
+        .layer(axum::middleware::from_fn(guard::security_headers))
         .with_state(state)
 }
 
 /// The HTML shell every page starts from.
-async fn page() -> Response {
+async fn page(headers: HeaderMap) -> Response {
     match Assets::get("index.html") {
-        Some(f) => Html(f.data.into_owned()).into_response(),
+        Some(f) => embedded(
+            &f,
+            &headers,
+            Html(f.data.clone().into_owned()).into_response(),
+        ),
         None => (StatusCode::INTERNAL_SERVER_ERROR, "index.html is missing").into_response(),
     }
 }
 
-async fn asset(uri: Uri) -> Response {
+async fn asset(uri: Uri, headers: HeaderMap) -> Response {
     let path = uri.path().trim_start_matches("/assets/");
     match Assets::get(path) {
         Some(f) => {
             let mime = f.metadata.mimetype();
-            let mut r = f.data.into_owned().into_response();
-            let h = r.headers_mut();
+            let mut r = f.data.clone().into_owned().into_response();
             if let Ok(v) = HeaderValue::from_str(mime) {
-                h.insert(header::CONTENT_TYPE, v);
+                r.headers_mut().insert(header::CONTENT_TYPE, v);
             }
-            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-            r
+            embedded(&f, &headers, r)
         }
         None => error::ApiError::not_found(format!("no asset {path:?}")).into_response(),
     }
+}
+
+/// An embedded file's answer with its ETag (its content hash): a reload that still has the
+/// file gets 304 Not Modified and no body; `no-cache` makes the browser ask every time, so a
+/// new build's files are never stale.
+fn embedded(f: &rust_embed::EmbeddedFile, req: &HeaderMap, full: Response) -> Response {
+    let hash = f.metadata.sha256_hash();
+    let tag = format!(
+        "\"{}\"",
+        hash[..16]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
+    let fresh = req
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == tag || t.trim() == "*"));
+    let mut r = if fresh {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        full
+    };
+    let h = r.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(v) = HeaderValue::from_str(&tag) {
+        h.insert(header::ETAG, v);
+    }
+    r
 }
 
 async fn not_found(uri: Uri) -> Response {
@@ -171,14 +226,14 @@ async fn not_found(uri: Uri) -> Response {
         .into_response()
 }
 
-/// Serves the lab on `listener` until Ctrl-C (or SIGTERM), letting requests in flight finish.
+/// Serves the lab on `listener` until Ctrl-C (or SIGTERM), with the connection bounds of
+/// [`server::ServeOptions::default`].
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown())
-        .await
+    server::serve_with(listener, state, server::ServeOptions::default()).await
 }
 
-async fn shutdown() {
+/// Ctrl-C or SIGTERM.
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

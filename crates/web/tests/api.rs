@@ -411,6 +411,23 @@ async fn a_full_queue_answers_503_with_retry_after_and_pages_still_load() {
         .await
         .unwrap();
     assert_eq!(course.status(), StatusCode::OK);
+    // Issue 21: a lesson's figures run outside the users' queue, so they are there while
+    // every core is taken and nobody may wait, never replaced by a "busy" notice.
+    let lesson = app(st.clone())
+        .oneshot(
+            Request::get("/api/course/en/lesson/1")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(lesson.status(), StatusCode::OK);
+    let text = lesson.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8_lossy(&text);
+    assert!(
+        !text.contains("figure unavailable"),
+        "figures computed while the queue is full"
+    );
     drop(held);
     let r = app(st).oneshot(req(&body)).await.unwrap();
     assert_eq!(r.status(), StatusCode::OK, "a free core runs it");
@@ -636,4 +653,235 @@ async fn the_verbs_model_and_the_labs_text_are_served() {
         assert_eq!(s, StatusCode::OK, "{p}");
         assert!(String::from_utf8_lossy(&b).contains("app.js"));
     }
+}
+
+/// Issue 21: every answer carries the security headers; embedded files carry an ETag and a
+/// reload that has them gets 304 with no body.
+#[tokio::test]
+async fn pages_carry_security_headers_and_assets_revalidate_by_etag() {
+    let (s, _, h) = call(Request::get("/sim").body(Body::empty()).unwrap()).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    let csp = h[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    assert!(csp.contains("frame-ancestors 'none'") && csp.contains("script-src 'self'"));
+    assert_eq!(h[header::REFERRER_POLICY], "no-referrer");
+    let (_, _, h) = call(Request::get("/api/presets").body(Body::empty()).unwrap()).await;
+    assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    let (s, b, h) = call(Request::get("/assets/sim.js").body(Body::empty()).unwrap()).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(!b.is_empty());
+    let tag = h[header::ETAG].to_str().unwrap().to_string();
+    assert!(tag.starts_with('"') && tag.len() > 10, "{tag}");
+    let (s, b, h) = call(
+        Request::get("/assets/sim.js")
+            .header(header::IF_NONE_MATCH, &tag)
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::NOT_MODIFIED);
+    assert!(b.is_empty());
+    assert_eq!(h[header::ETAG].to_str().unwrap(), tag);
+    let (s, _, _) = call(
+        Request::get("/assets/sim.js")
+            .header(header::IF_NONE_MATCH, "\"stale\"")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "another tag gets the file");
+}
+
+/// Issue 21: errors the router makes itself (a wrong method, a body too large) are JSON with
+/// `error`, like every other API error.
+#[tokio::test]
+async fn every_api_error_is_json() {
+    let (s, b, h) = call(Request::get("/api/run").body(Body::empty()).unwrap()).await;
+    assert_eq!(s, StatusCode::METHOD_NOT_ALLOWED);
+    assert!(
+        h[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let v: Value = serde_json::from_slice(&b).unwrap();
+    assert!(v["error"].is_string(), "{v}");
+    assert!(v["allowed"].as_str().unwrap_or("").contains("POST"), "{v}");
+    let big = format!(
+        "{{\"preset\":\"lesson1\",\"x\":\"{}\"}}",
+        "y".repeat(300_000)
+    );
+    let (s, v) = post("/api/run", &big).await;
+    assert_eq!(s, StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(v["error"].is_string(), "{v}");
+}
+
+/// Issue 21: a server bound to loopback answers only to localhost names (a web page cannot
+/// reach it through DNS rebinding), with a JSON 421 otherwise.
+#[tokio::test]
+async fn a_loopback_server_answers_only_localhost_hosts() {
+    let mut st = state();
+    st.hosts = std::sync::Arc::new(web::guard::HostPolicy::for_bind(
+        std::net::IpAddr::from([127, 0, 0, 1]),
+        &[],
+    ));
+    let get_as = |host: &'static str| {
+        let st = st.clone();
+        async move {
+            let r = app(st)
+                .oneshot(
+                    Request::get("/api/presets")
+                        .header(header::HOST, host)
+                        .body(Body::empty())
+                        .unwrap(),
+                )
+                .await
+                .unwrap();
+            let s = r.status();
+            let b = r.into_body().collect().await.unwrap().to_bytes();
+            (
+                s,
+                serde_json::from_slice::<Value>(&b).unwrap_or(Value::Null),
+            )
+        }
+    };
+    assert_eq!(get_as("localhost:7878").await.0, StatusCode::OK);
+    assert_eq!(get_as("127.0.0.1:7878").await.0, StatusCode::OK);
+    let (s, v) = get_as("rebind.example:7878").await;
+    assert_eq!(s, StatusCode::MISDIRECTED_REQUEST);
+    assert_eq!(v["field"], "Host", "{v}");
+}
+
+/// Issue 21: a run's answer is gzipped on the run's own thread when the client takes gzip,
+/// and decodes to the same report.
+#[tokio::test]
+async fn a_run_answer_is_gzipped_when_asked() {
+    let req = Request::post("/api/run")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT_ENCODING, "gzip")
+        .body(Body::from(json!({ "preset": "lesson1" }).to_string()))
+        .unwrap();
+    let (s, b, h) = call(req).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(h[header::CONTENT_ENCODING], "gzip");
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&b[..]), &mut text).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["preset"], "lesson1");
+    assert!(v["report"]["rdma"].is_object());
+}
+
+/// Issue 21: what one request may make the server hold is bounded: the counted memory of a
+/// run (a 422 naming `budget.max_memory_mb`), the timeline of a huge first message, the bytes
+/// a verbs session may show.
+#[tokio::test]
+async fn a_request_cannot_make_the_server_hold_unbounded_memory() {
+    let (s, v) = run(json!({
+        "preset": "lesson1",
+        "set": ["workload.message_bytes=16777216", "budget.max_memory_mb=16"],
+    }))
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["field"], "budget.max_memory_mb", "{v}");
+    let (s, v) = run(json!({
+        "preset": "lesson1",
+        "set": ["workload.message_bytes=16777216"],
+    }))
+    .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let lat = &v["report"]["tcp"]["latency"];
+    assert!(lat["timeline"].as_array().unwrap().len() <= 2048);
+    assert!(
+        lat["timeline_truncated"].as_u64().unwrap() > 0,
+        "{}",
+        lat["timeline_truncated"]
+    );
+    let mut session = String::from(
+        "hosts = [\"a\", \"b\"]\n[[step]]\ncall = \"alloc\"\nhost = \"a\"\nas = \"m\"\nlen = 65536\n",
+    );
+    for _ in 0..17 {
+        session.push_str("[[step]]\ncall = \"read_memory\"\nbuf = \"m\"\nlen = 65536\n");
+    }
+    let (s, v) = post("/api/verbs", &json!({ "session": session }).to_string()).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("at most 1048576"),
+        "{v}"
+    );
+}
+
+/// Issue 21: slow and idle clients cannot hold the server: a connection that has not sent its
+/// headers within the timeout is closed, one over the connection limit gets a JSON 503, and
+/// shutdown waits at most its grace for a half-sent request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_clients_are_bounded_and_shutdown_is_too() {
+    use std::time::{Duration, Instant};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let opts = web::server::ServeOptions {
+        max_connections: 3,
+        header_timeout: Duration::from_millis(400),
+        shutdown_grace: Duration::from_millis(500),
+    };
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(web::server::serve_until(listener, state(), opts, async {
+        let _ = stop_rx.await;
+    }));
+    // Three clients that send half a request head and stall.
+    let mut slow = Vec::new();
+    for _ in 0..3 {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"GET /api/presets HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .await
+            .unwrap();
+        slow.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // A fourth is over the limit: a JSON 503, at once.
+    let mut over = TcpStream::connect(addr).await.unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(2), over.read_to_string(&mut answer))
+        .await
+        .expect("answered at once")
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("application/json") && answer.contains("\"error\""));
+    // The stalled ones are closed by the header timeout.
+    let started = Instant::now();
+    for s in &mut slow {
+        let mut rest = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(3), s.read_to_end(&mut rest))
+            .await
+            .expect("the server closed the stalled connection");
+    }
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // Their slots are free again: a whole request is answered.
+    let mut ok = TcpStream::connect(addr).await.unwrap();
+    ok.write_all(b"GET /api/presets HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    ok.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // A half-sent request does not hold the shutdown past its grace.
+    let mut half = TcpStream::connect(addr).await.unwrap();
+    half.write_all(b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let asked = Instant::now();
+    stop_tx.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(3), server)
+        .await
+        .expect("shutdown is bounded")
+        .unwrap()
+        .unwrap();
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        asked.elapsed()
+    );
+    drop(half);
 }

@@ -51,14 +51,15 @@
 //!   `timeline`: the same stages ungrouped plus the frames' time in the switch, each
 //!   `{side, lane, stage, start_ns, end_ns, runs}` (runs of one stage in one box that overlap
 //!   or touch are joined, `runs` counting them) with `lane` the box it lights (`app`, `kernel`,
-//!   `nic`, `switch`); `frames` (at most 256, `frames_truncated` if more): `{kind, forward,
+//!   `nic`, `switch`), at most 2,048 (`timeline_truncated` counts the rest); `frames` (at most
+//!   256, `frames_truncated` if more): `{kind, forward,
 //!   bytes, sent_ns, at_switch_ns, left_switch_ns, arrived_ns, dropped}`;
 //! - `memory_bus_bytes_per_delivered_byte`: `{local, remote}` — (DMA bytes + 2 × CPU-copied
 //!   bytes) on that host during the data path ÷ bytes delivered;
 //! - `retransmitted_bytes`, `drops`, `pfc_pauses`, `drawn_overflows_paused`, `ecn_marks` (fabric and transport counters
 //!   of the data path);
-//! - `failed_attempt`: `null`, or when no message got through `{timeline, frames,
-//!   frames_truncated, gave_up_ns}` for the first attempt (as in `latency`);
+//! - `failed_attempt`: `null`, or when no message got through `{timeline,
+//!   timeline_truncated, frames, frames_truncated, gave_up_ns}` for the first attempt (as in `latency`);
 //! - `cross_traffic`: `null`, or with `[cross_traffic]` bursts [`CrossTraffic`]: `senders`,
 //!   `bursts`, `bytes_offered`, `bytes_delivered`, `frames_dropped` (not in `drops`),
 //!   `offered_gbps`, `ceiling` ((link rate − offered) ÷ loss-free throughput, at most 1);
@@ -93,6 +94,7 @@
 
 mod loss_model;
 pub(crate) mod run;
+mod stagelog;
 mod stream;
 
 pub use loss_model::LossModel;
@@ -210,6 +212,8 @@ pub struct PathReport {
 pub struct FailedAttempt {
     /// Its stages by box, as [`Latency::timeline`].
     pub timeline: Vec<Interval>,
+    /// Intervals left out of `timeline`, as [`Latency::timeline_truncated`].
+    pub timeline_truncated: u64,
     /// Its frames, as [`Latency::frames`].
     pub frames: Vec<FrameHops>,
     /// More frames than fit.
@@ -645,6 +649,9 @@ pub struct Latency {
     /// Every stage of the first message as its own interval, and the time its frames spent
     /// in the switch, by the box of the drawing they light (simulation page).
     pub timeline: Vec<Interval>,
+    /// Intervals of the first message left out of `timeline`, which keeps the first
+    /// [`MAX_TIMELINE_INTERVALS`] (a 16 MiB message at MTU 1500 has about 180,000).
+    pub timeline_truncated: u64,
     /// The first message's frames hop by hop (the ladder), at most [`MAX_LADDER_FRAMES`].
     pub frames: Vec<FrameHops>,
     /// More frames than [`MAX_LADDER_FRAMES`] belonged to the first message.
@@ -653,6 +660,9 @@ pub struct Latency {
 
 /// The most frames a report's ladder lists.
 pub const MAX_LADDER_FRAMES: usize = 256;
+
+/// The most intervals a report's timeline lists (the simulation page animates them).
+pub const MAX_TIMELINE_INTERVALS: usize = 2048;
 
 /// One interval during which a box of the path drawing works.
 #[derive(Clone, Debug, Serialize)]
@@ -725,7 +735,7 @@ impl RunError {
         use crate::world::WorldError as W;
         !matches!(
             self,
-            RunError::World(W::Budget(_) | W::Exchange | W::Verbs(_))
+            RunError::World(W::Budget(_) | W::Exchange | W::Verbs(_)) | RunError::Pcap(_)
         )
     }
 }

@@ -1,18 +1,18 @@
 //! Running a plan's two paths and reading the report rows out of the runs.
 
+use super::stagelog::{Phase, Rec, StageLog, StageTotal};
 use super::{
-    Costs, FrameHops, Interval, LIGHT_MAX_CPU_NS_PER_MESSAGE, Latency, MAX_LADDER_FRAMES, Outcome,
-    Participation, PathReport, Recovery, Report, RunError, RunOptions, ScenarioSummary, Sides,
-    StageCount, StageSpan, is_kernel_stage, stream,
+    Costs, FrameHops, Interval, LIGHT_MAX_CPU_NS_PER_MESSAGE, Latency, MAX_LADDER_FRAMES,
+    MAX_TIMELINE_INTERVALS, Outcome, Participation, PathReport, Recovery, Report, RunError,
+    RunOptions, ScenarioSummary, Sides, StageCount, StageSpan, is_kernel_stage, stream,
 };
-use crate::pattern;
+use crate::output::Output;
 use crate::world::{ConnInfo, Endpoint, TcpOptions, World};
-use engine::{
-    Budget, ExecUnit, FirstObserver, PacketClass, PacketStage, TraceRecord, Tracer, VecObserver,
-};
+use crate::{PatternGen, pattern};
+use engine::{Budget, ExecUnit, FirstObserver, PacketClass, PacketStage, TraceRecord, Tracer};
 use scenario::{Operation, Paths, Plan, QpStateKind};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use units::{NodeId, SimDuration, SimTime};
 use verbs::{
     AccessFlags, QpAttr, QpAttrMask, WcStatus,
@@ -27,17 +27,6 @@ const MESSAGE_DEADLINE: SimDuration = SimDuration::from_secs(2);
 type GroupKey = (usize, &'static str, &'static str);
 /// (runs, busy, first start, last end) of a breakdown group.
 type GroupVal = (u64, SimDuration, SimTime, SimTime);
-
-/// A stage record from the trace.
-#[derive(Clone, Copy, Debug)]
-struct Rec {
-    host: NodeId,
-    unit: ExecUnit,
-    stage: &'static str,
-    setup: bool,
-    start: SimTime,
-    end: SimTime,
-}
 
 /// Per-host counters snapshot taken when setup ends.
 #[derive(Clone, Debug, Default)]
@@ -55,7 +44,8 @@ struct Snap {
 /// exchange) finish, for at most 1 ms, so that it is not counted as data path.
 fn settle(w: &mut World) -> Result<(), RunError> {
     let limit = w.now() + SimDuration::from_ms(1);
-    let budget = Budget::default();
+    // The run's own budget (World::set_run_budget, from the plan) bounds every call.
+    let budget = Budget::UNLIMITED;
     while let Some(t) = w.next_event_at() {
         if t > limit {
             break;
@@ -158,11 +148,23 @@ pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError>
     type Runner = fn(
         &Plan,
         &BTreeMap<String, u64>,
-        Option<PathBuf>,
+        Option<PcapSink>,
         Option<super::TraceSink>,
     ) -> Result<PathReport, RunError>;
+    // Each capture is written to a temporary file and renamed into place only once the whole
+    // report succeeded (crate::output): a failed run leaves no pcap under the final name.
+    let outputs = std::cell::RefCell::new(Vec::new());
     let path = |name: &str, run: Runner| -> Result<PathReport, RunError> {
-        let r = run(plan, host, pcap(name), opts.trace.clone())?;
+        let sink = match pcap(name) {
+            None => None,
+            Some(p) => {
+                let o = Output::create(&p).map_err(|e| RunError::Pcap(e.to_string()))?;
+                let w = o.writer().map_err(|e| RunError::Pcap(e.to_string()))?;
+                outputs.borrow_mut().push(o);
+                Some(Box::new(w) as PcapSink)
+            }
+        };
+        let r = run(plan, host, sink, opts.trace.clone())?;
         let base = if streaming && lossy {
             Some(run(&loss_free, host, None, None)?)
         } else {
@@ -182,6 +184,9 @@ pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError>
         (Some(t), Some(r)) if t > 0.0 => Some(r / t),
         _ => None,
     };
+    for o in outputs.into_inner() {
+        o.commit().map_err(|e| RunError::Pcap(e.to_string()))?;
+    }
     Ok(Report {
         schema: "rdmalab.report/1",
         scenario: ScenarioSummary {
@@ -285,10 +290,13 @@ pub(crate) fn configure(w: &mut World, plan: &Plan, profile: &host::HostProfile)
     }
 }
 
+/// Where a run's frames go: a writer onto a capture file (see [`run_plan_with`]).
+type PcapSink = Box<dyn std::io::Write>;
+
 fn new_world(
     plan: &Plan,
     host: &BTreeMap<String, u64>,
-    pcap: Option<PathBuf>,
+    pcap: Option<PcapSink>,
     trace: bool,
 ) -> Result<World, RunError> {
     let topo = plan.topology()?;
@@ -298,17 +306,21 @@ fn new_world(
         .map_err(|e| RunError::HostProfile(e.to_string()))?;
     let mut w = World::new(&topo, plan.fabric_config(), profile, plan.nic_profile())?;
     configure(&mut w, plan, &profile);
-    w.set_tracer(Tracer::new(VecObserver::default()));
+    // The host stages the report reads: counted, and kept only for the setup and the first
+    // message (stagelog.rs), so memory does not grow with the bytes a run moves.
+    w.set_tracer(Tracer::new(if trace {
+        StageLog::with_everything(super::MAX_TRACE_RECORDS)
+    } else {
+        StageLog::default()
+    }));
     if trace {
         // The whole run's fabric events (the ladder reads its window from them too).
         w.fabric
             .set_tracer(Tracer::new(FirstObserver::new(super::MAX_TRACE_RECORDS)));
     }
-    if let Some(path) = pcap {
-        let f = std::fs::File::create(&path)
-            .map_err(|e| RunError::Pcap(format!("{}: {e}", path.display())))?;
-        w.capture_pcap(Box::new(std::io::BufWriter::new(f)))
-            .map_err(|e| RunError::Pcap(format!("{}: {e}", path.display())))?;
+    if let Some(out) = pcap {
+        w.capture_pcap(out)
+            .map_err(|e| RunError::Pcap(e.to_string()))?;
     }
     Ok(w)
 }
@@ -327,7 +339,7 @@ pub(crate) fn tcp_options(plan: &Plan) -> TcpOptions {
 fn run_tcp(
     plan: &Plan,
     host: &BTreeMap<String, u64>,
-    pcap: Option<PathBuf>,
+    pcap: Option<PcapSink>,
     trace: Option<super::TraceSink>,
 ) -> Result<PathReport, RunError> {
     let mut w = new_world(plan, host, pcap, trace.is_some())?;
@@ -337,9 +349,11 @@ fn run_tcp(
     let setup_end = w.now();
     settle(&mut w)?;
     let before = snap(&w);
+    stage_log(&mut w).data_path_begins(before.at);
     ladder_from_here(&mut w, plan);
     let len = plan.workload.message_bytes as usize;
-    let budget = Budget::default();
+    // The run's own budget (World::set_run_budget, from the plan) bounds every call.
+    let budget = Budget::UNLIMITED;
     let mut m = Measured {
         outcome: Outcome::Success,
         delivered: 0,
@@ -351,6 +365,8 @@ fn run_tcp(
         attempt: None,
     };
     if let Some(d) = plan.stream_duration() {
+        // A stream's report draws no message: nothing of the data path is kept.
+        stage_log(&mut w).first_message_over(before.at);
         let (bytes, thr, failed) = stream::tcp(&mut w, sa, sb, plan, d)?;
         m.delivered = bytes / plan.workload.message_bytes.max(1);
         if let Some(o) = failed {
@@ -373,32 +389,70 @@ fn run_tcp(
         r.cross_traffic = stream::cross_traffic_report(&w, plan);
         return Ok(r);
     }
-    let mut buf = vec![0u8; len];
+    // The message is generated as the socket takes it and checked as it is read, a piece at
+    // a time (PatternGen), so the runner holds at most a socket buffer's worth of it: what a
+    // run holds grows with what is in flight, not with the message. Each write offers what
+    // the socket can take and each read asks for what is readable, exactly the amounts a
+    // whole-message buffer would give, so the calls (and the results) are the same.
+    let (mut tx_buf, mut rx_buf, mut expect) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..plan.workload.messages {
-        let msg = pattern(plan.seed ^ (i + 1), len);
+        let mut tx = PatternGen::new(plan.seed ^ (i + 1));
+        let mut rx = tx.clone();
+        // Small messages: generated once, sent from and checked against the whole.
+        let whole = (len as u64 <= WHOLE_LEN).then(|| pattern(plan.seed ^ (i + 1), len));
+        tx_buf.clear();
+        let mut tx_off = 0usize;
+        let mut corrupt = false;
         let t0 = w.now().max(w.app_ready(0));
         if t0 > w.now() {
             w.run_until(t0, &budget)?;
         }
         let deadline = t0 + MESSAGE_DEADLINE;
         let (mut sent, mut got) = (0usize, 0usize);
-        let mut received = Vec::with_capacity(len);
         let mut blocked = false;
         let mut write_done = t0;
         loop {
             let now = w.now();
             if sent < len && now >= w.app_ready(0) && w.tcp_writable(sa) > 0 {
-                sent += w.tcp_write(0, sa, &msg[sent..]);
+                let want = (len - sent).min(w.tcp_writable(sa));
+                if let Some(m) = &whole {
+                    sent += w.tcp_write(0, sa, &m[sent..sent + want]);
+                    if sent == len {
+                        write_done = w.app_ready(0);
+                    }
+                    continue;
+                }
+                if tx_buf.len() - tx_off < want {
+                    tx_buf.drain(..tx_off);
+                    tx_off = 0;
+                    let at = tx_buf.len();
+                    tx_buf.resize(want, 0);
+                    tx.fill(&mut tx_buf[at..]);
+                }
+                let n = w.tcp_write(0, sa, &tx_buf[tx_off..tx_off + want]);
+                tx_off += n;
+                sent += n;
                 if sent == len {
                     write_done = w.app_ready(0);
                 }
                 continue;
             }
             if now >= w.tcp_ready_at(sb) && (!blocked || w.tcp_bytes_readable(sb) > 0) {
-                let n = w.tcp_read(1, sb, &mut buf[..len - got]);
+                let ask = (len - got).min(w.tcp_bytes_readable(sb));
+                if rx_buf.len() < ask {
+                    rx_buf.resize(ask, 0);
+                    expect.resize(ask, 0);
+                }
+                let n = w.tcp_read(1, sb, &mut rx_buf[..ask]);
                 blocked = n == 0;
+                corrupt |= match &whole {
+                    Some(m) => rx_buf[..n] != m[got..got + n],
+                    None => {
+                        rx.fill(&mut expect[..n]);
+                        rx_buf[..n] != expect[..n]
+                    }
+                };
                 got += n;
-                received.extend_from_slice(&buf[..n]);
                 if got == len {
                     break;
                 }
@@ -426,7 +480,7 @@ fn run_tcp(
         if got < len {
             break;
         }
-        if received != msg {
+        if corrupt {
             m.outcome = Outcome::Failed {
                 verb: "read".to_string(),
                 code: "corrupt".to_string(),
@@ -438,6 +492,8 @@ fn run_tcp(
         m.delivered += 1;
         if m.first.is_none() {
             m.first = Some((t0, w.app_ready(1), None, write_done));
+            let end = w.app_ready(1).max(write_done);
+            stage_log(&mut w).first_message_over(end);
         }
     }
     let (recovery, resent) = tcp_recovery(&w, sa, sb);
@@ -636,7 +692,7 @@ fn cq_ready(w: &World, e: &Endpoint) -> bool {
 fn run_rdma(
     plan: &Plan,
     host: &BTreeMap<String, u64>,
-    pcap: Option<PathBuf>,
+    pcap: Option<PcapSink>,
     trace: Option<super::TraceSink>,
 ) -> Result<PathReport, RunError> {
     let mut w = new_world(plan, host, pcap, trace.is_some())?;
@@ -661,10 +717,16 @@ fn run_rdma(
     // Event completions: the receiving application sleeps on a completion channel.
     let channel = (plan.rdma.completion == scenario::Completion::Event)
         .then(|| w.verbs(1).create_comp_channel());
+    // Each host's message buffer is real memory up to Memory::MAX_REAL_LEN: a run whose
+    // budget cannot hold them stops before allocating them.
+    if plan.workload.message_bytes <= verbs::Memory::MAX_REAL_LEN {
+        w.reserve(2 * plan.workload.message_bytes)?;
+    }
     let setup = w.in_parallel(|w| rdma_setup(w, plan, channel));
     m.setup_end = w.now();
     settle(&mut w)?;
     let before = snap(&w);
+    stage_log(&mut w).data_path_begins(before.at);
     ladder_from_here(&mut w, plan);
     let labels = match op {
         Operation::Write => ("data placed in remote memory", "local CQE written"),
@@ -691,11 +753,27 @@ fn run_rdma(
         }
     };
     if let Some(d) = plan.stream_duration() {
+        // A stream's report draws no message: nothing of the data path is kept.
+        stage_log(&mut w).first_message_over(before.at);
+        // Every streamed WRITE carries this message; the stream checks that it arrives whole.
+        let len = plan.workload.message_bytes;
+        let expected = if len <= verbs::Memory::MAX_REAL_LEN {
+            let msg = pattern(plan.seed ^ 1, len as usize);
+            let written = w.verbs(0).memory_mut().write(bufs[0].0, &msg);
+            // The buffer was allocated with this length by rdma_setup.
+            debug_assert!(
+                written.is_ok(),
+                "the stream's source buffer holds one message"
+            );
+            msg
+        } else {
+            Vec::new()
+        };
         let (bytes, thr, failed) = stream::rdma(
             &mut w,
             a,
-            (bufs[0].0, bufs[0].1),
-            (bufs[1].0, bufs[1].2),
+            ((bufs[0].0, bufs[0].1), (bufs[1].0, bufs[1].2)),
+            &expected,
             plan,
             d,
         )?;
@@ -720,23 +798,28 @@ fn run_rdma(
         return Ok(r);
     }
     let len = plan.workload.message_bytes;
-    let budget = Budget::default();
+    // The run's own budget (World::set_run_budget, from the plan) bounds every call.
+    let budget = Budget::UNLIMITED;
     let synthetic = len > verbs::Memory::MAX_REAL_LEN;
     let mut first_t0 = None;
     for i in 0..plan.workload.messages {
-        let msg = if synthetic {
-            Vec::new()
-        } else {
-            pattern(plan.seed ^ (i + 1), len as usize)
-        };
-        // The source of the bytes: host 0 for WRITE/SEND, host 1 for READ.
+        // The source of the bytes: host 0 for WRITE/SEND, host 1 for READ. The message is
+        // written into it a piece at a time (and checked so at the destination), so the
+        // runner never holds a second copy of a large message.
+        let seed = plan.seed ^ (i + 1);
         let src_host = if op == Operation::Read { 1 } else { 0 };
-        if !synthetic
-            && let Err(e) = w
+        // A message up to WHOLE_LEN is generated once and kept for the check; a larger one is
+        // regenerated for it a piece at a time instead of being held twice.
+        let msg = (!synthetic && len <= WHOLE_LEN).then(|| pattern(seed, len as usize));
+        let written = match &msg {
+            Some(m) => w
                 .verbs(src_host)
                 .memory_mut()
-                .write(bufs[src_host as usize].0, &msg)
-        {
+                .write(bufs[src_host as usize].0, m),
+            None if synthetic => Ok(()),
+            None => write_pattern(&mut w, src_host, bufs[src_host as usize].0, seed, len),
+        };
+        if let Err(e) = written {
             m.outcome = Outcome::Failed {
                 verb: "memory write".to_string(),
                 code: "EFAULT".to_string(),
@@ -851,9 +934,10 @@ fn run_rdma(
                 .memory()
                 .synthetic_stats(dst_va)
                 .is_some_and(|st| st.mismatched_bytes == 0)
+        } else if let Some(m) = &msg {
+            w.host(dst_host).verbs.memory().holds(dst_va, m)
         } else {
-            let mut got = vec![0u8; len as usize];
-            w.verbs(dst_host).memory().read(dst_va, &mut got).is_ok() && got == msg
+            holds_pattern(&w, dst_host, dst_va, seed, len)
         };
         if !intact {
             m.outcome = Outcome::Failed {
@@ -881,6 +965,7 @@ fn run_rdma(
         m.delivered += 1;
         if m.first.is_none() {
             m.first = Some((t0, remote_cqe, None, local_cqe));
+            stage_log(&mut w).first_message_over(remote_cqe.max(local_cqe));
         }
     }
     if m.first.is_none() {
@@ -1065,7 +1150,7 @@ fn drawing(
     (t0, end): (SimTime, SimTime),
     link_gbps: u64,
     path: &str,
-) -> (Vec<Interval>, Vec<FrameHops>, bool) {
+) -> Drawing {
     // The path's own frames: the RDMA world also carries the out-of-band exchange's TCP
     // connection (setup), whose last segments may still be on the wire.
     let ours = |c: PacketClass| match path {
@@ -1146,9 +1231,27 @@ fn drawing(
     }
     let mut timeline = merge_runs(timeline);
     timeline.sort_by(|a, b| a.start_ns.total_cmp(&b.start_ns));
-    let truncated = by_uid.len() > MAX_LADDER_FRAMES;
+    // A huge first message (hundreds of MiB at a small MTU) has hundreds of thousands of
+    // intervals; the drawing shows the first ones and says how many more there were.
+    let timeline_truncated = timeline.len().saturating_sub(MAX_TIMELINE_INTERVALS) as u64;
+    timeline.truncate(MAX_TIMELINE_INTERVALS);
+    let frames_truncated = by_uid.len() > MAX_LADDER_FRAMES;
     let frames = by_uid.into_values().take(MAX_LADDER_FRAMES).collect();
-    (timeline, frames, truncated)
+    Drawing {
+        timeline,
+        timeline_truncated,
+        frames,
+        frames_truncated,
+    }
+}
+
+/// The first message's drawing: its intervals (at most [`MAX_TIMELINE_INTERVALS`]) and its
+/// frames (at most [`MAX_LADDER_FRAMES`]), with how many of each were left out.
+struct Drawing {
+    timeline: Vec<Interval>,
+    timeline_truncated: u64,
+    frames: Vec<FrameHops>,
+    frames_truncated: bool,
 }
 
 /// Packet records kept for the first message's ladder: enough for a 1 MiB message's frames
@@ -1172,21 +1275,67 @@ fn unit_name(u: ExecUnit) -> &'static str {
     }
 }
 
-fn stage_counts(recs: &[&Rec]) -> Vec<StageCount> {
-    let mut by: BTreeMap<&'static str, (u64, SimDuration)> = BTreeMap::new();
-    for r in recs {
-        let e = by.entry(r.stage).or_default();
-        e.0 += 1;
-        e.1 += r.end.saturating_duration_since(r.start);
-    }
-    by.into_iter()
-        .map(|(name, (count, d))| StageCount {
+fn stage_counts(stages: &[(&'static str, StageTotal)]) -> Vec<StageCount> {
+    stages
+        .iter()
+        .map(|&(name, t)| StageCount {
             name,
-            count,
-            busy_ns: ns(d),
+            count: t.count,
+            busy_ns: ns(t.busy),
             kernel: is_kernel_stage(name),
         })
         .collect()
+}
+
+/// A runner's pieces of a message: big enough to copy fast, small beside any buffer.
+const PIECE: usize = 64 << 10;
+
+/// The largest message a runner generates whole (and keeps for its check): above it, a piece
+/// at a time, so a run of 1 GiB messages does not hold two more copies of each.
+const WHOLE_LEN: u64 = 16 << 20;
+
+/// Writes [`crate::pattern`]`(seed, len)` into host `h`'s memory at `va`, a piece at a time.
+fn write_pattern(
+    w: &mut World,
+    h: u32,
+    va: u64,
+    seed: u64,
+    len: u64,
+) -> Result<(), verbs::memory::MemoryError> {
+    let mut g = PatternGen::new(seed);
+    let mut piece = vec![0u8; PIECE.min(len as usize)];
+    let mut off = 0u64;
+    while off < len {
+        let n = PIECE.min((len - off) as usize);
+        g.fill(&mut piece[..n]);
+        w.verbs(h).memory_mut().write(va + off, &piece[..n])?;
+        off += n as u64;
+    }
+    Ok(())
+}
+
+/// Whether host `h`'s memory at `va` holds [`crate::pattern`]`(seed, len)`, compared a piece
+/// at a time.
+fn holds_pattern(w: &World, h: u32, va: u64, seed: u64, len: u64) -> bool {
+    let mut g = PatternGen::new(seed);
+    let mut want = vec![0u8; PIECE.min(len as usize)];
+    let mut off = 0u64;
+    while off < len {
+        let n = PIECE.min((len - off) as usize);
+        g.fill(&mut want[..n]);
+        if !w.host(h).verbs.memory().holds(va + off, &want[..n]) {
+            return false;
+        }
+        off += n as u64;
+    }
+    true
+}
+
+/// The report's stage log attached to `w` (new_world attaches one to every world it builds).
+fn stage_log(w: &mut World) -> &mut StageLog {
+    w.tracer_mut()
+        .get_mut::<StageLog>()
+        .expect("new_world attaches a StageLog")
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1201,10 +1350,10 @@ fn finish(
 ) -> Result<PathReport, RunError> {
     w.finish_pcap().map_err(|e| RunError::Pcap(e.to_string()))?;
     let nodes = [w.host(0).node, w.host(1).node];
-    let trace = w
+    let mut log = w
         .tracer_mut()
-        .take::<VecObserver>()
-        .map(|t| t.records)
+        .take::<StageLog>()
+        .map(|l| *l)
         .unwrap_or_default();
     let packets = w
         .fabric
@@ -1215,57 +1364,42 @@ fn finish(
     if let Some(sink) = &m.trace {
         // Host stages and fabric events of the whole run, merged in time order (stable: a
         // host record before a fabric record at the same instant).
-        let mut all: Vec<(&'static str, SimTime, TraceRecord)> = trace
-            .iter()
-            .chain(&packets)
+        let mut all: Vec<(&'static str, SimTime, TraceRecord)> = log
+            .take_everything()
+            .into_iter()
+            .chain(packets.iter().cloned())
             .take(super::MAX_TRACE_RECORDS)
-            .map(|(t, r)| (path, *t, r.clone()))
+            .map(|(t, r)| (path, t, r))
             .collect();
         all.sort_by_key(|x| x.1);
         sink.lock().expect("no panic holds the sink").extend(all);
     }
-    let recs: Vec<Rec> = trace
-        .iter()
-        .filter_map(|(_, r)| match *r {
-            TraceRecord::Stage {
-                host,
-                unit,
-                stage,
-                setup,
-                start,
-                end,
-            } => Some(Rec {
-                host,
-                unit,
-                stage,
-                setup,
-                start,
-                end,
-            }),
-            _ => None,
-        })
-        .collect();
-    // Setup: stages flagged setup, and whatever ran before the data path began.
-    let is_setup = |r: &Rec| r.setup || r.start < before.at;
-    let cpu = |host: NodeId, setup: bool| -> Vec<&Rec> {
-        recs.iter()
-            .filter(|r| r.host == host && r.unit.is_cpu() && is_setup(r) == setup)
-            .collect()
+    let recs: &[Rec] = log.kept();
+    let is_setup = |r: &Rec| log.is_setup(r);
+    // Every CPU stage of a host in a phase, counted over the whole run.
+    let cpu = |host: NodeId, phase: Phase| -> Vec<(&'static str, StageTotal)> {
+        log.cpu_stages(host, phase).collect()
     };
     let after = snap(w);
     let delivered = m.delivered.max(1) as f64;
     let bytes = m.delivered * plan.workload.message_bytes;
     // Data path.
-    let dl = cpu(nodes[0], false);
-    let dr = cpu(nodes[1], false);
-    let ioctls = |v: &[&Rec]| v.iter().filter(|r| r.stage.starts_with("ioctl")).count() as u64;
+    let dl = cpu(nodes[0], Phase::Data);
+    let dr = cpu(nodes[1], Phase::Data);
+    let ioctls = |v: &[(&'static str, StageTotal)]| {
+        v.iter()
+            .filter(|(name, _)| name.starts_with("ioctl"))
+            .map(|(_, t)| t.count)
+            .sum::<u64>()
+    };
+    let kernel = |v: &[(&'static str, StageTotal)]| v.iter().any(|(name, _)| is_kernel_stage(name));
     let sum = |a: [u64; 2], b: [u64; 2]| (a[0] - b[0]) + (a[1] - b[1]);
     let data_path = Costs {
         copies: sum(after.copies, before.copies),
         copied_bytes: sum(after.copied, before.copied),
         syscalls: sum(after.syscalls, before.syscalls) + ioctls(&dl) + ioctls(&dr),
-        kernel_local: dl.iter().any(|r| is_kernel_stage(r.stage)),
-        kernel_remote: dr.iter().any(|r| is_kernel_stage(r.stage)),
+        kernel_local: kernel(&dl),
+        kernel_remote: kernel(&dr),
         cpu_stages_local: stage_counts(&dl),
         cpu_stages_remote: stage_counts(&dr),
         cpu_ns_local: ns(after.cpu_data[0] - before.cpu_data[0]),
@@ -1275,8 +1409,8 @@ fn finish(
         duration_ns: 0.0,
     };
     // Setup.
-    let sl = cpu(nodes[0], true);
-    let sr = cpu(nodes[1], true);
+    let sl = cpu(nodes[0], Phase::Setup);
+    let sr = cpu(nodes[1], Phase::Setup);
     let socket_setup: u64 = (0..2)
         .map(|h| w.socket_stats(h).setup_syscalls.values().sum::<u64>())
         .sum();
@@ -1290,8 +1424,8 @@ fn finish(
             + before.syscalls[1]
             + ioctls(&sl)
             + ioctls(&sr),
-        kernel_local: sl.iter().any(|r| is_kernel_stage(r.stage)),
-        kernel_remote: sr.iter().any(|r| is_kernel_stage(r.stage)),
+        kernel_local: kernel(&sl),
+        kernel_remote: kernel(&sr),
         cpu_stages_local: stage_counts(&sl),
         cpu_stages_remote: stage_counts(&sr),
         cpu_ns_local: ns(w.host(0).cpu().account().setup + before.cpu_data[0]),
@@ -1303,7 +1437,7 @@ fn finish(
     let transport_in = if dl
         .iter()
         .chain(dr.iter())
-        .any(|r| r.stage.starts_with("TCP"))
+        .any(|(name, _)| name.starts_with("TCP"))
     {
         "kernel software"
     } else {
@@ -1357,7 +1491,12 @@ fn finish(
             })
             .collect();
         breakdown.sort_by(|a, b| a.start_ns.total_cmp(&b.start_ns));
-        let (timeline, frames, frames_truncated) = drawing(
+        let Drawing {
+            timeline,
+            timeline_truncated,
+            frames,
+            frames_truncated,
+        } = drawing(
             &packets,
             &first,
             nodes,
@@ -1378,6 +1517,7 @@ fn finish(
             local_completion_at: labels.1,
             breakdown,
             timeline,
+            timeline_truncated,
             frames,
             frames_truncated,
         }
@@ -1389,7 +1529,12 @@ fn finish(
                 .iter()
                 .filter(|r| !is_setup(r) && r.start >= t0 && r.start <= end)
                 .collect();
-            let (timeline, frames, frames_truncated) = drawing(
+            let Drawing {
+                timeline,
+                timeline_truncated,
+                frames,
+                frames_truncated,
+            } = drawing(
                 &packets,
                 &tried,
                 nodes,
@@ -1399,6 +1544,7 @@ fn finish(
             );
             Some(super::FailedAttempt {
                 timeline,
+                timeline_truncated,
                 frames,
                 frames_truncated,
                 gave_up_ns: ns(end.saturating_duration_since(t0)),
@@ -1498,5 +1644,47 @@ fn participation(c: &Costs, messages: f64) -> (Participation, String) {
                 heavy.join(", ")
             ),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 21: the RDMA stream compares what landed with what was sent. A source buffer
+    /// holding one wrong byte (as a NIC that placed damaged data would leave) fails the stream
+    /// as corrupt; the same world with the right bytes streams intact.
+    #[test]
+    fn a_streamed_write_that_lands_corrupt_fails_the_stream() {
+        let preset = scenario::preset("lesson5").expect("preset ⑤");
+        let plan = scenario::parse_with(
+            preset.toml,
+            &["loss.congestion_drop=0", "workload.stream_us=1400"],
+        )
+        .expect("a valid plan");
+        let mut w = new_world(&plan, &BTreeMap::new(), None, false).expect("a world");
+        let ((a, _), bufs) = w
+            .in_parallel(|w| rdma_setup(w, &plan, None))
+            .unwrap_or_else(|o| panic!("setup failed: {o:?}"));
+        settle(&mut w).expect("settles");
+        let len = plan.workload.message_bytes as usize;
+        let msg = pattern(plan.seed ^ 1, len);
+        let ends = ((bufs[0].0, bufs[0].1), (bufs[1].0, bufs[1].2));
+        let d = SimDuration::from_us(1400);
+        w.verbs(0).memory_mut().write(bufs[0].0, &msg).unwrap();
+        let (bytes, _, failed) = stream::rdma(&mut w, a, ends, &msg, &plan, d).unwrap();
+        assert!(failed.is_none(), "{failed:?}");
+        assert!(bytes > 0);
+        let mut damaged = msg.clone();
+        damaged[len / 2] ^= 0x5a;
+        w.verbs(0).memory_mut().write(bufs[0].0, &damaged).unwrap();
+        let (_, _, failed) = stream::rdma(&mut w, a, ends, &msg, &plan, d).unwrap();
+        match failed {
+            Some(Outcome::Failed { code, why, .. }) => {
+                assert_eq!(code, "corrupt");
+                assert!(why.contains("differs from the message sent"), "{why}");
+            }
+            other => panic!("the damaged message was not caught: {other:?}"),
+        }
     }
 }

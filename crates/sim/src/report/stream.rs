@@ -202,7 +202,8 @@ pub fn tcp(
     let len = plan.workload.message_bytes.max(1) as usize;
     let src: Vec<u8> = (0..len).map(|i| (i as u64 ^ plan.seed) as u8).collect();
     let mut buf = vec![0u8; len.max(65536)];
-    let budget = Budget::default();
+    // The run's own budget (World::set_run_budget, from the plan) bounds every call.
+    let budget = Budget::UNLIMITED;
     let t0 = w.now().max(w.app_ready(0));
     let (warm, end) = window(t0, d)?;
     let mtu = w.tcp_connection(sa).send_mss() as u32;
@@ -287,17 +288,24 @@ pub fn tcp(
 /// Keeps [`RDMA_WINDOW`] signaled WRITEs of `message_bytes` in flight from `a` to `b`'s buffer
 /// until the stream ends; returns (bytes completed in all, steady-state throughput), or the
 /// first failure.
-#[allow(clippy::too_many_arguments)]
+///
+/// Every WRITE carries the same message (`expected`, which the caller put in the source
+/// buffer) to the same destination, so after each completion the destination must hold
+/// exactly `expected`: it is compared then, byte for byte in place (stronger than a CRC, and
+/// cheaper than copying it out), and a difference fails the stream as corrupt — "delivered" counts only messages
+/// whose bytes arrived intact. `expected` is empty for a synthetic buffer (over
+/// `Memory::MAX_REAL_LEN`), which checks every placed byte itself.
 pub fn rdma(
     w: &mut World,
     a: Endpoint,
-    src: (u64, u32),
-    dst: (u64, u32),
+    (src, dst): ((u64, u32), (u64, u32)),
+    expected: &[u8],
     plan: &Plan,
     d: SimDuration,
 ) -> Result<(u64, Throughput, Option<Outcome>), RunError> {
     let len = plan.workload.message_bytes;
-    let budget = Budget::default();
+    // The run's own budget (World::set_run_budget, from the plan) bounds every call.
+    let budget = Budget::UNLIMITED;
     let t0 = w.now().max(w.app_ready(0));
     let (warm, end) = window(t0, d)?;
     let priority = w.roce_priority();
@@ -347,8 +355,29 @@ pub fn rdma(
             };
             return Ok((done * len, throughput(0, warm, end, t0), Some(o)));
         }
-        done += wcs.len() as u64;
         if !wcs.is_empty() {
+            let intact = if expected.is_empty() {
+                w.host(1)
+                    .verbs
+                    .memory()
+                    .synthetic_stats(dst.0)
+                    .is_none_or(|st| st.mismatched_bytes == 0)
+            } else {
+                w.host(1).verbs.memory().holds(dst.0, expected)
+            };
+            if !intact {
+                let o = Outcome::Failed {
+                    verb: "memory check".to_string(),
+                    code: "corrupt".to_string(),
+                    at: "host 1".to_string(),
+                    why: format!(
+                        "after WRITE {} completed, the destination buffer differs from the message sent",
+                        done + 1
+                    ),
+                };
+                return Ok((done * len, throughput(0, warm, end, t0), Some(o)));
+            }
+            done += wcs.len() as u64;
             last = w.now();
             continue;
         }

@@ -374,6 +374,8 @@ impl Exec<'_> {
             sim_time: limits::MAX_SESSION_TIME,
             events: self.events_left,
             wall,
+            // A session's state is bounded by its file's limits (buffers, steps, QPs).
+            memory_bytes: u64::MAX,
         };
         match self.world.run_until(until, &budget) {
             Ok(stats) => {

@@ -119,6 +119,7 @@ pub fn parse(src: &str) -> std::result::Result<Session, ParseError> {
         by_name: BTreeMap::new(),
         total_buffers: 0,
         total_time: SimDuration::ZERO,
+        total_read: 0,
         qps_per_host: Vec::new(),
     };
     p.document(&doc)
@@ -307,6 +308,8 @@ struct Parser<'s> {
     by_name: BTreeMap<String, HandleId>,
     total_buffers: u64,
     total_time: SimDuration,
+    /// Bytes the `read_memory` steps so far show.
+    total_read: u64,
     qps_per_host: Vec<usize>,
 }
 
@@ -1300,6 +1303,20 @@ impl Parser<'_> {
                 let lv = self.req(&f, "len")?;
                 let len = self.u64_of(lv, "len", 1, limits::MAX_READ_BYTES)?;
                 self.check_fits(at, len, lv.span())?;
+                // Each shown byte costs a few in the report (hex and text): the sum is bounded
+                // so a session's answer stays small whatever its steps.
+                let total = self.total_read.saturating_add(len);
+                if total > limits::MAX_READ_TOTAL_BYTES {
+                    return self.err(
+                        lv.span(),
+                        format!(
+                            "`len` = {len}: the session's `read_memory` steps would show {total} \
+                             bytes; a session may show at most {} in all",
+                            limits::MAX_READ_TOTAL_BYTES
+                        ),
+                    );
+                }
+                self.total_read = total;
                 Call::ReadMemory { at, len }
             }
             _ => unreachable!("checked against CALLS"),

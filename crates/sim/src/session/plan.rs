@@ -44,6 +44,9 @@ pub mod limits {
     pub const MAX_LITERAL_BYTES: usize = 64 << 10;
     /// Longest `read_memory`, in bytes.
     pub const MAX_READ_BYTES: u64 = 64 << 10;
+    /// Most bytes all `read_memory` steps of a session may show together (each is shown as
+    /// hex and text in the report, about 4 bytes of JSON per byte).
+    pub const MAX_READ_TOTAL_BYTES: u64 = 1 << 20;
     /// Most completions one `poll_cq` may return.
     pub const MAX_POLL: u32 = 4_096;
     /// Largest queue depth `create_qp` and `connect` may ask for.

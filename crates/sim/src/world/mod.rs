@@ -1155,6 +1155,35 @@ impl World {
         Ok(self.count_total(r, from_total)?)
     }
 
+    /// Bytes the run's growing state holds, as counted for the memory budget
+    /// (`budget.max_memory_mb`): the trace records the observers keep, the fabric's packets
+    /// in flight and the bytes of every host's buffers. Counted from lengths and capacities,
+    /// so the same run always counts the same.
+    pub fn held_bytes(&self) -> u64 {
+        let buffers: u64 = self
+            .hosts
+            .iter()
+            .map(|h| h.verbs.memory().held_bytes())
+            .sum();
+        self.tracer.held_bytes() + self.fabric.held_bytes() + buffers
+    }
+
+    /// Whether the run's memory budget has room for `extra` more bytes of state (say, a
+    /// buffer about to be allocated): checked before a large allocation, so that a run that
+    /// cannot fit stops with the budget error before it takes the memory.
+    pub fn reserve(&self, extra: u64) -> Result<(), WorldError> {
+        let Some(t) = &self.total_budget else {
+            return Ok(());
+        };
+        if self.held_bytes().saturating_add(extra) > t.budget.memory_bytes {
+            return Err(BudgetExceeded::Memory {
+                limit_bytes: t.budget.memory_bytes,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
     /// Gives the whole run a budget (simulated time from now, events and wall time across
     /// every later `run_until*` call); each call then runs within what is left of it as well
     /// as within its own budget.
@@ -1192,12 +1221,15 @@ impl World {
             .sim_start
             .checked_add(t.budget.sim_time)
             .unwrap_or(SimTime::MAX);
-        let sim_time = end.saturating_duration_since(self.sched.now());
+        // The engine measures a budget's simulated time from time zero, so the run's end is
+        // passed as an absolute time, not as what is left from now.
+        let sim_time = end.saturating_duration_since(SimTime::ZERO);
         Ok((
             Budget {
                 sim_time: call.sim_time.min(sim_time),
                 events: call.events.min(events),
                 wall: call.wall.min(wall),
+                memory_bytes: call.memory_bytes.min(t.budget.memory_bytes),
             },
             [
                 sim_time < call.sim_time,
@@ -2391,6 +2423,9 @@ struct Driver<'a, F: FnMut(&World) -> bool> {
 
 impl<F: FnMut(&World) -> bool> Model for Driver<'_, F> {
     type Event = Event;
+    fn held_bytes(&self) -> u64 {
+        self.world.held_bytes()
+    }
     /// The fabric's lines for its events, and the held packet a received frame's `RxIn`
     /// takes: on a large fabric each is a cache miss otherwise.
     fn prefetch(&self, next: &Event) {

@@ -162,6 +162,11 @@ impl ReceiveBuffer {
         !self.ranges.is_empty()
     }
 
+    /// The merged out-of-order ranges (start, end), highest first.
+    pub(crate) fn ranges_from_top(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.ranges.iter().rev().map(|(&s, &e)| (s, e))
+    }
+
     /// The merged out-of-order range holding data offset `at`.
     pub(crate) fn range_containing(&self, at: u64) -> Option<(u64, u64)> {
         let (&start, &end) = self.ranges.range(..=at).next_back()?;

@@ -1831,21 +1831,11 @@ impl Connection {
     /// The SACK blocks of RFC 2018 §4: the block holding the newest out-of-order segment
     /// first, then the other most recently reported blocks; at most `limit`.
     fn fill_sack_blocks(&self, repr: &mut tcp::Repr, limit: usize) {
-        let limit = limit.min(tcp::MAX_SACK_BLOCKS);
-        let mut n = 0;
-        for off in self.recent_sacks.iter().flatten() {
-            if n == limit {
-                break;
-            }
-            let Some((start, end)) = self.rcv.range_containing(*off) else {
-                continue;
-            };
-            let block = (self.rx_space.seq(start + 1), self.rx_space.seq(end + 1));
-            if repr.sack_ranges[..n].contains(&Some(block)) {
-                continue;
-            }
-            repr.sack_ranges[n] = Some(block);
-            n += 1;
+        for (n, (start, end)) in sack_blocks(&self.recent_sacks, &self.rcv, limit)
+            .into_iter()
+            .enumerate()
+        {
+            repr.sack_ranges[n] = Some((self.rx_space.seq(start + 1), self.rx_space.seq(end + 1)));
         }
     }
 
@@ -1923,9 +1913,60 @@ fn timestamp_now(now: SimTime) -> u32 {
     (now.as_ps() / 1_000_000) as u32
 }
 
+/// The SACK blocks an ACK carries, as (start, end) data offsets: the ranges holding the most
+/// recent out-of-order arrivals first (RFC 2018 §4), then the other out-of-order ranges,
+/// highest first, up to `limit`. A range that no recent arrival names (bytes stored beyond a
+/// partly filled hole) is still reported: an ACK sent while data is held out of order always
+/// carries a block, so the "send SACK info" duty an ACK discharges always ends (before, it
+/// could not, and `poll_transmit` emitted pure ACKs without end).
+fn sack_blocks(
+    recent: &[Option<u64>; tcp::MAX_SACK_BLOCKS],
+    rcv: &ReceiveBuffer,
+    limit: usize,
+) -> Vec<(u64, u64)> {
+    let limit = limit.min(tcp::MAX_SACK_BLOCKS);
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(limit);
+    let recent_ranges = recent
+        .iter()
+        .flatten()
+        .filter_map(|off| rcv.range_containing(*off));
+    for r in recent_ranges.chain(rcv.ranges_from_top()) {
+        if out.len() == limit {
+            break;
+        }
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 21 regression: out-of-order data that no recent arrival names (bytes kept beyond
+    /// a partly filled hole) is still reported in a SACK block. Before, such an ACK carried
+    /// none, the "SACK pending" flag never cleared, and `poll_transmit` produced pure ACKs
+    /// without end (a leaf-spine TCP run grew to gigabytes inside one `tcp_output`).
+    #[test]
+    fn every_out_of_order_range_can_be_reported() {
+        let mut rcv = ReceiveBuffer::new(1 << 20);
+        rcv.insert(1000, &[1; 100]);
+        rcv.insert(3000, &[2; 100]);
+        let none = [None; tcp::MAX_SACK_BLOCKS];
+        assert_eq!(
+            sack_blocks(&none, &rcv, 3),
+            [(3000, 3100), (1000, 1100)],
+            "ranges no recent arrival names, highest first"
+        );
+        let mut recent = none;
+        recent[0] = Some(1050);
+        recent[1] = Some(5000); // stale: that range is gone
+        assert_eq!(sack_blocks(&recent, &rcv, 3), [(1000, 1100), (3000, 3100)]);
+        assert_eq!(sack_blocks(&recent, &rcv, 1), [(1000, 1100)]);
+        assert!(sack_blocks(&recent, &ReceiveBuffer::new(100), 3).is_empty());
+    }
 
     fn at_us(us: u64) -> SimTime {
         SimTime::ZERO + SimDuration::from_us(us)
