@@ -168,6 +168,41 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// The lesson-5 and loss-lab runs in this test build took, on the machine the speed limits were
+/// set on, this long (median of five, ms; two cores, `cargo test`'s build).
+const REFERENCE_RUN_MS: f64 = 52.0;
+
+/// How much slower than the limits' machine this one is: the median of five in-process runs of
+/// preset lesson5 against [`REFERENCE_RUN_MS`], at least 1 and at most 4. The click-to-table
+/// limits below are stated for that machine and scaled by this factor, so a slower CI host
+/// does not fail them while a slower lab (a regression of the page or the server) still does;
+/// past 4× the host is too slow for the check to mean anything and the test says so.
+fn machine_factor() -> f64 {
+    let p = scenario::preset("lesson5").unwrap();
+    let plan = scenario::parse_with(p.toml, &[]).unwrap();
+    let mut ms: Vec<f64> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            rdmalab::report::run_plan(&plan).unwrap();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    let f = (ms[2] / REFERENCE_RUN_MS).max(1.0);
+    eprintln!(
+        "lesson5 in-process: {:.1} ms median (reference {REFERENCE_RUN_MS} ms): limits × {:.2}",
+        ms[2],
+        f.min(4.0)
+    );
+    assert!(
+        f <= 4.0,
+        "this machine runs lesson5 in {:.0} ms, more than 4× the {REFERENCE_RUN_MS} ms the \
+         speed limits are set for: too slow or too busy for the speed checks",
+        ms[2]
+    );
+    f
+}
+
 fn report(preset: &str, sets: &[&str]) -> Value {
     let p = scenario::preset(preset).unwrap();
     let plan = scenario::parse_with(p.toml, sets).unwrap();
@@ -251,6 +286,13 @@ async fn boxes_equal_trace(page: &Page, r: &Value) -> usize {
 }
 
 /// One browser test at a time: two Chromiums on two cores would make the speed checks lie.
+/// The lab is served as `rdmalab serve` serves it, with mimalloc (crates/cli/src/main.rs): under
+/// the system allocator every run's large buffers (a lesson-6 megabyte, the loss lab's socket
+/// buffers) come from fresh mappings the kernel zeroes again, and the speed checks below would
+/// time that instead of the lab.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// A lab server on an ephemeral port and a headless Chromium pointed at nothing yet.
@@ -573,6 +615,7 @@ async fn the_pages_in_a_real_browser() {
 
     // Speed: click a preset button to the rendered table.
     open_sim(&page, &format!("{base}/sim?preset=lesson1")).await;
+    let factor = machine_factor();
     let mut report_ms = Vec::new();
     for (preset, limit) in [
         ("lesson2", 100.0),
@@ -582,6 +625,7 @@ async fn the_pages_in_a_real_browser() {
         ("lesson1", 100.0),
         ("lesson5", 300.0),
     ] {
+        let limit: f64 = limit * factor;
         // The best of three clicks: the machine is shared, and one slow click says more about
         // a neighbour than about the page. Clicking the selected preset reruns it.
         let mut ms = f64::INFINITY;
@@ -604,7 +648,7 @@ async fn the_pages_in_a_real_browser() {
         report_ms.push(format!("{preset} {ms:.0} ms"));
         assert!(
             ms <= limit,
-            "{preset}: {ms:.1} ms from click to table (limit {limit} ms)"
+            "{preset}: {ms:.1} ms from click to table (limit {limit:.0} ms)"
         );
     }
     eprintln!("click → table: {}", report_ms.join(", "));
@@ -870,6 +914,7 @@ async fn the_playground_and_the_labs_in_a_real_browser() {
     // --- The labs: every default run shows the figures the library computes, every chart,
     // and answers within 300 ms.
     let mut timings = Vec::new();
+    let limit = 300.0 * machine_factor();
     for spec in rdmalab::labs::catalogue() {
         let id = spec.id;
         open(&page, &format!("{base}/lab/{id}")).await;
@@ -947,14 +992,14 @@ async fn the_playground_and_the_labs_in_a_real_browser() {
             wait_for(&page, "window.__t", id).await;
             let once: f64 = eval(&page, "window.__t - window.__t0").await;
             ms = ms.min(once);
-            if ms <= 300.0 {
+            if ms <= limit {
                 break;
             }
         }
         timings.push(format!("{id} {ms:.0} ms"));
         assert!(
-            ms <= 300.0,
-            "{id}: {ms:.1} ms from Run to result (limit 300 ms)"
+            ms <= limit,
+            "{id}: {ms:.1} ms from Run to result (limit {limit:.0} ms)"
         );
     }
     eprintln!("lab run → result: {}", timings.join(", "));
