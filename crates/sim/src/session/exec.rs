@@ -26,8 +26,8 @@ use super::plan::{
     Session, SgePlan, Step, TopologyKind, limits,
 };
 use super::report::{
-    Check, CqView, FrameRecord, MrView, Outcome, QpView, Report, RqEntry, SqEntry, StepRecord,
-    StepState, Summary, WcRecord,
+    AethView, Check, CqView, FrameRecord, MrView, Outcome, QpView, Report, RethView, RqEntry,
+    SqEntry, StepRecord, StepState, Summary, WcRecord,
 };
 use crate::world::{World, WorldError};
 
@@ -573,8 +573,36 @@ impl Exec<'_> {
                         |h| self.s.hosts[h as usize].clone(),
                     )
                 };
+                let (mut reth, mut aeth, mut imm) = (None, None, None);
                 let (kind, opcode, psn, qpn) = match pkt.payload {
                     Payload::Roce { hdr, .. } => {
+                        reth = hdr.ext.reth.map(|r| RethView {
+                            va: r.va,
+                            rkey: r.rkey,
+                            len: r.dma_len,
+                        });
+                        aeth = hdr.ext.aeth.map(|a| {
+                            let mut v = AethView {
+                                syndrome: "ACK",
+                                credits: None,
+                                rnr_timer: None,
+                                nak: None,
+                                msn: a.msn,
+                            };
+                            match a.syndrome {
+                                Syndrome::Ack { credits } => v.credits = Some(credits),
+                                Syndrome::RnrNak { timer } => {
+                                    v.syndrome = "RNR_NAK";
+                                    v.rnr_timer = Some(timer);
+                                }
+                                Syndrome::Nak(code) => {
+                                    v.syndrome = "NAK";
+                                    v.nak = Some(format!("{code:?}"));
+                                }
+                            }
+                            v
+                        });
+                        imm = hdr.ext.immdt.map(|i| i.imm);
                         let op = hdr.bth.opcode;
                         let what = match hdr.ext.aeth.map(|a| a.syndrome) {
                             Some(Syndrome::RnrNak { .. }) => "RNR NAK".to_string(),
@@ -599,6 +627,9 @@ impl Exec<'_> {
                     len: pkt.len_bytes,
                     dropped: false,
                     wr_id,
+                    reth,
+                    aeth,
+                    imm,
                     uid: pkt.uid,
                 }
             })

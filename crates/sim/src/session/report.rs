@@ -167,6 +167,36 @@ pub struct MrView {
     pub access: Vec<String>,
 }
 
+/// A RETH as a frame record shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct RethView {
+    /// Remote virtual address.
+    pub va: u64,
+    /// The R_Key.
+    pub rkey: u32,
+    /// DMA length: the whole message's bytes, not this packet's.
+    pub len: u32,
+}
+
+/// An AETH as a frame record shows it (IBTA Vol. 1 chapter 9; `wire::ib::aeth`).
+#[derive(Clone, Debug, Serialize)]
+pub struct AethView {
+    /// `ACK`, `RNR_NAK` or `NAK`.
+    pub syndrome: &'static str,
+    /// An ACK's end-to-end credit count (31: no credits are advertised).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credits: Option<u8>,
+    /// An RNR NAK's timer code (0–31; `wire::ib::aeth::rnr_timeout` gives the wait it stands for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rnr_timer: Option<u8>,
+    /// A NAK's code (`PsnSequenceError`, `InvalidRequest`, `RemoteAccessError`,
+    /// `RemoteOperationalError`, `InvalidRdRequest`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nak: Option<String>,
+    /// The message sequence number: how many messages the responder has completed.
+    pub msn: u32,
+}
+
 /// One frame a host sent.
 #[derive(Clone, Debug, Serialize)]
 pub struct FrameRecord {
@@ -193,6 +223,16 @@ pub struct FrameRecord {
     /// The send WR it carries or answers (RoCE request and response packets), when the
     /// session knows it: requests go in post order, responses carry the request's PSN.
     pub wr_id: Option<u64>,
+    /// The RDMA extended header (WRITE first/only, READ request): what a ladder labels a
+    /// request with. Absent when the packet has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reth: Option<RethView>,
+    /// The ACK extended header (ACK, NAK, RNR NAK, READ responses, atomic ACK).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aeth: Option<AethView>,
+    /// The immediate data (SEND/WRITE with immediate), as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imm: Option<u32>,
     /// The packet's number in the run, to match it with the fabric's drops.
     #[serde(skip)]
     pub(crate) uid: u64,
