@@ -60,8 +60,8 @@ static void fail_ret(const char *call, int ret)
     exit(1);
 }
 
-// zh: dev_name 为 NULL 表示第一块设备；gid_index 为 -1 表示查表；mtu 为 0 表示用 active_mtu；
-// en: dev_name NULL means the first device; gid_index -1 means search the table; mtu 0 means active_mtu;
+// zh: dev_name 为 NULL 表示第一块设备，gid_index 为 -1 表示查表，mtu 为 0 表示用 active_mtu。
+// en: dev_name NULL means the first device, gid_index -1 means search the table, mtu 0 means active_mtu.
 // zh: server 为 NULL 表示本端是服务端。
 // en: server NULL means this side is the server.
 struct options {
@@ -307,8 +307,14 @@ int main(int argc, char **argv)
     int gid_index = o.gid_index >= 0 ? o.gid_index
                                      : find_roce_v2_gid(ctx, o.ib_port, port.gid_tbl_len);
     union ibv_gid my_gid;
-    if (ibv_query_gid(ctx, o.ib_port, gid_index, &my_gid))
-        fail_errno("ibv_query_gid");
+    static const union ibv_gid zero_gid;
+    // zh: ibv_query_gid 对空的表项也返回 0，只是 GID 全为 0：要自己检查。
+    // en: ibv_query_gid returns 0 for an empty entry too, with an all-zero GID: check for it.
+    if (ibv_query_gid(ctx, o.ib_port, gid_index, &my_gid) ||
+        memcmp(&my_gid, &zero_gid, sizeof my_gid) == 0) {
+        fprintf(stderr, "no GID at index %d of port %u\n", gid_index, o.ib_port);
+        return 1;
+    }
 
 // region: register
     char *buf = aligned_alloc(4096, BUF_SIZE);
@@ -401,8 +407,8 @@ int main(int argc, char **argv)
     attr.dest_qp_num = peer.qpn;
     attr.rq_psn = peer.psn;
     attr.ah_attr.grh.dgid = peer.gid;
-    // zh: RoCE 必须走全局路由：is_global = 1，带 GRH；sgid_index 决定 RoCE v2 over IPv4。
-    // en: RoCE must use global routing: is_global = 1 with a GRH; sgid_index picks RoCE v2 over IPv4.
+    // zh: RoCE 必须走全局路由：is_global = 1，带 GRH。sgid_index 选本端 GID 表的一项，也就决定了包走 RoCE v2 over IPv4。
+    // en: RoCE must use global routing: is_global = 1 with a GRH. sgid_index picks our GID entry, and so makes the packets RoCE v2 over IPv4.
     attr.ah_attr.is_global = 1;
     attr.ah_attr.grh.sgid_index = (uint8_t)gid_index;
     // zh: hop_limit 就是 RoCEv2 包 IP 头里的 TTL。

@@ -58,8 +58,8 @@ static void fail_wc(const struct ibv_wc *wc)
     exit(1);
 }
 
-// zh: dev_name 为 NULL 表示第一块设备；gid_index 为 -1 表示查表；mtu 为 0 表示用 active_mtu；
-// en: dev_name NULL means the first device; gid_index -1 means search the table; mtu 0 means active_mtu;
+// zh: dev_name 为 NULL 表示第一块设备，gid_index 为 -1 表示查表，mtu 为 0 表示用 active_mtu。
+// en: dev_name NULL means the first device, gid_index -1 means search the table, mtu 0 means active_mtu.
 // zh: server 为 NULL 表示本端是服务端。
 // en: server NULL means this side is the server.
 struct options {
@@ -162,8 +162,14 @@ static struct ibv_context *open_device(const struct options *o, struct ibv_port_
     }
     *gid_index = o->gid_index >= 0 ? o->gid_index
                                    : find_roce_v2_gid(ctx, o->ib_port, port->gid_tbl_len);
-    if (ibv_query_gid(ctx, o->ib_port, *gid_index, gid))
-        fail_errno("ibv_query_gid");
+    // zh: ibv_query_gid 对空的表项也返回 0，只是 GID 全为 0：要自己检查。
+    // en: ibv_query_gid returns 0 for an empty entry too, with an all-zero GID: check for it.
+    static const union ibv_gid zero_gid;
+    if (ibv_query_gid(ctx, o->ib_port, *gid_index, gid) ||
+        memcmp(gid, &zero_gid, sizeof *gid) == 0) {
+        fprintf(stderr, "no GID at index %d of port %u\n", *gid_index, o->ib_port);
+        exit(1);
+    }
     return ctx;
 }
 
@@ -346,10 +352,10 @@ static void qp_to_rts(struct ibv_qp *qp, uint32_t my_psn, uint8_t max_rd_atomic)
 // zh: 两端的缓冲区布局相同（偏移量两端事先约定）。原子操作的目标必须 8 字节对齐。
 // en: Both sides lay their buffer out the same way (offsets agreed in advance). Atomic targets must be 8-byte aligned.
 #define BUF_SIZE 4096
-// zh: OFF_TEXT：服务端的文字 / 客户端 READ 的目的地；OFF_LOCK：锁字 / CAS 的原值；
-// en: OFF_TEXT: the server's text / the client's READ destination; OFF_LOCK: the lock word / the CAS original;
-// zh: OFF_COUNTER：计数器 / FAA 的原值；WRITE_WITH_IMM 写进第 IMM_SLOT 个 64 字节的槽（偏移 128）。
-// en: OFF_COUNTER: the counter / the FAA original; WRITE_WITH_IMM lands in 64-byte slot IMM_SLOT (offset 128).
+// zh: OFF_TEXT：服务端的文字 / 客户端 READ 的目的地。OFF_LOCK：锁字 / CAS 的原值。
+// en: OFF_TEXT: the server's text / the client's READ destination. OFF_LOCK: the lock word / the CAS original.
+// zh: OFF_COUNTER：计数器 / FAA 的原值。WRITE_WITH_IMM 写进第 IMM_SLOT 个 64 字节的槽（偏移 128）。
+// en: OFF_COUNTER: the counter / the FAA original. WRITE_WITH_IMM lands in 64-byte slot IMM_SLOT (offset 128).
 #define OFF_TEXT 0
 #define TEXT_LEN 64
 #define OFF_LOCK 64
@@ -540,10 +546,10 @@ int main(int argc, char **argv)
     struct ibv_device_attr dev_attr;
     if ((ret = ibv_query_device(ctx, &dev_attr)))
         fail_ret("ibv_query_device", ret);
-    // zh: atomic_cap 为 IBV_ATOMIC_NONE 的设备不支持原子操作。IBV_ATOMIC_HCA 只保证同一块网卡上的原子操作之间互斥；
-    // en: A device with atomic_cap IBV_ATOMIC_NONE has no atomics. IBV_ATOMIC_HCA only makes atomics of this one NIC exclusive;
-    // zh: 所以服务端的 CPU 要等客户端说“完了”之后才去读锁字和计数器。
-    // en: so the server's CPU reads the lock word and the counter only after the client says it is done.
+    // zh: atomic_cap 为 IBV_ATOMIC_NONE 的设备不支持原子操作。
+    // en: A device with atomic_cap IBV_ATOMIC_NONE has no atomics.
+    // zh: IBV_ATOMIC_HCA 只保证同一块网卡的原子操作彼此互斥，所以服务端的 CPU 要等客户端说“完了”之后才读锁字和计数器。
+    // en: IBV_ATOMIC_HCA only makes this NIC's atomics exclusive of each other, so the server's CPU reads the lock word and counter only after the client says it is done.
     if (dev_attr.atomic_cap == IBV_ATOMIC_NONE) {
         fprintf(stderr, "%s does not support atomics\n", ibv_get_device_name(ctx->device));
         return 1;
@@ -593,10 +599,10 @@ int main(int argc, char **argv)
                             .rkey = c.mr->rkey, .addr = (uintptr_t)c.buf };
     int sock = oob_connect(o.server, o.tcp_port);
     exchange(sock, &me, &c.peer);
-    // zh: READ/原子的额度：服务端作为响应方提供 max_dest_rd_atomic 份响应资源（记录每个请求，以便应答重发）；
-    // en: READ/atomic credits: the server as responder offers max_dest_rd_atomic responder resources (a record per request, to answer resends);
+    // zh: READ/原子的额度：服务端作为响应方提供 max_dest_rd_atomic 份响应资源（每个请求留一份记录，以便应答重发）。
+    // en: READ/atomic credits: the server as responder offers max_dest_rd_atomic responder resources (a record per request, to answer resends).
     // zh: 客户端的 max_rd_atomic 不能超过这个数。多交换一个字节把它告诉对方。
-    // en: the client's max_rd_atomic must not exceed it. One more byte over TCP tells the peer.
+    // en: The client's max_rd_atomic must not exceed it. One more byte over TCP tells the peer.
     uint8_t my_resources = is_server ? min_u8(dev_attr.max_qp_rd_atom, 16) : 0;
     uint8_t peer_resources;
     write_full(sock, &my_resources, 1);

@@ -56,8 +56,8 @@ static void fail_wc(const struct ibv_wc *wc)
     exit(1);
 }
 
-// zh: dev_name 为 NULL 表示第一块设备；gid_index 为 -1 表示查表；mtu 为 0 表示用 active_mtu；
-// en: dev_name NULL means the first device; gid_index -1 means search the table; mtu 0 means active_mtu;
+// zh: dev_name 为 NULL 表示第一块设备，gid_index 为 -1 表示查表，mtu 为 0 表示用 active_mtu。
+// en: dev_name NULL means the first device, gid_index -1 means search the table, mtu 0 means active_mtu.
 // zh: server 为 NULL 表示本端是服务端。
 // en: server NULL means this side is the server.
 struct options {
@@ -160,8 +160,14 @@ static struct ibv_context *open_device(const struct options *o, struct ibv_port_
     }
     *gid_index = o->gid_index >= 0 ? o->gid_index
                                    : find_roce_v2_gid(ctx, o->ib_port, port->gid_tbl_len);
-    if (ibv_query_gid(ctx, o->ib_port, *gid_index, gid))
-        fail_errno("ibv_query_gid");
+    // zh: ibv_query_gid 对空的表项也返回 0，只是 GID 全为 0：要自己检查。
+    // en: ibv_query_gid returns 0 for an empty entry too, with an all-zero GID: check for it.
+    static const union ibv_gid zero_gid;
+    if (ibv_query_gid(ctx, o->ib_port, *gid_index, gid) ||
+        memcmp(gid, &zero_gid, sizeof *gid) == 0) {
+        fprintf(stderr, "no GID at index %d of port %u\n", *gid_index, o->ib_port);
+        exit(1);
+    }
     return ctx;
 }
 
