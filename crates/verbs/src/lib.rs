@@ -108,7 +108,8 @@ pub mod wc;
 pub mod wr;
 
 pub use context::{
-    AsyncEvent, Context, CreatedQp, FlushReport, ModifyEffect, ModifyOutcome, Notification,
+    AsyncEvent, Context, CreatedQp, DestroyReport, FlushReport, ModifyEffect, ModifyOutcome,
+    Notification,
 };
 pub use cq::{CqPush, NotifyArm};
 pub use errno::Errno;

@@ -75,6 +75,7 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
         names: BTreeMap::new(),
         bound: vec![None; session.handles.len()],
         failed_at: vec![None; session.handles.len()],
+        destroyed: vec![None; session.handles.len()],
         events_left: events_budget,
         events_budget,
         started: Instant::now(),
@@ -285,6 +286,9 @@ struct Exec<'a> {
     bound: Vec<Option<Bound>>,
     /// For handles whose step failed: that step's line.
     failed_at: Vec<Option<usize>>,
+    /// For handles a teardown call freed: that step's index and line. The handle stays bound
+    /// (its numbers are what a peer kept: a stale rkey, a QPN), but local use is refused.
+    destroyed: Vec<Option<(usize, usize)>>,
     events_left: u64,
     /// The session's whole event budget.
     events_budget: u64,
@@ -441,6 +445,30 @@ impl Exec<'_> {
             });
             return (record, None);
         }
+        let remote = step.call.remote_uses();
+        let freed = step
+            .call
+            .uses()
+            .into_iter()
+            .filter(|h| !remote.contains(h))
+            .find_map(|h| self.destroyed[h.0].map(|at| (h, at)));
+        if let Some((h, (at, line))) = freed {
+            let why = format!(
+                "`{}` was freed by step {at} (line {line}, {}); its handle is a dangling pointer \
+                 now (using it is undefined behaviour in C), so this step does not run",
+                self.s.name(h),
+                self.s.steps[at - 1].call.name()
+            );
+            record.result = Outcome::Skipped { text: why.clone() };
+            record.expectations.push(Check {
+                what: "step ran".to_string(),
+                expected: "ran".to_string(),
+                got: format!("skipped: {why}"),
+                passed: false,
+                implicit: true,
+            });
+            return (record, None);
+        }
         let mut done = Done::default();
         let mut no_completion = None;
         if let (Call::PollCq { cq, .. }, Some(d)) = (&step.call, step.no_completion) {
@@ -470,6 +498,8 @@ impl Exec<'_> {
         }
         if done.ret != Some(Ret::Ok) {
             self.mark_failed_outputs(step);
+        } else if let Some(h) = step.call.destroys() {
+            self.destroyed[h.0] = Some((index, step.line));
         }
         record.result = done.outcome.take().unwrap_or(Outcome::Ok {
             text: String::new(),
@@ -959,6 +989,63 @@ impl Exec<'_> {
                     Err(e) => Done::failed(e.to_string()),
                 }
             }
+            Call::DestroyQp { qp } => {
+                let h = self.host_of(*qp);
+                let qpn = self.qpn(*qp);
+                let (_, init) = match self.world.verbs(h).query_qp(qpn) {
+                    Ok(q) => q,
+                    Err(e) => return Done::verbs_err(&e),
+                };
+                match self.world.destroy_qp(h, qpn) {
+                    Ok(r) => {
+                        let mut text = format!("QP {:#x} destroyed", qpn.get());
+                        if r.send_wqes + r.recv_wqes > 0 {
+                            text.push_str(&format!(
+                                "; {} send and {} receive WQE(s) vanished without completions",
+                                r.send_wqes, r.recv_wqes
+                            ));
+                        }
+                        if r.cqes_removed > 0 {
+                            let mut cqs = vec![self.cq_name(h, init.send_cq)];
+                            if init.recv_cq != init.send_cq {
+                                cqs.push(self.cq_name(h, init.recv_cq));
+                            }
+                            text.push_str(&format!(
+                                "; {} of its completion(s) removed from {} unpolled",
+                                r.cqes_removed,
+                                cqs.join(" and ")
+                            ));
+                        }
+                        Done::ok(text)
+                    }
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::DestroyCq { cq } => {
+                let h = self.host_of(*cq);
+                match self.world.destroy_cq(h, self.cq(*cq)) {
+                    Ok(()) => Done::ok(format!("{} destroyed", s.name(*cq))),
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::DeregMr { mr } => {
+                let h = self.host_of(*mr);
+                let m = self.mr(*mr);
+                match self.world.dereg_mr(h, m.handle()) {
+                    Ok(()) => Done::ok(format!(
+                        "lkey {:#x} and rkey {:#x} are invalid from now on",
+                        m.lkey, m.rkey
+                    )),
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::DeallocPd { pd } => {
+                let h = self.host_of(*pd);
+                match self.world.dealloc_pd(h, self.pd(*pd)) {
+                    Ok(()) => Done::ok(format!("{} freed", s.name(*pd))),
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
             Call::Run { duration } => match self.advance(*duration) {
                 Ok(events) => Done::ok(format!(
                     "ran {duration} of simulated time ({events} events); now {}",
@@ -1153,6 +1240,7 @@ impl Exec<'_> {
             let Some(want) = want.get(p) else { continue };
             let what = format!("state({})", self.s.name(*qp));
             let got = match self.bound[qp.0] {
+                Some(_) if self.destroyed[qp.0].is_some() => "no such QP (destroyed)".to_string(),
                 Some(Bound::Qp(qpn)) => {
                     let h = self.host_of(*qp);
                     match self.world.verbs(h).qp_state(qpn) {
@@ -1235,7 +1323,10 @@ pub(crate) fn step_host(s: &Session, call: &Call) -> Option<HostId> {
         | Call::QueryQp { qp }
         | Call::PostSend { qp, .. }
         | Call::PostRecv { qp, .. } => Some(s.handle(*qp).host),
-        Call::PollCq { cq, .. } => Some(s.handle(*cq).host),
+        Call::PollCq { cq, .. } | Call::DestroyCq { cq } => Some(s.handle(*cq).host),
+        Call::DestroyQp { qp } => Some(s.handle(*qp).host),
+        Call::DeregMr { mr } => Some(s.handle(*mr).host),
+        Call::DeallocPd { pd } => Some(s.handle(*pd).host),
         Call::Connect { hosts, .. } => Some(hosts[0]),
         Call::Run { .. } => None,
         Call::WriteMemory { at, .. } | Call::ReadMemory { at, .. } => {
@@ -1441,6 +1532,10 @@ pub(crate) fn describe(s: &Session, call: &Call) -> String {
             n(qp[0]),
             n(qp[1])
         ),
+        Call::DestroyQp { qp } => format!("destroy_qp({})", n(*qp)),
+        Call::DestroyCq { cq } => format!("destroy_cq({})", n(*cq)),
+        Call::DeregMr { mr } => format!("dereg_mr({})", n(*mr)),
+        Call::DeallocPd { pd } => format!("dealloc_pd({})", n(*pd)),
         Call::Run { duration } => format!("run {duration}"),
         Call::WriteMemory { at, data } => {
             format!("write_memory({}, {} byte(s))", mem_name(s, *at), data.len())

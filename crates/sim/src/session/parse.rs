@@ -156,6 +156,10 @@ const CALLS: &[&str] = &[
     "run",
     "write_memory",
     "read_memory",
+    "destroy_qp",
+    "destroy_cq",
+    "dereg_mr",
+    "dealloc_pd",
 ];
 const STEP_COMMON: &[&str] = &["call", "expect", "expect_no_completion"];
 const SEND_WR_KEYS: &[&str] = &[
@@ -620,6 +624,14 @@ impl Parser<'_> {
             );
         }
         Ok(())
+    }
+
+    /// The handle a teardown call frees: `key` names it (required), and an optional `host`
+    /// must agree with its host.
+    fn freed(&self, f: &Fields<'_, '_>, key: &str, want: Want) -> Result<HandleId> {
+        let id = self.handle_of(self.req(f, key)?, key, want)?;
+        self.check_host(f, self.handles[id.0].host)?;
+        Ok(id)
     }
 
     /// Reserves a new handle name (the step's output).
@@ -1232,6 +1244,10 @@ impl Parser<'_> {
                 "cqe",
             ],
             "run" => &["for"],
+            "destroy_qp" => &["host", "qp"],
+            "destroy_cq" => &["host", "cq"],
+            "dereg_mr" => &["host", "mr"],
+            "dealloc_pd" => &["host", "pd"],
             "write_memory" => &["host", "buf", "mr", "offset", "text", "hex", "u64"],
             "read_memory" => &["host", "buf", "mr", "offset", "len"],
             _ => unreachable!("checked against CALLS"),
@@ -1276,6 +1292,18 @@ impl Parser<'_> {
                 Call::PollCq { cq, max, wait }
             }
             "connect" => self.connect(&f)?,
+            "destroy_qp" => Call::DestroyQp {
+                qp: self.freed(&f, "qp", Want::Qp)?,
+            },
+            "destroy_cq" => Call::DestroyCq {
+                cq: self.freed(&f, "cq", Want::Cq)?,
+            },
+            "dereg_mr" => Call::DeregMr {
+                mr: self.freed(&f, "mr", Want::Mr)?,
+            },
+            "dealloc_pd" => Call::DeallocPd {
+                pd: self.freed(&f, "pd", Want::Pd)?,
+            },
             "run" => {
                 let v = self.req(&f, "for")?;
                 let duration = self.duration_of(v, "for")?;

@@ -326,6 +326,26 @@ pub enum Call {
         /// How the QPs are set up.
         options: RcOptions,
     },
+    /// `ibv_destroy_qp`.
+    DestroyQp {
+        /// The QP.
+        qp: HandleId,
+    },
+    /// `ibv_destroy_cq`.
+    DestroyCq {
+        /// The CQ.
+        cq: HandleId,
+    },
+    /// `ibv_dereg_mr`.
+    DeregMr {
+        /// The MR.
+        mr: HandleId,
+    },
+    /// `ibv_dealloc_pd`.
+    DeallocPd {
+        /// The PD.
+        pd: HandleId,
+    },
     /// Advance simulated time.
     Run {
         /// By this much.
@@ -362,6 +382,10 @@ impl Call {
             Call::PostRecv { .. } => "post_recv",
             Call::PollCq { .. } => "poll_cq",
             Call::Connect { .. } => "connect",
+            Call::DestroyQp { .. } => "destroy_qp",
+            Call::DestroyCq { .. } => "destroy_cq",
+            Call::DeregMr { .. } => "dereg_mr",
+            Call::DeallocPd { .. } => "dealloc_pd",
             Call::Run { .. } => "run",
             Call::WriteMemory { .. } => "write_memory",
             Call::ReadMemory { .. } => "read_memory",
@@ -414,8 +438,53 @@ impl Call {
                 }
                 v
             }
-            Call::PollCq { cq, .. } => vec![*cq],
+            Call::PollCq { cq, .. } | Call::DestroyCq { cq } => vec![*cq],
+            Call::DestroyQp { qp } => vec![*qp],
+            Call::DeregMr { mr } => vec![*mr],
+            Call::DeallocPd { pd } => vec![*pd],
             Call::WriteMemory { at, .. } | Call::ReadMemory { at, .. } => vec![at.handle],
+        }
+    }
+}
+
+impl Call {
+    /// The handles of [`Call::uses`] that stand for the peer's side of an exchange rather
+    /// than for a local object: a remote MR (its address and rkey, as sent out of band), a
+    /// UD destination QP, a `dest_qp`. They are numbers the program kept, so they stay usable
+    /// after the peer destroys the object (a stale rkey is how a deregistered MR is reached).
+    pub fn remote_uses(&self) -> Vec<HandleId> {
+        match self {
+            Call::ModifyQp { attr, .. } => match attr.dest_qp {
+                Some(QpRef::Handle(h)) => vec![h],
+                _ => Vec::new(),
+            },
+            Call::PostSend { wrs, .. } => {
+                let mut v = Vec::new();
+                for w in wrs {
+                    if let Some(r) = &w.remote {
+                        v.push(r.target);
+                        if let KeyRef::Mr(m) = r.rkey {
+                            v.push(m);
+                        }
+                    }
+                    if let Some(u) = &w.ud {
+                        v.push(u.qp);
+                    }
+                }
+                v
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The handle a teardown call frees, if the call is one.
+    pub fn destroys(&self) -> Option<HandleId> {
+        match self {
+            Call::DestroyQp { qp } => Some(*qp),
+            Call::DestroyCq { cq } => Some(*cq),
+            Call::DeregMr { mr } => Some(*mr),
+            Call::DeallocPd { pd } => Some(*pd),
+            _ => None,
         }
     }
 }
