@@ -327,6 +327,13 @@ impl Context {
         Ok(())
     }
 
+    /// The completion channel named by `channel`.
+    pub fn channel(&self, channel: ChannelHandle) -> Option<&CompChannel> {
+        self.channels
+            .get(channel.0 as usize)
+            .and_then(Option::as_ref)
+    }
+
     fn channel_mut(&mut self, channel: ChannelHandle) -> Result<&mut CompChannel, VerbsError> {
         self.channels
             .get_mut(channel.0 as usize)

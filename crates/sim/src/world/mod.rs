@@ -1051,6 +1051,9 @@ impl World {
                 ModifyEffect::EnteredSqd { .. } => {}
             }
         }
+        // A move to ERR flushes into the CQs now: an armed CQ's event is raised now too.
+        let now = self.sched.now();
+        self.deliver_notifications(h, now);
         Ok(out)
     }
 
@@ -1104,6 +1107,8 @@ impl World {
                 }),
             );
         }
+        // A post in ERR completes WR_FLUSH_ERR at once, and may raise a completion event.
+        self.deliver_notifications(h, now);
         result
     }
 
@@ -1127,6 +1132,7 @@ impl World {
             "post_recv (write WQE)",
             false,
         );
+        self.deliver_notifications(h, now);
         result
     }
 
@@ -1375,7 +1381,11 @@ impl World {
                     let _ = self.write_captured();
                 }
             }
-            Event::Host(HostEvent::Doorbell { host, qpn }) => self.doorbell(host, qpn, sched),
+            Event::Host(HostEvent::Doorbell { host, qpn }) => {
+                self.doorbell(host, qpn, sched);
+                // A WQE that failed as it started (a bad opcode) completed in error just now.
+                self.deliver_notifications(host, sched.now());
+            }
             Event::Host(HostEvent::TxOut { host, slot }) => self.tx_out(host, slot, sched),
             Event::Host(HostEvent::RxIn { host, slot }) => {
                 self.rx_in(host, slot, sched);
@@ -2573,7 +2583,19 @@ impl World {
         b: u32,
         o: &RcOptions,
     ) -> Result<(Endpoint, Endpoint), WorldError> {
-        self.in_parallel(|w| w.connect_rc_now(a, b, o))
+        self.connect_rc_with_channels(a, b, o, [None, None])
+    }
+
+    /// [`World::connect_rc`] whose CQ on host `a` (`channels[0]`) or `b` (`channels[1]`)
+    /// reports to a completion channel created beforehand.
+    pub fn connect_rc_with_channels(
+        &mut self,
+        a: u32,
+        b: u32,
+        o: &RcOptions,
+        channels: [Option<verbs::types::ChannelHandle>; 2],
+    ) -> Result<(Endpoint, Endpoint), WorldError> {
+        self.in_parallel(|w| w.connect_rc_now(a, b, o, channels))
     }
 
     fn connect_rc_now(
@@ -2581,15 +2603,16 @@ impl World {
         a: u32,
         b: u32,
         o: &RcOptions,
+        channels: [Option<verbs::types::ChannelHandle>; 2],
     ) -> Result<(Endpoint, Endpoint), WorldError> {
         use verbs::types::{AhAttr, Gid, QpState, QpType};
         if a >= self.host_count() || b >= self.host_count() {
             return Err(WorldError::NoHost(a.max(b)));
         }
         let mut ends = Vec::new();
-        for h in [a, b] {
+        for (h, channel) in [a, b].into_iter().zip(channels) {
             let pd = self.hosts[h as usize].verbs.alloc_pd()?;
-            let (cq, _) = self.create_cq(h, o.cqe, None)?;
+            let (cq, _) = self.create_cq(h, o.cqe, channel)?;
             let init = verbs::qp::QpInitAttr {
                 qp_type: QpType::Rc,
                 send_cq: cq,
