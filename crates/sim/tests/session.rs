@@ -729,3 +729,446 @@ fn frames_keep_their_work_requests_across_a_reset() {
     assert!(after.iter().all(|f| f.wr_id == Some(4)), "{after:#?}");
     assert!(after.iter().any(|f| f.src == "a" && f.psn == Some(0)));
 }
+
+// ---- teardown ----
+
+/// The errno a step returned, or "ok".
+fn ret_of(r: &Report, i: usize) -> String {
+    match &r.steps[i].result {
+        Outcome::Error { errno, .. } => errno.clone(),
+        Outcome::Ok { .. } | Outcome::Completions { .. } => "ok".to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+#[test]
+fn destroying_in_use_objects_is_ebusy_and_changes_nothing() {
+    let src = format!(
+        "{HEAD}
+[[step]]
+call = \"alloc\"
+host = \"a\"
+as = \"buf\"
+len = 64
+
+[[step]]
+call = \"reg_mr\"
+pd = \"pd_a\"
+buf = \"buf\"
+as = \"mr\"
+
+[[step]]
+call = \"dealloc_pd\"
+pd = \"pd_a\"
+expect.ret = \"EBUSY\"
+
+[[step]]
+call = \"destroy_cq\"
+cq = \"cq_a\"
+expect.ret = \"EBUSY\"
+
+[[step]]
+call = \"destroy_qp\"
+qp = \"qp_a\"
+
+[[step]]
+call = \"dealloc_pd\"
+pd = \"pd_a\"
+expect.ret = \"EBUSY\"
+
+[[step]]
+call = \"destroy_cq\"
+cq = \"cq_a\"
+
+[[step]]
+call = \"dereg_mr\"
+mr = \"mr\"
+
+[[step]]
+call = \"dealloc_pd\"
+pd = \"pd_a\"
+"
+    );
+    for p in NicProfile::ALL {
+        let r = run_src(&src, Some(p));
+        assert!(r.passed, "{p}:{}", describe_failures(&r));
+        let rets: Vec<String> = (3..10).map(|i| ret_of(&r, i)).collect();
+        assert_eq!(
+            rets,
+            ["EBUSY", "EBUSY", "ok", "EBUSY", "ok", "ok", "ok"],
+            "{p}"
+        );
+        match &r.steps[3].result {
+            Outcome::Error { code, text, .. } => {
+                assert_eq!(*code, 16);
+                assert!(text.contains("still used by 2 MR(s)/QP(s)"), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A refused destroy leaves the object where it was: the CQ is still listed, and
+        // disappears only when destroyed.
+        assert!(r.steps[4].state.cqs.iter().any(|c| c.name == "cq_a"));
+        assert!(!r.steps[5].state.qps.iter().any(|q| q.name == "qp_a"));
+        assert!(!r.steps[7].state.cqs.iter().any(|c| c.name == "cq_a"));
+        assert!(r.steps[7].state.mrs.iter().any(|m| m.name == "mr"));
+        assert!(!r.steps[8].state.mrs.iter().any(|m| m.name == "mr"));
+        // Each successful destroy is a control-path verb: it takes time.
+        assert!(r.steps[6].time_ps > r.steps[5].time_ps, "{p}");
+    }
+}
+
+#[test]
+fn a_destroyed_handle_cannot_be_used_again() {
+    let src = format!(
+        "{HEAD}
+[[step]]
+call = \"destroy_qp\"
+qp = \"qp_b\"
+
+[[step]]
+call = \"query_qp\"
+qp = \"qp_b\"
+
+[[step]]
+call = \"destroy_qp\"
+qp = \"qp_b\"
+"
+    );
+    let r = run_src(&src, None);
+    assert!(!r.passed);
+    for i in [2, 3] {
+        match &r.steps[i].result {
+            Outcome::Skipped { text } => assert!(
+                text.contains("`qp_b` was freed by step 2 (line 10, destroy_qp)")
+                    && text.contains("dangling"),
+                "{text}"
+            ),
+            other => panic!("step {}: {other:?}", i + 1),
+        }
+        assert!(!r.steps[i].expectations[0].passed);
+    }
+}
+
+#[test]
+fn a_destroyed_peer_qp_drops_what_arrives_and_the_sender_times_out() {
+    // b's QP is destroyed while a's SEND is on its way: b's NIC drops the request (no QP
+    // with that number), a resends until retry_cnt runs out.
+    let src = format!(
+        "{HEAD}
+[[step]]
+call = \"alloc\"
+host = \"a\"
+as = \"buf\"
+len = 64
+
+[[step]]
+call = \"reg_mr\"
+pd = \"pd_a\"
+buf = \"buf\"
+as = \"mr\"
+
+[[step]]
+call = \"destroy_qp\"
+qp = \"qp_b\"
+
+[[step]]
+call = \"post_send\"
+qp = \"qp_a\"
+wr_id = 7
+opcode = \"SEND\"
+flags = [\"SIGNALED\"]
+sge = {{ mr = \"mr\", len = 8 }}
+
+[[step]]
+call = \"poll_cq\"
+cq = \"cq_a\"
+wait = \"1s\"
+expect.wc = [{{ wr_id = 7, status = \"RETRY_EXC_ERR\" }}]
+expect.qp_states = {{ qp_a = \"ERR\", qp_b = \"RTS\" }}
+"
+    );
+    let r = run_src(&src, None);
+    let poll = &r.steps[5];
+    assert!(
+        poll.expectations
+            .iter()
+            .filter(|c| c.what.starts_with("wc"))
+            .all(|c| c.passed),
+        "{}",
+        describe_failures(&r)
+    );
+    let st = poll
+        .expectations
+        .iter()
+        .find(|c| c.what == "state(qp_b)")
+        .unwrap();
+    assert_eq!(st.got, "no such QP (destroyed)");
+    // Every RoCE frame is a's request to b; nothing came back.
+    let roce: Vec<_> = poll.frames.iter().filter(|f| f.kind == "roce").collect();
+    assert!(roce.iter().all(|f| f.src == "a"), "{roce:?}");
+    assert!(roce.len() >= 2, "the SEND was resent: {roce:?}");
+}
+
+#[test]
+fn teardown_calls_name_their_handle_kind() {
+    assert_err(
+        "\n[[step]]\ncall = \"destroy_cq\"\ncq = \"qp_a\"\n",
+        12,
+        6,
+        &["`cq` must name a CQ, but `qp_a` is a QP"],
+    );
+    assert_err("\n[[step]]\ncall = \"dereg_mr\"\n", 10, 1, &["`mr`"]);
+    assert_err(
+        "\n[[step]]\ncall = \"dealloc_pd\"\npd = \"pd_a\"\nhost = \"b\"\n",
+        13,
+        8,
+        &["`host` = \"b\", but the step's handles live on host a"],
+    );
+}
+
+// ---- completion channels ----
+
+/// `HEAD` with b's CQ on a completion channel, a 64-byte MR on each side and b's receives
+/// posted; lines 1–40.
+const CHANNEL_HEAD: &str = r#"hosts = ["a", "b"]
+
+[[step]]
+call = "create_comp_channel"
+host = "b"
+as = "ch"
+
+[[step]]
+call = "connect"
+hosts = ["a", "b"]
+pd = ["pd_a", "pd_b"]
+cq = ["cq_a", "cq_b"]
+qp = ["qp_a", "qp_b"]
+channel = { b = "ch" }
+
+[[step]]
+call = "alloc"
+host = "a"
+as = "buf_a"
+len = 64
+
+[[step]]
+call = "reg_mr"
+pd = "pd_a"
+buf = "buf_a"
+as = "mr_a"
+
+[[step]]
+call = "alloc"
+host = "b"
+as = "buf_b"
+len = 64
+
+[[step]]
+call = "reg_mr"
+pd = "pd_b"
+buf = "buf_b"
+as = "mr_b"
+access = ["LOCAL_WRITE"]
+"#;
+
+#[test]
+fn get_cq_event_blocks_until_the_wake_up_and_unacked_events_keep_the_cq() {
+    let src = format!(
+        "{CHANNEL_HEAD}
+[[step]]
+call = \"req_notify_cq\"
+cq = \"cq_b\"
+
+[[step]]
+call = \"post_recv\"
+qp = \"qp_b\"
+wr_id = 9
+sge = {{ mr = \"mr_b\" }}
+
+[[step]]
+call = \"post_send\"
+qp = \"qp_a\"
+opcode = \"SEND\"
+sge = {{ mr = \"mr_a\", len = 8 }}
+
+[[step]]
+call = \"get_cq_event\"
+channel = \"ch\"
+wait = \"1ms\"
+expect.event = {{ cq = \"cq_b\" }}
+
+[[step]]
+call = \"destroy_qp\"
+qp = \"qp_b\"
+
+[[step]]
+call = \"destroy_comp_channel\"
+channel = \"ch\"
+expect.ret = \"EBUSY\"
+
+[[step]]
+call = \"destroy_cq\"
+cq = \"cq_b\"
+expect.ret = \"EBUSY\"
+
+[[step]]
+call = \"ack_cq_events\"
+cq = \"cq_b\"
+n = 2
+expect.ret = \"EINVAL\"
+
+[[step]]
+call = \"ack_cq_events\"
+cq = \"cq_b\"
+
+[[step]]
+call = \"destroy_cq\"
+cq = \"cq_b\"
+
+[[step]]
+call = \"destroy_comp_channel\"
+channel = \"ch\"
+"
+    );
+    for p in NicProfile::ALL {
+        let r = run_src(&src, Some(p));
+        assert!(r.passed, "{p}:{}", describe_failures(&r));
+        let ev = &r.steps[9];
+        // It returned after the SEND crossed the wire, its CQE, the interrupt and the wake-up.
+        assert!(
+            ev.notes[0].starts_with("blocked for "),
+            "{p}: {:?}",
+            ev.notes
+        );
+        assert!(r.steps[10].time_ps > ev.time_ps + 1_000_000, "{p}");
+        match &r.steps[12].result {
+            Outcome::Error { text, .. } => {
+                assert!(
+                    text.contains("not acknowledged with ack_cq_events"),
+                    "{text}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        let cq = |i: usize| {
+            r.steps[i]
+                .state
+                .cqs
+                .iter()
+                .find(|c| c.name == "cq_b")
+                .and_then(|c| c.notify.clone())
+                .map(|n| (n.armed, n.events_unacked))
+        };
+        assert_eq!(cq(6), Some((Some("any".to_string()), 0)), "{p}: armed");
+        assert_eq!(cq(9), Some((None, 1)), "{p}: the arm is used up");
+        assert_eq!(cq(14), Some((None, 0)), "{p}");
+        assert!(r.steps[16].state.channels.is_empty(), "{p}: closed");
+    }
+}
+
+#[test]
+fn a_flush_raises_the_event_and_an_unarmed_cq_raises_none() {
+    let src = format!(
+        "{CHANNEL_HEAD}
+[[step]]
+call = \"post_recv\"
+qp = \"qp_b\"
+wr_id = 9
+sge = {{ mr = \"mr_b\" }}
+
+[[step]]
+call = \"modify_qp\"
+qp = \"qp_b\"
+state = \"ERR\"
+mask = [\"STATE\"]
+
+[[step]]
+call = \"get_cq_event\"
+channel = \"ch\"
+wait = \"100us\"
+expect.ret = \"EAGAIN\"
+
+[[step]]
+call = \"req_notify_cq\"
+cq = \"cq_b\"
+solicited_only = true
+
+[[step]]
+call = \"post_recv\"
+qp = \"qp_b\"
+wr_id = 10
+sge = {{ mr = \"mr_b\" }}
+
+[[step]]
+call = \"get_cq_event\"
+channel = \"ch\"
+wait = \"100us\"
+expect.event = {{ cq = \"cq_b\" }}
+
+[[step]]
+call = \"poll_cq\"
+cq = \"cq_b\"
+expect.wc = [{{ wr_id = 9, status = \"WR_FLUSH_ERR\" }}, {{ wr_id = 10, status = \"WR_FLUSH_ERR\" }}]
+"
+    );
+    for p in NicProfile::ALL {
+        let r = run_src(&src, Some(p));
+        assert!(r.passed, "{p}:{}", describe_failures(&r));
+        // Not armed: the first flush raised nothing, and the call waited the whole 100 µs.
+        assert_eq!(r.steps[9].time_ps - r.steps[8].time_ps, 100_000_000, "{p}");
+        match &r.steps[8].result {
+            Outcome::Error { code, .. } => assert_eq!(*code, 11),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn notify_without_a_channel_follows_the_profile() {
+    let src = format!(
+        "{HEAD}
+[[step]]
+call = \"req_notify_cq\"
+cq = \"cq_a\"
+expect.ret = {{ mlx5 = \"ok\", rxe = \"ok\", ibta = \"EINVAL\" }}
+"
+    );
+    for p in NicProfile::ALL {
+        let r = run_src(&src, Some(p));
+        assert!(r.passed, "{p}:{}", describe_failures(&r));
+    }
+}
+
+#[test]
+fn channel_keys_are_checked() {
+    assert_err(
+        "\n[[step]]\ncall = \"get_cq_event\"\nchannel = \"ch\"\n",
+        12,
+        11,
+        &["unknown handle `ch`", "a completion channel"],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"create_comp_channel\"\nhost = \"a\"\nas = \"ch\"\n\n[[step]]\ncall = \"create_cq\"\nhost = \"b\"\nas = \"cq\"\nchannel = \"ch\"\n",
+        19,
+        11,
+        &["`channel` = `ch` lives on host a, but the CQ is on host b"],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"create_comp_channel\"\nhost = \"a\"\nas = \"ch\"\n\n[[step]]\ncall = \"get_cq_event\"\nchannel = \"ch\"\n",
+        15,
+        1,
+        &["needs the key `wait`"],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"poll_cq\"\ncq = \"cq_a\"\nexpect.event = { cq = \"cq_a\" }\n",
+        13,
+        8,
+        &["`expect.event` does not apply to poll_cq"],
+    );
+    assert_err(
+        "\n[[step]]\ncall = \"req_notify_cq\"\ncq = \"cq_a\"\nsolicited_only = 1\n",
+        13,
+        18,
+        &["`solicited_only` must be true or false"],
+    );
+}

@@ -107,6 +107,17 @@ pub struct ModifyOutcome {
     pub warnings: Vec<ModifyWarning>,
 }
 
+/// What `destroy_qp` dropped with the QP.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub struct DestroyReport {
+    /// Send WQEs still queued, gone without a completion.
+    pub send_wqes: usize,
+    /// Receive WQEs still queued, gone without a completion.
+    pub recv_wqes: usize,
+    /// The QP's completions removed from its CQs ([`NicProfile::destroy_qp_cleans_cq`]).
+    pub cqes_removed: usize,
+}
+
 /// What `create_qp` returned.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub struct CreatedQp {
@@ -316,6 +327,13 @@ impl Context {
         Ok(())
     }
 
+    /// The completion channel named by `channel`.
+    pub fn channel(&self, channel: ChannelHandle) -> Option<&CompChannel> {
+        self.channels
+            .get(channel.0 as usize)
+            .and_then(Option::as_ref)
+    }
+
     fn channel_mut(&mut self, channel: ChannelHandle) -> Result<&mut CompChannel, VerbsError> {
         self.channels
             .get_mut(channel.0 as usize)
@@ -522,18 +540,32 @@ impl Context {
         }
     }
 
-    /// `ibv_destroy_qp`. Outstanding WQEs vanish without completions.
-    pub fn destroy_qp(&mut self, qpn: QpNum) -> Result<(), VerbsError> {
+    /// `ibv_destroy_qp`. Outstanding WQEs vanish without completions (drain in ERR first to
+    /// learn their fate); under [`NicProfile::destroy_qp_cleans_cq`] the QP's completions still
+    /// waiting in its CQs are removed too. The report counts both.
+    pub fn destroy_qp(&mut self, qpn: QpNum) -> Result<DestroyReport, VerbsError> {
         let qp = self.qps.remove(&qpn).ok_or(VerbsError::NoSuchQp(qpn))?;
+        let mut report = DestroyReport {
+            send_wqes: qp.sq.len(),
+            recv_wqes: qp.rq.len(),
+            cqes_removed: 0,
+        };
         if let Ok(p) = self.pd_mut(qp.pd) {
             p.users = p.users.saturating_sub(1);
         }
-        for cq in [qp.send_cq, qp.recv_cq] {
+        let clean = self.profile.destroy_qp_cleans_cq();
+        for (i, cq) in [qp.send_cq, qp.recv_cq].into_iter().enumerate() {
             if let Ok(c) = self.cq_mut(cq) {
                 c.qp_refs = c.qp_refs.saturating_sub(1);
+                // A CQ used for both queues is cleaned once.
+                if clean && (i == 0 || qp.recv_cq != qp.send_cq) {
+                    let before = c.entries.len();
+                    c.entries.retain(|w| w.qp_num != qpn);
+                    report.cqes_removed += before - c.entries.len();
+                }
             }
         }
-        Ok(())
+        Ok(report)
     }
 
     /// The QP's state.
@@ -747,6 +779,43 @@ mod tests {
         ctx.dealloc_pd(pd).unwrap();
         ctx.destroy_cq(cq).unwrap();
         assert_eq!(ctx.dealloc_pd(pd).unwrap_err(), VerbsError::NoSuchPd(pd));
+    }
+
+    #[test]
+    fn destroy_qp_cleans_its_completions_on_mlx5_only() {
+        for p in NicProfile::ALL {
+            let (mut ctx, pd, cq, qpn) = ctx_with_qp(p, QpType::Rc);
+            // A second QP on the same CQ keeps its completion whatever the profile.
+            let other = ctx
+                .create_qp(
+                    pd,
+                    &QpInitAttr {
+                        qp_type: QpType::Rc,
+                        send_cq: cq,
+                        recv_cq: cq,
+                        cap: QpCap::default(),
+                        sq_sig_all: false,
+                    },
+                )
+                .unwrap()
+                .qpn;
+            ctx.push_wc(cq, Wc::error(1, WcStatus::WrFlushErr, qpn), false);
+            ctx.push_wc(cq, Wc::error(2, WcStatus::WrFlushErr, other), false);
+            ctx.push_wc(cq, Wc::error(3, WcStatus::WrFlushErr, qpn), false);
+            let r = ctx.destroy_qp(qpn).unwrap();
+            let left: Vec<u64> = ctx.cq(cq).unwrap().entries().map(|w| w.wr_id).collect();
+            if p.destroy_qp_cleans_cq() {
+                assert_eq!(
+                    r.cqes_removed, 2,
+                    "{p}: one CQ for both queues, cleaned once"
+                );
+                assert_eq!(left, [2], "{p}");
+            } else {
+                assert_eq!(r.cqes_removed, 0, "{p}");
+                assert_eq!(left, [1, 2, 3], "{p}");
+            }
+            assert_eq!(ctx.destroy_qp(qpn).unwrap_err(), VerbsError::NoSuchQp(qpn));
+        }
     }
 
     #[test]

@@ -116,6 +116,10 @@ impl Cq {
     pub fn events_raised(&self) -> u64 {
         self.events_raised
     }
+    /// Completion events taken with `get_cq_event` and not yet acknowledged.
+    pub fn events_unacked(&self) -> u32 {
+        self.events_unacked
+    }
 
     /// Adds a completion. `solicited` is true for a receive completion of a message that
     /// carried the solicited-event bit.

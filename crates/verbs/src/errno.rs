@@ -17,6 +17,9 @@ pub enum Errno {
     EPERM = 1,
     /// No such object (an unknown handle).
     ENOENT = 2,
+    /// Try again: a non-blocking read found nothing (`ibv_get_cq_event` or
+    /// `ibv_get_async_event` on a channel whose fd is `O_NONBLOCK`).
+    EAGAIN = 11,
     /// Out of memory; for post verbs, "the work queue is full".
     ENOMEM = 12,
     /// Bad address: a buffer is not mapped in the process.
@@ -33,9 +36,10 @@ pub enum Errno {
 
 impl Errno {
     /// Every errno the verbs layer returns, by value.
-    pub const ALL: [Errno; 8] = [
+    pub const ALL: [Errno; 9] = [
         Errno::EPERM,
         Errno::ENOENT,
+        Errno::EAGAIN,
         Errno::ENOMEM,
         Errno::EFAULT,
         Errno::EBUSY,
@@ -54,6 +58,7 @@ impl Errno {
         match self {
             Errno::EPERM => "EPERM",
             Errno::ENOENT => "ENOENT",
+            Errno::EAGAIN => "EAGAIN",
             Errno::ENOMEM => "ENOMEM",
             Errno::EFAULT => "EFAULT",
             Errno::EBUSY => "EBUSY",
@@ -68,6 +73,7 @@ impl Errno {
         match self {
             Errno::EPERM => "Operation not permitted",
             Errno::ENOENT => "No such file or directory",
+            Errno::EAGAIN => "Resource temporarily unavailable",
             Errno::ENOMEM => "Cannot allocate memory",
             Errno::EFAULT => "Bad address",
             Errno::EBUSY => "Device or resource busy",
@@ -94,6 +100,7 @@ mod tests {
         assert_eq!(Errno::ENOMEM.code(), 12);
         assert_eq!(Errno::EFAULT.code(), 14);
         assert_eq!(Errno::EBUSY.code(), 16);
+        assert_eq!(Errno::EAGAIN.code(), 11);
         assert_eq!(Errno::EINVAL.to_string(), "EINVAL");
         assert_eq!(Errno::EBUSY.description(), "Device or resource busy");
     }

@@ -108,9 +108,10 @@ pub mod wc;
 pub mod wr;
 
 pub use context::{
-    AsyncEvent, Context, CreatedQp, FlushReport, ModifyEffect, ModifyOutcome, Notification,
+    AsyncEvent, Context, CreatedQp, DestroyReport, FlushReport, ModifyEffect, ModifyOutcome,
+    Notification,
 };
-pub use cq::{CqPush, NotifyArm};
+pub use cq::{CompChannel, CqPush, NotifyArm};
 pub use errno::Errno;
 pub use error::{PostError, PostRejection, Queue, VerbsError};
 pub use flags::{AccessFlags, QpAttrMask, SendFlags, WcFlags};

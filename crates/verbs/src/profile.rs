@@ -179,6 +179,19 @@ impl NicProfile {
         !matches!(self, NicProfile::Mlx5)
     }
 
+    /// Whether `destroy_qp` removes the QP's completions still waiting in its CQs.
+    ///
+    /// `mlx5`: yes; rdma-core's `mlx5_destroy_qp` (`providers/mlx5/verbs.c`) calls
+    /// `__mlx5_cq_clean` on the receive and the send CQ, as the kernel's `destroy_qp_common`
+    /// (`drivers/infiniband/hw/mlx5/qp.c`) does for kernel QPs, so a later poll never returns
+    /// a completion naming a QP that no longer exists. `rxe`: no; `rxe_destroy_qp` is only
+    /// `ibv_cmd_destroy_qp` and the kernel's rxe leaves the CQ alone, so the completions stay
+    /// and name a dead QP number. `ibta`: no (inferred: the IBTA text quoted by these sources
+    /// says nothing about a destroyed QP's completions, so none is removed).
+    pub const fn destroy_qp_cleans_cq(self) -> bool {
+        matches!(self, NicProfile::Mlx5)
+    }
+
     /// Whether `req_notify_cq` on a CQ without a completion channel succeeds.
     ///
     /// `mlx5` and `rxe`: yes; google/rdma-unit-test lists

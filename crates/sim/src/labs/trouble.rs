@@ -314,7 +314,7 @@ fn peer_gone(r: &mut LabResult) -> Result<u64, LabError> {
             early.ok_bytes += MSG;
         }
     }
-    w.destroy_qp(b.host, b.qpn).map_err(LabError::sim)?;
+    w.vanish_qp(b.host, b.qpn).map_err(LabError::sim)?;
     let mut seen = collect(
         &mut w,
         &a,

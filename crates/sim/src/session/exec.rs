@@ -17,7 +17,10 @@ use fabric::{DropRule, FabricConfig, LinkConfig, Topology};
 use units::{Bandwidth, FlowId, Probability, SimDuration, SimTime};
 use verbs::types::{AhAttr, Gid};
 use verbs::wr::{RecvWr, SendWr, Sge};
-use verbs::{CqHandle, Mr, NicProfile, PdHandle, QpInitAttr, QpNum, Wc, WqeState};
+use verbs::{
+    ChannelHandle, CqHandle, Errno, Mr, NicProfile, NotifyArm, PdHandle, QpInitAttr, QpNum, Wc,
+    WqeState,
+};
 use wire::ib::{Opcode, aeth::Syndrome};
 
 use super::parse::{opcode_name, status_name, wc_opcode_name};
@@ -26,8 +29,8 @@ use super::plan::{
     Session, SgePlan, Step, TopologyKind, limits,
 };
 use super::report::{
-    AethView, Check, CqView, FrameRecord, MrView, Outcome, QpView, Report, RethView, RqEntry,
-    SqEntry, StepRecord, StepState, Summary, WcRecord,
+    AethView, ChannelView, Check, CqView, FrameRecord, MrView, NotifyView, Outcome, QpView, Report,
+    RethView, RqEntry, SqEntry, StepRecord, StepState, Summary, WcRecord,
 };
 use crate::world::{World, WorldError};
 
@@ -75,6 +78,7 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
         names: BTreeMap::new(),
         bound: vec![None; session.handles.len()],
         failed_at: vec![None; session.handles.len()],
+        destroyed: vec![None; session.handles.len()],
         events_left: events_budget,
         events_budget,
         started: Instant::now(),
@@ -207,6 +211,7 @@ fn build_world(s: &Session, profile: NicProfile) -> Result<World, WorldError> {
 #[derive(Clone, Copy, Debug)]
 enum Bound {
     Buffer { va: u64 },
+    Channel(ChannelHandle),
     Cq(CqHandle),
     Mr(Mr),
     Pd(PdHandle),
@@ -220,6 +225,8 @@ struct Done {
     ret: Option<Ret>,
     bad_wr: Option<usize>,
     wcs: Option<Vec<Wc>>,
+    /// `get_cq_event`: the CQ the event names.
+    event_cq: Option<CqHandle>,
     notes: Vec<String>,
     /// The simulation cannot go on.
     stop: Option<String>,
@@ -260,6 +267,20 @@ impl Done {
             ..Done::default()
         }
     }
+    /// Nothing to return within the step's `wait`: what a non-blocking channel fd returns.
+    fn would_block(text: String) -> Done {
+        Done {
+            outcome: Some(Outcome::Error {
+                errno: Errno::EAGAIN.name().to_string(),
+                code: Errno::EAGAIN.code(),
+                text: format!("{}: {text}", Errno::EAGAIN),
+                bad_wr: None,
+                posted: None,
+            }),
+            ret: Some(Ret::Err(Errno::EAGAIN)),
+            ..Done::default()
+        }
+    }
     fn failed(why: String) -> Done {
         Done {
             outcome: Some(Outcome::Failed { text: why.clone() }),
@@ -285,6 +306,9 @@ struct Exec<'a> {
     bound: Vec<Option<Bound>>,
     /// For handles whose step failed: that step's line.
     failed_at: Vec<Option<usize>>,
+    /// For handles a teardown call freed: that step's index and line. The handle stays bound
+    /// (its numbers are what a peer kept: a stale rkey, a QPN), but local use is refused.
+    destroyed: Vec<Option<(usize, usize)>>,
     events_left: u64,
     /// The session's whole event budget.
     events_budget: u64,
@@ -329,6 +353,15 @@ impl Exec<'_> {
         }
     }
 
+    fn channel(&self, id: HandleId) -> ChannelHandle {
+        match self.bound[id.0] {
+            Some(Bound::Channel(c)) => c,
+            _ => unreachable!(
+                "the parser made this a channel handle and the step checked it is bound"
+            ),
+        }
+    }
+
     fn pd(&self, id: HandleId) -> PdHandle {
         match self.bound[id.0] {
             Some(Bound::Pd(p)) => p,
@@ -358,6 +391,19 @@ impl Exec<'_> {
             .map_or_else(|| format!("{qpn}"), |&id| self.s.name(id).to_string())
     }
 
+    /// The session's name for channel `ch` of host `h`.
+    fn channel_name(&self, h: u32, ch: ChannelHandle) -> String {
+        self.s
+            .handles
+            .iter()
+            .enumerate()
+            .find(|(i, info)| {
+                info.host.0 as u32 == h
+                    && matches!(self.bound[*i], Some(Bound::Channel(c)) if c == ch)
+            })
+            .map_or_else(|| format!("{ch}"), |(_, info)| info.name.clone())
+    }
+
     /// The session's name for CQ `cq` of host `h`.
     fn cq_name(&self, h: u32, cq: CqHandle) -> String {
         self.names
@@ -382,18 +428,25 @@ impl Exec<'_> {
                 self.events_left -= stats.events;
                 Ok(stats.events)
             }
-            Err(WorldError::Budget(BudgetExceeded::Events { .. })) => Err(format!(
+            Err(e) => Err(self.budget_message(e)),
+        }
+    }
+
+    /// What a session says when the world stops on `e` (a budget, usually).
+    fn budget_message(&self, e: WorldError) -> String {
+        match e {
+            WorldError::Budget(BudgetExceeded::Events { .. }) => format!(
                 "the session used up its budget of {} events (budget `max_events`; a verbs \
                  session may process at most {}): shorten the runs or the traffic",
                 self.events_budget,
                 limits::MAX_EVENTS
-            )),
-            Err(WorldError::Budget(BudgetExceeded::Wall { .. })) => Err(format!(
+            ),
+            WorldError::Budget(BudgetExceeded::Wall { .. }) => format!(
                 "the session took more than its wall-clock budget of {} s on this machine \
                  (budget `max_wall_time`): shorten the runs or the traffic",
                 limits::MAX_WALL_SECS
-            )),
-            Err(e) => Err(e.to_string()),
+            ),
+            e => e.to_string(),
         }
     }
 
@@ -441,6 +494,30 @@ impl Exec<'_> {
             });
             return (record, None);
         }
+        let remote = step.call.remote_uses();
+        let freed = step
+            .call
+            .uses()
+            .into_iter()
+            .filter(|h| !remote.contains(h))
+            .find_map(|h| self.destroyed[h.0].map(|at| (h, at)));
+        if let Some((h, (at, line))) = freed {
+            let why = format!(
+                "`{}` was freed by step {at} (line {line}, {}); its handle is a dangling pointer \
+                 now (using it is undefined behaviour in C), so this step does not run",
+                self.s.name(h),
+                self.s.steps[at - 1].call.name()
+            );
+            record.result = Outcome::Skipped { text: why.clone() };
+            record.expectations.push(Check {
+                what: "step ran".to_string(),
+                expected: "ran".to_string(),
+                got: format!("skipped: {why}"),
+                passed: false,
+                implicit: true,
+            });
+            return (record, None);
+        }
         let mut done = Done::default();
         let mut no_completion = None;
         if let (Call::PollCq { cq, .. }, Some(d)) = (&step.call, step.no_completion) {
@@ -470,6 +547,8 @@ impl Exec<'_> {
         }
         if done.ret != Some(Ret::Ok) {
             self.mark_failed_outputs(step);
+        } else if let Some(h) = step.call.destroys() {
+            self.destroyed[h.0] = Some((index, step.line));
         }
         record.result = done.outcome.take().unwrap_or(Outcome::Ok {
             text: String::new(),
@@ -528,9 +607,31 @@ impl Exec<'_> {
                             .collect(),
                     });
                 }
+                Some(Bound::Channel(ch)) => {
+                    let Some(c) = verbs.channel(ch) else { continue };
+                    st.channels.push(ChannelView {
+                        name,
+                        host,
+                        events: c.pending(),
+                    });
+                }
                 Some(Bound::Cq(c)) => {
                     let Some(cq) = verbs.cq(c) else { continue };
+                    let notify =
+                        (cq.channel().is_some() || cq.arm().is_some() || cq.events_unacked() > 0)
+                            .then(|| NotifyView {
+                                channel: cq.channel().map(|ch| self.channel_name(h, ch)),
+                                armed: cq.arm().map(|a| {
+                                    match a {
+                                        NotifyArm::Any => "any",
+                                        NotifyArm::SolicitedOnly => "solicited",
+                                    }
+                                    .to_string()
+                                }),
+                                events_unacked: cq.events_unacked(),
+                            });
                     st.cqs.push(CqView {
+                        notify,
                         name,
                         host,
                         cqe: cq.cqe(),
@@ -749,8 +850,46 @@ impl Exec<'_> {
                     Err(e) => Done::verbs_err(&e),
                 }
             }
-            Call::CreateCq { host, cqe, out } => {
-                match self.world.create_cq(host.0 as u32, *cqe, None) {
+            Call::CreateCompChannel { host, out } => {
+                let ch = self.world.verbs(host.0 as u32).create_comp_channel();
+                self.bind(*out, Bound::Channel(ch));
+                Done::ok(format!("{ch} (a file descriptor to read events from)"))
+            }
+            Call::DestroyCompChannel { channel } => {
+                let h = self.host_of(*channel);
+                let ch = self.channel(*channel);
+                match self.world.verbs(h).destroy_comp_channel(ch) {
+                    Ok(()) => Done::ok(format!("{} closed", s.name(*channel))),
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::ReqNotifyCq { cq, solicited_only } => {
+                let h = self.host_of(*cq);
+                match self.world.req_notify_cq(h, self.cq(*cq), *solicited_only) {
+                    Ok(()) => Done::ok(if *solicited_only {
+                        "armed: the next solicited or error completion raises one event"
+                    } else {
+                        "armed: the next completion raises one event"
+                    }),
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::GetCqEvent { channel, wait } => self.get_cq_event(*channel, *wait),
+            Call::AckCqEvents { cq, n } => {
+                let (h, c) = (self.host_of(*cq), self.cq(*cq));
+                match self.world.verbs(h).ack_cq_events(c, *n) {
+                    Ok(()) => Done::ok(format!("{n} event(s) acknowledged")),
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::CreateCq {
+                host,
+                cqe,
+                channel,
+                out,
+            } => {
+                let ch = channel.map(|c| self.channel(c));
+                match self.world.create_cq(host.0 as u32, *cqe, ch) {
                     Ok((cq, size)) => {
                         self.bind(*out, Bound::Cq(cq));
                         Done::ok(format!("{cq} with {size} entries"))
@@ -966,10 +1105,12 @@ impl Exec<'_> {
                 pd,
                 cq,
                 qp,
+                channels,
                 options,
             } => {
                 let (a, b) = (hosts[0].0 as u32, hosts[1].0 as u32);
-                match self.world.connect_rc(a, b, options) {
+                let chans = channels.map(|c| c.map(|c| self.channel(c)));
+                match self.world.connect_rc_with_channels(a, b, options, chans) {
                     Ok((ea, eb)) => {
                         for (i, e) in [ea, eb].into_iter().enumerate() {
                             self.bind(pd[i], Bound::Pd(e.pd));
@@ -988,6 +1129,63 @@ impl Exec<'_> {
                     }
                     Err(WorldError::Verbs(e)) => Done::verbs_err(&e),
                     Err(e) => Done::failed(e.to_string()),
+                }
+            }
+            Call::DestroyQp { qp } => {
+                let h = self.host_of(*qp);
+                let qpn = self.qpn(*qp);
+                let (_, init) = match self.world.verbs(h).query_qp(qpn) {
+                    Ok(q) => q,
+                    Err(e) => return Done::verbs_err(&e),
+                };
+                match self.world.destroy_qp(h, qpn) {
+                    Ok(r) => {
+                        let mut text = format!("QP {:#x} destroyed", qpn.get());
+                        if r.send_wqes + r.recv_wqes > 0 {
+                            text.push_str(&format!(
+                                "; {} send and {} receive WQE(s) vanished without completions",
+                                r.send_wqes, r.recv_wqes
+                            ));
+                        }
+                        if r.cqes_removed > 0 {
+                            let mut cqs = vec![self.cq_name(h, init.send_cq)];
+                            if init.recv_cq != init.send_cq {
+                                cqs.push(self.cq_name(h, init.recv_cq));
+                            }
+                            text.push_str(&format!(
+                                "; {} of its completion(s) removed from {} unpolled",
+                                r.cqes_removed,
+                                cqs.join(" and ")
+                            ));
+                        }
+                        Done::ok(text)
+                    }
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::DestroyCq { cq } => {
+                let h = self.host_of(*cq);
+                match self.world.destroy_cq(h, self.cq(*cq)) {
+                    Ok(()) => Done::ok(format!("{} destroyed", s.name(*cq))),
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::DeregMr { mr } => {
+                let h = self.host_of(*mr);
+                let m = self.mr(*mr);
+                match self.world.dereg_mr(h, m.handle()) {
+                    Ok(()) => Done::ok(format!(
+                        "lkey {:#x} and rkey {:#x} are invalid from now on",
+                        m.lkey, m.rkey
+                    )),
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
+            Call::DeallocPd { pd } => {
+                let h = self.host_of(*pd);
+                match self.world.dealloc_pd(h, self.pd(*pd)) {
+                    Ok(()) => Done::ok(format!("{} freed", s.name(*pd))),
+                    Err(e) => Done::verbs_err(&e),
                 }
             }
             Call::Run { duration } => match self.advance(*duration) {
@@ -1018,6 +1216,79 @@ impl Exec<'_> {
                     Err(e) => Done::verbs_err(&e.into()),
                 }
             }
+        }
+    }
+
+    /// `get_cq_event` blocks: the world runs until a completion event has reached the
+    /// application on `channel` (the interrupt and the wake-up have run) or `wait` has passed.
+    fn get_cq_event(&mut self, channel: HandleId, wait: SimDuration) -> Done {
+        let h = self.host_of(channel);
+        let ch = self.channel(channel);
+        let start = self.world.now();
+        let deadline = start + wait;
+        if let Err(why) = self.advance_until(deadline, |w| w.cq_event_at(h, ch).is_some()) {
+            return Done::failed(why);
+        }
+        // The event is queued at the interrupt; the call returns when the wake-up ends.
+        if let Some(t) = self.world.cq_event_at(h, ch)
+            && t > self.world.now()
+            && t <= deadline
+            && let Err(why) = self.advance(t - self.world.now())
+        {
+            return Done::failed(why);
+        }
+        let blocked = self.world.now() - start;
+        match self.world.get_cq_event(h, ch) {
+            Ok(Some(cq)) => {
+                let mut d = Done::ok(format!(
+                    "event for {} (not yet acknowledged)",
+                    self.cq_name(h, cq)
+                ));
+                d.event_cq = Some(cq);
+                d.notes
+                    .push(format!("blocked for {blocked} until the wake-up"));
+                d
+            }
+            Ok(None) => {
+                if self.world.now() < deadline
+                    && let Err(why) = self.advance(deadline - self.world.now())
+                {
+                    return Done::failed(why);
+                }
+                Done::would_block(format!(
+                    "get_cq_event: no completion event reached {} within {wait}; a blocking call \
+                     would still be waiting, a non-blocking channel fd returns EAGAIN",
+                    self.s.name(channel)
+                ))
+            }
+            Err(e) => Done::verbs_err(&e),
+        }
+    }
+
+    /// Runs the world until `stop` holds (checked after each event) or until `deadline`,
+    /// under the session's budget.
+    fn advance_until(
+        &mut self,
+        deadline: SimTime,
+        stop: impl FnMut(&World) -> bool,
+    ) -> Result<(), String> {
+        if self.world.now() >= deadline {
+            return Ok(());
+        }
+        let wall =
+            Duration::from_secs(limits::MAX_WALL_SECS).saturating_sub(self.started.elapsed());
+        let budget = Budget {
+            sim_time: limits::MAX_SESSION_TIME,
+            events: self.events_left,
+            wall,
+            memory_bytes: u64::MAX,
+        };
+        match self.world.run_until_cond(deadline, &budget, stop) {
+            Ok(stats) => {
+                self.events_left -= stats.events;
+                Ok(())
+            }
+            Err(e) => Err(self.budget_message(e)),
         }
     }
 
@@ -1180,10 +1451,18 @@ impl Exec<'_> {
                 );
             }
         }
+        if let Some(want) = e.event.as_ref().and_then(|ev| ev.cq) {
+            let h = self.host_of(want);
+            let got = done
+                .event_cq
+                .map_or("no event".to_string(), |c| self.cq_name(h, c));
+            out.push(check("event.cq", self.s.name(want), &got, false));
+        }
         for (qp, want) in &e.qp_states {
             let Some(want) = want.get(p) else { continue };
             let what = format!("state({})", self.s.name(*qp));
             let got = match self.bound[qp.0] {
+                Some(_) if self.destroyed[qp.0].is_some() => "no such QP (destroyed)".to_string(),
                 Some(Bound::Qp(qpn)) => {
                     let h = self.host_of(*qp);
                     match self.world.verbs(h).qp_state(qpn) {
@@ -1249,7 +1528,8 @@ fn outputs(call: &Call) -> Vec<HandleId> {
         | Call::Alloc { out, .. }
         | Call::RegMr { out, .. }
         | Call::CreateCq { out, .. }
-        | Call::CreateQp { out, .. } => vec![*out],
+        | Call::CreateQp { out, .. }
+        | Call::CreateCompChannel { out, .. } => vec![*out],
         Call::Connect { pd, cq, qp, .. } => vec![pd[0], pd[1], cq[0], cq[1], qp[0], qp[1]],
         _ => Vec::new(),
     }
@@ -1258,15 +1538,23 @@ fn outputs(call: &Call) -> Vec<HandleId> {
 /// The host a call runs on (`connect` runs on its first host).
 pub(crate) fn step_host(s: &Session, call: &Call) -> Option<HostId> {
     match call {
-        Call::AllocPd { host, .. } | Call::Alloc { host, .. } | Call::CreateCq { host, .. } => {
-            Some(*host)
+        Call::AllocPd { host, .. }
+        | Call::Alloc { host, .. }
+        | Call::CreateCq { host, .. }
+        | Call::CreateCompChannel { host, .. } => Some(*host),
+        Call::ReqNotifyCq { cq, .. } | Call::AckCqEvents { cq, .. } => Some(s.handle(*cq).host),
+        Call::GetCqEvent { channel, .. } | Call::DestroyCompChannel { channel } => {
+            Some(s.handle(*channel).host)
         }
         Call::RegMr { pd, .. } | Call::CreateQp { pd, .. } => Some(s.handle(*pd).host),
         Call::ModifyQp { qp, .. }
         | Call::QueryQp { qp }
         | Call::PostSend { qp, .. }
         | Call::PostRecv { qp, .. } => Some(s.handle(*qp).host),
-        Call::PollCq { cq, .. } => Some(s.handle(*cq).host),
+        Call::PollCq { cq, .. } | Call::DestroyCq { cq } => Some(s.handle(*cq).host),
+        Call::DestroyQp { qp } => Some(s.handle(*qp).host),
+        Call::DeregMr { mr } => Some(s.handle(*mr).host),
+        Call::DeallocPd { pd } => Some(s.handle(*pd).host),
         Call::Connect { hosts, .. } => Some(hosts[0]),
         Call::Run { .. } => None,
         Call::WriteMemory { at, .. } | Call::ReadMemory { at, .. } => {
@@ -1348,13 +1636,39 @@ pub(crate) fn describe(s: &Session, call: &Call) -> String {
             n(*buf),
             n(*out)
         ),
-        Call::CreateCq { host, cqe, out } => {
-            format!(
+        Call::CreateCq {
+            host,
+            cqe,
+            channel,
+            out,
+        } => match channel {
+            Some(ch) => format!(
+                "create_cq({}, cqe {cqe}, channel {}) as {}",
+                s.host_name(*host),
+                n(*ch),
+                n(*out)
+            ),
+            None => format!(
                 "create_cq({}, cqe {cqe}) as {}",
                 s.host_name(*host),
                 n(*out)
+            ),
+        },
+        Call::CreateCompChannel { host, out } => {
+            format!("create_comp_channel({}) as {}", s.host_name(*host), n(*out))
+        }
+        Call::DestroyCompChannel { channel } => format!("destroy_comp_channel({})", n(*channel)),
+        Call::ReqNotifyCq { cq, solicited_only } => {
+            format!(
+                "req_notify_cq({}, solicited_only {})",
+                n(*cq),
+                u8::from(*solicited_only)
             )
         }
+        Call::GetCqEvent { channel, wait } => {
+            format!("get_cq_event({}, block up to {wait})", n(*channel))
+        }
+        Call::AckCqEvents { cq, n: k } => format!("ack_cq_events({}, {k})", n(*cq)),
         Call::CreateQp {
             pd,
             send_cq,
@@ -1472,6 +1786,10 @@ pub(crate) fn describe(s: &Session, call: &Call) -> String {
             n(qp[0]),
             n(qp[1])
         ),
+        Call::DestroyQp { qp } => format!("destroy_qp({})", n(*qp)),
+        Call::DestroyCq { cq } => format!("destroy_cq({})", n(*cq)),
+        Call::DeregMr { mr } => format!("dereg_mr({})", n(*mr)),
+        Call::DeallocPd { pd } => format!("dealloc_pd({})", n(*pd)),
         Call::Run { duration } => format!("run {duration}"),
         Call::WriteMemory { at, data } => {
             format!("write_memory({}, {} byte(s))", mem_name(s, *at), data.len())

@@ -17,9 +17,9 @@ use verbs::{AccessFlags, Errno, NicProfile, QpAttr, QpAttrMask, QpCap, SendFlags
 use verbs::{WcOpcode, WcStatus};
 
 use super::plan::{
-    AttrPlan, Call, DataForm, DropPlan, Expect, FabricPlan, Fill, HandleId, HandleInfo, HandleKind,
-    HostId, KeyRef, MemExpect, MemRef, PerProfile, QpRef, RecvWrPlan, RemotePlan, Ret, SendWrPlan,
-    Session, SgePlan, Step, TopologyKind, UdPlan, WcExpect, limits,
+    AttrPlan, Call, DataForm, DropPlan, EventExpect, Expect, FabricPlan, Fill, HandleId,
+    HandleInfo, HandleKind, HostId, KeyRef, MemExpect, MemRef, PerProfile, QpRef, RecvWrPlan,
+    RemotePlan, Ret, SendWrPlan, Session, SgePlan, Step, TopologyKind, UdPlan, WcExpect, limits,
 };
 use crate::world::RcOptions;
 
@@ -156,6 +156,15 @@ const CALLS: &[&str] = &[
     "run",
     "write_memory",
     "read_memory",
+    "destroy_qp",
+    "destroy_cq",
+    "dereg_mr",
+    "dealloc_pd",
+    "create_comp_channel",
+    "destroy_comp_channel",
+    "req_notify_cq",
+    "get_cq_event",
+    "ack_cq_events",
 ];
 const STEP_COMMON: &[&str] = &["call", "expect", "expect_no_completion"];
 const SEND_WR_KEYS: &[&str] = &[
@@ -165,9 +174,11 @@ const UD_KEYS: &[&str] = &["qkey", "qp"];
 const RECV_WR_KEYS: &[&str] = &["sge", "wr_id"];
 const SGE_KEYS: &[&str] = &["len", "lkey", "mr", "offset"];
 const REMOTE_KEYS: &[&str] = &["buf", "mr", "offset", "rkey"];
+const EVENT_KEYS: &[&str] = &["cq"];
 const EXPECT_KEYS: &[&str] = &[
     "bad_wr",
     "completions",
+    "event",
     "memory",
     "qp_states",
     "ret",
@@ -250,6 +261,7 @@ fn join<T: AsRef<str>>(items: impl IntoIterator<Item = T>) -> String {
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 enum Want {
     Buffer,
+    Channel,
     Cq,
     Mr,
     Pd,
@@ -264,6 +276,7 @@ impl Want {
                 | (Want::Cq, HandleKind::Cq)
                 | (Want::Mr, HandleKind::Mr)
                 | (Want::Pd, HandleKind::Pd)
+                | (Want::Channel, HandleKind::Channel)
                 | (Want::Qp, HandleKind::Qp { .. })
         )
     }
@@ -273,6 +286,7 @@ impl Want {
             Want::Cq => "a CQ",
             Want::Mr => "an MR",
             Want::Pd => "a PD",
+            Want::Channel => "a completion channel (from `create_comp_channel`)",
             Want::Qp => "a QP",
         }
     }
@@ -620,6 +634,14 @@ impl Parser<'_> {
             );
         }
         Ok(())
+    }
+
+    /// The handle the step acts on: `key` names it (required), and an optional `host`
+    /// must agree with its host.
+    fn step_handle(&self, f: &Fields<'_, '_>, key: &str, want: Want) -> Result<HandleId> {
+        let id = self.handle_of(self.req(f, key)?, key, want)?;
+        self.check_host(f, self.handles[id.0].host)?;
+        Ok(id)
     }
 
     /// Reserves a new handle name (the step's output).
@@ -1165,7 +1187,7 @@ impl Parser<'_> {
             "alloc_pd" => &["host", "as"],
             "alloc" => &["host", "as", "len", "text", "hex", "u64", "fill", "pattern"],
             "reg_mr" => &["host", "as", "pd", "buf", "offset", "len", "access"],
-            "create_cq" => &["host", "as", "cqe"],
+            "create_cq" => &["host", "as", "cqe", "channel"],
             "create_qp" => &[
                 "host",
                 "as",
@@ -1214,6 +1236,7 @@ impl Parser<'_> {
             "poll_cq" => &["host", "cq", "max", "wait"],
             "connect" => &[
                 "hosts",
+                "channel",
                 "pd",
                 "cq",
                 "qp",
@@ -1232,6 +1255,15 @@ impl Parser<'_> {
                 "cqe",
             ],
             "run" => &["for"],
+            "destroy_qp" => &["host", "qp"],
+            "destroy_cq" => &["host", "cq"],
+            "dereg_mr" => &["host", "mr"],
+            "dealloc_pd" => &["host", "pd"],
+            "create_comp_channel" => &["host", "as"],
+            "destroy_comp_channel" => &["host", "channel"],
+            "req_notify_cq" => &["host", "cq", "solicited_only"],
+            "get_cq_event" => &["host", "channel", "wait"],
+            "ack_cq_events" => &["host", "cq", "n"],
             "write_memory" => &["host", "buf", "mr", "offset", "text", "hex", "u64"],
             "read_memory" => &["host", "buf", "mr", "offset", "len"],
             _ => unreachable!("checked against CALLS"),
@@ -1249,8 +1281,21 @@ impl Parser<'_> {
             "create_cq" => {
                 let host = self.step_host(&f)?;
                 let cqe = self.opt_u32(&f, "cqe", 0, limits::MAX_CQE, 16)?;
+                let channel = match f.get("channel") {
+                    Some(v) => {
+                        let ch = self.handle_of(v, "channel", Want::Channel)?;
+                        self.same_host(ch, host, v, "channel", "the CQ")?;
+                        Some(ch)
+                    }
+                    None => None,
+                };
                 let out = self.define(self.req(&f, "as")?, "as", HandleKind::Cq, host)?;
-                Call::CreateCq { host, cqe, out }
+                Call::CreateCq {
+                    host,
+                    cqe,
+                    channel,
+                    out,
+                }
             }
             "create_qp" => self.create_qp(&f)?,
             "modify_qp" => self.modify_qp(&f)?,
@@ -1276,6 +1321,46 @@ impl Parser<'_> {
                 Call::PollCq { cq, max, wait }
             }
             "connect" => self.connect(&f)?,
+            "destroy_qp" => Call::DestroyQp {
+                qp: self.step_handle(&f, "qp", Want::Qp)?,
+            },
+            "destroy_cq" => Call::DestroyCq {
+                cq: self.step_handle(&f, "cq", Want::Cq)?,
+            },
+            "dereg_mr" => Call::DeregMr {
+                mr: self.step_handle(&f, "mr", Want::Mr)?,
+            },
+            "dealloc_pd" => Call::DeallocPd {
+                pd: self.step_handle(&f, "pd", Want::Pd)?,
+            },
+            "create_comp_channel" => {
+                let host = self.step_host(&f)?;
+                let out = self.define(self.req(&f, "as")?, "as", HandleKind::Channel, host)?;
+                Call::CreateCompChannel { host, out }
+            }
+            "destroy_comp_channel" => Call::DestroyCompChannel {
+                channel: self.step_handle(&f, "channel", Want::Channel)?,
+            },
+            "req_notify_cq" => {
+                let cq = self.step_handle(&f, "cq", Want::Cq)?;
+                let solicited_only = match f.get("solicited_only") {
+                    Some(v) => self.bool_of(v, "solicited_only")?,
+                    None => false,
+                };
+                Call::ReqNotifyCq { cq, solicited_only }
+            }
+            "get_cq_event" => {
+                let channel = self.step_handle(&f, "channel", Want::Channel)?;
+                let v = self.req(&f, "wait")?;
+                let wait = self.duration_of(v, "wait")?;
+                self.add_time(wait, v.span())?;
+                Call::GetCqEvent { channel, wait }
+            }
+            "ack_cq_events" => {
+                let cq = self.step_handle(&f, "cq", Want::Cq)?;
+                let n = self.opt_u32(&f, "n", 1, u32::MAX, 1)?;
+                Call::AckCqEvents { cq, n }
+            }
             "run" => {
                 let v = self.req(&f, "for")?;
                 let duration = self.duration_of(v, "for")?;
@@ -1948,6 +2033,30 @@ impl Parser<'_> {
                 p.define(&items[1], key, kind, b)?,
             ])
         };
+        // `channel = { b = "ch_b" }`: the CQ connect creates on that host reports to that
+        // completion channel.
+        let mut channels = [None, None];
+        if let Some(v) = f.get("channel") {
+            let t = self.fields(v, "`channel` of connect")?;
+            let mut entries: Vec<_> = t.table.iter().collect();
+            entries.sort_by_key(|(k, _)| k.span().start);
+            for (k, val) in entries {
+                let key_val = Spanned::new(k.span(), DeValue::String(k.get_ref().clone()));
+                let h = self.host_of(&key_val, "channel")?;
+                let Some(i) = [a, b].iter().position(|&x| x == h) else {
+                    return self.err(
+                        k.span(),
+                        format!(
+                            "`channel` names host {}, which is not one of connect's `hosts`",
+                            self.hosts[h.0]
+                        ),
+                    );
+                };
+                let ch = self.handle_of(val, "channel", Want::Channel)?;
+                self.same_host(ch, h, val, "channel", "the CQ")?;
+                channels[i] = Some(ch);
+            }
+        }
         let pd = names("pd", HandleKind::Pd, self)?;
         let cq = names("cq", HandleKind::Cq, self)?;
         let qp = names(
@@ -1962,6 +2071,7 @@ impl Parser<'_> {
             pd,
             cq,
             qp,
+            channels,
             options,
         })
     }
@@ -1992,6 +2102,11 @@ impl Parser<'_> {
         refuse("bad_wr", is_post, "only post_send and post_recv set bad_wr")?;
         refuse("completions", is_poll, "only poll_cq returns completions")?;
         refuse("wc", is_poll, "only poll_cq returns completions")?;
+        refuse(
+            "event",
+            matches!(call, Call::GetCqEvent { .. }),
+            "only get_cq_event returns an event",
+        )?;
         let step_qp = match call {
             Call::ModifyQp { qp, .. }
             | Call::QueryQp { qp }
@@ -2046,6 +2161,15 @@ impl Parser<'_> {
                 let s = self.per_profile(val, "qp_states", |p, v| p.state_of(v, "qp_states"))?;
                 e.qp_states.push((qp, s));
             }
+        }
+        if let Some(v) = f.get("event") {
+            let ef = self.fields(v, "`expect.event`")?;
+            self.check_keys(&ef, EVENT_KEYS)?;
+            let mut ev = EventExpect::default();
+            if let Some(c) = ef.get("cq") {
+                ev.cq = Some(self.handle_of(c, "cq", Want::Cq)?);
+            }
+            e.event = Some(ev);
         }
         if let Some(v) = f.get("memory") {
             let items: Vec<&Val<'_>> = match v.get_ref() {

@@ -106,6 +106,8 @@ pub struct HandleId(pub usize);
 /// What kind of verbs object a handle names.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub enum HandleKind {
+    /// A completion channel.
+    Channel,
     /// A memory buffer (`alloc`).
     Buffer {
         /// Its length in bytes.
@@ -129,6 +131,7 @@ impl HandleKind {
     pub fn article_name(self) -> &'static str {
         match self {
             HandleKind::Buffer { .. } => "a buffer",
+            HandleKind::Channel => "a completion channel",
             HandleKind::Cq => "a CQ",
             HandleKind::Mr => "an MR",
             HandleKind::Pd => "a PD",
@@ -249,12 +252,26 @@ pub enum Call {
         /// The new handle.
         out: HandleId,
     },
+    /// `ibv_create_comp_channel`.
+    CreateCompChannel {
+        /// On this host.
+        host: HostId,
+        /// The new handle.
+        out: HandleId,
+    },
+    /// `ibv_destroy_comp_channel`.
+    DestroyCompChannel {
+        /// The channel.
+        channel: HandleId,
+    },
     /// `ibv_create_cq`.
     CreateCq {
         /// On this host.
         host: HostId,
         /// Entries asked for.
         cqe: u32,
+        /// The completion channel its events go to.
+        channel: Option<HandleId>,
         /// The new handle.
         out: HandleId,
     },
@@ -313,6 +330,28 @@ pub enum Call {
         /// has passed, then poll.
         wait: Option<SimDuration>,
     },
+    /// `ibv_req_notify_cq`: arm the CQ for one completion event.
+    ReqNotifyCq {
+        /// The CQ.
+        cq: HandleId,
+        /// Only solicited and error completions raise the event.
+        solicited_only: bool,
+    },
+    /// `ibv_get_cq_event`: block until a completion event reaches the application.
+    GetCqEvent {
+        /// The channel read.
+        channel: HandleId,
+        /// The longest simulated time to block; past it the call returns EAGAIN, as on a
+        /// non-blocking channel.
+        wait: SimDuration,
+    },
+    /// `ibv_ack_cq_events`.
+    AckCqEvents {
+        /// The CQ.
+        cq: HandleId,
+        /// Events acknowledged.
+        n: u32,
+    },
     /// The whole RC bring-up between two hosts (`World::connect_rc`).
     Connect {
         /// The two hosts.
@@ -323,8 +362,30 @@ pub enum Call {
         cq: [HandleId; 2],
         /// QP handles.
         qp: [HandleId; 2],
+        /// Completion channels the CQs report to (`channel = { host = "ch" }`).
+        channels: [Option<HandleId>; 2],
         /// How the QPs are set up.
         options: RcOptions,
+    },
+    /// `ibv_destroy_qp`.
+    DestroyQp {
+        /// The QP.
+        qp: HandleId,
+    },
+    /// `ibv_destroy_cq`.
+    DestroyCq {
+        /// The CQ.
+        cq: HandleId,
+    },
+    /// `ibv_dereg_mr`.
+    DeregMr {
+        /// The MR.
+        mr: HandleId,
+    },
+    /// `ibv_dealloc_pd`.
+    DeallocPd {
+        /// The PD.
+        pd: HandleId,
     },
     /// Advance simulated time.
     Run {
@@ -362,6 +423,15 @@ impl Call {
             Call::PostRecv { .. } => "post_recv",
             Call::PollCq { .. } => "poll_cq",
             Call::Connect { .. } => "connect",
+            Call::CreateCompChannel { .. } => "create_comp_channel",
+            Call::DestroyCompChannel { .. } => "destroy_comp_channel",
+            Call::ReqNotifyCq { .. } => "req_notify_cq",
+            Call::GetCqEvent { .. } => "get_cq_event",
+            Call::AckCqEvents { .. } => "ack_cq_events",
+            Call::DestroyQp { .. } => "destroy_qp",
+            Call::DestroyCq { .. } => "destroy_cq",
+            Call::DeregMr { .. } => "dereg_mr",
+            Call::DeallocPd { .. } => "dealloc_pd",
             Call::Run { .. } => "run",
             Call::WriteMemory { .. } => "write_memory",
             Call::ReadMemory { .. } => "read_memory",
@@ -371,10 +441,11 @@ impl Call {
     /// Every handle the call uses (not the ones it defines).
     pub fn uses(&self) -> Vec<HandleId> {
         match self {
+            Call::CreateCq { channel, .. } => channel.iter().copied().collect(),
+            Call::Connect { channels, .. } => channels.iter().flatten().copied().collect(),
             Call::AllocPd { .. }
             | Call::Alloc { .. }
-            | Call::CreateCq { .. }
-            | Call::Connect { .. }
+            | Call::CreateCompChannel { .. }
             | Call::Run { .. } => Vec::new(),
             Call::RegMr { pd, buf, .. } => vec![*pd, *buf],
             Call::CreateQp {
@@ -414,8 +485,60 @@ impl Call {
                 }
                 v
             }
-            Call::PollCq { cq, .. } => vec![*cq],
+            Call::PollCq { cq, .. }
+            | Call::DestroyCq { cq }
+            | Call::ReqNotifyCq { cq, .. }
+            | Call::AckCqEvents { cq, .. } => vec![*cq],
+            Call::GetCqEvent { channel, .. } | Call::DestroyCompChannel { channel } => {
+                vec![*channel]
+            }
+            Call::DestroyQp { qp } => vec![*qp],
+            Call::DeregMr { mr } => vec![*mr],
+            Call::DeallocPd { pd } => vec![*pd],
             Call::WriteMemory { at, .. } | Call::ReadMemory { at, .. } => vec![at.handle],
+        }
+    }
+}
+
+impl Call {
+    /// The handles of [`Call::uses`] that stand for the peer's side of an exchange rather
+    /// than for a local object: a remote MR (its address and rkey, as sent out of band), a
+    /// UD destination QP, a `dest_qp`. They are numbers the program kept, so they stay usable
+    /// after the peer destroys the object (a stale rkey is how a deregistered MR is reached).
+    pub fn remote_uses(&self) -> Vec<HandleId> {
+        match self {
+            Call::ModifyQp { attr, .. } => match attr.dest_qp {
+                Some(QpRef::Handle(h)) => vec![h],
+                _ => Vec::new(),
+            },
+            Call::PostSend { wrs, .. } => {
+                let mut v = Vec::new();
+                for w in wrs {
+                    if let Some(r) = &w.remote {
+                        v.push(r.target);
+                        if let KeyRef::Mr(m) = r.rkey {
+                            v.push(m);
+                        }
+                    }
+                    if let Some(u) = &w.ud {
+                        v.push(u.qp);
+                    }
+                }
+                v
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The handle a teardown call frees, if the call is one.
+    pub fn destroys(&self) -> Option<HandleId> {
+        match self {
+            Call::DestroyQp { qp } => Some(*qp),
+            Call::DestroyCq { cq } => Some(*cq),
+            Call::DeregMr { mr } => Some(*mr),
+            Call::DeallocPd { pd } => Some(*pd),
+            Call::DestroyCompChannel { channel } => Some(*channel),
+            _ => None,
         }
     }
 }
@@ -625,6 +748,15 @@ pub struct Expect {
     pub qp_states: Vec<(HandleId, PerProfile<QpState>)>,
     /// Bytes in memory after the step.
     pub memory: Vec<MemExpect>,
+    /// `get_cq_event`: the event returned.
+    pub event: Option<EventExpect>,
+}
+
+/// The event a `get_cq_event` returns; absent fields are not checked.
+#[derive(Clone, Debug, Default)]
+pub struct EventExpect {
+    /// The CQ it names.
+    pub cq: Option<HandleId>,
 }
 
 /// One expected completion; absent fields are not checked.
@@ -668,4 +800,57 @@ pub enum DataForm {
     Hex,
     /// `u64 = N` (8 bytes, little-endian).
     U64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_uses_are_the_peer_side_only() {
+        let wr = SendWrPlan {
+            line: 1,
+            wr_id: 0,
+            opcode: SendOpcode::RdmaWrite,
+            flags: SendFlags::empty(),
+            sges: vec![SgePlan {
+                mr: HandleId(1),
+                offset: 0,
+                len: None,
+                lkey: None,
+            }],
+            remote: Some(RemotePlan {
+                target: HandleId(2),
+                offset: 0,
+                rkey: KeyRef::Mr(HandleId(3)),
+            }),
+            imm: 0,
+            compare_add: 0,
+            swap: 0,
+            ud: None,
+        };
+        let post = Call::PostSend {
+            qp: HandleId(0),
+            wrs: vec![wr],
+        };
+        assert_eq!(
+            post.uses(),
+            [HandleId(0), HandleId(1), HandleId(2), HandleId(3)]
+        );
+        // The local QP and the local SGE's MR must be alive; the peer's MR may be stale.
+        assert_eq!(post.remote_uses(), [HandleId(2), HandleId(3)]);
+        assert_eq!(post.destroys(), None);
+        let d = Call::DestroyCompChannel {
+            channel: HandleId(4),
+        };
+        assert_eq!(d.destroys(), Some(HandleId(4)));
+        assert_eq!(d.uses(), [HandleId(4)]);
+        let cq = Call::CreateCq {
+            host: HostId(0),
+            cqe: 1,
+            channel: Some(HandleId(4)),
+            out: HandleId(5),
+        };
+        assert_eq!(cq.uses(), [HandleId(4)]);
+    }
 }

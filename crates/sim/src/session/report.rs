@@ -90,6 +90,32 @@ pub struct StepState {
     pub cqs: Vec<CqView>,
     /// Every registered MR, in registration order.
     pub mrs: Vec<MrView>,
+    /// Every completion channel, in creation order (left out of the JSON when the session
+    /// has none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<ChannelView>,
+}
+
+/// One completion channel.
+#[derive(Clone, Debug, Serialize)]
+pub struct ChannelView {
+    /// The session's name for it.
+    pub name: String,
+    /// Its host.
+    pub host: String,
+    /// Completion events raised and not yet taken with `get_cq_event`.
+    pub events: usize,
+}
+
+/// How a CQ reports to a completion channel.
+#[derive(Clone, Debug, Serialize)]
+pub struct NotifyView {
+    /// The channel's name, if the CQ has one.
+    pub channel: Option<String>,
+    /// `any`, `solicited` or null (not armed: the next completion raises no event).
+    pub armed: Option<String>,
+    /// Events taken with `get_cq_event` and not yet acknowledged.
+    pub events_unacked: u32,
 }
 
 /// One QP and its queues.
@@ -148,6 +174,10 @@ pub struct CqView {
     pub entries: Vec<WcRecord>,
     /// Completions beyond those listed.
     pub entries_more: usize,
+    /// Its channel, arm and unacknowledged events; left out of the JSON for a CQ that has no
+    /// channel, was never armed and has no unacknowledged event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notify: Option<NotifyView>,
 }
 
 /// One registered memory region.

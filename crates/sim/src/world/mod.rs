@@ -650,16 +650,51 @@ impl World {
         Ok(())
     }
 
-    /// `ibv_destroy_qp` on host `h`: the QP and its transport state vanish; frames that still
-    /// arrive for it are dropped silently, as a NIC drops packets for a QP number it does
-    /// not know.
-    pub fn destroy_qp(&mut self, h: u32, qpn: QpNum) -> Result<(), VerbsError> {
+    /// QP `qpn` of host `h` vanishes at once, as when its process dies and the kernel
+    /// destroys it: no verb runs on the application's timeline (see [`World::destroy_qp`] for
+    /// the timed call). The QP and its transport state are gone; frames that still arrive for
+    /// it are dropped silently, as a NIC drops packets for a QP number it does not know.
+    pub fn vanish_qp(&mut self, h: u32, qpn: QpNum) -> Result<verbs::DestroyReport, VerbsError> {
         let host = &mut self.hosts[h as usize];
-        host.verbs.destroy_qp(qpn)?;
+        let report = host.verbs.destroy_qp(qpn)?;
         if let Some(mut e) = host.qps.remove(&qpn.get()) {
             retire(&mut e, &mut host.retired);
         }
         self.wr_psns.remove(&(h, qpn.get() & 0xffff));
+        Ok(report)
+    }
+
+    /// `ibv_destroy_qp` on host `h`, timed as a control-path verb (an ioctl and a firmware
+    /// command): what [`World::vanish_qp`] does, called by the application. A refused call
+    /// costs nothing (the kernel checks before the firmware runs).
+    pub fn destroy_qp(&mut self, h: u32, qpn: QpNum) -> Result<verbs::DestroyReport, VerbsError> {
+        let report = self.vanish_qp(h, qpn)?;
+        self.control_path(h, "ioctl destroy_qp", 0);
+        Ok(report)
+    }
+
+    /// `ibv_destroy_cq` on host `h`, timed as a control-path verb; EBUSY while a QP uses the
+    /// CQ or its completion events are unacknowledged (refused calls cost nothing).
+    pub fn destroy_cq(&mut self, h: u32, cq: verbs::CqHandle) -> Result<(), VerbsError> {
+        self.hosts[h as usize].verbs.destroy_cq(cq)?;
+        self.control_path(h, "ioctl destroy_cq", 0);
+        Ok(())
+    }
+
+    /// `ibv_dereg_mr` on host `h`, timed as one control-path command (unpinning the pages is
+    /// not charged: a simplification). Remote requests that still carry its rkey fail their
+    /// key check from now on (NAK remote access error).
+    pub fn dereg_mr(&mut self, h: u32, mr: verbs::MrHandle) -> Result<(), VerbsError> {
+        self.hosts[h as usize].verbs.dereg_mr(mr)?;
+        self.control_path(h, "ioctl dereg_mr", 0);
+        Ok(())
+    }
+
+    /// `ibv_dealloc_pd` on host `h`, timed as a control-path verb; EBUSY while MRs or QPs use
+    /// the PD (refused calls cost nothing).
+    pub fn dealloc_pd(&mut self, h: u32, pd: verbs::PdHandle) -> Result<(), VerbsError> {
+        self.hosts[h as usize].verbs.dealloc_pd(pd)?;
+        self.control_path(h, "ioctl dealloc_pd", 0);
         Ok(())
     }
 
@@ -1016,6 +1051,9 @@ impl World {
                 ModifyEffect::EnteredSqd { .. } => {}
             }
         }
+        // A move to ERR flushes into the CQs now: an armed CQ's event is raised now too.
+        let now = self.sched.now();
+        self.deliver_notifications(h, now);
         Ok(out)
     }
 
@@ -1069,6 +1107,8 @@ impl World {
                 }),
             );
         }
+        // A post in ERR completes WR_FLUSH_ERR at once, and may raise a completion event.
+        self.deliver_notifications(h, now);
         result
     }
 
@@ -1092,6 +1132,7 @@ impl World {
             "post_recv (write WQE)",
             false,
         );
+        self.deliver_notifications(h, now);
         result
     }
 
@@ -1340,7 +1381,11 @@ impl World {
                     let _ = self.write_captured();
                 }
             }
-            Event::Host(HostEvent::Doorbell { host, qpn }) => self.doorbell(host, qpn, sched),
+            Event::Host(HostEvent::Doorbell { host, qpn }) => {
+                self.doorbell(host, qpn, sched);
+                // A WQE that failed as it started (a bad opcode) completed in error just now.
+                self.deliver_notifications(host, sched.now());
+            }
             Event::Host(HostEvent::TxOut { host, slot }) => self.tx_out(host, slot, sched),
             Event::Host(HostEvent::RxIn { host, slot }) => {
                 self.rx_in(host, slot, sched);
@@ -2538,7 +2583,19 @@ impl World {
         b: u32,
         o: &RcOptions,
     ) -> Result<(Endpoint, Endpoint), WorldError> {
-        self.in_parallel(|w| w.connect_rc_now(a, b, o))
+        self.connect_rc_with_channels(a, b, o, [None, None])
+    }
+
+    /// [`World::connect_rc`] whose CQ on host `a` (`channels[0]`) or `b` (`channels[1]`)
+    /// reports to a completion channel created beforehand.
+    pub fn connect_rc_with_channels(
+        &mut self,
+        a: u32,
+        b: u32,
+        o: &RcOptions,
+        channels: [Option<verbs::types::ChannelHandle>; 2],
+    ) -> Result<(Endpoint, Endpoint), WorldError> {
+        self.in_parallel(|w| w.connect_rc_now(a, b, o, channels))
     }
 
     fn connect_rc_now(
@@ -2546,15 +2603,16 @@ impl World {
         a: u32,
         b: u32,
         o: &RcOptions,
+        channels: [Option<verbs::types::ChannelHandle>; 2],
     ) -> Result<(Endpoint, Endpoint), WorldError> {
         use verbs::types::{AhAttr, Gid, QpState, QpType};
         if a >= self.host_count() || b >= self.host_count() {
             return Err(WorldError::NoHost(a.max(b)));
         }
         let mut ends = Vec::new();
-        for h in [a, b] {
+        for (h, channel) in [a, b].into_iter().zip(channels) {
             let pd = self.hosts[h as usize].verbs.alloc_pd()?;
-            let (cq, _) = self.create_cq(h, o.cqe, None)?;
+            let (cq, _) = self.create_cq(h, o.cqe, channel)?;
             let init = verbs::qp::QpInitAttr {
                 qp_type: QpType::Rc,
                 send_cq: cq,
