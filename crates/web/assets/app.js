@@ -2,7 +2,7 @@
 // `data-link` navigate without reloading; the language lives in the query (`?lang=en`).
 
 import { t, lang, esc } from './i18n.js';
-import { renderHome, renderOverview, renderChapter, renderLesson } from './course.js';
+import { renderHome, renderOverview, renderChapter, renderLesson, renderGlossary } from './course.js';
 import { renderSim } from './sim.js';
 
 // The playground and the labs load their modules on first use.
@@ -13,6 +13,7 @@ const routes = [
   [/^\/overview$/, renderOverview],
   [/^\/chapter\/([A-Za-z0-9_-]{1,20})$/, renderChapter],
   [/^\/lesson\/(\d{1,2})$/, renderLesson],
+  [/^\/glossary$/, renderGlossary],
   [/^\/sim$/, renderSim],
   [/^\/playground$/, lazy('./playground.js', 'renderPlayground')],
   [/^\/labs$/, lazy('./labs.js', 'renderLabs')],

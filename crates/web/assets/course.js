@@ -98,6 +98,71 @@ export async function renderOverview(main, live) {
   main.innerHTML = `<article class="prose">${c.overview_html}</article>`;
 }
 
+/** Links inside server-rendered text (`/glossary#qp`, `/chapter/m1c2`) navigate in place and keep the page language. */
+function localLinks(root) {
+  for (const a of root.querySelectorAll('a[href^="/"]')) {
+    if (a.target === '_blank') continue;
+    const u = new URL(a.getAttribute('href'), location.origin);
+    if (lang() === 'en') u.searchParams.set('lang', 'en'); else u.searchParams.delete('lang');
+    a.setAttribute('href', u.pathname + u.search + u.hash);
+    a.dataset.link = '';
+  }
+}
+
+/** Draws each lab timeline a chapter holds with the labs' own chart code. */
+async function paintTimelines(root, live) {
+  const boxes = [...root.querySelectorAll('figure.lab-timeline[data-charts]')];
+  if (!boxes.length) return;
+  const labs = await import('./labs.js');
+  if (!live()) return;
+  for (const box of boxes) {
+    let charts = [];
+    try { charts = JSON.parse(box.dataset.charts); } catch { continue; }
+    const holder = document.createElement('div');
+    box.prepend(holder);
+    labs.drawLabCharts(holder, box.dataset.lab, charts);
+  }
+}
+
+function checkHtml(c, i) {
+  const name = `chk-${i}`;
+  const head = `<p class="q"><span class="qn">${esc(t('check.q', { n: i + 1 }))}</span> ${c.question_html}</p>`;
+  const hint = c.kind === 'predict' ? `<p class="muted">${esc(t('check.predict'))}</p>` : '';
+  const input = c.kind === 'number'
+    ? `<label>${esc(t('check.number'))} <input type="number" step="any" name="${name}" inputmode="decimal">${c.unit ? ` ${esc(c.unit)}` : ''}</label>`
+    : `<ol class="choices" type="A">${c.choices_html.map((x, k) => `<li><label><input type="radio" name="${name}" value="${k}"> ${x}</label></li>`).join('')}</ol>`;
+  return `<form class="check" data-check="${i}" data-kind="${esc(c.kind)}">${head}${hint}${input}
+    <p><button type="submit">${esc(t('check.submit'))}</button></p><div class="verdict" role="status" aria-live="polite"></div></form>`;
+}
+
+const LETTER = (k) => String.fromCharCode(65 + k);
+
+function judge(form, c) {
+  const out = form.querySelector('.verdict');
+  const name = `chk-${form.dataset.check}`;
+  let right;
+  let answer;
+  if (c.kind === 'number') {
+    const v = Number(form.elements[name].value);
+    if (form.elements[name].value === '' || !Number.isFinite(v)) { out.textContent = t('check.pick'); return; }
+    right = Math.abs(v - c.answer) <= (c.tolerance ?? 0) + 1e-9;
+    answer = `${c.answer}${c.unit ? ` ${c.unit}` : ''}`;
+  } else {
+    const picked = form.querySelector(`input[name="${name}"]:checked`);
+    if (!picked) { out.textContent = t('check.pick'); return; }
+    right = Number(picked.value) === c.answer;
+    answer = LETTER(c.answer);
+  }
+  let sim = '';
+  if (c.kind === 'predict' && c.simulated && 'value' in c.simulated) {
+    const ch = c.simulated.choice == null ? '—' : LETTER(c.simulated.choice);
+    sim = `<p class="simulated">${esc(t('check.sim', { v: typeof c.simulated.value === 'object' ? JSON.stringify(c.simulated.value) : c.simulated.value, c: ch }))}</p>`;
+  }
+  out.className = `verdict ${right ? 'ok' : 'bad'}`;
+  out.innerHTML = `<p><strong>${esc(t(right ? 'check.right' : 'check.wrong'))}</strong> ${right ? '' : esc(t('check.answer', { a: answer }))}</p>${sim}<p>${c.explain_html}</p>`;
+  document.body.dataset.checked = String(Number(document.body.dataset.checked || 0) + 1);
+}
+
 export async function renderChapter(main, id, live) {
   const [c, texts] = await Promise.all([api(`/api/course/${lang()}/chapter/${encodeURIComponent(id)}`), courseLabs()]);
   if (!live()) return;
@@ -106,15 +171,59 @@ export async function renderChapter(main, id, live) {
   const demo = c.lessons.length || c.presets.length || labs.length
     ? `<aside class="demo-box"><h2>${esc(t('chapter.demo'))}</h2><p>${lessonLinks(c.lessons)} ${presetLinks(c.presets)} ${labLinks(labs, texts)}</p></aside>` : '';
   const nav = (x, label) => x ? `<a data-link href="${href(`/chapter/${x.id}`)}">${esc(label)} ${esc(x.title)}</a>` : '<span></span>';
+  const tries = c.tries.map((x, i) => `
+    <li><a class="button${i ? ' secondary' : ''}" data-link data-try="${i}" href="${esc(x.href)}">${x.label}</a>
+      <span class="where muted">${esc(t(`ch.try.${x.kind}`))}</span>
+      <span class="explain">${x.explain_html}</span></li>`).join('');
+  const mis = c.misconceptions.map((m) => `
+    <li><p class="wrong"><strong>${esc(t('ch.wrong'))}：</strong>${m.wrong_html}</p><p class="right"><strong>${esc(t('ch.right'))}：</strong>${m.right_html}</p></li>`).join('');
+  const refs = c.references.map((r) => `<li id="ref-${esc(r.tag)}"><strong>[${esc(r.tag)}]</strong> ${r.text_html}</li>`).join('');
   main.innerHTML = `
-    <article class="prose">
+    <article class="prose chapter" data-chapter="${esc(c.id)}">
       <p class="crumb">${esc(c.module.title)}</p>
       <h1>${esc(c.title)}</h1>
       <p class="lead">${esc(c.summary)}</p>
-      ${c.body_html}
+      <section class="goals"><h2>${esc(t('ch.goals'))}</h2><ul>${c.goals_html.map((g) => `<li>${g}</li>`).join('')}</ul></section>
+      <div class="body">${c.body_html}</div>
+      <section class="try"><h2>${esc(t('ch.try'))}</h2><ol>${tries}</ol></section>
+      <section class="misconceptions"><h2>${esc(t('ch.mis'))}</h2><ul>${mis}</ul></section>
+      <section class="points"><h2>${esc(t('ch.keypoints'))}</h2><ul>${c.key_points_html.map((k) => `<li>${k}</li>`).join('')}</ul></section>
+      <section class="checks"><h2>${esc(t('ch.check'))}</h2>${c.checks.map(checkHtml).join('')}</section>
+      <section class="refs"><h2>${esc(t('ch.refs'))}</h2><ul>${refs}</ul></section>
       ${demo}
       <nav class="pager">${nav(c.prev, t('chapter.prev'))}${nav(c.next, t('chapter.next'))}</nav>
     </article>`;
+  const art = main.querySelector('article');
+  localLinks(art.querySelector('.body'));
+  for (const sel of ['.goals', '.misconceptions', '.points', '.checks', '.refs', '.try .explain']) {
+    for (const el of art.querySelectorAll(sel)) localLinks(el);
+  }
+  for (const form of art.querySelectorAll('form.check')) {
+    form.addEventListener('submit', (e) => { e.preventDefault(); judge(form, c.checks[Number(form.dataset.check)]); });
+  }
+  await paintTimelines(art, live);
+  document.body.dataset.chapter = c.id;
+}
+
+export async function renderGlossary(main, live) {
+  const g = await api(`/api/course/${lang()}/glossary`);
+  if (!live()) return;
+  document.title = `${t('nav.glossary')} · ${t('title')}`;
+  const name = new Map(g.terms.map((x) => [x.id, x.name]));
+  const terms = g.terms.map((x) => `
+    <section class="term" id="${esc(x.id)}">
+      <h2>${esc(x.name)}</h2>
+      ${x.text_html}
+      ${x.chapters.length ? `<p class="muted">${esc(t('glossary.chapters'))}：${x.chapters.map((c) => `<a data-link href="${href(`/chapter/${c.id}`)}">${esc(c.title || c.id)}</a>`).join('，')}</p>` : ''}
+      ${x.see.length ? `<p class="muted">${esc(t('glossary.see'))}：${x.see.map((s) => `<a href="#${esc(s)}">${esc(name.get(s) || s)}</a>`).join('，')}</p>` : ''}
+      ${x.refs.length ? `<p class="muted">${esc(t('glossary.refs'))}：${x.refs.map(esc).join('；')}</p>` : ''}
+    </section>`).join('');
+  main.innerHTML = `<article class="prose glossary"><h1>${esc(t('nav.glossary'))}</h1><p class="lead">${esc(t('glossary.lead'))}</p>${terms}</article>`;
+  localLinks(main);
+  if (location.hash) {
+    const el = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (el) { el.classList.add('target'); el.scrollIntoView(); }
+  }
 }
 
 export async function renderLesson(main, n, live) {

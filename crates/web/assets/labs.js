@@ -1108,6 +1108,12 @@ function chartsHtml(lab, charts, open = new Set()) {
   return `<div class="lab-charts">${charts.map(box).join('')}</div>`;
 }
 
+/** A chapter's lab timeline: `charts` (a lab run's, from the server) drawn into `holder` as the lab page draws them, in the page language. */
+export function drawLabCharts(holder, lab, charts) {
+  holder.innerHTML = chartsHtml(lab, charts);
+  paintCharts(holder, lab, charts);
+}
+
 /** Draws each chart at its box's width (again when the width changed). */
 function paintCharts(root, lab, charts) {
   for (const box of root.querySelectorAll('.lab-chart-box')) {

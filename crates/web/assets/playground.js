@@ -2374,7 +2374,18 @@ export async function renderPlayground(main, live) {
   if (P.modelError) status(tt('model.error', { e: P.modelError }), true);
   root.querySelector('#pg-ref').innerHTML = referenceHtml();
   const s = q.get('s');
-  if (s) {
+  const example = q.get('example');
+  if (!s && example) {
+    // A chapter's "try it" link: the example session, exactly as the chapter ran it.
+    try {
+      const ex = await api(`/api/verbs/example/${encodeURIComponent(example)}`);
+      if (!live()) return;
+      loadText(ex.session, { profile: urlProfile });
+    } catch (e) {
+      if (!live()) return;
+      status(errorText(e), true);
+    }
+  } else if (s) {
     try {
       const text = await decodeShare(s);
       if (!live()) return;

@@ -687,19 +687,105 @@ pub async fn chapter(
     let (module, ch) = c
         .chapter(&id)
         .ok_or_else(|| ApiError::not_found(format!("no chapter {:?}", truncate(&id, 20))))?;
-    let body = state.figures.render(&state, &ch.body).await;
-    Ok(Json(json!({
+    let text = c
+        .chapter_text(&id)
+        .ok_or_else(|| ApiError::not_found(format!("no chapter {:?}", truncate(&id, 20))))?;
+    let r = crate::render::Renderer::new(&state, lang);
+    let mut page = text.render(&r).await;
+    let extra = json!({
         "id": ch.id,
         "module": { "id": module.id, "title": module.title },
         "title": ch.title,
         "summary": ch.summary,
-        "body_html": crate::content::markdown(&body),
         "lessons": ch.lessons,
         "presets": ch.presets,
         "labs": ch.labs,
         "prev": c.neighbour(&id, -1),
         "next": c.neighbour(&id, 1),
-    })))
+    });
+    if let (Some(p), serde_json::Value::Object(x)) = (page.as_object_mut(), extra) {
+        p.extend(x);
+    }
+    Ok(Json(page))
+}
+
+/// `GET /api/verbs/examples`: the example sessions' names (`scenarios/verbs/`).
+pub async fn verbs_examples() -> Json<serde_json::Value> {
+    Json(json!({ "examples": crate::examples::names() }))
+}
+
+/// `GET /api/verbs/example/{name}`: one example session's text, for the playground to open
+/// (`/playground?example=write`).
+pub async fn verbs_example(Path(name): Path<String>) -> Result<Json<serde_json::Value>, ApiError> {
+    let text = crate::examples::get(&name).ok_or_else(|| {
+        ApiError::field(
+            StatusCode::NOT_FOUND,
+            "example",
+            format!("no example session {:?}", truncate(&name, 40)),
+            "a name listed by GET /api/verbs/examples",
+        )
+    })?;
+    Ok(Json(json!({ "name": name, "session": text })))
+}
+
+/// `GET /api/course/{lang}/glossary`: the terms, their text as HTML.
+pub async fn glossary(
+    Path(lang): Path<String>,
+    State(state): State<AppState>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let lang = crate::content::Lang::parse(&lang)?;
+    let c = state.content.course(lang);
+    let titles: std::collections::HashMap<&str, &str> = c
+        .modules()
+        .iter()
+        .flat_map(|m| &m.chapters)
+        .map(|ch| (ch.id.as_str(), ch.title.as_str()))
+        .collect();
+    let terms: Vec<serde_json::Value> = c
+        .glossary()
+        .iter()
+        .map(|t| {
+            json!({
+                "id": t.id,
+                "name": t.name,
+                "text_html": crate::content::markdown(&t.text),
+                "chapters": t.chapters.iter().map(|id| json!({ "id": id, "title": titles.get(id.as_str()) })).collect::<Vec<_>>(),
+                "see": t.see,
+                "refs": t.refs,
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "terms": terms })))
+}
+
+/// `GET /api/course/{lang}/code/{file}`: a course program (`rc_write.c`) as plain text, its
+/// comments in the page's language.
+pub async fn code(
+    Path((lang, file)): Path<(String, String)>,
+) -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
+    let lang = crate::content::Lang::parse(&lang)?;
+    let stem = file.strip_suffix(".c").unwrap_or(&file);
+    let text = crate::code::localized_program(stem, lang).ok_or_else(|| {
+        ApiError::field(
+            StatusCode::NOT_FOUND,
+            "file",
+            format!("no course program {:?}", truncate(&file, 40)),
+            crate::code::programs()
+                .iter()
+                .map(|p| format!("{p}.c"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
+    })?;
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response())
 }
 
 /// `GET /api/course/{lang}/labs`: the playground's and the labs' texts, with the chapters

@@ -16,6 +16,8 @@ use std::sync::{Arc, Mutex};
 #[include = "*/map.toml"]
 #[include = "*/lessons/*.toml"]
 #[include = "*/labs.toml"]
+#[include = "*/chapters/*.toml"]
+#[include = "*/glossary.toml"]
 struct CourseFiles;
 
 /// A language of the lab.
@@ -76,8 +78,6 @@ pub struct Chapter {
     pub title: String,
     /// One sentence for the map.
     pub summary: String,
-    /// Markdown.
-    pub body: String,
     /// Lessons that demonstrate it.
     #[serde(default)]
     pub lessons: Vec<u8>,
@@ -191,6 +191,8 @@ pub struct Lesson {
 pub struct Course {
     overview: String,
     modules: Vec<Module>,
+    chapters: HashMap<String, crate::chapter::ChapterText>,
+    glossary: Vec<crate::glossary::Term>,
     lessons: Vec<Lesson>,
     labs: Vec<LabText>,
 }
@@ -287,6 +289,7 @@ impl Course {
                 ));
             }
         }
+        let mut chapters = HashMap::new();
         for m in &map.modules {
             for c in &m.chapters {
                 if let Some(bad) = c.labs.iter().find(|x| !ids.contains(&x.as_str())) {
@@ -295,17 +298,29 @@ impl Course {
                 for p in &c.presets {
                     check_preset(&format!("{l}/map.toml {}", c.id), p)?;
                 }
-                if c.body.trim().is_empty() {
-                    return Err(format!("course/{l}/map.toml: chapter {} is empty", c.id));
+                let path = format!("{l}/chapters/{}.toml", c.id);
+                let text: crate::chapter::ChapterText =
+                    toml::from_str(&file(&path)?).map_err(|e| format!("course/{path}: {e}"))?;
+                if text.id != c.id {
+                    return Err(format!("course/{path}: id = {:?}", text.id));
                 }
+                text.check(&format!("course/{path}"), lang)?;
+                chapters.insert(c.id.clone(), text);
                 if let Some(bad) = c.lessons.iter().find(|&&n| !(1..=6).contains(&n)) {
                     return Err(format!("course/{l}/map.toml {}: lesson {bad}", c.id));
                 }
             }
         }
+        let glossary = match CourseFiles::get(&format!("{l}/glossary.toml")) {
+            Some(_) => crate::glossary::load(&file(&format!("{l}/glossary.toml"))?)
+                .map_err(|e| format!("course/{l}/glossary.toml: {e}"))?,
+            None => Vec::new(),
+        };
         Ok(Course {
             overview,
             modules: map.modules,
+            chapters,
+            glossary,
             lessons,
             labs: labs.labs,
         })
@@ -363,6 +378,16 @@ impl Course {
                 }))
                 .collect::<Vec<_>>()
         )
+    }
+
+    /// Chapter `id`'s own text.
+    pub fn chapter_text(&self, id: &str) -> Option<&crate::chapter::ChapterText> {
+        self.chapters.get(id)
+    }
+
+    /// The glossary, in its file's order.
+    pub fn glossary(&self) -> &[crate::glossary::Term] {
+        &self.glossary
     }
 
     /// Chapter `id` and its module.

@@ -45,9 +45,17 @@
 //! `?lang=en` for English. They are one HTML shell and ES modules under `/assets/`.
 
 pub mod api;
+pub mod chapter;
+pub mod code;
 pub mod content;
+pub mod diagram;
 pub mod error;
+pub mod examples;
+pub mod glossary;
 pub mod guard;
+pub mod placeholder;
+pub mod render;
+pub mod runs;
 pub mod server;
 
 use axum::Router;
@@ -77,6 +85,8 @@ pub struct AppState {
     pub content: Arc<Content>,
     /// Preset runs behind the course's figures.
     pub figures: Arc<Figures>,
+    /// Session and lab runs behind the chapters' figures and diagrams.
+    pub runs: Arc<runs::Runs>,
     /// Permits for simulations running at once.
     pub sims: Arc<Semaphore>,
     /// Requests waiting for a permit now.
@@ -99,6 +109,7 @@ impl AppState {
         Ok(AppState {
             content: Arc::new(Content::load()?),
             figures: Arc::new(Figures::default()),
+            runs: Arc::new(runs::Runs::default()),
             sims: Arc::new(Semaphore::new(cores)),
             waiting: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
             queue_limit: 8 * cores,
@@ -120,18 +131,23 @@ pub fn app(state: AppState) -> Router {
         .route("/api/run", post(api::run))
         .route("/api/verbs", post(api::verbs))
         .route("/api/verbs/model", get(api::verbs_model))
+        .route("/api/verbs/examples", get(api::verbs_examples))
+        .route("/api/verbs/example/{name}", get(api::verbs_example))
         .route("/api/labs", get(api::labs))
         .route("/api/lab/{id}", post(api::lab))
         .route("/api/course/{lang}/labs", get(api::labs_text))
         .route("/api/course/{lang}", get(api::course))
         .route("/api/course/{lang}/chapter/{id}", get(api::chapter))
         .route("/api/course/{lang}/lesson/{n}", get(api::lesson))
+        .route("/api/course/{lang}/glossary", get(api::glossary))
+        .route("/api/course/{lang}/code/{file}", get(api::code))
         .route("/assets/{*path}", get(asset))
         .route("/", get(page))
         .route("/overview", get(page))
         .route("/sim", get(page))
         .route("/chapter/{id}", get(page))
         .route("/lesson/{n}", get(page))
+        .route("/glossary", get(page))
         .route("/playground", get(page))
         .route("/labs", get(page))
         .route("/lab/{id}", get(page));

@@ -244,6 +244,208 @@ async fn the_course_has_four_modules_thirty_chapters_and_six_lessons_in_both_lan
     }
 }
 
+/// Text a Chinese learner reads, stripped of code, diagrams and markup.
+fn prose(html: &str) -> String {
+    let mut s = html.to_string();
+    for (open, close) in [("<pre", "</pre>"), ("<svg", "</svg>"), ("<code", "</code>")] {
+        while let Some(i) = s.find(open) {
+            let Some(j) = s[i..].find(close) else { break };
+            s.replace_range(i..i + j + close.len(), " ");
+        }
+    }
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in s.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The longest run of consecutive English words (letters only) in `text`.
+fn longest_english_run(text: &str) -> (usize, String) {
+    let mut best = (0, String::new());
+    let mut run: Vec<&str> = Vec::new();
+    for w in text.split(|c: char| c.is_whitespace() || ",.;:()".contains(c)) {
+        if w.is_empty() {
+            continue;
+        }
+        if w.chars().all(|c| c.is_ascii_alphabetic() || c == '\'') && w.len() > 1 {
+            run.push(w);
+            if run.len() > best.0 {
+                best = (run.len(), run.join(" "));
+            }
+        } else {
+            run.clear();
+        }
+    }
+    best
+}
+
+/// Every chapter in both languages is a whole lesson filled from runs: goals, a body whose
+/// every placeholder became a simulated value, a diagram or code (none left unfilled), tries
+/// that open a real page, self-checks whose predictions the model confirms, references; and on
+/// a Chinese page no English sentence outside code and citations.
+#[tokio::test]
+async fn chapters_are_filled_from_runs_and_predictions_agree_with_the_model() {
+    let mut diagrams = 0;
+    let mut predictions = 0;
+    for lang in ["zh", "en"] {
+        let (_, v) = get(&format!("/api/course/{lang}")).await;
+        for m in v["modules"].as_array().unwrap() {
+            for c in m["chapters"].as_array().unwrap() {
+                let id = c["id"].as_str().unwrap();
+                let (s, ch) = get(&format!("/api/course/{lang}/chapter/{id}")).await;
+                assert_eq!(s, StatusCode::OK, "{lang} {id}");
+                let all = ch.to_string();
+                assert!(
+                    !all.contains(web::render::MISSING_CLASS),
+                    "{lang} {id}: {all:.3000}"
+                );
+                assert!(!all.contains("{{"), "{lang} {id}: a raw placeholder");
+                let body = ch["body_html"].as_str().unwrap();
+                diagrams += body.matches("<svg class=\"diagram").count();
+                assert!(
+                    body.contains("class=\"sim\""),
+                    "{lang} {id}: no simulated value"
+                );
+                for key in [
+                    "goals_html",
+                    "key_points_html",
+                    "misconceptions",
+                    "tries",
+                    "checks",
+                    "references",
+                ] {
+                    assert!(
+                        !ch[key].as_array().unwrap().is_empty(),
+                        "{lang} {id}: no {key}"
+                    );
+                }
+                for t in ch["tries"].as_array().unwrap() {
+                    let href = t["href"].as_str().unwrap();
+                    assert!(
+                        ["/sim?preset=", "/playground?example=", "/lab/"]
+                            .iter()
+                            .any(|p| href.starts_with(p)),
+                        "{lang} {id}: {href}"
+                    );
+                    if let Some(ex) = href.strip_prefix("/playground?example=") {
+                        let name = ex.split('&').next().unwrap();
+                        let (s, e) = get(&format!("/api/verbs/example/{name}")).await;
+                        assert_eq!(s, StatusCode::OK, "{href}");
+                        assert!(e["session"].as_str().unwrap().contains("[[step]]"));
+                    }
+                }
+                for (k, q) in ch["checks"].as_array().unwrap().iter().enumerate() {
+                    if q["kind"] == "predict" {
+                        predictions += 1;
+                        assert_eq!(
+                            q["simulated"]["choice"],
+                            q["answer"],
+                            "{lang} {id} check {}: the model gives {}, the answer says choice {}",
+                            k + 1,
+                            q["simulated"]["value"],
+                            q["answer"]
+                        );
+                    }
+                }
+                if lang == "zh" {
+                    let mut texts = vec![body.to_string()];
+                    for key in ["goals_html", "key_points_html"] {
+                        texts.extend(
+                            ch[key]
+                                .as_array()
+                                .unwrap()
+                                .iter()
+                                .map(|x| x.as_str().unwrap().to_string()),
+                        );
+                    }
+                    for q in ch["checks"].as_array().unwrap() {
+                        texts.push(q["question_html"].as_str().unwrap().to_string());
+                        texts.push(q["explain_html"].as_str().unwrap().to_string());
+                    }
+                    for t in &texts {
+                        let (n, words) = longest_english_run(&prose(t));
+                        assert!(n < 5, "zh {id}: English on a Chinese page: {words:?}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(diagrams >= 100, "{diagrams} diagrams in the chapters");
+    assert!(predictions >= 80, "{predictions} predictions checked");
+}
+
+#[tokio::test]
+async fn examples_programs_and_the_glossary_are_served() {
+    let (s, v) = get("/api/verbs/examples").await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(v["examples"].as_array().unwrap().len() >= 50);
+    let (s, v) = get("/api/verbs/example/..%2Fx").await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
+    assert_eq!(v["field"], "example");
+    for lang in ["zh", "en"] {
+        let (s, body, h) = call(
+            Request::get(format!("/api/course/{lang}/code/rc_write.c"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK);
+        assert!(
+            h[header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .starts_with("text/plain")
+        );
+        let text = String::from_utf8(body).unwrap();
+        assert!(
+            text.contains("ibv_post_send") && !text.contains("// zh:") && !text.contains("// en:")
+        );
+        assert_eq!(text.contains("网络字节序"), lang == "zh");
+        let (s, g) = get(&format!("/api/course/{lang}/glossary")).await;
+        assert_eq!(s, StatusCode::OK);
+        let terms = g["terms"].as_array().unwrap();
+        assert!(terms.len() >= 100);
+        let qp = terms.iter().find(|t| t["id"] == "qp").unwrap();
+        assert!(qp["text_html"].as_str().unwrap().len() > 100);
+    }
+    // Every /glossary#id a chapter links is a term.
+    let (_, g) = get("/api/course/en/glossary").await;
+    let ids: Vec<&str> = g["terms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    let (_, v) = get("/api/course/en").await;
+    for m in v["modules"].as_array().unwrap() {
+        for c in m["chapters"].as_array().unwrap() {
+            let (_, ch) = get(&format!(
+                "/api/course/en/chapter/{}",
+                c["id"].as_str().unwrap()
+            ))
+            .await;
+            let all = ch.to_string();
+            for part in all.split("/glossary#").skip(1) {
+                let id: String = part
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                assert!(ids.contains(&id.as_str()), "{}: /glossary#{id}", c["id"]);
+            }
+        }
+    }
+}
+
 /// Every figure a lesson quotes comes out of a run: the placeholders are filled with what the
 /// preset produced, in the placeholder's format.
 #[tokio::test]
