@@ -417,6 +417,90 @@ async fn the_pages_in_a_real_browser() {
             shot(&page, &file).await;
         }
     }
+    // A chapter as a learner meets it: goals, diagrams drawn from runs, code, a lab timeline,
+    // a self-check that answers, links into the glossary — in each language and at phone width.
+    for (lang, q) in [("zh", ""), ("en", "?lang=en")] {
+        for (id, want) in [
+            ("m2c10", "svg.diagram.ladder"),
+            ("m2c9", "svg.diagram.qpstate"),
+            ("m4c28", ".lab-timeline svg.chart"),
+            ("m1c4", ".code-box pre code"),
+        ] {
+            let url = format!("{base}/chapter/{id}{q}");
+            open(&page, &url).await;
+            wait_for(
+                &page,
+                &format!("document.body.dataset.chapter === '{id}'"),
+                &url,
+            )
+            .await;
+            wait_for(&page, &format!("document.querySelector('{want}')"), &url).await;
+            let counts: Vec<usize> = eval(
+                &page,
+                "['.goals li', '.body .sim', '.try a.button', '.misconceptions li', 'form.check', '.refs li'].map(s => document.querySelectorAll(s).length)",
+            )
+            .await;
+            assert!(counts.iter().all(|&n| n > 0), "{url}: {counts:?}");
+            let text: String = eval(&page, "document.querySelector('main').innerText").await;
+            assert!(
+                !text.contains("figure unavailable") && !text.contains("图表不可用"),
+                "{url}"
+            );
+            if id == "m2c10" {
+                shot(&page, &format!("chapter-{id}-{lang}")).await;
+            }
+        }
+        // The first prediction of m2c10: pick the wrong answer, then the verdict says so, gives
+        // the right one and shows what the simulation gave.
+        open(&page, &format!("{base}/chapter/m2c10{q}")).await;
+        wait_for(&page, "document.body.dataset.chapter === 'm2c10'", "m2c10").await;
+        let verdict: String = eval(
+            &page,
+            "(() => { const f = [...document.querySelectorAll('form.check')].find(f => f.dataset.kind === 'predict');              f.querySelector('input[value=\"1\"]').checked = true; f.querySelector('button').click();              return f.querySelector('.verdict').innerText; })()",
+        )
+        .await;
+        let (wrong, sim) = if lang == "zh" {
+            ("不对", "这次模拟的结果：ok")
+        } else {
+            ("Not quite", "This run of the simulator gives: ok")
+        };
+        assert!(
+            verdict.contains(wrong) && verdict.contains(sim),
+            "{lang}: {verdict}"
+        );
+        // A glossary link keeps the language and lands on the term.
+        eval::<bool>(&page, "(() => { document.querySelector('.body a[href^=\"/glossary\"][href*=\"#\"]').click(); return true; })()").await;
+        wait_for(
+            &page,
+            "document.querySelector('.glossary .term.target')",
+            "glossary term",
+        )
+        .await;
+        let url: String = eval(&page, "location.pathname + location.search").await;
+        assert_eq!(url, format!("/glossary{q}"), "{lang}");
+    }
+    // At phone width a chapter's diagrams scroll inside their boxes; the page does not.
+    page.execute(SetDeviceMetricsOverrideParams::new(390, 844, 2.0, true))
+        .await
+        .unwrap();
+    open(&page, &format!("{base}/chapter/m2c14")).await;
+    wait_for(
+        &page,
+        "document.body.dataset.chapter === 'm2c14'",
+        "m2c14 phone",
+    )
+    .await;
+    let overflow: f64 = eval(
+        &page,
+        "document.documentElement.scrollWidth - window.innerWidth",
+    )
+    .await;
+    assert!(overflow <= 1.0, "the phone page is {overflow} px too wide");
+    shot(&page, "chapter-m2c14-phone").await;
+    page.execute(SetDeviceMetricsOverrideParams::new(1280, 900, 1.0, false))
+        .await
+        .unwrap();
+
     // 30 chapter links on the map, each opening a page with a body.
     open(&page, &format!("{base}/")).await;
     wait_for(
@@ -781,6 +865,21 @@ async fn the_playground_and_the_labs_in_a_real_browser() {
     let st = steps(&page).await;
     assert_eq!(st.len(), want.steps.len());
     assert!(st.iter().any(|s| s.2.contains("SUCCESS")), "{st:?}");
+
+    // --- A chapter's try link: /playground?example=NAME opens that session and runs it.
+    open(&page, &format!("{base}/playground?example=drop_nth")).await;
+    assert_eq!(settled(&page, "example").await, "done");
+    let dn = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/verbs/drop_nth.toml"),
+    )
+    .unwrap();
+    let dn = rdmalab::session::run(
+        &rdmalab::session::parse(&dn).unwrap(),
+        rdmalab::session::RunOptions::default(),
+    )
+    .unwrap();
+    let st = steps(&page).await;
+    assert_eq!(st.len(), dn.steps.len(), "{st:?}");
 
     // --- The verbs playground: quick start, the state walk through the forms, a WRITE and a
     // READ, a wrong mask, export, the shareable URL.
