@@ -48,6 +48,18 @@ pub fn programs() -> Vec<String> {
     v
 }
 
+/// The verbs session that issues program `stem`'s verbs in the same order, from its header
+/// line `// playground: NAME` (`none` where the simulator has no such session, as for the
+/// RDMA CM programs).
+pub fn session_of(stem: &str) -> Option<String> {
+    program(stem)?
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("// playground:"))
+        .map(str::trim)
+        .filter(|n| *n != "none")
+        .map(str::to_string)
+}
+
 /// `line` as `lang` shows it: `None` to drop it (the other language's comment).
 pub fn localize(line: &str, lang: Lang) -> Option<String> {
     let body = line.trim_start();
@@ -56,7 +68,7 @@ pub fn localize(line: &str, lang: Lang) -> Option<String> {
         Lang::Zh => ("// zh:", "// en:"),
         Lang::En => ("// en:", "// zh:"),
     };
-    if body.starts_with(other) {
+    if body.starts_with(other) || body.starts_with("// playground:") {
         return None;
     }
     match body.strip_prefix(mine) {

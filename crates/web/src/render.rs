@@ -148,8 +148,19 @@ impl<'a> Renderer<'a> {
                         Lang::Zh => format!("{}，第 {}–{} 行", r.file, r.lines.0, r.lines.1),
                         Lang::En => format!("{}, lines {}–{}", r.file, r.lines.0, r.lines.1),
                     };
+                    // The session that issues the same verbs in the same order, one click away.
+                    let open = crate::code::session_of(file)
+                        .filter(|s| crate::examples::get(s).is_some())
+                        .map(|s| {
+                            let t = match lang {
+                                Lang::Zh => format!("在 Verbs 实验台里运行同样的调用（会话 {s}）"),
+                                Lang::En => format!("Run the same calls in the verbs playground (session {s})"),
+                            };
+                            format!(r#" · <a class="open-session" href="/playground?example={s}">{}</a>"#, esc(&t))
+                        })
+                        .unwrap_or_default();
                     format!(
-                        r#"<figure class="code-box"><figcaption><a href="/api/course/{}/code/{file}" target="_blank" rel="noopener">{}</a></figcaption><pre><code class="language-c">{}</code></pre></figure>"#,
+                        r#"<figure class="code-box"><figcaption><a href="/api/course/{}/code/{file}" target="_blank" rel="noopener">{}</a>{open}</figcaption><pre><code class="language-c">{}</code></pre></figure>"#,
                         lang.code(),
                         esc(&cap),
                         esc(&r.text)

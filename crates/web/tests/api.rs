@@ -247,7 +247,13 @@ async fn the_course_has_four_modules_thirty_chapters_and_six_lessons_in_both_lan
 /// Text a Chinese learner reads, stripped of code, diagrams and markup.
 fn prose(html: &str) -> String {
     let mut s = html.to_string();
-    for (open, close) in [("<pre", "</pre>"), ("<svg", "</svg>"), ("<code", "</code>")] {
+    // Code, drawings and the drawings' data tables (state and attribute names, opcodes).
+    for (open, close) in [
+        ("<pre", "</pre>"),
+        ("<svg", "</svg>"),
+        ("<code", "</code>"),
+        ("<details class=\"diagram-table\"", "</details>"),
+    ] {
         while let Some(i) = s.find(open) {
             let Some(j) = s[i..].find(close) else { break };
             s.replace_range(i..i + j + close.len(), " ");
@@ -297,6 +303,8 @@ fn longest_english_run(text: &str) -> (usize, String) {
 async fn chapters_are_filled_from_runs_and_predictions_agree_with_the_model() {
     let mut diagrams = 0;
     let mut predictions = 0;
+    let mut checks_by_lang: std::collections::BTreeMap<String, Vec<(Value, Value)>> =
+        Default::default();
     for lang in ["zh", "en"] {
         let (_, v) = get(&format!("/api/course/{lang}")).await;
         for m in v["modules"].as_array().unwrap() {
@@ -344,7 +352,39 @@ async fn chapters_are_filled_from_runs_and_predictions_agree_with_the_model() {
                         assert!(e["session"].as_str().unwrap().contains("[[step]]"));
                     }
                 }
-                for (k, q) in ch["checks"].as_array().unwrap().iter().enumerate() {
+                let checks = ch["checks"].as_array().unwrap();
+                assert!(
+                    (3..=5).contains(&checks.len()),
+                    "{lang} {id}: {} self-checks",
+                    checks.len()
+                );
+                let n: u32 = id.split('c').nth(1).unwrap().parse().unwrap();
+                if id.starts_with("m2") || id.starts_with("m3") {
+                    assert!(
+                        checks.iter().any(|q| q["kind"] == "predict"),
+                        "{lang} {id}: no prediction"
+                    );
+                }
+                if (5..=28).contains(&n) {
+                    assert!(
+                        body.contains("<svg class=\"diagram") || body.contains("lab-timeline"),
+                        "{lang} {id}: no diagram"
+                    );
+                }
+                for q in checks {
+                    assert!(
+                        !q["explain_html"].as_str().unwrap().trim().is_empty(),
+                        "{lang} {id}"
+                    );
+                }
+                let key: Vec<(Value, Value)> = checks
+                    .iter()
+                    .map(|q| (q["kind"].clone(), q["answer"].clone()))
+                    .collect();
+                if let Some(other) = checks_by_lang.insert(id.to_string(), key.clone()) {
+                    assert_eq!(other, key, "{id}: the two languages' self-checks differ");
+                }
+                for (k, q) in checks.iter().enumerate() {
                     if q["kind"] == "predict" {
                         predictions += 1;
                         assert_eq!(

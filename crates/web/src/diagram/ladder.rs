@@ -175,6 +175,7 @@ pub fn draw(report: &Value, steps: Option<(u32, u32)>, lang: Lang) -> Option<Str
     ));
     let mut y = TOP;
     let mut last: Option<u64> = None;
+    let mut rows = String::new();
     let first_src = frames[0].get("src").and_then(Value::as_str).unwrap_or("");
     for f in &frames {
         let t = f.get("t_ps").and_then(Value::as_u64).unwrap_or(0);
@@ -206,6 +207,18 @@ pub fn draw(report: &Value, steps: Option<(u32, u32)>, lang: Lang) -> Option<Str
         };
         let y2 = y + ROW - 8.0;
         let text = label(f, lang);
+        let fate = match (dropped, lang) {
+            (true, Lang::Zh) => "被网络丢弃",
+            (true, Lang::En) => "dropped",
+            (false, _) => "",
+        };
+        rows.push_str(&format!(
+            "<tr><td>{}</td><td>{} → {}</td><td>{}</td><td>{fate}</td></tr>",
+            us(t),
+            esc(src),
+            esc(dst),
+            esc(&text)
+        ));
         svg.raw(&format!(
             r##"<text x="8" y="{:.1}" font-size="12" fill="#475569">{}</text>"##,
             y + 4.0,
@@ -269,7 +282,21 @@ pub fn draw(report: &Value, steps: Option<(u32, u32)>, lang: Lang) -> Option<Str
     let s = svg.finish();
     // Put the lanes first so the arrows are drawn over them.
     let at = s.find("</defs>").map_or(0, |i| i + "</defs>".len());
-    Some(format!("{}{lines}{}", &s[..at], &s[at..]))
+    let (summary, head) = match lang {
+        Lang::Zh => (
+            "以表格查看这些帧",
+            "<th>发出时刻</th><th>方向</th><th>帧</th><th>结果</th>",
+        ),
+        Lang::En => (
+            "These frames as a table",
+            "<th>sent at</th><th>from → to</th><th>frame</th><th>fate</th>",
+        ),
+    };
+    Some(format!(
+        r#"{}{lines}{}<details class="diagram-table"><summary>{summary}</summary><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></details>"#,
+        &s[..at],
+        &s[at..]
+    ))
 }
 
 #[cfg(test)]
@@ -305,5 +332,12 @@ mod tests {
         let only2 = draw(&report(), Some((1, 1)), Lang::En).unwrap();
         assert!(!only2.contains("RDMA_WRITE_FIRST") && only2.contains("NAK"));
         assert!(draw(&report(), Some((5, 9)), Lang::En).is_none());
+        // The same frames as a table, for a screen reader or a copy.
+        assert_eq!(en.matches("<tr><td>").count(), 3);
+        assert!(
+            en.contains(
+                "<td>a → b</td><td>RDMA_WRITE_MIDDLE · PSN 1 · 1090 B</td><td>dropped</td>"
+            )
+        );
     }
 }

@@ -188,6 +188,39 @@ pub fn draw(marked: &[(String, String)], qp_type_name: &str, lang: Lang) -> Stri
     if !items.is_empty() {
         out.push_str(&format!(r#"<ul class="qp-attrs">{items}</ul>"#));
     }
+    // Every drawn transition as a table: the diagram's text alternative.
+    let (summary, head, marked_word) = match lang {
+        Lang::Zh => (
+            format!("以表格查看 {qp_type_name} 的全部合法转换"),
+            "<th>从</th><th>到</th><th>必填属性</th><th>可选属性</th>",
+            "（本章讨论的）",
+        ),
+        Lang::En => (
+            format!("All legal {qp_type_name} transitions as a table"),
+            "<th>from</th><th>to</th><th>required</th><th>optional</th>",
+            " (this chapter's)",
+        ),
+    };
+    let mut trs = String::new();
+    for r in &rows {
+        let (req, opt) = attrs(r.rule(t));
+        let m = if is_marked(marked, r.from, r.to) {
+            marked_word
+        } else {
+            ""
+        };
+        trs.push_str(&format!(
+            "<tr><td>{}</td><td>{}{m}</td><td>{}</td><td>{}</td></tr>",
+            r.from,
+            r.to,
+            esc(&req),
+            esc(&opt)
+        ));
+    }
+    out.push_str(&format!(
+        r#"<details class="diagram-table"><summary>{}</summary><table><thead><tr>{head}</tr></thead><tbody>{trs}</tbody></table></details>"#,
+        esc(&summary)
+    ));
     out
 }
 
@@ -204,8 +237,9 @@ mod tests {
             .iter()
             .filter(|r| r.from != QpState::Sqe && r.to != QpState::Sqe)
             .count();
-        // One title for the drawing, one per arrow.
+        // One title for the drawing, one per arrow; one table row per arrow.
         assert_eq!(arrows, table_rc + 1);
+        assert_eq!(rc.matches("<tr><td>").count(), table_rc);
         assert!(!rc.contains(">SQE<"), "RC has no SQE state");
         assert!(rc.contains("INIT → RTR</strong>: required <code>"));
         assert!(rc.contains("DEST_QPN") && rc.contains("RQ_PSN"));
