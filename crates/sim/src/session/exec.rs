@@ -21,16 +21,16 @@ use verbs::{
     ChannelHandle, CqHandle, Errno, Mr, NicProfile, NotifyArm, PdHandle, QpInitAttr, QpNum, Wc,
     WqeState,
 };
-use wire::ib::{Opcode, aeth::Syndrome};
+use wire::ib::{Opcode, aeth::Syndrome, irn};
 
 use super::parse::{opcode_name, status_name, wc_opcode_name};
 use super::plan::{
-    Call, DataForm, Expect, Fill, HandleId, HandleKind, HostId, KeyRef, MemRef, QpRef, Ret,
-    Session, SgePlan, Step, TopologyKind, limits,
+    Call, DataForm, Expect, Fill, HandleId, HandleKind, HostId, KeyRef, MemRef, QpRef, Recovery,
+    Ret, Session, SgePlan, Step, TopologyKind, limits,
 };
 use super::report::{
     AethView, ChannelView, Check, CqView, FrameRecord, MrView, NotifyView, Outcome, QpView, Report,
-    RethView, RqEntry, SqEntry, StepRecord, StepState, Summary, WcRecord,
+    RethView, RqEntry, SackView, SqEntry, StepRecord, StepState, Summary, WcRecord,
 };
 use crate::world::{World, WorldError};
 
@@ -674,7 +674,7 @@ impl Exec<'_> {
                         |h| self.s.hosts[h as usize].clone(),
                     )
                 };
-                let (mut reth, mut aeth, mut imm) = (None, None, None);
+                let (mut reth, mut aeth, mut imm, mut sack) = (None, None, None, None);
                 let (kind, opcode, psn, qpn) = match pkt.payload {
                     Payload::Roce { hdr, .. } => {
                         reth = hdr.ext.reth.map(|r| RethView {
@@ -704,6 +704,16 @@ impl Exec<'_> {
                             v
                         });
                         imm = hdr.ext.immdt.map(|i| i.imm);
+                        if let Some(irn::Repr::Sack { psn, received }) = hdr.ext.irn {
+                            let base = hdr.bth.psn;
+                            sack = Some(SackView {
+                                trigger: psn,
+                                held: (0..64u32)
+                                    .filter(|i| received >> i & 1 == 1)
+                                    .map(|i| (base + 1 + i) & 0xff_ffff)
+                                    .collect(),
+                            });
+                        }
                         let op = hdr.bth.opcode;
                         let what = match hdr.ext.aeth.map(|a| a.syndrome) {
                             Some(Syndrome::RnrNak { .. }) => "RNR NAK".to_string(),
@@ -731,6 +741,7 @@ impl Exec<'_> {
                     reth,
                     aeth,
                     imm,
+                    sack,
                     uid: pkt.uid,
                 }
             })
@@ -1107,17 +1118,28 @@ impl Exec<'_> {
                 qp,
                 channels,
                 options,
+                recovery,
             } => {
                 let (a, b) = (hosts[0].0 as u32, hosts[1].0 as u32);
                 let chans = channels.map(|c| c.map(|c| self.channel(c)));
-                match self.world.connect_rc_with_channels(a, b, options, chans) {
+                // The world's setting applies to QPs as they reach RTR: set it for this pair
+                // only, and put back what other connections use.
+                let before = self.world.selective_window();
+                let window = match recovery {
+                    Recovery::GoBackN => None,
+                    Recovery::Selective { window } => Some(*window),
+                };
+                self.world.set_selective_repeat(window);
+                let r = self.world.connect_rc_with_channels(a, b, options, chans);
+                self.world.set_selective_repeat(before);
+                match r {
                     Ok((ea, eb)) => {
                         for (i, e) in [ea, eb].into_iter().enumerate() {
                             self.bind(pd[i], Bound::Pd(e.pd));
                             self.bind(cq[i], Bound::Cq(e.cq));
                             self.bind(qp[i], Bound::Qp(e.qpn));
                         }
-                        Done::ok(format!(
+                        let mut text = format!(
                             "{} (QP {:#x} on {}) ⇄ {} (QP {:#x} on {}), both RTS",
                             s.name(qp[0]),
                             ea.qpn.get(),
@@ -1125,7 +1147,13 @@ impl Exec<'_> {
                             s.name(qp[1]),
                             eb.qpn.get(),
                             s.host_name(hosts[1])
-                        ))
+                        );
+                        if let Some(w) = window {
+                            text.push_str(&format!(
+                                ", selective repeat with at most {w} PSNs in flight"
+                            ));
+                        }
+                        Done::ok(text)
                     }
                     Err(WorldError::Verbs(e)) => Done::verbs_err(&e),
                     Err(e) => Done::failed(e.to_string()),

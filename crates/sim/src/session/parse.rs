@@ -18,8 +18,9 @@ use verbs::{WcOpcode, WcStatus};
 
 use super::plan::{
     AttrPlan, Call, DataForm, DropPlan, EventExpect, Expect, FabricPlan, Fill, HandleId,
-    HandleInfo, HandleKind, HostId, KeyRef, MemExpect, MemRef, PerProfile, QpRef, RecvWrPlan,
-    RemotePlan, Ret, SendWrPlan, Session, SgePlan, Step, TopologyKind, UdPlan, WcExpect, limits,
+    HandleInfo, HandleKind, HostId, KeyRef, MemExpect, MemRef, PerProfile, QpRef, Recovery,
+    RecvWrPlan, RemotePlan, Ret, SendWrPlan, Session, SgePlan, Step, TopologyKind, UdPlan,
+    WcExpect, limits,
 };
 use crate::world::RcOptions;
 
@@ -1253,6 +1254,8 @@ impl Parser<'_> {
                 "max_recv_sge",
                 "max_inline_data",
                 "cqe",
+                "retransmission",
+                "window",
             ],
             "run" => &["for"],
             "destroy_qp" => &["host", "qp"],
@@ -2057,6 +2060,7 @@ impl Parser<'_> {
                 channels[i] = Some(ch);
             }
         }
+        let recovery = self.recovery(f)?;
         let pd = names("pd", HandleKind::Pd, self)?;
         let cq = names("cq", HandleKind::Cq, self)?;
         let qp = names(
@@ -2073,7 +2077,38 @@ impl Parser<'_> {
             qp,
             channels,
             options,
+            recovery,
         })
+    }
+
+    /// connect's `retransmission` and `window`. The default window, 64 PSNs, is the reach of
+    /// the SACK NAK's bitmap: every packet the responder can hold past a gap is one the NAK
+    /// can report.
+    fn recovery(&self, f: &Fields<'_, '_>) -> Result<Recovery> {
+        let selective = match f.get("retransmission") {
+            None => false,
+            Some(v) => match self.str_of(v, "retransmission")? {
+                "go_back_n" => false,
+                "selective" => true,
+                s => {
+                    return self.err(
+                        v.span(),
+                        format!("unknown `retransmission` `{s}`; allowed: go_back_n, selective"),
+                    );
+                }
+            },
+        };
+        match f.get("window") {
+            Some(v) if !selective => self.err(
+                v.span(),
+                "`window` caps selective repeat's packets in flight; it needs \
+                 `retransmission = \"selective\"`",
+            ),
+            w if selective => Ok(Recovery::Selective {
+                window: w.map_or(Ok(64), |v| self.u32_of(v, "window", 1, 1 << 14))?,
+            }),
+            _ => Ok(Recovery::GoBackN),
+        }
     }
 
     // ---- expectations ----

@@ -216,6 +216,23 @@ pub struct Step {
     pub no_completion: Option<SimDuration>,
 }
 
+/// How the QPs a `connect` makes recover a lost packet. Not a verbs attribute: on NICs that
+/// have selective repeat it is a device setting (NVIDIA's `selective_repeat_forced_en` in the
+/// ROCE_ACCL register), so a session chooses it per connection, where it takes effect at RTR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Recovery {
+    /// IBTA's go-back-N: a sequence NAK or a timeout resends everything from the lost PSN.
+    #[default]
+    GoBackN,
+    /// IRN-style selective repeat (`World::set_selective_repeat`): the responder keeps what
+    /// arrives past a gap and the requester resends only the missing PSNs, with at most
+    /// `window` PSNs in flight.
+    Selective {
+        /// The in-flight cap, in PSNs.
+        window: u32,
+    },
+}
+
 /// A verbs call, or a session action, with its arguments resolved to handles.
 #[derive(Clone, Debug)]
 pub enum Call {
@@ -366,6 +383,8 @@ pub enum Call {
         channels: [Option<HandleId>; 2],
         /// How the QPs are set up.
         options: RcOptions,
+        /// How the two QPs recover a lost packet (`retransmission`, `window`).
+        recovery: Recovery,
     },
     /// `ibv_destroy_qp`.
     DestroyQp {

@@ -498,6 +498,12 @@ impl World {
         self.selective_window.is_some()
     }
 
+    /// Selective repeat's in-flight cap for the RC QPs that reach RTR from now on (`None`:
+    /// go-back-N), so a caller that sets it for some QPs can put it back.
+    pub fn selective_window(&self) -> Option<u32> {
+        self.selective_window
+    }
+
     /// Turns adaptive retransmission on (or off) for the RC QPs that reach RTR from now on:
     /// their ACK timeout follows the measured round trip, never below
     /// [`ADAPTIVE_RETRANSMISSION_MIN`].
