@@ -1252,3 +1252,18 @@ fn selective_repeat_is_per_connection() {
     }
     assert_eq!(request_psns(&r, 7..11)[8..], [1, 2, 3, 4, 5, 6, 7]);
 }
+
+#[test]
+fn an_acknowledged_async_event_lets_the_qp_go() {
+    // async_events.toml under mlx5: EBUSY before the ack, then destroy_qp succeeds.
+    let src = std::fs::read_to_string(examples_dir().join("async_events.toml")).unwrap();
+    let src =
+        format!("{src}\n[[step]]\ncall = \"destroy_qp\"\nqp = \"qp_b\"\nexpect.ret = \"ok\"\n");
+    let r = run_src(&src, Some(NicProfile::Mlx5));
+    assert!(r.passed, "{}", describe_failures(&r));
+    assert!(
+        format!("{:?}", r.steps[25].result).contains("EBUSY"),
+        "{:?}",
+        r.steps[25].result
+    );
+}

@@ -166,6 +166,8 @@ const CALLS: &[&str] = &[
     "req_notify_cq",
     "get_cq_event",
     "ack_cq_events",
+    "get_async_event",
+    "ack_async_event",
 ];
 const STEP_COMMON: &[&str] = &["call", "expect", "expect_no_completion"];
 const SEND_WR_KEYS: &[&str] = &[
@@ -175,7 +177,7 @@ const UD_KEYS: &[&str] = &["qkey", "qp"];
 const RECV_WR_KEYS: &[&str] = &["sge", "wr_id"];
 const SGE_KEYS: &[&str] = &["len", "lkey", "mr", "offset"];
 const REMOTE_KEYS: &[&str] = &["buf", "mr", "offset", "rkey"];
-const EVENT_KEYS: &[&str] = &["cq"];
+const EVENT_KEYS: &[&str] = &["cq", "qp", "type"];
 const EXPECT_KEYS: &[&str] = &[
     "bad_wr",
     "completions",
@@ -816,6 +818,21 @@ impl Parser<'_> {
         }
     }
 
+    fn async_name_of(&self, v: &Val<'_>, key: &str) -> Result<&'static str> {
+        let s = self.str_of(v, key)?;
+        let bare = s.trim_start_matches("IBV_EVENT_");
+        match verbs::AsyncEvent::NAMES.iter().find(|n| **n == bare) {
+            Some(n) => Ok(n),
+            None => self.err(
+                v.span(),
+                format!(
+                    "unknown async event `{s}` in `{key}`; allowed: {} (the IBV_EVENT_ prefix is optional)",
+                    join(verbs::AsyncEvent::NAMES.iter().copied())
+                ),
+            ),
+        }
+    }
+
     fn opcode_of(&self, v: &Val<'_>, key: &str) -> Result<SendOpcode> {
         let s = self.str_of(v, key)?;
         let bare = s.trim_start_matches("IBV_WR_");
@@ -1267,6 +1284,8 @@ impl Parser<'_> {
             "req_notify_cq" => &["host", "cq", "solicited_only"],
             "get_cq_event" => &["host", "channel", "wait"],
             "ack_cq_events" => &["host", "cq", "n"],
+            "get_async_event" => &["host", "wait"],
+            "ack_async_event" => &["host"],
             "write_memory" => &["host", "buf", "mr", "offset", "text", "hex", "u64"],
             "read_memory" => &["host", "buf", "mr", "offset", "len"],
             _ => unreachable!("checked against CALLS"),
@@ -1364,6 +1383,16 @@ impl Parser<'_> {
                 let n = self.opt_u32(&f, "n", 1, u32::MAX, 1)?;
                 Call::AckCqEvents { cq, n }
             }
+            "get_async_event" => {
+                let host = self.step_host(&f)?;
+                let v = self.req(&f, "wait")?;
+                let wait = self.duration_of(v, "wait")?;
+                self.add_time(wait, v.span())?;
+                Call::GetAsyncEvent { host, wait }
+            }
+            "ack_async_event" => Call::AckAsyncEvent {
+                host: self.step_host(&f)?,
+            },
             "run" => {
                 let v = self.req(&f, "for")?;
                 let duration = self.duration_of(v, "for")?;
@@ -2139,8 +2168,8 @@ impl Parser<'_> {
         refuse("wc", is_poll, "only poll_cq returns completions")?;
         refuse(
             "event",
-            matches!(call, Call::GetCqEvent { .. }),
-            "only get_cq_event returns an event",
+            matches!(call, Call::GetCqEvent { .. } | Call::GetAsyncEvent { .. }),
+            "only get_cq_event and get_async_event return an event",
         )?;
         let step_qp = match call {
             Call::ModifyQp { qp, .. }
@@ -2203,6 +2232,21 @@ impl Parser<'_> {
             let mut ev = EventExpect::default();
             if let Some(c) = ef.get("cq") {
                 ev.cq = Some(self.handle_of(c, "cq", Want::Cq)?);
+            }
+            let is_async = matches!(call, Call::GetAsyncEvent { .. });
+            for key in ["qp", "type"] {
+                if ef.has(key) && !is_async {
+                    return self.err(
+                        ef.key_span(key),
+                        format!("`expect.event.{key}` is for get_async_event; a completion event names only its `cq`"),
+                    );
+                }
+            }
+            if let Some(q) = ef.get("qp") {
+                ev.qp = Some(self.handle_of(q, "qp", Want::Qp)?);
+            }
+            if let Some(t) = ef.get("type") {
+                ev.kind = Some(self.per_profile(t, "type", |p, v| p.async_name_of(v, "type"))?);
             }
             e.event = Some(ev);
         }
