@@ -192,6 +192,27 @@ impl NicProfile {
         matches!(self, NicProfile::Mlx5)
     }
 
+    /// Whether a QP in RTR raises `IBV_EVENT_COMM_EST` when its first request arrives.
+    ///
+    /// `mlx5`: yes, firmware event `MLX5_EVENT_TYPE_COMM_EST`, which `mlx5_ib_qp_event`
+    /// passes on as `IB_EVENT_COMM_EST`. `ibta`: yes, IBTA's "communication established"
+    /// affiliated event (qib, a software-visible IBTA responder, raises it the same way on the
+    /// first packet in RTR). `rxe`: no; `rxe_resp.c` raises no QP event at all.
+    pub const fn raises_comm_est(self) -> bool {
+        !matches!(self, NicProfile::Rxe)
+    }
+
+    /// Whether a responder that NAKs a bad request and moves to ERR raises an async error
+    /// event (`QP_REQ_ERR`, `QP_ACCESS_ERR`, `QP_FATAL`), and a CQ overrun `QP_FATAL` for
+    /// the QP whose completion did not fit.
+    ///
+    /// `mlx5`: yes, `MLX5_EVENT_TYPE_WQ_INVAL_REQ_ERROR`, `_WQ_ACCESS_ERROR` and
+    /// `_WQ_CATAS_ERROR` map to them in `mlx5_ib_qp_event`. `ibta`: yes, IBTA's affiliated
+    /// responder errors. `rxe`: no; `rxe_qp_error` only sets ERR and schedules the tasks.
+    pub const fn raises_qp_error_events(self) -> bool {
+        !matches!(self, NicProfile::Rxe)
+    }
+
     /// Whether `req_notify_cq` on a CQ without a completion channel succeeds.
     ///
     /// `mlx5` and `rxe`: yes; google/rdma-unit-test lists
