@@ -1166,6 +1166,12 @@ fn channel_keys_are_checked() {
         &["`expect.event` does not apply to poll_cq"],
     );
     assert_err(
+        "\n[[step]]\ncall = \"poll_cq\"\ncq = \"cq_a\"\nexpect.sq_draining = true\n",
+        13,
+        8,
+        &["`expect.sq_draining` does not apply to poll_cq: only query_qp reports sq_draining"],
+    );
+    assert_err(
         "\n[[step]]\ncall = \"req_notify_cq\"\ncq = \"cq_a\"\nsolicited_only = 1\n",
         13,
         18,

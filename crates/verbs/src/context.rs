@@ -659,7 +659,15 @@ impl Context {
         let profile = self.profile;
         let device = self.device;
         let qp = self.qp_mut(qpn)?;
-        let v = validate(qp.qp_type, qp.state, qp.sq_draining, attr, mask, &device)?;
+        let v = validate(
+            qp.qp_type,
+            qp.state,
+            qp.sq_draining,
+            attr,
+            mask,
+            &device,
+            profile,
+        )?;
         let from = qp.state;
         let mut effects = Vec::new();
         qp.attr.apply(attr, mask);

@@ -16,7 +16,7 @@
 use core::fmt;
 
 use crate::errno::Errno;
-use crate::types::Mtu;
+use crate::types::{Mtu, QpState};
 
 /// Which NIC's verbs behaviour a [`Context`](crate::Context) reproduces.
 #[derive(Clone, Copy, Debug, Default, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -222,6 +222,24 @@ impl NicProfile {
     /// expectation, an error (EINVAL here).
     pub const fn notify_without_channel_ok(self) -> bool {
         !matches!(self, NicProfile::Ibta)
+    }
+
+    /// Whether the driver refuses `from → to` although the kernel's generic table
+    /// (`ib_modify_qp_is_ok`) allows it, because it has no command for it.
+    ///
+    /// `mlx5`: RTS→SQD and SQD→SQD. `mlx5_ib_modify_qp` checks `ib_modify_qp_is_ok` and the
+    /// values, then `__mlx5_ib_modify_qp` (`drivers/infiniband/hw/mlx5/qp.c`) looks the pair up
+    /// in its firmware-command table `optab` and returns EINVAL for an empty entry. The RTS row
+    /// holds only 2RST, 2ERR and RTS2RTS; the SQD row 2RST, 2ERR and SQD_RTS (added in 2021 by
+    /// "RDMA/mlx5: Support SQD2RTS for modify QP"), no SQD2SQD. So a ConnectX QP never enters
+    /// SQD through `ibv_modify_qp`. `rxe`: none; `rxe_qp_chk_attr` has only the generic table
+    /// and `rxe_qp_from_attr` implements SQD. `ibta`: none (the IBTA defines every transition
+    /// of the table).
+    pub const fn lacks_transition(self, from: QpState, to: QpState) -> bool {
+        matches!(
+            (self, from, to),
+            (NicProfile::Mlx5, QpState::Rts | QpState::Sqd, QpState::Sqd)
+        )
     }
 
     /// Whether `max_rd_atomic`/`max_dest_rd_atomic` are rounded up to a power of two when stored.

@@ -230,6 +230,8 @@ struct Done {
     event_cq: Option<CqHandle>,
     /// `get_async_event`: the event.
     async_event: Option<verbs::AsyncEvent>,
+    /// `query_qp`: `sq_draining`.
+    sq_draining: Option<bool>,
     notes: Vec<String>,
     /// The simulation cannot go on.
     stop: Option<String>,
@@ -1022,24 +1024,36 @@ impl Exec<'_> {
                 let h = self.host_of(*qp);
                 let qpn = self.qpn(*qp);
                 match self.world.verbs(h).query_qp(qpn) {
-                    Ok((a, init)) => Done::ok(format!(
-                        "state {}, dest_qp {:#x}, sq_psn {:#x}, rq_psn {:#x}, path_mtu {}, timeout {}, retry_cnt {}, rnr_retry {}, min_rnr_timer {}, max_rd_atomic {}, max_dest_rd_atomic {}, access {}; {} send_cq {} recv_cq {}",
-                        a.qp_state,
-                        a.dest_qp_num,
-                        a.sq_psn,
-                        a.rq_psn,
-                        a.path_mtu,
-                        a.timeout,
-                        a.retry_cnt,
-                        a.rnr_retry,
-                        a.min_rnr_timer,
-                        a.max_rd_atomic,
-                        a.max_dest_rd_atomic,
-                        a.qp_access_flags,
-                        init.qp_type,
-                        self.cq_name(h, init.send_cq),
-                        self.cq_name(h, init.recv_cq),
-                    )),
+                    Ok((a, init)) => Done {
+                        sq_draining: Some(a.sq_draining),
+                        ..Done::ok(format!(
+                            "state {}{}, dest_qp {:#x}, sq_psn {:#x}, rq_psn {:#x}, path_mtu {}, timeout {}, retry_cnt {}, rnr_retry {}, min_rnr_timer {}, max_rd_atomic {}, max_dest_rd_atomic {}, access {}; {} send_cq {} recv_cq {}",
+                            a.qp_state,
+                            if a.qp_state == verbs::QpState::Sqd {
+                                if a.sq_draining {
+                                    " (sq_draining 1: WQEs still in flight)"
+                                } else {
+                                    " (sq_draining 0: drained)"
+                                }
+                            } else {
+                                ""
+                            },
+                            a.dest_qp_num,
+                            a.sq_psn,
+                            a.rq_psn,
+                            a.path_mtu,
+                            a.timeout,
+                            a.retry_cnt,
+                            a.rnr_retry,
+                            a.min_rnr_timer,
+                            a.max_rd_atomic,
+                            a.max_dest_rd_atomic,
+                            a.qp_access_flags,
+                            init.qp_type,
+                            self.cq_name(h, init.send_cq),
+                            self.cq_name(h, init.recv_cq),
+                        ))
+                    },
                     Err(e) => Done::verbs_err(&e),
                 }
             }
@@ -1570,6 +1584,12 @@ impl Exec<'_> {
                 .event_cq
                 .map_or("no event".to_string(), |c| self.cq_name(h, c));
             out.push(check("event.cq", self.s.name(want), &got, false));
+        }
+        if let Some(want) = e.sq_draining.as_ref().and_then(|w| w.get(p)) {
+            let got = done
+                .sq_draining
+                .map_or("none (query_qp failed)".to_string(), |d| d.to_string());
+            out.push(check("sq_draining", &want.to_string(), &got, false));
         }
         for (qp, want) in &e.qp_states {
             let Some(want) = want.get(p) else { continue };

@@ -185,6 +185,7 @@ const EXPECT_KEYS: &[&str] = &[
     "memory",
     "qp_states",
     "ret",
+    "sq_draining",
     "state",
     "wc",
 ];
@@ -2171,6 +2172,11 @@ impl Parser<'_> {
             matches!(call, Call::GetCqEvent { .. } | Call::GetAsyncEvent { .. }),
             "only get_cq_event and get_async_event return an event",
         )?;
+        refuse(
+            "sq_draining",
+            matches!(call, Call::QueryQp { .. }),
+            "only query_qp reports sq_draining",
+        )?;
         let step_qp = match call {
             Call::ModifyQp { qp, .. }
             | Call::QueryQp { qp }
@@ -2198,6 +2204,10 @@ impl Parser<'_> {
                     ),
                 ),
             })?);
+        }
+        if let Some(v) = f.get("sq_draining") {
+            e.sq_draining =
+                Some(self.per_profile(v, "sq_draining", |p, v| p.bool_of(v, "sq_draining"))?);
         }
         if let Some(v) = f.get("completions") {
             e.completions = Some(self.per_profile(v, "completions", |p, v| {

@@ -786,6 +786,8 @@ pub struct Expect {
     pub memory: Vec<MemExpect>,
     /// `get_cq_event`: the event returned.
     pub event: Option<EventExpect>,
+    /// `query_qp`: whether the QP reports `sq_draining` (in SQD with WQEs still in flight).
+    pub sq_draining: Option<PerProfile<bool>>,
 }
 
 /// The event a `get_cq_event` or `get_async_event` returns; absent fields are not checked.
