@@ -2,7 +2,7 @@
 
 const S = {
   zh: {
-    'title': 'RDMA 实验室',
+    'title': 'RDMA 实验室', 'skip': '跳到正文',
     'nav.course': '课程', 'nav.overview': '概览', 'nav.sim': '流量仿真', 'nav.playground': 'Verbs 实验台', 'nav.labs': '网络实验',
     'open.lab': '实验：{t}',
     'footer': '每个数字都由仿真器算出；每次点击都重新运行。',
@@ -62,7 +62,7 @@ const S = {
     'err.server': '{label}：仿真器不接受这个值（允许：{allowed}）。', 'err.server.other': '仿真器不接受这组参数：{e}',
   },
   en: {
-    'title': 'RDMA Lab',
+    'title': 'RDMA Lab', 'skip': 'Skip to content',
     'nav.course': 'Course', 'nav.overview': 'Overview', 'nav.sim': 'Traffic simulation', 'nav.playground': 'Verbs playground', 'nav.labs': 'Fabric labs',
     'open.lab': 'Lab: {t}',
     'footer': 'Every number is computed by the simulator; every click reruns it.',
