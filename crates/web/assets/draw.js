@@ -2,6 +2,7 @@
 // timeline/ladder of the first message, and small charts. Pure functions from the report.
 
 import { t, esc } from './i18n.js';
+import { term, sentence } from './terms.js';
 
 const LANES = ['app', 'kernel', 'nic'];
 const BOX_W = 112;
@@ -32,11 +33,11 @@ function boxKey(iv) {
 function failureAt(p) {
   const o = p.outcome;
   if (!o || o.status !== 'failed') return null;
-  if (o.verb === 'ibv_post_send' || o.verb === 'ibv_post_recv') return { box: 'local-app', text: `${o.verb} → ${o.code}` };
+  if (o.verb === 'ibv_post_send' || o.verb === 'ibv_post_recv') return { box: 'local-app', text: `${o.verb} → ${sentence(o.code)}` };
   if (o.code === 'no completion') return { box: 'local-app', text: t('sim.silence') };
-  if (/LocProt|LocLen|LocQpOp/.test(o.code)) return { box: 'local-nic', text: `${o.verb} → ${o.code}` };
-  if (/Rem/.test(o.code)) return { box: 'remote-nic', text: `${o.verb} → ${o.code}` };
-  return { box: 'local-app', text: `${o.verb} → ${o.code}` };
+  if (/LocProt|LocLen|LocQpOp/.test(o.code)) return { box: 'local-nic', text: `${o.verb} → ${sentence(o.code)}` };
+  if (/Rem/.test(o.code)) return { box: 'remote-nic', text: `${o.verb} → ${sentence(o.code)}` };
+  return { box: 'local-app', text: `${o.verb} → ${sentence(o.code)}` };
 }
 
 /** The two paths, each box carrying its intervals (`g.iv` with data-stage/start/end). */
@@ -113,7 +114,9 @@ export function paintAt(svg, report, tn) {
     }
     g.classList.toggle('lit', stage !== '');
     const s = g.querySelector('text.stage');
-    s.textContent = stage.length > 17 ? `${stage.slice(0, 16)}…` : stage;
+    const shown = term(stage);
+    const max = /[\u4e00-\u9fff]/.test(shown) ? 9 : 17;
+    s.textContent = shown.length > max ? `${shown.slice(0, max - 1)}…` : shown;
   }
   for (const row of svg.querySelectorAll('g.row')) {
     const p = report[row.dataset.path];
@@ -159,7 +162,7 @@ export function ladderSvg(path, p, span) {
   for (const iv of d.timeline) {
     const y = laneY(boxKey(iv));
     const w = Math.max(1, x(iv.end_ns) - x(iv.start_ns));
-    out += `<rect class="bar l-${iv.lane}" x="${x(iv.start_ns)}" y="${y + 3}" width="${w}" height="${lh - 6}"><title>${esc(iv.stage)}: ${fmtNs(iv.start_ns)} – ${fmtNs(iv.end_ns)}</title></rect>`;
+    out += `<rect class="bar l-${iv.lane}" x="${x(iv.start_ns)}" y="${y + 3}" width="${w}" height="${lh - 6}"><title>${esc(term(iv.stage))}: ${fmtNs(iv.start_ns)} – ${fmtNs(iv.end_ns)}</title></rect>`;
   }
   const yn = (k) => laneY(k) + lh / 2;
   for (const f of d.frames) {
@@ -168,7 +171,7 @@ export function ladderSvg(path, p, span) {
     if (f.at_switch_ns != null) pts.push([x(f.at_switch_ns), yn('fabric-switch')]);
     if (f.left_switch_ns != null) pts.push([x(f.left_switch_ns), yn('fabric-switch')]);
     if (f.arrived_ns != null) pts.push([x(f.arrived_ns), yn(b)]);
-    out += `<polyline class="hop${f.dropped ? ' dropped' : ''} k-${esc(f.kind.replace(/\W+/g, '-'))}" points="${pts.map((q) => q.join(',')).join(' ')}"><title>${esc(f.kind)} ${f.bytes} B</title></polyline>`;
+    out += `<polyline class="hop${f.dropped ? ' dropped' : ''} k-${esc(f.kind.replace(/\W+/g, '-'))}" points="${pts.map((q) => q.join(',')).join(' ')}"><title>${esc(term(f.kind))} ${f.bytes} B</title></polyline>`;
   }
   out += `<line class="cursor" x1="${left}" x2="${left}" y1="${top}" y2="${H - 26}"/>`;
   out += `<text class="axis" x="${left}" y="${H - 8}">0</text><text class="axis end" x="${W - 10}" y="${H - 8}">${esc(fmtNs(span))}</text>`;
@@ -214,7 +217,7 @@ export function batchesSvg(title, report) {
     });
     if (p.throughput.baseline_gbps) {
       const y = H - bottom - (H - top - bottom) * (p.throughput.baseline_gbps / max);
-      out += `<line class="base s-${name}" x1="${left}" x2="${W - 8}" y1="${y}" y2="${y}"><title>${name} loss-free ${p.throughput.baseline_gbps.toFixed(2)} Gb/s</title></line>`;
+      out += `<line class="base s-${name}" x1="${left}" x2="${W - 8}" y1="${y}" y2="${y}"><title>${name} ${esc(t('chart.lossfree'))} ${p.throughput.baseline_gbps.toFixed(2)} Gb/s</title></line>`;
     }
   });
   out += `<text class="axis" x="4" y="${top + 8}">${max.toFixed(0)}</text><text class="axis" x="4" y="${H - bottom}">0 Gb/s</text>`;

@@ -2,7 +2,7 @@
 
 const S = {
   zh: {
-    'title': 'RDMA 实验室',
+    'title': 'RDMA 实验室', 'skip': '跳到正文',
     'nav.course': '课程', 'nav.overview': '概览', 'nav.sim': '流量仿真', 'nav.playground': 'Verbs 实验台', 'nav.labs': '网络实验',
     'open.lab': '实验：{t}',
     'footer': '每个数字都由仿真器算出；每次点击都重新运行。',
@@ -52,9 +52,17 @@ const S = {
     'row.setup_cpu': '建连：CPU 时间 本端 / 远端', 'row.setup_duration': '建连：耗时',
     'ok': '成功', 'failed': '失败',
     'err.field': '参数 {f}：{e}（允许：{a}）',
+    'sim.ci': '（95% 置信区间 {a}–{b}）',
+    'sim.lossmodel': '{model}：{pred}（p {p}%，{n} 次丢包{wait}）· 实测 ÷ 预测 {ratio}', 'sim.lossmodel.wait': '，等待超时 {t}',
+    'sim.rec.sack': 'SACK NAK {n} · 重发 {r} 个包 · 超时 {t}', 'sim.rec.rdma': 'NAK {n} · 超时 {t}', 'sim.rec.tcp': '快速恢复 {n} · RTO {t} · TLP {p}',
+    'sim.dcqcn': '{profile}：{m} 个包被标记 → {c} 个 CNP · 降速 {k} 次 · 最终 {g} Gb/s',
+    'chart.lossfree': '无丢包时', 'sim.knobs': '这个场景要调的参数', 'sim.range': '{a} 到 {b}', 'sim.atleast': '至少 {a}',
+    'sim.raw': '命令行里的名字', 'sim.fix': '有 {n} 个参数需要改正，什么都没有运行。',
+    'err.int': '{label}：请填 {range} 之间的整数。', 'err.prob': '{label}：请填 0 到 1 之间的数（概率）。',
+    'err.server': '{label}：仿真器不接受这个值（允许：{allowed}）。', 'err.server.other': '仿真器不接受这组参数：{e}',
   },
   en: {
-    'title': 'RDMA Lab',
+    'title': 'RDMA Lab', 'skip': 'Skip to content',
     'nav.course': 'Course', 'nav.overview': 'Overview', 'nav.sim': 'Traffic simulation', 'nav.playground': 'Verbs playground', 'nav.labs': 'Fabric labs',
     'open.lab': 'Lab: {t}',
     'footer': 'Every number is computed by the simulator; every click reruns it.',
@@ -104,6 +112,14 @@ const S = {
     'row.setup_cpu': 'setup: CPU time local / remote', 'row.setup_duration': 'setup: duration',
     'ok': 'success', 'failed': 'failed',
     'err.field': '{f}: {e} (allowed: {a})',
+    'sim.ci': ' (95% CI {a}–{b})',
+    'sim.lossmodel': '{model}: {pred} (p {p}%, {n} events{wait}) · ÷ {ratio}', 'sim.lossmodel.wait': ', {t} waiting on timeouts',
+    'sim.rec.sack': 'SACK NAK {n} · resent {r} · timeout {t}', 'sim.rec.rdma': 'NAK {n} · timeout {t}', 'sim.rec.tcp': 'fast recovery {n} · RTO {t} · TLP {p}',
+    'sim.dcqcn': '{profile}: {m} marked → {c} CNP · {k} cuts · {g} Gb/s',
+    'chart.lossfree': 'loss-free', 'sim.knobs': 'The knobs of this preset', 'sim.range': '{a} to {b}', 'sim.atleast': 'at least {a}',
+    'sim.raw': 'name on the command line', 'sim.fix': '{n} parameter(s) to fix; nothing was run.',
+    'err.int': '{label}: enter a whole number from {range}.', 'err.prob': '{label}: enter a number from 0 to 1 (a probability).',
+    'err.server': '{label}: the simulator refuses this value (allowed: {allowed}).', 'err.server.other': 'The simulator refuses these parameters: {e}',
   },
 };
 

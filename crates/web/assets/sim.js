@@ -3,16 +3,12 @@
 // state is in the URL (`preset`, `set`..., `profile`, `hl`, `speed`, `lang`).
 
 import { t, href, esc, lang } from './i18n.js';
+import { term, sentence } from './terms.js';
+import { GROUPS, LESSON_KEYS, PARAMS as WORDS, UNITS } from './simparams.js';
 import { api, errorText, go } from './app.js';
 import { pathsSvg, paintAt, spanNs, ladderSvg, cursorAt, barsSvg, batchesSvg, retentionSvg, fmtNs } from './draw.js';
 
 const PRESETS = [['lesson1', '①'], ['lesson2', '②'], ['lesson3', '③'], ['lesson4', '④'], ['lesson5', '⑤'], ['lesson5b', '⑤b'], ['lesson6', '⑥']];
-// The keys the panel offers, in this order (every other key keeps the preset's value).
-const PARAMS = ['rdma.operation', 'workload.message_bytes', 'workload.messages', 'workload.stream_us',
-  'loss.congestion_drop', 'lossless.enabled', 'rdma.retransmission', 'rdma.timeout',
-  'nic.adaptive_retransmission', 'switch.ecn', 'switch.ecn_on_dequeue', 'rdma.dcqcn', 'rdma.dcqcn_profile', 'rdma.mtu_bytes', 'switch.mtu_bytes',
-  'rdma.memory_registered', 'rdma.qp_state', 'rdma.completion', 'nic.profile', 'topology.link_gbps',
-  'topology.cable_m', 'tcp.congestion_control', 'tcp.mtu_bytes', 'tcp.busy_poll', 'seed'];
 const SPEEDS = [0.25, 0.5, 1, 2, 4];
 
 let schema = null;
@@ -39,6 +35,9 @@ function url(st) {
 }
 
 const yn = (b) => t(b ? 'yes' : 'no');
+const colon = () => (lang() === 'en' ? ': ' : '：');
+const sep = () => (lang() === 'en' ? ', ' : '、');
+const paren = (s) => (lang() === 'en' ? `(${s})` : `（${s}）`);
 const pct = (x) => (x == null ? '—' : `${(x * 100).toFixed(1)}%`);
 
 // Rows of the comparison table: id, whether it applies, and (text, raw value) per path. The raw
@@ -46,41 +45,43 @@ const pct = (x) => (x == null ? '—' : `${(x * 100).toFixed(1)}%`);
 const ROWS = [
   ['outcome', () => true, (p) => (p.outcome.status === 'success'
     ? [t('ok'), 'success']
-    : [`${p.outcome.verb} → ${p.outcome.code} (${p.outcome.where}): ${p.outcome.why}`, p.outcome.code])],
+    : [`${p.outcome.verb} → ${sentence(p.outcome.code)} (${sentence(p.outcome.where)})${colon()}${sentence(p.outcome.why)}`, p.outcome.code])],
   ['copies', () => true, (p) => [`${p.data_path.copies} (${p.data_path.copied_bytes} B)`, p.data_path.copies]],
   ['syscalls', () => true, (p) => [String(p.data_path.syscalls), p.data_path.syscalls]],
   ['kernel', () => true, (p) => [`${yn(p.data_path.kernel_local)} / ${yn(p.data_path.kernel_remote)}`, [p.data_path.kernel_local, p.data_path.kernel_remote]]],
-  ['transport_in', () => true, (p) => [p.transport_in, p.transport_in]],
-  ['cpu_stages_local', () => true, (p) => [p.data_path.cpu_stages_local.map((s) => (s.count > 1 ? `${s.name} ×${s.count}` : s.name)).join(', ') || '—', p.data_path.cpu_stages_local.length]],
-  ['cpu_stages', () => true, (p) => [p.data_path.cpu_stages_remote.map((s) => (s.count > 1 ? `${s.name} ×${s.count}` : s.name)).join(', ') || '—', p.data_path.cpu_stages_remote.length]],
+  ['transport_in', () => true, (p) => [term(p.transport_in), p.transport_in]],
+  ['cpu_stages_local', () => true, (p) => [p.data_path.cpu_stages_local.map((s) => (s.count > 1 ? `${term(s.name)} ×${s.count}` : term(s.name))).join(sep()) || '—', p.data_path.cpu_stages_local.length]],
+  ['cpu_stages', () => true, (p) => [p.data_path.cpu_stages_remote.map((s) => (s.count > 1 ? `${term(s.name)} ×${s.count}` : term(s.name))).join(sep()) || '—', p.data_path.cpu_stages_remote.length]],
   ['cpu_per_message', () => true, (p) => [`${fmtNs(p.data_path.cpu_ns_per_message_local)} / ${fmtNs(p.data_path.cpu_ns_per_message_remote)}`, [p.data_path.cpu_ns_per_message_local, p.data_path.cpu_ns_per_message_remote]]],
-  ['remote_cpu', () => true, (p) => [`${t(p.remote_cpu)} — ${p.remote_cpu_why}`, p.remote_cpu]],
-  ['latency', (r) => r.scenario.mode === 'count', (p) => (p.latency ? [`${fmtNs(p.latency.delivered_ns)} (${p.latency.delivered_at})`, p.latency.delivered_ns] : ['—', null])],
+  ['remote_cpu', () => true, (p) => [`${t(p.remote_cpu)} — ${sentence(p.remote_cpu_why)}`, p.remote_cpu]],
+  ['latency', (r) => r.scenario.mode === 'count', (p) => (p.latency ? [`${fmtNs(p.latency.delivered_ns)} ${paren(term(p.latency.delivered_at))}`, p.latency.delivered_ns] : ['—', null])],
   ['placed', (r) => r.scenario.mode === 'count', (p) => (p.latency && p.latency.placed_at_remote_ns != null ? [fmtNs(p.latency.placed_at_remote_ns), p.latency.placed_at_remote_ns] : ['—', null])],
-  ['completion', (r) => r.scenario.mode === 'count', (p) => (p.latency ? [`${fmtNs(p.latency.local_completion_ns)} (${p.latency.local_completion_at})`, p.latency.local_completion_ns] : ['—', null])],
+  ['completion', (r) => r.scenario.mode === 'count', (p) => (p.latency ? [`${fmtNs(p.latency.local_completion_ns)} ${paren(term(p.latency.local_completion_at))}`, p.latency.local_completion_ns] : ['—', null])],
   ['bus_bytes', () => true, (p) => [`${p.memory_bus_bytes_per_delivered_byte.local.toFixed(2)} / ${p.memory_bus_bytes_per_delivered_byte.remote.toFixed(2)}`, [p.memory_bus_bytes_per_delivered_byte.local, p.memory_bus_bytes_per_delivered_byte.remote]]],
   ['throughput', (r) => r.scenario.mode === 'stream', (p) => (p.throughput ? [`${p.throughput.gbps.toFixed(2)} Gb/s (${p.throughput.bytes} B / ${fmtNs(p.throughput.window_ns)})`, p.throughput.gbps] : ['—', null])],
   ['retention', (r) => r.scenario.mode === 'stream', (p) => {
     const th = p.throughput;
     if (!th || th.retention == null) return ['—', null];
-    const ci = th.retention_ci95 ? ` (95% CI ${pct(th.retention_ci95[0])}–${pct(th.retention_ci95[1])})` : '';
+    const ci = th.retention_ci95 ? t('sim.ci', { a: pct(th.retention_ci95[0]), b: pct(th.retention_ci95[1]) }) : '';
     return [`${pct(th.retention)} / ${th.baseline_gbps.toFixed(2)} Gb/s${ci}`, th.retention];
   }],
   ['loss_model', (r) => r.scenario.mode === 'stream', (p) => {
     const m = p.throughput && p.throughput.model;
     if (!m || m.predicted_retention == null || !m.loss_events) return ['—', null];
-    return [`${m.model}: ${pct(m.predicted_retention)} (p ${(m.loss_rate * 100).toFixed(2)}%, ${m.loss_events} events${m.timeout_wait_ns > 0 ? `, ${fmtNs(m.timeout_wait_ns)} waiting on timeouts` : ''}) · ÷ ${m.measured_over_predicted == null ? '—' : m.measured_over_predicted.toFixed(2)}`, m.measured_over_predicted];
+    const wait = m.timeout_wait_ns > 0 ? t('sim.lossmodel.wait', { t: fmtNs(m.timeout_wait_ns) }) : '';
+    return [t('sim.lossmodel', { model: term(m.model), pred: pct(m.predicted_retention), p: (m.loss_rate * 100).toFixed(2), n: m.loss_events, wait, ratio: m.measured_over_predicted == null ? '—' : m.measured_over_predicted.toFixed(2) }), m.measured_over_predicted];
   }],
   ['recovery', () => true, (p) => {
     const r = p.recovery;
     if (!r) return ['—', null];
-    if (p.path === 'rdma' && r.selective) return [`SACK NAK ${r.loss_events} · resent ${r.resent_packets} · timeout ${r.timeouts}`, r.loss_events];
-    return [p.path === 'rdma' ? `NAK ${r.loss_events} · timeout ${r.timeouts}` : `fast recovery ${r.loss_events} · RTO ${r.timeouts} · TLP ${r.tail_probes}`, r.loss_events];
+    const v = { n: r.loss_events, r: r.resent_packets, t: r.timeouts, p: r.tail_probes };
+    if (p.path === 'rdma' && r.selective) return [t('sim.rec.sack', v), r.loss_events];
+    return [t(p.path === 'rdma' ? 'sim.rec.rdma' : 'sim.rec.tcp', v), r.loss_events];
   }],
   ['dcqcn', (r) => !!(r.rdma && r.rdma.recovery && r.rdma.recovery.dcqcn), (p) => {
     const d = p.recovery && p.recovery.dcqcn;
     if (!d) return ['—', null];
-    return [`${d.profile}: ${d.marked} marked → ${d.cnps_sent} CNP · ${d.cuts} cuts · ${d.final_rate_gbps.toFixed(2)} Gb/s`, d.cnps_sent];
+    return [t('sim.dcqcn', { profile: d.profile, m: d.marked, c: d.cnps_sent, k: d.cuts, g: d.final_rate_gbps.toFixed(2) }), d.cnps_sent];
   }],
   ['cross_traffic', (r) => !!(r.rdma && r.rdma.cross_traffic), (p) => {
     const c = p.cross_traffic;
@@ -125,37 +126,103 @@ function tableHtml(report, hl, before = null) {
     </tr>`).join('');
   const cap = before ? `${esc(t('sim.compare'))} <span class="muted">${esc(t('sim.before'))}</span>` : esc(t('sim.compare'));
   return `<table class="compare"><caption>${cap}</caption>
-    <thead><tr><th></th><th scope="col">${esc(t('sim.tcp'))}</th><th scope="col">${esc(t('sim.rdma'))} (${esc(report.rdma ? report.rdma.operation : '')})</th></tr></thead>
+    <thead><tr><th></th><th scope="col">${esc(t('sim.tcp'))}</th><th scope="col">${esc(t('sim.rdma'))} (${esc(report.rdma ? term(report.rdma.operation) : '')})</th></tr></thead>
     <tbody>${rows}</tbody></table>`;
+}
+
+/** A key's words in the page language: [label, explanation]. */
+function words(key) {
+  const w = WORDS[key];
+  return w ? w[lang() === 'en' ? 'en' : 'zh'] : [key, ''];
+}
+
+const BIG = 2 ** 53;
+const num = (n) => {
+  for (const [u, b] of [['TiB', 2 ** 40], ['GiB', 2 ** 30]]) if (n >= b && n % b === 0) return `${n / b} ${u}`;
+  return lang() === 'en' ? n.toLocaleString('en-US') : String(n);
+};
+
+/** The unit and allowed range of a key, as the label's muted tail. */
+function unitText(k) {
+  const unit = k.unit ? ((UNITS[lang()] || {})[k.unit] ?? k.unit) : '';
+  let range = '';
+  if (k.type === 'an integer' && k.min != null && !(k.choices && k.choices.length)) {
+    range = k.max >= BIG ? t('sim.atleast', { a: num(k.min) }) : t('sim.range', { a: num(k.min), b: num(k.max) });
+  } else if (k.type === 'a number') {
+    range = t('sim.range', { a: 0, b: 1 });
+  }
+  const parts = [unit, range].filter(Boolean);
+  if (!parts.length) return '';
+  return lang() === 'en' ? ` (${parts.join(', ')})` : `（${parts.join('，')}）`;
 }
 
 function inputFor(k, value) {
   const id = `p-${k.key.replace(/\W/g, '-')}`;
-  const label = `<label for="${id}" title="${esc(k.doc)}">${esc(k.key)}${k.unit ? ` <span class="unit">(${esc(k.unit)})</span>` : ''}</label>`;
+  const [label, explain] = words(k.key);
+  const attrs = `id="${id}" data-key="${k.key}" aria-describedby="${id}-x ${id}-err"`;
   let input;
   if (k.type === 'a boolean') {
-    input = `<input id="${id}" type="checkbox" data-key="${k.key}"${value ? ' checked' : ''}>`;
+    input = `<input ${attrs} type="checkbox"${value ? ' checked' : ''}>`;
   } else if (k.choices && k.choices.length) {
-    input = `<select id="${id}" data-key="${k.key}">${k.choices.map((c) => `<option${c === value ? ' selected' : ''} value="${esc(c)}">${esc(c)}</option>`).join('')}</select>`;
+    input = `<select ${attrs}>${k.choices.map((c) => `<option${String(c) === String(value) ? ' selected' : ''} value="${esc(c)}">${esc(c)}</option>`).join('')}</select>`;
   } else if (k.type === 'a number') {
-    input = `<input id="${id}" type="number" min="0" max="1" step="0.001" data-key="${k.key}" value="${esc(value)}">`;
+    input = `<input ${attrs} type="text" inputmode="decimal" value="${esc(value)}">`;
   } else {
-    input = `<input id="${id}" type="number" min="${k.min ?? 0}" max="${k.max ?? ''}" step="1" data-key="${k.key}" value="${esc(value)}">`;
+    input = `<input ${attrs} type="text" inputmode="numeric" value="${esc(value)}">`;
   }
-  return `<div class="param">${label}${input}</div>`;
+  const head = k.type === 'a boolean'
+    ? `<label for="${id}" class="check">${input} <span class="name">${esc(label)}</span></label>`
+    : `<label for="${id}"><span class="name">${esc(label)}</span><span class="unit">${esc(unitText(k))}</span></label>${input}`;
+  return `<div class="param" data-param="${k.key}">${head}
+    <code class="key" title="${esc(t('sim.raw'))}">${esc(k.key)}</code>
+    <span class="explain" id="${id}-x">${esc(explain)}</span>
+    <span class="field-error" id="${id}-err" role="alert" hidden></span></div>`;
 }
 
-function paramsHtml(plan) {
+/** The panel: this preset's knobs first, then every other key by group, as fieldsets. */
+function paramsHtml(plan, preset) {
   const keys = new Map(schema.keys.map((k) => [k.key, k]));
-  return PARAMS.filter((p) => keys.has(p)).map((p) => inputFor(keys.get(p), plan[p])).join('');
+  const first = (LESSON_KEYS[preset] || []).filter((p) => keys.has(p));
+  const gi = lang() === 'en' ? 2 : 1;
+  const set = (legend, list, group) => (list.length ? `<fieldset${group ? ` data-group="${group}"` : ' class="knobs"'}><legend>${esc(legend)}</legend><div class="grid">${list.map((k) => inputFor(keys.get(k), plan[k])).join('')}</div></fieldset>` : '');
+  const rest = GROUPS.map((g) => set(g[gi], schema.keys.map((k) => k.key).filter((k) => !first.includes(k) && (WORDS[k] ? WORDS[k].g : 'workload') === g[0]), g[0]));
+  return set(t('sim.knobs'), first, null) + rest.join('');
 }
 
-/** The override for an edited field: strings quoted, as `--set` takes them. */
-function assignment(el) {
-  const k = el.dataset.key;
-  if (el.type === 'checkbox') return `${k}=${el.checked}`;
-  if (el.tagName === 'SELECT' && Number.isNaN(Number(el.value))) return `${k}="${el.value}"`;
-  return `${k}=${el.value}`;
+/** The value an edited field stands for, as `--set` takes it (strings quoted). */
+function literal(el, spec) {
+  if (el.type === 'checkbox') return String(el.checked);
+  const v = el.value.trim();
+  if (spec && spec.type === 'a string') return `"${v}"`;
+  return v;
+}
+
+/** The error of a field's text, or null (integers in the schema's range, probabilities). */
+function fieldError(el, spec) {
+  if (!spec || el.type === 'checkbox' || el.tagName === 'SELECT') return null;
+  const v = el.value.trim();
+  const label = words(spec.key)[0];
+  if (spec.type === 'a number') {
+    const x = Number(v);
+    return v !== '' && Number.isFinite(x) && x >= 0 && x <= 1 ? null : t('err.prob', { label });
+  }
+  const range = spec.max >= BIG ? t('sim.atleast', { a: num(spec.min) }) : t('sim.range', { a: num(spec.min), b: num(spec.max) });
+  if (!/^\d{1,19}$/.test(v)) return t('err.int', { label, range });
+  const n = BigInt(v);
+  return n >= BigInt(spec.min) && n <= BigInt(spec.max) ? null : t('err.int', { label, range });
+}
+
+/** Shows `text` under the field of `key` (null clears it); false when the panel has no such field. */
+function showFieldError(form, key, text) {
+  const box = form.querySelector(`.param[data-param="${CSS.escape(key)}"]`);
+  if (!box) return false;
+  const el = box.querySelector('[data-key]');
+  const err = box.querySelector('.field-error');
+  err.textContent = text || '';
+  err.hidden = !text;
+  box.classList.toggle('invalid', !!text);
+  if (text) el.setAttribute('aria-invalid', 'true'); else el.removeAttribute('aria-invalid');
+  return true;
 }
 
 function stopAnimation() {
@@ -220,6 +287,90 @@ function chartsHtml(report) {
 
 /** The last run shown: `{preset, key, report}` (key: preset, overrides and profile). */
 let previous = null;
+/** A run the panel already made for the page it navigates to: `{key, res}`. */
+let pending = null;
+/** The panel stays open across the run it started. */
+let keepOpen = false;
+
+const runKey = (st) => JSON.stringify([st.preset, st.set, st.profile]);
+
+/** The body of `/api/run` for a state. */
+function runBody(st) {
+  const body = { preset: st.preset, set: st.set };
+  if (st.profile) body.profile = st.profile;
+  return body;
+}
+
+/** The panel's values over `plan`: the plan with the URL's overrides written in. */
+function withSets(plan, sets) {
+  const out = { ...plan };
+  for (const a of sets) {
+    const i = a.indexOf('=');
+    if (i < 0) continue;
+    const v = a.slice(i + 1);
+    out[a.slice(0, i)] = v === 'true' ? true : v === 'false' ? false : v.replace(/^"(.*)"$/, '$1');
+  }
+  return out;
+}
+
+/** Wires the panel: Run validates every field, runs once with all changes, shows errors in place. */
+function wirePanel(main, plan) {
+  const form = main.querySelector('#params');
+  const summary = form.querySelector('#params-error');
+  const specs = new Map(schema.keys.map((k) => [k.key, k]));
+  // Editing a field clears its error; nothing runs until Run.
+  form.oninput = (e) => { if (e.target.dataset && e.target.dataset.key) showFieldError(form, e.target.dataset.key, null); };
+  form.onchange = form.oninput;
+  form.onsubmit = async (e) => {
+    e.preventDefault();
+    const st = state();
+    let bad = 0;
+    const set = [...st.set];
+    for (const el of form.querySelectorAll('[data-key]')) {
+      const k = el.dataset.key;
+      const spec = specs.get(k);
+      const err = fieldError(el, spec);
+      showFieldError(form, k, err);
+      if (err) { bad += 1; continue; }
+      const lit = literal(el, spec);
+      const was = plan[k] === undefined ? undefined : (spec && spec.type === 'a string' ? `"${plan[k]}"` : String(plan[k]));
+      if (lit === was) continue;
+      const i = set.findIndex((a) => a.startsWith(`${k}=`));
+      if (i >= 0) set[i] = `${k}=${lit}`; else set.push(`${k}=${lit}`);
+    }
+    summary.classList.remove('error');
+    if (bad) {
+      summary.textContent = t('sim.fix', { n: bad });
+      summary.classList.add('error');
+      form.querySelector('[aria-invalid=true]').focus();
+      return;
+    }
+    summary.textContent = '';
+    const next = { ...st, set };
+    const btn = form.querySelector('#run');
+    btn.disabled = true;
+    document.body.dataset.run = 'running';
+    let res;
+    try {
+      res = await api('/api/run', runBody(next));
+    } catch (err) {
+      btn.disabled = false;
+      document.body.dataset.run = 'done';
+      const a = err.api || {};
+      const label = a.field && specs.has(a.field) ? words(a.field)[0] : null;
+      if (!(label && showFieldError(form, a.field, t('err.server', { label, allowed: a.allowed || '' })))) {
+        summary.textContent = t('err.server.other', { e: errorText(err) });
+        summary.classList.add('error');
+      } else {
+        form.querySelector('[aria-invalid=true]').focus();
+      }
+      return;
+    }
+    pending = { key: runKey(next), res };
+    keepOpen = true;
+    go(url(next));
+  };
+}
 
 export async function renderSim(main, live) {
   stopAnimation();
@@ -237,10 +388,12 @@ export async function renderSim(main, live) {
         <span class="label">${esc(t('sim.presets'))}</span> <span class="presets">${presetButtons}</span>
       </div>
       ${what}
-      <details class="params" ${st.set.length ? 'open' : ''}><summary>${esc(t('sim.params'))}</summary>
-        <form id="params"><div class="grid">…</div>
-          <p><a class="button secondary" data-link href="${url({ ...st, set: [], profile: null })}">${esc(t('sim.reset'))}</a>
-             <span class="muted">${st.set.map((s) => `<code>--set ${esc(s)}</code>`).join(' ')}</span></p>
+      <details class="params" ${st.set.length || keepOpen ? 'open' : ''}><summary>${esc(t('sim.params'))}</summary>
+        <form id="params" novalidate><div class="groups">…</div>
+          <p class="actions"><button id="run" class="button" type="submit">${esc(t('sim.run'))}</button>
+             <a class="button secondary" data-link href="${url({ ...st, set: [], profile: null })}">${esc(t('sim.reset'))}</a>
+             <span id="params-error" role="status"></span></p>
+          <p class="muted">${st.set.map((s) => `<code>--set ${esc(s)}</code>`).join(' ')}</p>
         </form>
       </details>
       <p id="status" class="status" role="status" aria-live="polite">${esc(t('sim.running'))}</p>
@@ -265,16 +418,31 @@ export async function renderSim(main, live) {
     </section>`;
   schema ??= await api('/api/schema');
   if (!live()) return;
+  keepOpen = false;
   let res;
+  const key = runKey(st);
   try {
-    const body = { preset: st.preset, set: st.set };
-    if (st.profile) body.profile = st.profile;
-    res = await api('/api/run', body);
+    if (pending && pending.key === key) res = pending.res;
+    else res = await api('/api/run', runBody(st));
+    pending = null;
   } catch (e) {
+    pending = null;
     if (!live()) return;
     const s = main.querySelector('#status');
     s.textContent = `${t('sim.error')}: ${errorText(e)}`;
     s.classList.add('error');
+    // The panel stays: the preset's values with the link's overrides, the refused one marked.
+    try {
+      const base = await api('/api/run', runBody({ ...st, set: [] }));
+      if (!live()) return;
+      const plan = withSets(base.plan, st.set);
+      main.querySelector('.params .groups').innerHTML = paramsHtml(plan, st.preset);
+      main.querySelector('details.params').open = true;
+      wirePanel(main, base.plan);
+      const a = e.api || {};
+      const form = main.querySelector('#params');
+      if (a.field) showFieldError(form, a.field, t('err.server', { label: words(a.field)[0], allowed: a.allowed || '' }));
+    } catch { /* the preset itself failed: the status line says why */ }
     document.body.dataset.run = 'error';
     return;
   }
@@ -282,11 +450,11 @@ export async function renderSim(main, live) {
   const report = res.report;
   main.querySelector('#paths').innerHTML = pathsSvg(report);
   // Before/after: the previous run of this preset with other parameters stays beside this one.
-  const key = JSON.stringify([st.preset, st.set, st.profile]);
   const before = previous && previous.preset === st.preset && previous.key !== key ? previous.report : null;
   main.querySelector('#table').innerHTML = tableHtml(report, st.hl, before);
   previous = { preset: st.preset, key, report };
-  main.querySelector('.params .grid').innerHTML = paramsHtml(res.plan);
+  main.querySelector('.params .groups').innerHTML = paramsHtml(res.plan, st.preset);
+  wirePanel(main, res.plan);
   const span = spanNs(report);
   main.querySelector('#ladder').innerHTML = ['tcp', 'rdma'].map((p) => ladderSvg(p, report[p], span)).join('');
   main.querySelector('#charts').innerHTML = chartsHtml(report);
@@ -305,15 +473,6 @@ export async function renderSim(main, live) {
     if (anim) anim.speed = s;
     history.replaceState(null, '', url({ ...state(), speed: s }));
   };
-  main.querySelector('#params').onchange = (e) => {
-    const el = e.target;
-    if (!el.dataset || !el.dataset.key) return;
-    const k = el.dataset.key;
-    const set = state().set.filter((s) => !s.startsWith(`${k}=`));
-    set.push(assignment(el));
-    go(url({ ...state(), set }));
-  };
-  main.querySelector('#params').onsubmit = (e) => e.preventDefault();
 }
 
 export { ROWS };

@@ -57,6 +57,8 @@ pub mod placeholder;
 pub mod render;
 pub mod runs;
 pub mod server;
+#[cfg(test)]
+mod page_words;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;

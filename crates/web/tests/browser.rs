@@ -597,6 +597,121 @@ async fn the_pages_in_a_real_browser() {
     );
     shot(&page, "sim-lesson5-before-after").await;
 
+    // The panel as a learner uses it (zh, ⑤): tick the box labelled 无损网络（PFC）, press 运行,
+    // read the retention's new value off the visible table.
+    open_sim(&page, &format!("{base}/sim?preset=lesson5")).await;
+    let ticked: bool = eval(
+        &page,
+        "(() => { document.querySelector('details.params summary').click(); \
+         const l = [...document.querySelectorAll('#params label')].find(l => l.innerText.trim() === '无损网络（PFC）'); \
+         if (!l || !l.control || l.control.type !== 'checkbox') return false; l.control.click(); return l.control.checked; })()",
+    )
+    .await;
+    assert!(ticked, "no checkbox labelled 无损网络（PFC） (or it did not tick)");
+    let first: String = eval(&page, "document.querySelector('#params label .name').innerText").await;
+    assert_eq!(first, "无损网络（PFC）", "⑤'s own knob comes first");
+    eval::<bool>(
+        &page,
+        "(() => { document.body.dataset.run = 'clicked'; \
+         [...document.querySelectorAll('#params button')].find(b => b.innerText.trim() === '运行').click(); return true; })()",
+    )
+    .await;
+    wait_for(&page, "document.body.dataset.run === 'done'", "运行 with PFC").await;
+    let cell: String = eval(
+        &page,
+        "document.querySelector('tr[data-row=retention] td[data-path=rdma]').innerText",
+    )
+    .await;
+    assert!(
+        cell.contains(&format!("→ {}", pct(&on))),
+        "retention after 运行: {cell:?}, want → {}",
+        pct(&on)
+    );
+    table_equals_report(&page, &on, "⑤ after 运行 with PFC").await;
+    let open: bool = eval(&page, "document.querySelector('details.params').open").await;
+    assert!(open, "the panel stays open after 运行");
+
+    // A bad value: message size 0 shows an inline error naming the field; nothing else changes.
+    let before: (String, String) = eval(
+        &page,
+        "(() => { const l = [...document.querySelectorAll('#params label')].find(l => l.querySelector('.name') && l.querySelector('.name').innerText.trim() === '消息大小'); \
+         l.control.value = '0'; l.control.dispatchEvent(new Event('input', {bubbles: true})); \
+         const was = [location.href, document.querySelector('#table').innerHTML]; \
+         [...document.querySelectorAll('#params button')].find(b => b.innerText.trim() === '运行').click(); return was; })()",
+    )
+    .await;
+    wait_for(
+        &page,
+        "document.querySelector('.param[data-param=\"workload.message_bytes\"] .field-error:not([hidden])')",
+        "the inline error",
+    )
+    .await;
+    let (err, after, open, fields): (String, (String, String), bool, usize) = eval(
+        &page,
+        "[document.querySelector('.param[data-param=\"workload.message_bytes\"] .field-error').innerText, \
+          [location.href, document.querySelector('#table').innerHTML], document.querySelector('details.params').open, \
+          document.querySelectorAll('#params [data-key]').length]",
+    )
+    .await;
+    assert!(err.contains("消息大小") && err.contains('1'), "inline error: {err:?}");
+    assert_eq!(after, before, "a refused value changed the page");
+    assert!(open && fields > 60, "the panel collapsed ({fields} fields)");
+    // A value only the simulator refuses (XON above XOFF): its error, at its field, in Chinese.
+    eval::<bool>(
+        &page,
+        "(() => { const m = document.querySelector('[data-key=\"workload.message_bytes\"]'); m.value = '4096'; \
+         m.dispatchEvent(new Event('input', {bubbles: true})); \
+         const x = document.querySelector('[data-key=\"lossless.xon_bytes\"]'); x.value = '50000'; \
+         document.querySelector('#params #run').click(); return true; })()",
+    )
+    .await;
+    wait_for(
+        &page,
+        "document.querySelector('.param[data-param=\"lossless.xon_bytes\"] .field-error:not([hidden])')",
+        "the simulator's refusal at its field",
+    )
+    .await;
+    let (err, after): (String, (String, String)) = eval(
+        &page,
+        "[document.querySelector('.param[data-param=\"lossless.xon_bytes\"] .field-error').innerText, \
+          [location.href, document.querySelector('#table').innerHTML]]",
+    )
+    .await;
+    assert!(err.contains("恢复阈值") && err.contains("41673"), "server error: {err:?}");
+    assert_eq!(after, before, "a refused run changed the page");
+    shot(&page, "sim-lesson5-panel-error").await;
+
+    // One language: on the zh page of every preset (panel open), no run of three or more
+    // English words outside identifiers, in the visible text or the table's and boxes' titles.
+    let mut allow: Vec<&str> = vec![
+        "Verbs", "RoCE", "Soft-RoCE", "ConnectX", "BlueFlame", "Mathis", "NAPI", "rdmalab", "go-back-N", "ns", "µs", "ms", "s", "B", "KB", "MB", "GB", "KiB", "MiB", "GiB", "TiB", "p",
+    ];
+    for k in scenario::KEYS {
+        if let scenario::Kind::Enum(v) = k.kind {
+            allow.extend_from_slice(v);
+        }
+    }
+    let allow = serde_json::to_string(&allow).unwrap();
+    for preset in ["lesson1", "lesson2", "lesson3", "lesson4", "lesson5", "lesson5b", "lesson6"] {
+        open_sim(&page, &format!("{base}/sim?preset={preset}")).await;
+        let runs: Vec<String> = eval(
+            &page,
+            &format!(
+                "(() => {{ const allow = new Set({allow}); document.querySelector('details.params').open = true; \
+                 const texts = [document.body.innerText, ...[...document.querySelectorAll('section.sim [title]')].map(e => e.getAttribute('title')), \
+                   ...[...document.querySelectorAll('section.sim svg title')].map(e => e.textContent)]; \
+                 const ident = (w) => /[_()./0-9→+=]/.test(w) || /^[A-Z0-9-]{{2,}}s?$/.test(w) || /^[A-Z][a-z]+[A-Z]/.test(w) || allow.has(w); \
+                 const out = []; \
+                 for (const text of texts) for (const line of text.split('\\n')) {{ let run = []; \
+                   for (const tok of line.split(/\\s+/).concat([''])) {{ const w = tok.replace(/^[\"'“‘(\\[]+|[\"'”’)\\],.;:!?]+$/g, ''); \
+                     if (/^[A-Za-z][A-Za-z'-]*$/.test(w) && !ident(w)) run.push(w); else {{ if (run.length >= 3) out.push(run.join(' ') + '  ⟵ ' + line.slice(0, 120)); run = []; }} }} }} \
+                 return out; }})()"
+            ),
+        )
+        .await;
+        assert!(runs.is_empty(), "{preset} (zh) has English: {runs:#?}");
+    }
+
     // ③ and ④: the failure at the step where it happens, with the exact status or the silence.
     for (preset, code) in [("lesson3", "LocProtErr"), ("lesson4", "no completion")] {
         open_sim(&page, &format!("{base}/sim?preset={preset}&lang=en")).await;
@@ -713,11 +828,18 @@ async fn the_pages_in_a_real_browser() {
     table_equals_report(&page, &r, &url).await;
     let hl: String = eval(&page, "document.querySelector('tr.hl').dataset.row").await;
     assert_eq!(hl, "latency");
-    // Editing a parameter puts it in the URL and reruns.
+    // Editing a parameter changes nothing until Run; Run puts it in the URL and reruns.
     eval::<bool>(
         &page,
         "(() => { const s = document.querySelector('[data-key=\"workload.message_bytes\"]'); s.value = '8192'; \
-         document.body.dataset.run = 'running'; s.dispatchEvent(new Event('change', {bubbles: true})); return true; })()",
+         s.dispatchEvent(new Event('change', {bubbles: true})); return true; })()",
+    )
+    .await;
+    let still: String = eval(&page, "location.search").await;
+    assert!(!still.contains("8192"), "a field change navigated: {still}");
+    eval::<bool>(
+        &page,
+        "(() => { document.body.dataset.run = 'clicked'; document.querySelector('#params #run').click(); return true; })()",
     )
     .await;
     wait_for(&page, "document.body.dataset.run === 'done'", "the rerun").await;
