@@ -6,11 +6,14 @@
 #  3. every `// zh:` line has an adjacent `// en:` partner and vice versa, zh lines hold
 #     Chinese, en lines none; no zh/en comment trails code; plain `//` comments are not prose
 #     (they are shown in both languages);
-#  4. every {{code:FILE#REGION}} in course/*/chapters names an existing file and region.
+#  4. every {{code:FILE#REGION}} in course/*/chapters names an existing file and region;
+#  5. every file has exactly one `// playground: NAME` line, and NAME is `none` or names an
+#     existing session scenarios/verbs/NAME.toml (the page's "open in the playground" button).
 # Exit status 0 when everything holds, 1 otherwise.
 set -u
 cd "$(dirname "$0")"
 COURSE=..
+SESSIONS=../../scenarios/verbs
 CC=${CC:-gcc}
 CFLAGS="-std=gnu11 -O2 -Wall -Wextra -Werror"
 errors=0
@@ -107,6 +110,33 @@ for r in $refs; do
     if [ ! -f "$file.c" ]; then err "$r: no file $file.c"
     elif ! grep -qxF "$key" "$tmp/regions"; then err "$r: no region ${key#*#} in $file.c (or it failed a check above)"
     else echo "ok   $r"
+    fi
+done
+
+# 5. each program names its playground session, and the session exists
+for f in "${files[@]}"; do
+    marks=$(grep -n '^[[:space:]]*//[[:space:]]*playground:' "$f")
+    if [ -z "$marks" ]; then
+        err "$f: no '// playground: NAME' line (NAME = a session under scenarios/verbs, or none)"
+        continue
+    fi
+    if [ "$(printf '%s\n' "$marks" | wc -l)" -gt 1 ]; then
+        err "$f: more than one '// playground:' line: $(printf '%s' "$marks" | tr '\n' ' ')"
+        continue
+    fi
+    lineno=${marks%%:*}
+    text=${marks#*:}
+    if [[ ! "$text" =~ ^//\ playground:\ ([A-Za-z0-9_]+)$ ]]; then
+        err "$f:$lineno: malformed playground line (want '// playground: NAME', alone on its line): $text"
+        continue
+    fi
+    name=${BASH_REMATCH[1]}
+    if [ "$name" = none ]; then
+        echo "ok   $f playground: none"
+    elif [ -f "$SESSIONS/$name.toml" ]; then
+        echo "ok   $f playground: scenarios/verbs/$name.toml"
+    else
+        err "$f:$lineno: playground session scenarios/verbs/$name.toml does not exist"
     fi
 done
 

@@ -4,6 +4,9 @@
 // en: Address resolution borrows the host's IP stack; REQ/REP/RTU travel over the RDMA fabric through QP1, and the CM does every modify_qp.
 // zh: 本端缓冲区的地址和 rkey 放在 REQ 的私有数据里；服务端据此把一条消息 WRITE_WITH_IMM 进来，客户端打印后断开连接。
 // en: Our buffer's address and rkey ride in the REQ's private data; the server WRITE_WITH_IMMs a message into it, and the client prints it and disconnects.
+// zh: 仿真器不模拟 RDMA CM（地址与路由解析、QP1 上的 REQ/REP/RTU），所以本程序没有对应的会话，也没有“在演练场打开”按钮。
+// en: The simulator does not model the RDMA CM (address and route resolution, REQ/REP/RTU over QP1), so this program has no session and no "open in the playground" button.
+// playground: none
 //
 // zh: 编译：
 // en: Build:

@@ -2,6 +2,9 @@
 // en: cm_server.c: the passive side of the RDMA CM. It listens on a port, accepts one connection, WRITE_WITH_IMMs a message into the client's buffer, then waits for the disconnect.
 // zh: 客户端缓冲区的地址和 rkey 来自 CONNECT_REQUEST 事件里的私有数据。
 // en: The client buffer's address and rkey come from the private data of the CONNECT_REQUEST event.
+// zh: 仿真器不模拟 RDMA CM（地址与路由解析、QP1 上的 REQ/REP/RTU），所以本程序没有对应的会话，也没有“在演练场打开”按钮。
+// en: The simulator does not model the RDMA CM (address and route resolution, REQ/REP/RTU over QP1), so this program has no session and no "open in the playground" button.
+// playground: none
 //
 // zh: 编译：
 // en: Build:

@@ -4,6 +4,7 @@
 // en: The client writes a message straight into a buffer the server registered; the server's CPU takes no part.
 // zh: 服务端只在最后通过 TCP 得知“写完了”，然后打印缓冲区。
 // en: The server only learns over TCP at the end that the write is done, and prints the buffer.
+// playground: rc_write
 //
 // zh: 编译：
 // en: Build:

@@ -6,6 +6,7 @@
 // en: The client READs the text, takes the lock with CAS twice, adds to the counter with FAA twice, then notifies the server with WRITE_WITH_IMM.
 // zh: 只有最后一步用到服务端的 CPU：它取那条接收完成。
 // en: Only the last step involves the server's CPU: it takes that receive completion.
+// playground: read_atomic
 //
 // zh: 编译：
 // en: Build:

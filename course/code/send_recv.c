@@ -4,6 +4,7 @@
 // en: The client sends 3 pings and the server answers each with a pong; both post receive WRs before the peer can send.
 // zh: 每收到一条消息就把那个接收槽重新投递，接收队列始终不空（空了对方会收到 RNR NAK）。
 // en: Every slot that received a message is posted again, so the receive queue never runs dry (that would mean RNR NAKs).
+// playground: send_recv_channel
 //
 // zh: 编译：
 // en: Build:
@@ -476,18 +477,6 @@ int main(int argc, char **argv)
     union ibv_gid my_gid;
 
     struct ibv_context *ctx = open_device(&o, &port, &gid_index, &my_gid);
-    struct ibv_pd *pd = ibv_alloc_pd(ctx);
-    if (!pd)
-        fail_errno("ibv_alloc_pd");
-    size_t buf_size = (SLOTS + 1) * SLOT_SIZE;
-    s.buf = calloc(1, buf_size);
-    if (!s.buf)
-        fail_errno("calloc");
-    // zh: 网卡要往接收槽里写，所以要 LOCAL_WRITE；只用来发送的内存不需要任何权限。
-    // en: The NIC writes into the receive slots, hence LOCAL_WRITE; memory used only for sending needs none.
-    s.mr = ibv_reg_mr(pd, s.buf, buf_size, IBV_ACCESS_LOCAL_WRITE);
-    if (!s.mr)
-        fail_errno("ibv_reg_mr");
 
 // region: channel
     // zh: 完成通道带一个文件描述符 channel->fd：可以阻塞在上面，也可以交给 poll/epoll。
@@ -495,23 +484,17 @@ int main(int argc, char **argv)
     s.channel = ibv_create_comp_channel(ctx);
     if (!s.channel)
         fail_errno("ibv_create_comp_channel");
+    // zh: 通道和 CQ 属于设备上下文而不是 PD，所以通道可以最先创建；PD 到 ibv_create_qp 时才用到。
+    // en: The channel and the CQ belong to the device context, not to a PD, so the channel may come first; the PD is needed only from ibv_create_qp on.
+    struct ibv_pd *pd = ibv_alloc_pd(ctx);
+    if (!pd)
+        fail_errno("ibv_alloc_pd");
     // zh: 第四个参数把 CQ 挂到这个通道上；comp_vector（这里是 0）选 CQ 用哪个中断向量。
     // en: The fourth argument attaches the CQ to the channel; comp_vector (0 here) picks its interrupt vector.
     s.cq = ibv_create_cq(ctx, CQ_DEPTH, NULL, s.channel, 0);
     if (!s.cq)
         fail_errno("ibv_create_cq");
 // endregion: channel
-
-// region: arm
-    // zh: 请求完成通知（俗称“武装”CQ）：此后写入的下一个 CQE 会在通道上产生一个事件。
-    // en: Request completion notification ("arm" the CQ): the next CQE written raises an event on the channel.
-    // zh: 请求是一次性的：产生一个事件后就用掉了，要再次请求（见 wait 一段）。
-    // en: The request is one-shot: after one event it is used up and must be made again (see the wait region).
-    // zh: 第二个参数为 0 表示任何完成都通知；非 0 时只有 solicited 的接收完成和出错的完成才通知。
-    // en: A second argument of 0 means any completion; non-zero means only solicited receives and errors.
-    if ((ret = ibv_req_notify_cq(s.cq, 0)))
-        fail_ret("ibv_req_notify_cq", ret);
-// endregion: arm
 
     struct ibv_qp_init_attr qp_init = {
         .send_cq = s.cq, .recv_cq = s.cq, .qp_type = IBV_QPT_RC,
@@ -523,6 +506,30 @@ int main(int argc, char **argv)
     // zh: SEND/RECV 不需要任何远端访问权限。
     // en: SEND/RECV needs no remote access rights at all.
     qp_to_init(s.qp, o.ib_port, 0);
+
+    size_t buf_size = (SLOTS + 1) * SLOT_SIZE;
+    s.buf = calloc(1, buf_size);
+    if (!s.buf)
+        fail_errno("calloc");
+    // zh: 网卡要往接收槽里写，所以要 LOCAL_WRITE；只用来发送的内存不需要任何权限。
+    // en: The NIC writes into the receive slots, hence LOCAL_WRITE; memory used only for sending needs none.
+    s.mr = ibv_reg_mr(pd, s.buf, buf_size, IBV_ACCESS_LOCAL_WRITE);
+    if (!s.mr)
+        fail_errno("ibv_reg_mr");
+
+// region: arm
+    // zh: 请求完成通知（俗称“武装”CQ）：此后写入的下一个 CQE 会在通道上产生一个事件。
+    // en: Request completion notification ("arm" the CQ): the next CQE written raises an event on the channel.
+    // zh: 请求是一次性的：产生一个事件后就用掉了，要再次请求（见 wait 一段）。
+    // en: The request is one-shot: after one event it is used up and must be made again (see the wait region).
+    // zh: 第二个参数为 0 表示任何完成都通知；非 0 时只有 solicited 的接收完成和出错的完成才通知。
+    // en: A second argument of 0 means any completion; non-zero means only solicited receives and errors.
+    // zh: 在投递第一个 WR 之前请求：那时还不可能有任何完成。
+    // en: Request it before the first WR is posted: nothing can have completed yet.
+    if ((ret = ibv_req_notify_cq(s.cq, 0)))
+        fail_ret("ibv_req_notify_cq", ret);
+// endregion: arm
+
     // zh: INIT 里就可以投递接收了：在对方有机会发送之前，接收缓冲区已经就位。
     // en: Receives may be posted from INIT on: the buffers are in place before the peer can possibly send.
     for (int i = 0; i < SLOTS; i++)
@@ -576,8 +583,8 @@ int main(int argc, char **argv)
         left -= n;
     }
 
-    // zh: 反向拆除；完成通道要等用它的 CQ 销毁之后才能销毁。
-    // en: Tear down in reverse; the completion channel goes only after the CQ that uses it.
+    // zh: 按依赖的反方向拆除：QP 用着 CQ 和 PD，所以最先；完成通道要等用它的 CQ 销毁之后才能销毁。
+    // en: Tear down against the dependencies: the QP uses the CQ and the PD, so it goes first; the completion channel goes only after the CQ that uses it.
     if ((ret = ibv_destroy_qp(s.qp)))
         fail_ret("ibv_destroy_qp", ret);
     if ((ret = ibv_destroy_cq(s.cq)))

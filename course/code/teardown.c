@@ -4,6 +4,7 @@
 // en: Each side posts 4 receive WRs; the client sends 2 SENDs, using up 2 of the server's. At goodbye the client has 4 and the server 2 receive WRs outstanding.
 // zh: 改到 ERR 之后，它们都以 IBV_WC_WR_FLUSH_ERR 回来；每一个都对上账之后才销毁 QP。
 // en: After the move to ERR they all come back as IBV_WC_WR_FLUSH_ERR; only once each is accounted for is the QP destroyed.
+// playground: teardown
 //
 // zh: 编译：
 // en: Build:
@@ -448,19 +449,12 @@ int main(int argc, char **argv)
     int gid_index, ret;
     union ibv_gid my_gid;
 
-    // zh: 创建的顺序：设备 → PD → MR → CQ → QP。销毁时正好反过来。
-    // en: Creation order: device → PD → MR → CQ → QP. Destruction runs exactly the other way.
+    // zh: 创建的顺序：设备 → PD → CQ → QP → MR。QP 依赖 CQ 和 PD，MR 依赖 PD；销毁时沿这些依赖反过来走。
+    // en: Creation order: device → PD → CQ → QP → MR. The QP depends on the CQ and the PD, the MR on the PD; destruction walks these dependencies backwards.
     struct ibv_context *ctx = open_device(&o, &port, &gid_index, &my_gid);
     struct ibv_pd *pd = ibv_alloc_pd(ctx);
     if (!pd)
         fail_errno("ibv_alloc_pd");
-    size_t buf_size = (RECV_DEPTH + 1) * SLOT_SIZE;
-    char *buf = calloc(1, buf_size);
-    if (!buf)
-        fail_errno("calloc");
-    struct ibv_mr *mr = ibv_reg_mr(pd, buf, buf_size, IBV_ACCESS_LOCAL_WRITE);
-    if (!mr)
-        fail_errno("ibv_reg_mr");
     struct ibv_cq *cq = ibv_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0);
     if (!cq)
         fail_errno("ibv_create_cq");
@@ -474,6 +468,13 @@ int main(int argc, char **argv)
         fail_errno("ibv_create_qp");
 
     qp_to_init(qp, o.ib_port, 0);
+    size_t buf_size = (RECV_DEPTH + 1) * SLOT_SIZE;
+    char *buf = calloc(1, buf_size);
+    if (!buf)
+        fail_errno("calloc");
+    struct ibv_mr *mr = ibv_reg_mr(pd, buf, buf_size, IBV_ACCESS_LOCAL_WRITE);
+    if (!mr)
+        fail_errno("ibv_reg_mr");
     for (int i = 0; i < RECV_DEPTH; i++)
         post_recv_slot(qp, mr, buf, i, &b);
     uint32_t my_psn = random_psn();

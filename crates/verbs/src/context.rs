@@ -25,7 +25,7 @@
 //! QPNs are handed out from 0x11 upward (0 and 1 are the special QP0/QP1) and skip numbers in
 //! use; real NICs pick other values, so programs must exchange QPNs, never assume them.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use crate::cq::{CompChannel, Cq, CqPush};
 use crate::error::VerbsError;
@@ -38,20 +38,8 @@ use crate::qp::{Qp, QpCap, QpInitAttr};
 use crate::types::{ChannelHandle, CqHandle, MrHandle, PdHandle, QpNum, QpState, QpType};
 use crate::wc::{Wc, WcStatus};
 
-/// An asynchronous event (`ibv_get_async_event`).
-#[derive(Clone, Copy, Debug, Eq, PartialEq)]
-pub enum AsyncEvent {
-    /// `IBV_EVENT_CQ_ERR`: the CQ overran and is unusable.
-    CqErr {
-        /// The CQ.
-        cq: CqHandle,
-    },
-    /// `IBV_EVENT_SQ_DRAINED`: a QP in SQD has no send WQE in flight any more.
-    SqDrained {
-        /// The QP.
-        qpn: QpNum,
-    },
-}
+pub use crate::async_event::AsyncEvent;
+use crate::async_event::AsyncQueue;
 
 /// Something the host should model as an interrupt or wake-up.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -154,7 +142,7 @@ pub struct Context {
     channels: Vec<Option<CompChannel>>,
     pub(crate) qps: BTreeMap<QpNum, Qp>,
     next_qpn: u32,
-    async_events: VecDeque<AsyncEvent>,
+    async_events: AsyncQueue,
     notifications: Vec<Notification>,
 }
 
@@ -176,7 +164,7 @@ impl Context {
             channels: Vec::new(),
             qps: BTreeMap::new(),
             next_qpn: 0x11,
-            async_events: VecDeque::new(),
+            async_events: AsyncQueue::default(),
             notifications: Vec::new(),
         }
     }
@@ -380,7 +368,12 @@ impl Context {
                 unacked: c.events_unacked,
             });
         }
+        let unacked = self.async_events.unacked_cq(cq);
+        if unacked > 0 {
+            return Err(VerbsError::CqAsyncEventsUnacked { cq, unacked });
+        }
         let channel = c.channel;
+        self.async_events.forget_cq(cq);
         self.cqs[cq.0 as usize] = None;
         if let Some(ch) = channel
             && let Ok(c) = self.channel_mut(ch)
@@ -443,9 +436,21 @@ impl Context {
         Ok(())
     }
 
-    /// `ibv_get_async_event` (non-blocking): the oldest async event.
+    /// `ibv_get_async_event` (non-blocking): the oldest async event, which must then be
+    /// acknowledged with [`Context::ack_async_event`] before its QP or CQ can be destroyed.
     pub fn get_async_event(&mut self) -> Option<AsyncEvent> {
-        self.async_events.pop_front()
+        self.async_events.take()
+    }
+
+    /// Whether an async event is waiting (the async fd is readable).
+    pub fn async_event_pending(&self) -> bool {
+        self.async_events.pending()
+    }
+
+    /// `ibv_ack_async_event`: EINVAL when no event about that object is taken and not yet
+    /// acknowledged.
+    pub fn ack_async_event(&mut self, e: AsyncEvent) -> Result<(), VerbsError> {
+        self.async_events.ack(e)
     }
 
     /// Every completion event and async event raised since the last call, in order. The
@@ -455,7 +460,7 @@ impl Context {
     }
 
     pub(crate) fn raise_async(&mut self, e: AsyncEvent) {
-        self.async_events.push_back(e);
+        self.async_events.push(e);
         self.notifications.push(Notification::Async(e));
     }
 
@@ -476,7 +481,13 @@ impl Context {
                 self.notifications
                     .push(Notification::CompletionEvent { cq, channel });
             }
-            CqPush::Overrun => self.raise_async(AsyncEvent::CqErr { cq }),
+            CqPush::Overrun => {
+                self.raise_async(AsyncEvent::CqErr { cq });
+                // The QP whose completion did not fit can no longer report its work.
+                if self.profile.raises_qp_error_events() {
+                    self.raise_async(AsyncEvent::QpFatal { qpn: wc.qp_num });
+                }
+            }
             CqPush::Queued { event: false } | CqPush::Dropped => {}
         }
         r
@@ -544,6 +555,12 @@ impl Context {
     /// learn their fate); under [`NicProfile::destroy_qp_cleans_cq`] the QP's completions still
     /// waiting in its CQs are removed too. The report counts both.
     pub fn destroy_qp(&mut self, qpn: QpNum) -> Result<DestroyReport, VerbsError> {
+        self.qp(qpn)?;
+        let unacked = self.async_events.unacked_qp(qpn);
+        if unacked > 0 {
+            return Err(VerbsError::QpAsyncEventsUnacked { qpn, unacked });
+        }
+        self.async_events.forget_qp(qpn);
         let qp = self.qps.remove(&qpn).ok_or(VerbsError::NoSuchQp(qpn))?;
         let mut report = DestroyReport {
             send_wqes: qp.sq.len(),
@@ -642,7 +659,15 @@ impl Context {
         let profile = self.profile;
         let device = self.device;
         let qp = self.qp_mut(qpn)?;
-        let v = validate(qp.qp_type, qp.state, qp.sq_draining, attr, mask, &device)?;
+        let v = validate(
+            qp.qp_type,
+            qp.state,
+            qp.sq_draining,
+            attr,
+            mask,
+            &device,
+            profile,
+        )?;
         let from = qp.state;
         let mut effects = Vec::new();
         qp.attr.apply(attr, mask);
@@ -678,6 +703,7 @@ impl Context {
             }
             (QpState::Init, QpState::Rtr) => {
                 qp.state = QpState::Rtr;
+                qp.comm_est = false;
                 effects.push(ModifyEffect::EnteredRtr);
             }
             (QpState::Rtr | QpState::Sqd | QpState::Sqe, QpState::Rts) => {

@@ -59,6 +59,34 @@ pub enum VerbsError {
         /// Events not acknowledged.
         unacked: u32,
     },
+    /// `destroy_cq` with async events about the CQ taken and not acknowledged.
+    #[error(
+        "destroy_cq: {cq} has {unacked} async event(s) not acknowledged with ack_async_event \
+         (ibv_destroy_cq would block forever)"
+    )]
+    CqAsyncEventsUnacked {
+        /// The CQ.
+        cq: CqHandle,
+        /// Events not acknowledged.
+        unacked: u32,
+    },
+    /// `destroy_qp` with async events about the QP taken and not acknowledged.
+    #[error(
+        "destroy_qp: {qpn} has {unacked} async event(s) not acknowledged with ack_async_event \
+         (ibv_destroy_qp would block forever)"
+    )]
+    QpAsyncEventsUnacked {
+        /// The QP.
+        qpn: QpNum,
+        /// Events not acknowledged.
+        unacked: u32,
+    },
+    /// `ack_async_event` for an event not taken, or already acknowledged.
+    #[error("ack_async_event: no {event} event about that object is taken and unacknowledged")]
+    AsyncAckWithoutEvent {
+        /// The event's name.
+        event: &'static str,
+    },
     /// `ack_cq_events` for more events than were received.
     #[error(
         "ack_cq_events: {cq} has {unacked} unacknowledged event(s), cannot acknowledge {acked}"
@@ -137,6 +165,8 @@ impl VerbsError {
             VerbsError::PdInUse { .. }
             | VerbsError::CqInUse { .. }
             | VerbsError::CqEventsUnacked { .. }
+            | VerbsError::CqAsyncEventsUnacked { .. }
+            | VerbsError::QpAsyncEventsUnacked { .. }
             | VerbsError::ChannelInUse { .. } => Errno::EBUSY,
             VerbsError::TooMany { .. } => Errno::ENOMEM,
             VerbsError::Mr(MrError::Unmapped { .. }) | VerbsError::Memory(_) => Errno::EFAULT,

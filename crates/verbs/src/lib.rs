@@ -91,6 +91,7 @@
 //! objects (a UD WR carries its [`AhAttr`] directly), multiple ports, RD/XRC, the kernel ULP
 //! post path. Simulated hosts are little-endian (atomics store `u64` little-endian).
 
+pub mod async_event;
 pub mod context;
 pub mod cq;
 pub mod errno;
@@ -123,7 +124,7 @@ pub use profile::{DeviceAttr, NicProfile, PortAttr};
 pub use qp::{QpCap, QpInitAttr, RecvWqe, SendWqe, WqeId, WqeState};
 pub use transport::{
     AtomicOp, GatherError, Nak, RecvCompletion, RecvOutcome, RemoteOp, ResponderError,
-    ScatterError, SendBlock, SendCompletion, StartSend, TakenRecv, UD_GRH_LEN,
+    ResponderFault, ScatterError, SendBlock, SendCompletion, StartSend, TakenRecv, UD_GRH_LEN,
 };
 pub use types::{
     AhAttr, ChannelHandle, CqHandle, Gid, GlobalRoute, MrHandle, Mtu, PdHandle, QpNum, QpState,

@@ -18,7 +18,9 @@
 //! Then come the value checks of `_ib_modify_qp` and rxe's `rxe_qp_chk_attr` (port, P_Key
 //! index, RoCE's global AV, ALT_PATH banned on RoCE, `timeout > 31`, `path_mtu` above the port
 //! max, `max_rd_atomic`/`max_dest_rd_atomic` above the device, leaving SQD while draining).
-//! `rq_psn`/`sq_psn` above 24 bits are masked with a warning, not refused.
+//! `rq_psn`/`sq_psn` above 24 bits are masked with a warning, not refused. Last, a transition
+//! the table allows but the profile's driver has no command for is refused
+//! ([`NicProfile::lacks_transition`]: mlx5 has no RTS→SQD and no SQD→SQD).
 //!
 //! A call that fails any check changes nothing (`ibv_modify_qp.3:115-116`): [`validate`] is a
 //! pure function and the caller applies nothing unless it returns `Ok`.
@@ -26,7 +28,7 @@
 use core::fmt;
 
 use crate::flags::{AccessFlags, QpAttrMask as M};
-use crate::profile::DeviceAttr;
+use crate::profile::{DeviceAttr, NicProfile};
 use crate::types::{AhAttr, Mtu, QpState, QpType};
 
 /// `struct ibv_qp_attr`: the attributes `modify_qp` sets and `query_qp` reports.
@@ -623,6 +625,17 @@ pub enum ModifyError {
         /// Requested state.
         to: QpState,
     },
+    /// A transition the kernel's table allows but the mlx5 driver has no firmware command
+    /// for ([`NicProfile::lacks_transition`]).
+    #[error(
+        "modify_qp {from}→{to}: the kernel's table allows it, but the mlx5 driver has no firmware command for it (no {from}→{to} entry in the optab of __mlx5_ib_modify_qp, drivers/infiniband/hw/mlx5/qp.c); rxe implements SQD"
+    )]
+    NoMlx5Command {
+        /// Current state.
+        from: QpState,
+        /// Requested state.
+        to: QpState,
+    },
 }
 
 fn plural(m: M) -> &'static str {
@@ -659,6 +672,7 @@ pub struct Validated {
 /// Checks a `modify_qp` call without changing anything (see the module docs for the order).
 ///
 /// `state` is the QP's state; `sq_draining` is true when it is in SQD with WQEs in flight.
+/// `profile` decides the driver's own refusals.
 pub fn validate(
     qp_type: QpType,
     state: QpState,
@@ -666,6 +680,7 @@ pub fn validate(
     attr: &QpAttr,
     mask: M,
     device: &DeviceAttr,
+    profile: NicProfile,
 ) -> Result<Validated, ModifyError> {
     let cur = if mask.contains(M::CUR_STATE) {
         attr.cur_qp_state
@@ -784,8 +799,16 @@ pub fn validate(
             value: attr.dest_qp_num,
         });
     }
-    if state == QpState::Sqd && sq_draining && next != QpState::Err {
+    // rxe_qp_chk_attr: `mask & IB_QP_STATE && cur_state == IB_QPS_SQD`, then
+    // `qp->attr.sq_draining && new_state != IB_QPS_ERR`. ibta follows it (inferred).
+    if mask.contains(M::STATE) && cur == QpState::Sqd && sq_draining && next != QpState::Err {
         return Err(ModifyError::SqDraining { to: next });
+    }
+    if profile.lacks_transition(cur, next) {
+        return Err(ModifyError::NoMlx5Command {
+            from: cur,
+            to: next,
+        });
     }
 
     let mut warnings = Vec::new();
@@ -850,6 +873,7 @@ mod tests {
             &QpAttr::to_state(QpState::Rts),
             mask,
             &dev(),
+            NicProfile::Mlx5,
         )
         .unwrap_err();
         assert_eq!(
@@ -868,6 +892,7 @@ mod tests {
             &QpAttr::to_state(QpState::Rts),
             M::STATE,
             &dev(),
+            NicProfile::Mlx5,
         )
         .unwrap_err();
         assert_eq!(
@@ -879,7 +904,18 @@ mod tests {
     #[test]
     fn into_reset_or_err_takes_state_only() {
         let attr = QpAttr::to_state(QpState::Err);
-        assert!(validate(QpType::Rc, QpState::Rts, false, &attr, M::STATE, &dev()).is_ok());
+        assert!(
+            validate(
+                QpType::Rc,
+                QpState::Rts,
+                false,
+                &attr,
+                M::STATE,
+                &dev(),
+                NicProfile::Mlx5
+            )
+            .is_ok()
+        );
         let e = validate(
             QpType::Rc,
             QpState::Rts,
@@ -887,6 +923,7 @@ mod tests {
             &attr,
             M::STATE | M::CUR_STATE,
             &dev(),
+            NicProfile::Mlx5,
         );
         // CUR_STATE with cur = RESET (attr default) is refused by rule 1; with cur = RTS by rule 4.
         assert!(e.is_err());
@@ -901,7 +938,8 @@ mod tests {
                 false,
                 &attr,
                 M::STATE | M::CUR_STATE,
-                &dev()
+                &dev(),
+                NicProfile::Mlx5
             ),
             Err(ModifyError::NotAllowed { .. })
         ));
@@ -915,13 +953,32 @@ mod tests {
         };
         let d = dev();
         let rtr = M::STATE | M::PKEY_INDEX | M::QKEY;
-        assert!(validate(QpType::Ud, QpState::Init, false, &base, rtr, &d).is_ok());
+        assert!(
+            validate(
+                QpType::Ud,
+                QpState::Init,
+                false,
+                &base,
+                rtr,
+                &d,
+                NicProfile::Mlx5
+            )
+            .is_ok()
+        );
         let big_pkey = QpAttr {
             pkey_index: 128,
             ..base
         };
         assert!(matches!(
-            validate(QpType::Ud, QpState::Init, false, &big_pkey, rtr, &d),
+            validate(
+                QpType::Ud,
+                QpState::Init,
+                false,
+                &big_pkey,
+                rtr,
+                &d,
+                NicProfile::Mlx5
+            ),
             Err(ModifyError::PkeyIndexOutOfRange { .. })
         ));
         let rts = QpAttr {
@@ -932,7 +989,15 @@ mod tests {
         let mask =
             M::STATE | M::TIMEOUT | M::RETRY_CNT | M::RNR_RETRY | M::SQ_PSN | M::MAX_QP_RD_ATOMIC;
         assert_eq!(
-            validate(QpType::Rc, QpState::Rtr, false, &rts, mask, &d),
+            validate(
+                QpType::Rc,
+                QpState::Rtr,
+                false,
+                &rts,
+                mask,
+                &d,
+                NicProfile::Mlx5
+            ),
             Err(ModifyError::TimeoutTooLarge { timeout: 32 })
         );
         let rts = QpAttr {
@@ -941,11 +1006,82 @@ mod tests {
             ..rts
         };
         assert!(matches!(
-            validate(QpType::Rc, QpState::Rtr, false, &rts, mask, &d),
+            validate(
+                QpType::Rc,
+                QpState::Rtr,
+                false,
+                &rts,
+                mask,
+                &d,
+                NicProfile::Mlx5
+            ),
             Err(ModifyError::MaxRdAtomicTooLarge {
                 requested: 17,
                 max: 16
             })
         ));
+    }
+    #[test]
+    fn mlx5_has_no_command_for_rts_to_sqd_or_sqd_to_sqd() {
+        let sqd = QpAttr::to_state(QpState::Sqd);
+        let rts = QpAttr::to_state(QpState::Rts);
+        for p in NicProfile::ALL {
+            let into_sqd = validate(QpType::Rc, QpState::Rts, false, &sqd, M::STATE, &dev(), p);
+            let sqd_sqd = validate(QpType::Rc, QpState::Sqd, false, &sqd, M::STATE, &dev(), p);
+            let sqd_rts = validate(QpType::Rc, QpState::Sqd, false, &rts, M::STATE, &dev(), p);
+            assert!(sqd_rts.is_ok(), "{p}: optab has SQD_RTS");
+            if p == NicProfile::Mlx5 {
+                let e = into_sqd.unwrap_err();
+                assert_eq!(
+                    e,
+                    ModifyError::NoMlx5Command {
+                        from: QpState::Rts,
+                        to: QpState::Sqd
+                    }
+                );
+                assert!(
+                    e.to_string()
+                        .contains("mlx5 driver has no firmware command")
+                );
+                assert!(matches!(sqd_sqd, Err(ModifyError::NoMlx5Command { .. })));
+            } else {
+                assert!(into_sqd.is_ok() && sqd_sqd.is_ok(), "{p} implements SQD");
+            }
+        }
+        // The generic checks come first: a bad mask is reported as such under mlx5 too.
+        assert!(matches!(
+            validate(
+                QpType::Rc,
+                QpState::Rts,
+                false,
+                &sqd,
+                M::STATE | M::PATH_MTU,
+                &dev(),
+                NicProfile::Mlx5
+            ),
+            Err(ModifyError::NotAllowed { .. })
+        ));
+    }
+
+    #[test]
+    fn draining_refuses_all_but_err_only_with_state_in_the_mask() {
+        let d = NicProfile::Rxe.device_attr();
+        let v = |to: QpState, mask: M| {
+            validate(
+                QpType::Rc,
+                QpState::Sqd,
+                true,
+                &QpAttr::to_state(to),
+                mask,
+                &d,
+                NicProfile::Rxe,
+            )
+        };
+        for to in [QpState::Rts, QpState::Sqd, QpState::Reset] {
+            assert_eq!(v(to, M::STATE), Err(ModifyError::SqDraining { to }));
+        }
+        assert!(v(QpState::Err, M::STATE).is_ok());
+        // rxe_qp_chk_attr tests `mask & IB_QP_STATE`: an SQD→SQD without STATE passes.
+        assert!(v(QpState::Sqd, M::TIMEOUT).is_ok());
     }
 }

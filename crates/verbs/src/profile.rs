@@ -16,7 +16,7 @@
 use core::fmt;
 
 use crate::errno::Errno;
-use crate::types::Mtu;
+use crate::types::{Mtu, QpState};
 
 /// Which NIC's verbs behaviour a [`Context`](crate::Context) reproduces.
 #[derive(Clone, Copy, Debug, Default, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -192,6 +192,27 @@ impl NicProfile {
         matches!(self, NicProfile::Mlx5)
     }
 
+    /// Whether a QP in RTR raises `IBV_EVENT_COMM_EST` when its first request arrives.
+    ///
+    /// `mlx5`: yes, firmware event `MLX5_EVENT_TYPE_COMM_EST`, which `mlx5_ib_qp_event`
+    /// passes on as `IB_EVENT_COMM_EST`. `ibta`: yes, IBTA's "communication established"
+    /// affiliated event (qib, a software-visible IBTA responder, raises it the same way on the
+    /// first packet in RTR). `rxe`: no; `rxe_resp.c` raises no QP event at all.
+    pub const fn raises_comm_est(self) -> bool {
+        !matches!(self, NicProfile::Rxe)
+    }
+
+    /// Whether a responder that NAKs a bad request and moves to ERR raises an async error
+    /// event (`QP_REQ_ERR`, `QP_ACCESS_ERR`, `QP_FATAL`), and a CQ overrun `QP_FATAL` for
+    /// the QP whose completion did not fit.
+    ///
+    /// `mlx5`: yes, `MLX5_EVENT_TYPE_WQ_INVAL_REQ_ERROR`, `_WQ_ACCESS_ERROR` and
+    /// `_WQ_CATAS_ERROR` map to them in `mlx5_ib_qp_event`. `ibta`: yes, IBTA's affiliated
+    /// responder errors. `rxe`: no; `rxe_qp_error` only sets ERR and schedules the tasks.
+    pub const fn raises_qp_error_events(self) -> bool {
+        !matches!(self, NicProfile::Rxe)
+    }
+
     /// Whether `req_notify_cq` on a CQ without a completion channel succeeds.
     ///
     /// `mlx5` and `rxe`: yes; google/rdma-unit-test lists
@@ -201,6 +222,24 @@ impl NicProfile {
     /// expectation, an error (EINVAL here).
     pub const fn notify_without_channel_ok(self) -> bool {
         !matches!(self, NicProfile::Ibta)
+    }
+
+    /// Whether the driver refuses `from → to` although the kernel's generic table
+    /// (`ib_modify_qp_is_ok`) allows it, because it has no command for it.
+    ///
+    /// `mlx5`: RTS→SQD and SQD→SQD. `mlx5_ib_modify_qp` checks `ib_modify_qp_is_ok` and the
+    /// values, then `__mlx5_ib_modify_qp` (`drivers/infiniband/hw/mlx5/qp.c`) looks the pair up
+    /// in its firmware-command table `optab` and returns EINVAL for an empty entry. The RTS row
+    /// holds only 2RST, 2ERR and RTS2RTS; the SQD row 2RST, 2ERR and SQD_RTS (added in 2021 by
+    /// "RDMA/mlx5: Support SQD2RTS for modify QP"), no SQD2SQD. So a ConnectX QP never enters
+    /// SQD through `ibv_modify_qp`. `rxe`: none; `rxe_qp_chk_attr` has only the generic table
+    /// and `rxe_qp_from_attr` implements SQD. `ibta`: none (the IBTA defines every transition
+    /// of the table).
+    pub const fn lacks_transition(self, from: QpState, to: QpState) -> bool {
+        matches!(
+            (self, from, to),
+            (NicProfile::Mlx5, QpState::Rts | QpState::Sqd, QpState::Sqd)
+        )
     }
 
     /// Whether `max_rd_atomic`/`max_dest_rd_atomic` are rounded up to a power of two when stored.

@@ -192,6 +192,9 @@ pub(crate) struct Qp {
     pub next_wqe: u64,
     /// In SQD, true until the in-flight WQEs have completed.
     pub sq_draining: bool,
+    /// Since it last entered RTR, a request arrived while it was in RTR (COMM_EST raised
+    /// once, or not at all on profiles without it).
+    pub comm_est: bool,
 }
 
 use crate::types::QpState;
@@ -211,6 +214,7 @@ impl Qp {
             rq: VecDeque::new(),
             next_wqe: 0,
             sq_draining: false,
+            comm_est: false,
         }
     }
 

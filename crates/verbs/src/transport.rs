@@ -299,6 +299,17 @@ pub enum Nak {
     RemoteAccess,
 }
 
+/// What a responder's fatal NAK says went wrong, for the async event it raises.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum ResponderFault {
+    /// NAK Invalid Request or Invalid RD Request: `QP_REQ_ERR`.
+    InvalidRequest,
+    /// NAK Remote Access Error: `QP_ACCESS_ERR`.
+    AccessViolation,
+    /// NAK Remote Operational Error: `QP_FATAL`.
+    Operational,
+}
+
 /// Why a responder refuses a WRITE, READ or atomic.
 #[derive(Clone, Copy, Debug, Eq, PartialEq, thiserror::Error)]
 pub enum ResponderError {
@@ -675,6 +686,38 @@ impl Context {
             0,
             &original.to_le_bytes(),
         )
+    }
+
+    /// A request reached QP `qpn` and was processed: the first one while the QP is in RTR
+    /// raises `COMM_EST` (once per entry into RTR), on profiles that have it.
+    pub fn request_arrived(&mut self, qpn: QpNum) -> Result<(), VerbsError> {
+        let raises = self.profile().raises_comm_est();
+        let qp = self.qp_mut(qpn)?;
+        if qp.state == QpState::Rtr && !qp.comm_est && qp.qp_type != QpType::Ud {
+            qp.comm_est = true;
+            if raises {
+                self.raise_async(AsyncEvent::CommEst { qpn });
+            }
+        }
+        Ok(())
+    }
+
+    /// The responder NAKed a request it could not execute and its QP is going to ERR: the
+    /// affiliated error event on profiles that raise one.
+    pub fn responder_failed(
+        &mut self,
+        qpn: QpNum,
+        fault: ResponderFault,
+    ) -> Result<(), VerbsError> {
+        self.qp(qpn)?;
+        if self.profile().raises_qp_error_events() {
+            self.raise_async(match fault {
+                ResponderFault::InvalidRequest => AsyncEvent::QpReqErr { qpn },
+                ResponderFault::AccessViolation => AsyncEvent::QpAccessErr { qpn },
+                ResponderFault::Operational => AsyncEvent::QpFatal { qpn },
+            });
+        }
+        Ok(())
     }
 
     /// True if the QP processes incoming requests (RTR, RTS, SQD, SQE).

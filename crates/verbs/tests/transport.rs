@@ -641,7 +641,18 @@ fn requests_are_dropped_below_rtr() {
 
 #[test]
 fn sqd_drains_then_raises_the_event() {
-    let mut h = host(NicProfile::Mlx5);
+    // mlx5 has no RTS→SQD command: EINVAL, the QP stays in RTS.
+    let mut m = host(NicProfile::Mlx5);
+    let qm = m.qp(QpType::Rc);
+    m.bring_up(qm);
+    let e = m
+        .ctx
+        .modify_qp(qm, &QpAttr::to_state(QpState::Sqd), M::STATE)
+        .unwrap_err();
+    assert_eq!(e.errno(), verbs::Errno::EINVAL);
+    assert_eq!(m.state(qm), QpState::Rts);
+
+    let mut h = host(NicProfile::Rxe);
     let qpn = h.qp(QpType::Rc);
     h.bring_up(qpn);
     h.ctx

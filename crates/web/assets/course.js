@@ -59,9 +59,9 @@ export async function renderHome(main, live) {
   const lessons = c.lessons.map((l) => `
     <li class="card">
       <a data-link href="${href(`/lesson/${l.number}`)}">
-        <span class="num">${esc(t('lesson'))} ${l.number}</span>
+        <span class="num">${esc(t('lesson.n', { n: l.number }))}</span>
         <strong>${esc(l.title)}</strong>
-        <span class="meta"><span aria-label="difficulty ${l.difficulty}">${stars(l.difficulty)}</span> · ${l.minutes} ${esc(t('minutes'))}</span>
+        <span class="meta"><span title="${esc(t('stars', { n: l.difficulty }))}" aria-label="${esc(t('stars', { n: l.difficulty }))}">${stars(l.difficulty)}</span> · ${l.minutes} ${esc(t('minutes'))}</span>
         <span class="goal">${esc(l.goal)}</span>
       </a>
     </li>`).join('');
@@ -229,7 +229,7 @@ export async function renderGlossary(main, live) {
 export async function renderLesson(main, n, live) {
   const l = await api(`/api/course/${lang()}/lesson/${encodeURIComponent(n)}`);
   if (!live()) return;
-  document.title = `${t('lesson')} ${l.number} · ${l.title}`;
+  document.title = `${t('lesson.n', { n: l.number })} · ${l.title}`;
   const tries = l.try.map((x, i) => `
     <li>
       <a class="button${i ? ' secondary' : ''}" data-link data-try="${i}" href="${simHref(x.preset, x.set, l.highlight)}">${esc(x.label)}</a>
@@ -237,7 +237,7 @@ export async function renderLesson(main, n, live) {
     </li>`).join('');
   main.innerHTML = `
     <article class="prose lesson">
-      <p class="crumb">${esc(t('lesson'))} ${l.number} · ${stars(l.difficulty)} · ${l.minutes} ${esc(t('minutes'))}</p>
+      <p class="crumb">${esc(t('lesson.n', { n: l.number }))} · <span title="${esc(t('stars', { n: l.difficulty }))}">${stars(l.difficulty)}</span> · ${l.minutes} ${esc(t('minutes'))}</p>
       <h1>${esc(l.title)}</h1>
       <p class="goal"><strong>${esc(t('goal'))}：</strong>${esc(l.goal)}</p>
       ${l.text_html}

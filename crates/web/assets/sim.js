@@ -2,7 +2,7 @@
 // animated from the run's trace, the comparison table, the timeline and charts. The whole
 // state is in the URL (`preset`, `set`..., `profile`, `hl`, `speed`, `lang`).
 
-import { t, href, esc } from './i18n.js';
+import { t, href, esc, lang } from './i18n.js';
 import { api, errorText, go } from './app.js';
 import { pathsSvg, paintAt, spanNs, ladderSvg, cursorAt, barsSvg, batchesSvg, retentionSvg, fmtNs } from './draw.js';
 
@@ -99,18 +99,32 @@ const ROWS = [
     : ['', null])],
 ];
 
-function tableHtml(report, hl) {
+/**
+ * The comparison table of `report`; with `before` (the previous run of the same preset with
+ * other parameters) every value that changed shows as "before → now", so a toggle's effect is
+ * read off the table (retention 18.7% → 98.8%).
+ */
+function tableHtml(report, hl, before = null) {
   const cell = (path, p, f) => {
     if (!p) return `<td data-path="${path}" class="na">${esc(t('sim.notrun'))}</td>`;
     const [text, v] = f(p, report);
     const bad = path === 'rdma' && p.outcome.status === 'failed' ? ' fail' : '';
+    const bp = before && before[path];
+    let was = null;
+    if (bp) {
+      try { [was] = f(bp, before); } catch { was = null; }
+    }
+    if (was != null && String(was) !== String(text)) {
+      return `<td data-path="${path}" data-value='${esc(JSON.stringify(v))}' class="changed${bad}"><span class="before">${esc(was)}</span> → <strong>${esc(text)}</strong></td>`;
+    }
     return `<td data-path="${path}" data-value='${esc(JSON.stringify(v))}' class="${bad}">${esc(text)}</td>`;
   };
   const rows = ROWS.filter(([, applies]) => applies(report)).map(([id, , f]) => `
     <tr data-row="${id}"${id === hl ? ' class="hl" aria-current="true"' : ''}>
       <th scope="row">${esc(t(`row.${id}`))}</th>${cell('tcp', report.tcp, f)}${cell('rdma', report.rdma, f)}
     </tr>`).join('');
-  return `<table class="compare"><caption>${esc(t('sim.compare'))}</caption>
+  const cap = before ? `${esc(t('sim.compare'))} <span class="muted">${esc(t('sim.before'))}</span>` : esc(t('sim.compare'));
+  return `<table class="compare"><caption>${cap}</caption>
     <thead><tr><th></th><th scope="col">${esc(t('sim.tcp'))}</th><th scope="col">${esc(t('sim.rdma'))} (${esc(report.rdma ? report.rdma.operation : '')})</th></tr></thead>
     <tbody>${rows}</tbody></table>`;
 }
@@ -204,19 +218,25 @@ function chartsHtml(report) {
   return out.join('');
 }
 
+/** The last run shown: `{preset, key, report}` (key: preset, overrides and profile). */
+let previous = null;
+
 export async function renderSim(main, live) {
   stopAnimation();
   const st = state();
   const t0 = performance.now();
   document.body.dataset.run = 'running';
   document.title = `${t('nav.sim')} · ${t('title')}`;
-  const presetButtons = PRESETS.map(([p, mark]) => `<a class="preset${p === st.preset ? ' on' : ''}" data-link data-preset="${p}" href="${url({ ...st, preset: p, set: [], profile: null })}" ${p === st.preset ? 'aria-current="true"' : ''}>${mark}</a>`).join('');
+  // Each preset says what it shows: its mark, a short name, and the one line of what it is for.
+  const presetButtons = PRESETS.map(([p, mark]) => `<a class="preset${p === st.preset ? ' on' : ''}" data-link data-preset="${p}" href="${url({ ...st, preset: p, set: [], profile: null })}" title="${esc(t(`preset.${p}.what`))}" ${p === st.preset ? 'aria-current="true"' : ''}><span class="mark">${mark}</span> ${esc(t(`preset.${p}`))}</a>`).join('');
+  const what = `<p class="preset-what" data-testid="preset-what"><strong>${PRESETS.find(([p]) => p === st.preset)?.[1] ?? ''} ${esc(t(`preset.${st.preset}`))}</strong>${lang() === 'en' ? ': ' : '：'}${esc(t(`preset.${st.preset}.what`))}${st.set.length ? ` · ${esc(t('sim.changed', { n: st.set.length }))}` : ''}</p>`;
   main.innerHTML = `
     <section class="sim">
       <h1>${esc(t('nav.sim'))}</h1>
       <div class="bar">
         <span class="label">${esc(t('sim.presets'))}</span> <span class="presets">${presetButtons}</span>
       </div>
+      ${what}
       <details class="params" ${st.set.length ? 'open' : ''}><summary>${esc(t('sim.params'))}</summary>
         <form id="params"><div class="grid">…</div>
           <p><a class="button secondary" data-link href="${url({ ...st, set: [], profile: null })}">${esc(t('sim.reset'))}</a>
@@ -261,17 +281,24 @@ export async function renderSim(main, live) {
   if (!live()) return;
   const report = res.report;
   main.querySelector('#paths').innerHTML = pathsSvg(report);
-  main.querySelector('#table').innerHTML = tableHtml(report, st.hl);
+  // Before/after: the previous run of this preset with other parameters stays beside this one.
+  const key = JSON.stringify([st.preset, st.set, st.profile]);
+  const before = previous && previous.preset === st.preset && previous.key !== key ? previous.report : null;
+  main.querySelector('#table').innerHTML = tableHtml(report, st.hl, before);
+  previous = { preset: st.preset, key, report };
   main.querySelector('.params .grid').innerHTML = paramsHtml(res.plan);
   const span = spanNs(report);
   main.querySelector('#ladder').innerHTML = ['tcp', 'rdma'].map((p) => ladderSvg(p, report[p], span)).join('');
   main.querySelector('#charts').innerHTML = chartsHtml(report);
   main.querySelector('#streamnote').hidden = report.scenario.mode !== 'stream';
   const ms = performance.now() - t0;
-  main.querySelector('#status').textContent = `${res.preset ?? ''} · ${t('sim.done', { ms: ms.toFixed(0) })}`;
+  main.querySelector('#status').textContent = `${res.preset ? t(`preset.${res.preset}`) : t('sim.custom')} · ${t('sim.done', { ms: ms.toFixed(0) })}`;
   document.body.dataset.renderMs = ms.toFixed(1);
   document.body.dataset.doneAt = String(performance.now());
   document.body.dataset.run = 'done';
+  // The row the lesson is about, in view after the run.
+  const hlRow = st.hl && main.querySelector(`tr[data-row="${st.hl}"]`);
+  if (hlRow && before) hlRow.scrollIntoView({ block: 'center' });
   startAnimation(main, report, st.speed);
   main.querySelector('#speed').onchange = (e) => {
     const s = Number(e.target.value);

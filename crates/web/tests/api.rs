@@ -352,6 +352,17 @@ async fn chapters_are_filled_from_runs_and_predictions_agree_with_the_model() {
                         assert!(e["session"].as_str().unwrap().contains("[[step]]"));
                     }
                 }
+                // Every quoted program region opens the session that issues the same calls
+                // (the RDMA CM programs have none: the CM is not simulated).
+                for fig in body.split("<figure class=\"code-box\">").skip(1) {
+                    let cap = &fig[..fig.find("</figcaption>").unwrap()];
+                    if !cap.contains("/code/cm_") {
+                        assert!(
+                            cap.contains("class=\"open-session\" href=\"/playground?example="),
+                            "{lang} {id}: {cap}"
+                        );
+                    }
+                }
                 let checks = ch["checks"].as_array().unwrap();
                 assert!(
                     (3..=5).contains(&checks.len()),

@@ -537,6 +537,66 @@ async fn the_pages_in_a_real_browser() {
         shot(&page, &name).await;
     }
 
+    // Lesson 5 as a learner follows it on the Chinese page: run ⑤, come back, turn the lossless
+    // network on; the table then shows the retention before and after, from the two runs.
+    open(&page, &format!("{base}/lesson/5")).await;
+    wait_for(
+        &page,
+        "document.querySelector('section.try a.button[data-try=\"1\"]')",
+        "lesson 5",
+    )
+    .await;
+    eval::<bool>(&page, "(() => { document.querySelector('section.try a.button[data-try=\"0\"]').click(); return true; })()").await;
+    wait_for(
+        &page,
+        "location.pathname === '/sim' && document.body.dataset.run === 'done'",
+        "lesson5 run",
+    )
+    .await;
+    let named: String = eval(
+        &page,
+        "document.querySelector('[data-testid=preset-what]').innerText",
+    )
+    .await;
+    assert!(
+        named.contains("1% 丢包") && named.contains("第 5 课"),
+        "{named}"
+    );
+    eval::<bool>(&page, "(() => { history.back(); return true; })()").await;
+    wait_for(
+        &page,
+        "document.querySelector('section.try a.button[data-try=\"1\"]')",
+        "back to lesson 5",
+    )
+    .await;
+    eval::<bool>(&page, "(() => { document.body.dataset.run = 'clicked'; document.querySelector('section.try a.button[data-try=\"1\"]').click(); return true; })()").await;
+    wait_for(
+        &page,
+        "location.pathname === '/sim' && document.body.dataset.run === 'done'",
+        "lossless run",
+    )
+    .await;
+    let cell: String = eval(
+        &page,
+        "document.querySelector('tr[data-row=retention] td[data-path=rdma]').innerText",
+    )
+    .await;
+    let off = report("lesson5", &[]);
+    let on = report("lesson5", &["lossless.enabled=true"]);
+    let pct = |r: &Value| {
+        format!(
+            "{:.1}%",
+            r["rdma"]["throughput"]["retention"].as_f64().unwrap() * 100.0
+        )
+    };
+    assert!(
+        cell.contains(&pct(&off)) && cell.contains(&pct(&on)) && cell.contains('→'),
+        "retention before/after: {cell:?}, want {} → {}",
+        pct(&off),
+        pct(&on)
+    );
+    shot(&page, "sim-lesson5-before-after").await;
+
     // ③ and ④: the failure at the step where it happens, with the exact status or the silence.
     for (preset, code) in [("lesson3", "LocProtErr"), ("lesson4", "no completion")] {
         open_sim(&page, &format!("{base}/sim?preset={preset}&lang=en")).await;

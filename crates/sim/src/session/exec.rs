@@ -21,16 +21,16 @@ use verbs::{
     ChannelHandle, CqHandle, Errno, Mr, NicProfile, NotifyArm, PdHandle, QpInitAttr, QpNum, Wc,
     WqeState,
 };
-use wire::ib::{Opcode, aeth::Syndrome};
+use wire::ib::{Opcode, aeth::Syndrome, irn};
 
 use super::parse::{opcode_name, status_name, wc_opcode_name};
 use super::plan::{
-    Call, DataForm, Expect, Fill, HandleId, HandleKind, HostId, KeyRef, MemRef, QpRef, Ret,
-    Session, SgePlan, Step, TopologyKind, limits,
+    Call, DataForm, Expect, Fill, HandleId, HandleKind, HostId, KeyRef, MemRef, QpRef, Recovery,
+    Ret, Session, SgePlan, Step, TopologyKind, limits,
 };
 use super::report::{
     AethView, ChannelView, Check, CqView, FrameRecord, MrView, NotifyView, Outcome, QpView, Report,
-    RethView, RqEntry, SqEntry, StepRecord, StepState, Summary, WcRecord,
+    RethView, RqEntry, SackView, SqEntry, StepRecord, StepState, Summary, WcRecord,
 };
 use crate::world::{World, WorldError};
 
@@ -79,6 +79,7 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
         bound: vec![None; session.handles.len()],
         failed_at: vec![None; session.handles.len()],
         destroyed: vec![None; session.handles.len()],
+        async_taken: vec![Vec::new(); session.hosts.len()],
         events_left: events_budget,
         events_budget,
         started: Instant::now(),
@@ -227,6 +228,10 @@ struct Done {
     wcs: Option<Vec<Wc>>,
     /// `get_cq_event`: the CQ the event names.
     event_cq: Option<CqHandle>,
+    /// `get_async_event`: the event.
+    async_event: Option<verbs::AsyncEvent>,
+    /// `query_qp`: `sq_draining`.
+    sq_draining: Option<bool>,
     notes: Vec<String>,
     /// The simulation cannot go on.
     stop: Option<String>,
@@ -309,6 +314,9 @@ struct Exec<'a> {
     /// For handles a teardown call freed: that step's index and line. The handle stays bound
     /// (its numbers are what a peer kept: a stale rkey, a QPN), but local use is refused.
     destroyed: Vec<Option<(usize, usize)>>,
+    /// Per host: the async events `get_async_event` took and `ack_async_event` has not yet
+    /// acknowledged, oldest first (what a program holds as `struct ibv_async_event`s).
+    async_taken: Vec<Vec<verbs::AsyncEvent>>,
     events_left: u64,
     /// The session's whole event budget.
     events_budget: u64,
@@ -674,7 +682,7 @@ impl Exec<'_> {
                         |h| self.s.hosts[h as usize].clone(),
                     )
                 };
-                let (mut reth, mut aeth, mut imm) = (None, None, None);
+                let (mut reth, mut aeth, mut imm, mut sack) = (None, None, None, None);
                 let (kind, opcode, psn, qpn) = match pkt.payload {
                     Payload::Roce { hdr, .. } => {
                         reth = hdr.ext.reth.map(|r| RethView {
@@ -704,6 +712,16 @@ impl Exec<'_> {
                             v
                         });
                         imm = hdr.ext.immdt.map(|i| i.imm);
+                        if let Some(irn::Repr::Sack { psn, received }) = hdr.ext.irn {
+                            let base = hdr.bth.psn;
+                            sack = Some(SackView {
+                                trigger: psn,
+                                held: (0..64u32)
+                                    .filter(|i| received >> i & 1 == 1)
+                                    .map(|i| (base + 1 + i) & 0xff_ffff)
+                                    .collect(),
+                            });
+                        }
                         let op = hdr.bth.opcode;
                         let what = match hdr.ext.aeth.map(|a| a.syndrome) {
                             Some(Syndrome::RnrNak { .. }) => "RNR NAK".to_string(),
@@ -731,6 +749,7 @@ impl Exec<'_> {
                     reth,
                     aeth,
                     imm,
+                    sack,
                     uid: pkt.uid,
                 }
             })
@@ -875,6 +894,22 @@ impl Exec<'_> {
                 }
             }
             Call::GetCqEvent { channel, wait } => self.get_cq_event(*channel, *wait),
+            Call::GetAsyncEvent { host, wait } => self.get_async_event(*host, *wait),
+            Call::AckAsyncEvent { host } => {
+                let h = host.0 as u32;
+                let Some(&e) = self.async_taken[host.0].first() else {
+                    return Done::verbs_err(&verbs::VerbsError::AsyncAckWithoutEvent {
+                        event: "async",
+                    });
+                };
+                match self.world.verbs(h).ack_async_event(e) {
+                    Ok(()) => {
+                        self.async_taken[host.0].remove(0);
+                        Done::ok(format!("{} acknowledged", self.async_text(h, e)))
+                    }
+                    Err(e) => Done::verbs_err(&e),
+                }
+            }
             Call::AckCqEvents { cq, n } => {
                 let (h, c) = (self.host_of(*cq), self.cq(*cq));
                 match self.world.verbs(h).ack_cq_events(c, *n) {
@@ -989,24 +1024,36 @@ impl Exec<'_> {
                 let h = self.host_of(*qp);
                 let qpn = self.qpn(*qp);
                 match self.world.verbs(h).query_qp(qpn) {
-                    Ok((a, init)) => Done::ok(format!(
-                        "state {}, dest_qp {:#x}, sq_psn {:#x}, rq_psn {:#x}, path_mtu {}, timeout {}, retry_cnt {}, rnr_retry {}, min_rnr_timer {}, max_rd_atomic {}, max_dest_rd_atomic {}, access {}; {} send_cq {} recv_cq {}",
-                        a.qp_state,
-                        a.dest_qp_num,
-                        a.sq_psn,
-                        a.rq_psn,
-                        a.path_mtu,
-                        a.timeout,
-                        a.retry_cnt,
-                        a.rnr_retry,
-                        a.min_rnr_timer,
-                        a.max_rd_atomic,
-                        a.max_dest_rd_atomic,
-                        a.qp_access_flags,
-                        init.qp_type,
-                        self.cq_name(h, init.send_cq),
-                        self.cq_name(h, init.recv_cq),
-                    )),
+                    Ok((a, init)) => Done {
+                        sq_draining: Some(a.sq_draining),
+                        ..Done::ok(format!(
+                            "state {}{}, dest_qp {:#x}, sq_psn {:#x}, rq_psn {:#x}, path_mtu {}, timeout {}, retry_cnt {}, rnr_retry {}, min_rnr_timer {}, max_rd_atomic {}, max_dest_rd_atomic {}, access {}; {} send_cq {} recv_cq {}",
+                            a.qp_state,
+                            if a.qp_state == verbs::QpState::Sqd {
+                                if a.sq_draining {
+                                    " (sq_draining 1: WQEs still in flight)"
+                                } else {
+                                    " (sq_draining 0: drained)"
+                                }
+                            } else {
+                                ""
+                            },
+                            a.dest_qp_num,
+                            a.sq_psn,
+                            a.rq_psn,
+                            a.path_mtu,
+                            a.timeout,
+                            a.retry_cnt,
+                            a.rnr_retry,
+                            a.min_rnr_timer,
+                            a.max_rd_atomic,
+                            a.max_dest_rd_atomic,
+                            a.qp_access_flags,
+                            init.qp_type,
+                            self.cq_name(h, init.send_cq),
+                            self.cq_name(h, init.recv_cq),
+                        ))
+                    },
                     Err(e) => Done::verbs_err(&e),
                 }
             }
@@ -1107,17 +1154,28 @@ impl Exec<'_> {
                 qp,
                 channels,
                 options,
+                recovery,
             } => {
                 let (a, b) = (hosts[0].0 as u32, hosts[1].0 as u32);
                 let chans = channels.map(|c| c.map(|c| self.channel(c)));
-                match self.world.connect_rc_with_channels(a, b, options, chans) {
+                // The world's setting applies to QPs as they reach RTR: set it for this pair
+                // only, and put back what other connections use.
+                let before = self.world.selective_window();
+                let window = match recovery {
+                    Recovery::GoBackN => None,
+                    Recovery::Selective { window } => Some(*window),
+                };
+                self.world.set_selective_repeat(window);
+                let r = self.world.connect_rc_with_channels(a, b, options, chans);
+                self.world.set_selective_repeat(before);
+                match r {
                     Ok((ea, eb)) => {
                         for (i, e) in [ea, eb].into_iter().enumerate() {
                             self.bind(pd[i], Bound::Pd(e.pd));
                             self.bind(cq[i], Bound::Cq(e.cq));
                             self.bind(qp[i], Bound::Qp(e.qpn));
                         }
-                        Done::ok(format!(
+                        let mut text = format!(
                             "{} (QP {:#x} on {}) ⇄ {} (QP {:#x} on {}), both RTS",
                             s.name(qp[0]),
                             ea.qpn.get(),
@@ -1125,7 +1183,13 @@ impl Exec<'_> {
                             s.name(qp[1]),
                             eb.qpn.get(),
                             s.host_name(hosts[1])
-                        ))
+                        );
+                        if let Some(w) = window {
+                            text.push_str(&format!(
+                                ", selective repeat with at most {w} PSNs in flight"
+                            ));
+                        }
+                        Done::ok(text)
                     }
                     Err(WorldError::Verbs(e)) => Done::verbs_err(&e),
                     Err(e) => Done::failed(e.to_string()),
@@ -1263,6 +1327,49 @@ impl Exec<'_> {
             }
             Err(e) => Done::verbs_err(&e),
         }
+    }
+
+    /// `ibv_get_async_event` with a time limit. The event is readable as soon as the device
+    /// raises it: no interrupt or wake-up is charged (an assumption; completion events are).
+    fn get_async_event(&mut self, host: HostId, wait: SimDuration) -> Done {
+        let h = host.0 as u32;
+        let start = self.world.now();
+        let deadline = start + wait;
+        if let Err(why) = self.advance_until(deadline, |w| w.verbs_ref(h).async_event_pending()) {
+            return Done::failed(why);
+        }
+        let blocked = self.world.now() - start;
+        match self.world.verbs(h).get_async_event() {
+            Some(e) => {
+                self.async_taken[host.0].push(e);
+                let mut d = Done::ok(format!(
+                    "IBV_EVENT_{} on {} (not yet acknowledged)",
+                    e.name(),
+                    self.async_element(h, e)
+                ));
+                d.async_event = Some(e);
+                d.notes.push(format!("blocked for {blocked}"));
+                d
+            }
+            None => Done::would_block(format!(
+                "get_async_event: no asynchronous event on {} within {wait}; a blocking call \
+                 would still be waiting, a non-blocking async fd returns EAGAIN",
+                self.s.host_name(host)
+            )),
+        }
+    }
+
+    /// The QP or CQ an async event names, by its handle name.
+    fn async_element(&self, h: u32, e: verbs::AsyncEvent) -> String {
+        match (e.qp(), e.cq()) {
+            (Some(q), _) => self.qp_name(h, q),
+            (None, Some(c)) => self.cq_name(h, c),
+            (None, None) => "the device".to_string(),
+        }
+    }
+
+    fn async_text(&self, h: u32, e: verbs::AsyncEvent) -> String {
+        format!("IBV_EVENT_{} on {}", e.name(), self.async_element(h, e))
     }
 
     /// Runs the world until `stop` holds (checked after each event) or until `deadline`,
@@ -1451,12 +1558,38 @@ impl Exec<'_> {
                 );
             }
         }
-        if let Some(want) = e.event.as_ref().and_then(|ev| ev.cq) {
+        if let Some(ev) = e.event.as_ref()
+            && let Some(kind) = &ev.kind
+            && let Some(want) = kind.get(p)
+        {
+            let h = step_host(self.s, &step.call).map_or(0, |x| x.0 as u32);
+            let got = done.async_event;
+            out.push(check(
+                "event.type",
+                want,
+                got.map_or("no event", |g| g.name()),
+                false,
+            ));
+            if let Some(q) = ev.qp {
+                let got = got.map_or("no event".to_string(), |g| self.async_element(h, g));
+                out.push(check("event.qp", self.s.name(q), &got, false));
+            }
+            if let Some(c) = ev.cq {
+                let got = got.map_or("no event".to_string(), |g| self.async_element(h, g));
+                out.push(check("event.cq", self.s.name(c), &got, false));
+            }
+        } else if let Some(want) = e.event.as_ref().and_then(|ev| ev.cq) {
             let h = self.host_of(want);
             let got = done
                 .event_cq
                 .map_or("no event".to_string(), |c| self.cq_name(h, c));
             out.push(check("event.cq", self.s.name(want), &got, false));
+        }
+        if let Some(want) = e.sq_draining.as_ref().and_then(|w| w.get(p)) {
+            let got = done
+                .sq_draining
+                .map_or("none (query_qp failed)".to_string(), |d| d.to_string());
+            out.push(check("sq_draining", &want.to_string(), &got, false));
         }
         for (qp, want) in &e.qp_states {
             let Some(want) = want.get(p) else { continue };
@@ -1543,6 +1676,7 @@ pub(crate) fn step_host(s: &Session, call: &Call) -> Option<HostId> {
         | Call::CreateCq { host, .. }
         | Call::CreateCompChannel { host, .. } => Some(*host),
         Call::ReqNotifyCq { cq, .. } | Call::AckCqEvents { cq, .. } => Some(s.handle(*cq).host),
+        Call::GetAsyncEvent { host, .. } | Call::AckAsyncEvent { host } => Some(*host),
         Call::GetCqEvent { channel, .. } | Call::DestroyCompChannel { channel } => {
             Some(s.handle(*channel).host)
         }
@@ -1669,6 +1803,13 @@ pub(crate) fn describe(s: &Session, call: &Call) -> String {
             format!("get_cq_event({}, block up to {wait})", n(*channel))
         }
         Call::AckCqEvents { cq, n: k } => format!("ack_cq_events({}, {k})", n(*cq)),
+        Call::GetAsyncEvent { host, wait } => {
+            format!(
+                "get_async_event({}, block up to {wait})",
+                s.host_name(*host)
+            )
+        }
+        Call::AckAsyncEvent { host } => format!("ack_async_event({})", s.host_name(*host)),
         Call::CreateQp {
             pd,
             send_cq,

@@ -18,8 +18,9 @@ use verbs::{WcOpcode, WcStatus};
 
 use super::plan::{
     AttrPlan, Call, DataForm, DropPlan, EventExpect, Expect, FabricPlan, Fill, HandleId,
-    HandleInfo, HandleKind, HostId, KeyRef, MemExpect, MemRef, PerProfile, QpRef, RecvWrPlan,
-    RemotePlan, Ret, SendWrPlan, Session, SgePlan, Step, TopologyKind, UdPlan, WcExpect, limits,
+    HandleInfo, HandleKind, HostId, KeyRef, MemExpect, MemRef, PerProfile, QpRef, Recovery,
+    RecvWrPlan, RemotePlan, Ret, SendWrPlan, Session, SgePlan, Step, TopologyKind, UdPlan,
+    WcExpect, limits,
 };
 use crate::world::RcOptions;
 
@@ -165,6 +166,8 @@ const CALLS: &[&str] = &[
     "req_notify_cq",
     "get_cq_event",
     "ack_cq_events",
+    "get_async_event",
+    "ack_async_event",
 ];
 const STEP_COMMON: &[&str] = &["call", "expect", "expect_no_completion"];
 const SEND_WR_KEYS: &[&str] = &[
@@ -174,7 +177,7 @@ const UD_KEYS: &[&str] = &["qkey", "qp"];
 const RECV_WR_KEYS: &[&str] = &["sge", "wr_id"];
 const SGE_KEYS: &[&str] = &["len", "lkey", "mr", "offset"];
 const REMOTE_KEYS: &[&str] = &["buf", "mr", "offset", "rkey"];
-const EVENT_KEYS: &[&str] = &["cq"];
+const EVENT_KEYS: &[&str] = &["cq", "qp", "type"];
 const EXPECT_KEYS: &[&str] = &[
     "bad_wr",
     "completions",
@@ -182,6 +185,7 @@ const EXPECT_KEYS: &[&str] = &[
     "memory",
     "qp_states",
     "ret",
+    "sq_draining",
     "state",
     "wc",
 ];
@@ -815,6 +819,21 @@ impl Parser<'_> {
         }
     }
 
+    fn async_name_of(&self, v: &Val<'_>, key: &str) -> Result<&'static str> {
+        let s = self.str_of(v, key)?;
+        let bare = s.trim_start_matches("IBV_EVENT_");
+        match verbs::AsyncEvent::NAMES.iter().find(|n| **n == bare) {
+            Some(n) => Ok(n),
+            None => self.err(
+                v.span(),
+                format!(
+                    "unknown async event `{s}` in `{key}`; allowed: {} (the IBV_EVENT_ prefix is optional)",
+                    join(verbs::AsyncEvent::NAMES.iter().copied())
+                ),
+            ),
+        }
+    }
+
     fn opcode_of(&self, v: &Val<'_>, key: &str) -> Result<SendOpcode> {
         let s = self.str_of(v, key)?;
         let bare = s.trim_start_matches("IBV_WR_");
@@ -1253,6 +1272,8 @@ impl Parser<'_> {
                 "max_recv_sge",
                 "max_inline_data",
                 "cqe",
+                "retransmission",
+                "window",
             ],
             "run" => &["for"],
             "destroy_qp" => &["host", "qp"],
@@ -1264,6 +1285,8 @@ impl Parser<'_> {
             "req_notify_cq" => &["host", "cq", "solicited_only"],
             "get_cq_event" => &["host", "channel", "wait"],
             "ack_cq_events" => &["host", "cq", "n"],
+            "get_async_event" => &["host", "wait"],
+            "ack_async_event" => &["host"],
             "write_memory" => &["host", "buf", "mr", "offset", "text", "hex", "u64"],
             "read_memory" => &["host", "buf", "mr", "offset", "len"],
             _ => unreachable!("checked against CALLS"),
@@ -1361,6 +1384,16 @@ impl Parser<'_> {
                 let n = self.opt_u32(&f, "n", 1, u32::MAX, 1)?;
                 Call::AckCqEvents { cq, n }
             }
+            "get_async_event" => {
+                let host = self.step_host(&f)?;
+                let v = self.req(&f, "wait")?;
+                let wait = self.duration_of(v, "wait")?;
+                self.add_time(wait, v.span())?;
+                Call::GetAsyncEvent { host, wait }
+            }
+            "ack_async_event" => Call::AckAsyncEvent {
+                host: self.step_host(&f)?,
+            },
             "run" => {
                 let v = self.req(&f, "for")?;
                 let duration = self.duration_of(v, "for")?;
@@ -2057,6 +2090,7 @@ impl Parser<'_> {
                 channels[i] = Some(ch);
             }
         }
+        let recovery = self.recovery(f)?;
         let pd = names("pd", HandleKind::Pd, self)?;
         let cq = names("cq", HandleKind::Cq, self)?;
         let qp = names(
@@ -2073,7 +2107,38 @@ impl Parser<'_> {
             qp,
             channels,
             options,
+            recovery,
         })
+    }
+
+    /// connect's `retransmission` and `window`. The default window, 64 PSNs, is the reach of
+    /// the SACK NAK's bitmap: every packet the responder can hold past a gap is one the NAK
+    /// can report.
+    fn recovery(&self, f: &Fields<'_, '_>) -> Result<Recovery> {
+        let selective = match f.get("retransmission") {
+            None => false,
+            Some(v) => match self.str_of(v, "retransmission")? {
+                "go_back_n" => false,
+                "selective" => true,
+                s => {
+                    return self.err(
+                        v.span(),
+                        format!("unknown `retransmission` `{s}`; allowed: go_back_n, selective"),
+                    );
+                }
+            },
+        };
+        match f.get("window") {
+            Some(v) if !selective => self.err(
+                v.span(),
+                "`window` caps selective repeat's packets in flight; it needs \
+                 `retransmission = \"selective\"`",
+            ),
+            w if selective => Ok(Recovery::Selective {
+                window: w.map_or(Ok(64), |v| self.u32_of(v, "window", 1, 1 << 14))?,
+            }),
+            _ => Ok(Recovery::GoBackN),
+        }
     }
 
     // ---- expectations ----
@@ -2104,8 +2169,13 @@ impl Parser<'_> {
         refuse("wc", is_poll, "only poll_cq returns completions")?;
         refuse(
             "event",
-            matches!(call, Call::GetCqEvent { .. }),
-            "only get_cq_event returns an event",
+            matches!(call, Call::GetCqEvent { .. } | Call::GetAsyncEvent { .. }),
+            "only get_cq_event and get_async_event return an event",
+        )?;
+        refuse(
+            "sq_draining",
+            matches!(call, Call::QueryQp { .. }),
+            "only query_qp reports sq_draining",
         )?;
         let step_qp = match call {
             Call::ModifyQp { qp, .. }
@@ -2134,6 +2204,10 @@ impl Parser<'_> {
                     ),
                 ),
             })?);
+        }
+        if let Some(v) = f.get("sq_draining") {
+            e.sq_draining =
+                Some(self.per_profile(v, "sq_draining", |p, v| p.bool_of(v, "sq_draining"))?);
         }
         if let Some(v) = f.get("completions") {
             e.completions = Some(self.per_profile(v, "completions", |p, v| {
@@ -2168,6 +2242,21 @@ impl Parser<'_> {
             let mut ev = EventExpect::default();
             if let Some(c) = ef.get("cq") {
                 ev.cq = Some(self.handle_of(c, "cq", Want::Cq)?);
+            }
+            let is_async = matches!(call, Call::GetAsyncEvent { .. });
+            for key in ["qp", "type"] {
+                if ef.has(key) && !is_async {
+                    return self.err(
+                        ef.key_span(key),
+                        format!("`expect.event.{key}` is for get_async_event; a completion event names only its `cq`"),
+                    );
+                }
+            }
+            if let Some(q) = ef.get("qp") {
+                ev.qp = Some(self.handle_of(q, "qp", Want::Qp)?);
+            }
+            if let Some(t) = ef.get("type") {
+                ev.kind = Some(self.per_profile(t, "type", |p, v| p.async_name_of(v, "type"))?);
             }
             e.event = Some(ev);
         }

@@ -216,6 +216,23 @@ pub struct Step {
     pub no_completion: Option<SimDuration>,
 }
 
+/// How the QPs a `connect` makes recover a lost packet. Not a verbs attribute: on NICs that
+/// have selective repeat it is a device setting (NVIDIA's `selective_repeat_forced_en` in the
+/// ROCE_ACCL register), so a session chooses it per connection, where it takes effect at RTR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Recovery {
+    /// IBTA's go-back-N: a sequence NAK or a timeout resends everything from the lost PSN.
+    #[default]
+    GoBackN,
+    /// IRN-style selective repeat (`World::set_selective_repeat`): the responder keeps what
+    /// arrives past a gap and the requester resends only the missing PSNs, with at most
+    /// `window` PSNs in flight.
+    Selective {
+        /// The in-flight cap, in PSNs.
+        window: u32,
+    },
+}
+
 /// A verbs call, or a session action, with its arguments resolved to handles.
 #[derive(Clone, Debug)]
 pub enum Call {
@@ -352,6 +369,19 @@ pub enum Call {
         /// Events acknowledged.
         n: u32,
     },
+    /// `ibv_get_async_event`: block until the device reports an asynchronous event.
+    GetAsyncEvent {
+        /// The host whose device context is read.
+        host: HostId,
+        /// The longest simulated time to block; past it the call returns EAGAIN, as on a
+        /// non-blocking async fd.
+        wait: SimDuration,
+    },
+    /// `ibv_ack_async_event` of the oldest event this host took and has not acknowledged.
+    AckAsyncEvent {
+        /// The host.
+        host: HostId,
+    },
     /// The whole RC bring-up between two hosts (`World::connect_rc`).
     Connect {
         /// The two hosts.
@@ -366,6 +396,8 @@ pub enum Call {
         channels: [Option<HandleId>; 2],
         /// How the QPs are set up.
         options: RcOptions,
+        /// How the two QPs recover a lost packet (`retransmission`, `window`).
+        recovery: Recovery,
     },
     /// `ibv_destroy_qp`.
     DestroyQp {
@@ -428,6 +460,8 @@ impl Call {
             Call::ReqNotifyCq { .. } => "req_notify_cq",
             Call::GetCqEvent { .. } => "get_cq_event",
             Call::AckCqEvents { .. } => "ack_cq_events",
+            Call::GetAsyncEvent { .. } => "get_async_event",
+            Call::AckAsyncEvent { .. } => "ack_async_event",
             Call::DestroyQp { .. } => "destroy_qp",
             Call::DestroyCq { .. } => "destroy_cq",
             Call::DeregMr { .. } => "dereg_mr",
@@ -446,6 +480,8 @@ impl Call {
             Call::AllocPd { .. }
             | Call::Alloc { .. }
             | Call::CreateCompChannel { .. }
+            | Call::GetAsyncEvent { .. }
+            | Call::AckAsyncEvent { .. }
             | Call::Run { .. } => Vec::new(),
             Call::RegMr { pd, buf, .. } => vec![*pd, *buf],
             Call::CreateQp {
@@ -750,13 +786,20 @@ pub struct Expect {
     pub memory: Vec<MemExpect>,
     /// `get_cq_event`: the event returned.
     pub event: Option<EventExpect>,
+    /// `query_qp`: whether the QP reports `sq_draining` (in SQD with WQEs still in flight).
+    pub sq_draining: Option<PerProfile<bool>>,
 }
 
-/// The event a `get_cq_event` returns; absent fields are not checked.
+/// The event a `get_cq_event` or `get_async_event` returns; absent fields are not checked.
 #[derive(Clone, Debug, Default)]
 pub struct EventExpect {
     /// The CQ it names.
     pub cq: Option<HandleId>,
+    /// `get_async_event`: the QP it names.
+    pub qp: Option<HandleId>,
+    /// `get_async_event`: the event's name without `IBV_EVENT_` (`COMM_EST`). A profile
+    /// without an entry checks nothing about the event.
+    pub kind: Option<PerProfile<&'static str>>,
 }
 
 /// One expected completion; absent fields are not checked.

@@ -227,6 +227,16 @@ pub struct AethView {
     pub msn: u32,
 }
 
+/// A SACK as a frame record shows it: the NAK's PSN is the one the responder expects.
+#[derive(Clone, Debug, Serialize)]
+pub struct SackView {
+    /// The PSN whose out-of-order arrival sent this NAK.
+    pub trigger: u32,
+    /// The PSNs after the expected one that the responder holds, in order (from a 64-bit
+    /// map on the wire).
+    pub held: Vec<u32>,
+}
+
 /// One frame a host sent.
 #[derive(Clone, Debug, Serialize)]
 pub struct FrameRecord {
@@ -263,6 +273,11 @@ pub struct FrameRecord {
     /// The immediate data (SEND/WRITE with immediate), as sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub imm: Option<u32>,
+    /// A selective-repeat NAK's SACK (rdmalab's IRN extension header, `wire::ib::irn`):
+    /// what a ladder needs to show that the NAK reports what arrived, not only what is
+    /// missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sack: Option<SackView>,
     /// The packet's number in the run, to match it with the fabric's drops.
     #[serde(skip)]
     pub(crate) uid: u64,

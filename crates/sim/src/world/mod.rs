@@ -594,6 +594,12 @@ impl World {
         self.selective_window.is_some()
     }
 
+    /// Selective repeat's in-flight cap for the RC QPs that reach RTR from now on (`None`:
+    /// go-back-N), so a caller that sets it for some QPs can put it back.
+    pub fn selective_window(&self) -> Option<u32> {
+        self.selective_window
+    }
+
     /// Turns adaptive retransmission on (or off) for the RC QPs that reach RTR from now on:
     /// their ACK timeout follows the measured round trip, never below
     /// [`ADAPTIVE_RETRANSMISSION_MIN`].
@@ -722,6 +728,10 @@ impl World {
     /// Host `i`'s verbs context (memory, MRs, CQs...), for setup and inspection.
     pub fn verbs(&mut self, i: u32) -> &mut Context {
         &mut self.hosts[i as usize].verbs
+    }
+    /// Host `i`'s verbs context, read only (a wait condition can look at it).
+    pub fn verbs_ref(&self, i: u32) -> &Context {
+        &self.hosts[i as usize].verbs
     }
     /// Number of hosts.
     pub fn host_count(&self) -> u32 {
@@ -2031,6 +2041,7 @@ impl World {
             };
             resp.handle_request(now, &rp, &bytes, &mut env);
             let taken = std::mem::take(&mut env.taken);
+            let _ = env.ctx.request_arrived(QpNum::masked(qpn));
             if payload_len > 0 {
                 let (start, end) = host.pcie.dma_write(now, payload_len as u64);
                 self.tracer.emit(now, || TraceRecord::Stage {
@@ -2057,13 +2068,20 @@ impl World {
                 e.recv_cqes.push_back(t);
                 sched.schedule_at(end, Event::Host(HostEvent::RecvDone { host: h, qpn }));
             }
-            let mut fatal = false;
+            let mut fatal = None;
             while let Some(ev) = resp.poll_event() {
-                if let ResponderEvent::Failed { .. } = ev {
-                    fatal = true;
+                if let ResponderEvent::Failed { nak } = ev {
+                    fatal = Some(nak);
                 }
             }
-            if fatal {
+            if let Some(nak) = fatal {
+                use verbs::ResponderFault as F;
+                let fault = match nak {
+                    wire::ib::aeth::NakCode::RemoteAccessError => F::AccessViolation,
+                    wire::ib::aeth::NakCode::RemoteOperationalError => F::Operational,
+                    _ => F::InvalidRequest,
+                };
+                let _ = host.verbs.responder_failed(QpNum::masked(qpn), fault);
                 host.land_recv_cqes(qpn);
                 let _ = host.verbs.set_error(QpNum::masked(qpn));
                 if let Some(e) = host.qps.get_mut(&qpn) {

@@ -169,19 +169,19 @@ pub fn draw(marked: &[(String, String)], qp_type_name: &str, lang: Lang) -> Stri
             Lang::Zh => "只有 STATE",
             Lang::En => "STATE only",
         };
-        let (lr, lo) = match lang {
-            Lang::Zh => ("必填属性", "可选属性"),
-            Lang::En => ("required", "optional"),
+        let (lr, lo, colon, semi) = match lang {
+            Lang::Zh => ("必填属性", "可选属性", "：", "；"),
+            Lang::En => ("required", "optional", ": ", "; "),
         };
         items.push_str(&format!(
-            "<li><strong>{} → {}</strong>: {lr} <code>{}</code>{}</li>",
+            "<li><strong>{} → {}</strong>{colon}{lr} <code>{}</code>{}</li>",
             r.from,
             r.to,
             esc(if req.is_empty() { none } else { &req }),
             if opt.is_empty() {
                 String::new()
             } else {
-                format!("; {lo} <code>{}</code>", esc(&opt))
+                format!("{semi}{lo} <code>{}</code>", esc(&opt))
             }
         ));
     }
@@ -242,6 +242,7 @@ mod tests {
         assert_eq!(rc.matches("<tr><td>").count(), table_rc);
         assert!(!rc.contains(">SQE<"), "RC has no SQE state");
         assert!(rc.contains("INIT → RTR</strong>: required <code>"));
+        assert!(draw(&marked, "RC", Lang::Zh).contains("INIT → RTR</strong>：必填属性"));
         assert!(rc.contains("DEST_QPN") && rc.contains("RQ_PSN"));
         let ud = draw(&[("SQE".into(), "RTS".into())], "UD", Lang::Zh);
         assert!(ud.contains(">SQE<") && ud.contains("必填属性") || ud.contains("只有 STATE"));
