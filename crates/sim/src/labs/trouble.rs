@@ -454,12 +454,16 @@ const BULK_WARM_UP: SimDuration = SimDuration::from_us(400);
 /// How long the `cnp_class` incast runs.
 const CNP_RUN: SimDuration = SimDuration::from_ms(2);
 
+/// A finished `cnp_class` run: the world, each sender's (requester, responder) pair and
+/// what each sender's application saw.
+type CnpRun = (World, Vec<(Endpoint, Endpoint)>, Vec<Seen>);
+
 /// One `cnp_class` run: four senders WRITE to one receiver under DCQCN (NVIDIA's
 /// parameters) with the incast lab's ECN marking and the labs' PFC, while unresponsive bulk
 /// traffic in the lossy default class (priority 0) fills the switch ports toward the senders;
 /// CNPs travel in `cnp`. Assumption: the bulk traffic is raw line-rate flows, standing for the
 /// many TCP flows that keep a lossy class's queue full on a busy fabric.
-fn cnp_incast(cnp: Priority) -> Result<(World, Vec<(Endpoint, Endpoint)>, Vec<Seen>), LabError> {
+fn cnp_incast(cnp: Priority) -> Result<CnpRun, LabError> {
     const CHUNK: u64 = 64 << 10;
     let mut cfg = FabricConfig::default();
     cfg.switch.ecn = Some(EcnConfig {
