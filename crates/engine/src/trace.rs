@@ -77,6 +77,9 @@ pub enum DropReason {
     Rule,
     /// The switch had no route to the destination.
     NoRoute,
+    /// A routed (layer-3) switch port received a frame that is not IP (RoCE v1, EtherType
+    /// 0x8915) and has nothing to route it by.
+    NotIp,
     /// The frame is longer than the switch port's MTU allows (a misconfigured MTU: the QP's
     /// path MTU above the network's).
     Oversize,

@@ -303,6 +303,12 @@ pub struct SwitchConfig {
     pub mtu_bytes: Option<u32>,
     /// The PFC watchdog, if enabled.
     pub pfc_watchdog: Option<PfcWatchdog>,
+    /// Every port is a routed (layer-3) interface, each host in a subnet of its own, as in a
+    /// leaf-spine fabric routed down to the hosts: frames are forwarded by their IP header, so
+    /// a frame that is not IP (RoCE v1) is dropped at the first switch (`DropReason::NotIp`).
+    /// `false`: switches forward every frame to its destination host, whatever it carries (a
+    /// bridged network, or one where nothing but RoCEv2 is sent).
+    pub routed: bool,
 }
 
 /// A switch's PFC watchdog (SONiC's `pfcwd`, NVIDIA Onyx's and Arista's equivalents): an
@@ -356,6 +362,7 @@ impl Default for SwitchConfig {
             congestion_drop: Probability::ZERO,
             mtu_bytes: None,
             pfc_watchdog: None,
+            routed: false,
         }
     }
 }

@@ -63,8 +63,8 @@ use crate::config::{
 };
 use crate::loss::LossState;
 use crate::packet::{
-    Ecn, FiveTuple, InFlight, MIN_FRAME_BYTES, Packet, PacketHandle, PacketSpec, Payload,
-    RAW_FRAME_OVERHEAD, host_ip,
+    Ecn, EtherType, FiveTuple, InFlight, MIN_FRAME_BYTES, Packet, PacketHandle, PacketSpec,
+    Payload, RAW_FRAME_OVERHEAD, host_ip,
 };
 use crate::pfc::headroom_bytes;
 use crate::routing::{Routes, ecmp_pick};
@@ -253,6 +253,8 @@ pub struct Counters {
     pub drops_no_route: u64,
     /// Drops of frames longer than a switch port's MTU.
     pub drops_oversize: u64,
+    /// Drops of frames that are not IP (RoCE v1) at a routed switch.
+    pub drops_not_ip: u64,
     /// Drops by the PFC watchdog.
     pub drops_watchdog: u64,
     /// Storms the PFC watchdog detected.
@@ -269,6 +271,9 @@ pub struct Counters {
     pub resumes_sent: u64,
     /// Highest shared-buffer use of any switch.
     pub peak_buffer_bytes: u64,
+    /// Every drop, whatever the reason, by the frame's priority (a switch's per-queue discard
+    /// counters).
+    pub drops_by_priority: [u64; 8],
 }
 
 impl Counters {
@@ -281,6 +286,7 @@ impl Counters {
             + self.drops_burst
             + self.drops_rule
             + self.drops_oversize
+            + self.drops_not_ip
             + self.drops_watchdog
             + self.drops_no_route
     }
@@ -1361,6 +1367,7 @@ impl Fabric {
                 },
                 len_bytes: payload + RAW_FRAME_OVERHEAD,
                 ecmp_hash: fl.tuple_hash,
+                ethertype: EtherType::Ipv4,
                 payload: Payload::Raw { payload, seq },
             };
             let src = fl.spec.src;
@@ -1550,7 +1557,7 @@ impl Fabric {
         let now = sched.now();
         // Fields are read where used: copying the whole switch configuration cost about 20
         // instructions per hop.
-        let (prio, len, dst, hash, ecn) = {
+        let (prio, len, dst, hash, ecn, ethertype) = {
             let p = self.packets.get(pkt);
             (
                 p.priority.index(),
@@ -1558,8 +1565,14 @@ impl Fabric {
                 p.dst,
                 p.ecmp_hash,
                 p.ecn,
+                p.ethertype,
             )
         };
+        // A routed port forwards by the IP header; a RoCE v1 frame has none.
+        if self.config.switch.routed && ethertype != EtherType::Ipv4 {
+            self.drop_packet(in_port, pkt, DropReason::NotIp, now);
+            return;
+        }
         let head_at = self.head_at[pkt.index() as usize];
         let lossless = self
             .config
@@ -1744,6 +1757,7 @@ impl Fabric {
                 ecn: Ecn::NotEct,
                 len_bytes: MIN_FRAME_BYTES,
                 ecmp_hash: 0,
+                ethertype: EtherType::MacControl,
                 payload: Payload::Pause {
                     class_enable: 1 << prio,
                     quanta,
@@ -2044,9 +2058,11 @@ impl Fabric {
             DropReason::Burst => self.counters.drops_burst += 1,
             DropReason::Rule => self.counters.drops_rule += 1,
             DropReason::NoRoute => self.counters.drops_no_route += 1,
+            DropReason::NotIp => self.counters.drops_not_ip += 1,
             DropReason::Oversize => self.counters.drops_oversize += 1,
             DropReason::Watchdog => self.counters.drops_watchdog += 1,
         }
+        self.counters.drops_by_priority[p.priority.index()] += 1;
         if self.tracer.enabled() {
             let pt = &self.ports[port as usize];
             let (node, local) = (pt.node, pt.local);

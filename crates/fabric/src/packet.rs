@@ -156,6 +156,23 @@ pub fn host_ip(i: u32) -> [u8; 4] {
     [10, (v >> 16) as u8, (v >> 8) as u8, v as u8]
 }
 
+/// What follows a frame's Ethernet header, as far as a switch cares: a routed hop forwards by
+/// the IP header, so a frame that has none cannot cross it.
+/// source: IBTA Vol. 1 Annex A16 (RoCE: the GRH straight after the Ethernet header, EtherType
+/// 0x8915) and Annex A17 (RoCEv2: IP and UDP, destination port 4791); IEEE 802.1Qbb (PFC frames
+/// are MAC control, EtherType 0x8808, and never leave the link).
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub enum EtherType {
+    /// 0x0800: RoCEv2 over IPv4, TCP and raw flows (sized as RoCEv2 frames).
+    #[default]
+    Ipv4,
+    /// 0x8808: a PFC frame.
+    MacControl,
+    /// 0x8915: RoCE v1, what a NIC sends from a GID of type RoCE v1. A bridge forwards it by
+    /// MAC address; a router has no IP header to route it by and drops it.
+    RoceV1,
+}
+
 /// What a sender specifies when it puts a packet on the fabric.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub struct PacketSpec {
@@ -171,6 +188,8 @@ pub struct PacketSpec {
     pub len_bytes: u32,
     /// 5-tuple hash for ECMP ([`FiveTuple::hash`]).
     pub ecmp_hash: u32,
+    /// What follows the Ethernet header (a routed switch drops what is not IP).
+    pub ethertype: EtherType,
     /// What it carries.
     pub payload: Payload,
 }
@@ -214,6 +233,7 @@ pub struct InFlight {
     pub(crate) ecmp_hash: u32,
     pub(crate) priority: Priority,
     pub(crate) ecn: Ecn,
+    pub(crate) ethertype: EtherType,
     /// [`Payload::class`], kept so traces need not read the payload.
     pub(crate) class: PacketClass,
     /// [`Payload::irn_ext`], likewise.
@@ -233,6 +253,7 @@ impl InFlight {
             ecmp_hash: spec.ecmp_hash,
             priority: spec.priority,
             ecn: spec.ecn,
+            ethertype: spec.ethertype,
             class: spec.payload.class(),
             irn_ext: spec.payload.irn_ext(),
         }

@@ -119,6 +119,8 @@ impl Plan {
                     detect: SimDuration::from_us(sw.pfc_watchdog_us),
                     restore: SimDuration::from_us(sw.pfc_watchdog_us * 2),
                 }),
+                // Scenarios send RoCEv2 only, which every switch forwards either way.
+                routed: false,
             },
             seed: self.seed,
             ..FabricConfig::default()

@@ -207,6 +207,57 @@ fn each_troubleshooting_case_shows_its_own_counters() {
 }
 
 #[test]
+fn cnps_in_a_lossy_class_arrive_late_and_pfc_pauses_instead() {
+    let r = lab("trouble", json!({"case": "cnp_class"}));
+    assert_eq!(verdict(&r, "status"), json!("SUCCESS"));
+    assert_eq!(verdict(&r, "symptom"), json!("pauses_multiply"));
+    let sent = counter(&r, "h4", "np_cnp_sent");
+    let handled: u64 = (0..4)
+        .map(|h| counter(&r, &format!("h{h}"), "rp_cnp_handled"))
+        .sum();
+    assert!(sent > 0);
+    // Small CNPs still fit the full lossy queue: delayed, not lost, so the counts agree.
+    assert_eq!(verdict(&r, "cnp_sent"), json!(sent));
+    assert_eq!(verdict(&r, "cnp_handled"), json!(handled));
+    // The lossy class drops (the bulk traffic), RoCE's and the CNP class do not.
+    assert!(counter(&r, "switch", "prio0_discards") > 0);
+    assert_eq!(counter(&r, "switch", "prio3_discards"), 0);
+    assert_eq!(counter(&r, "switch", "prio6_discards"), 0);
+    // DCQCN reacts late: PFC pauses, where CNPs in their strict class need none.
+    let pauses = counter(&r, "switch", "pause_frames_sent");
+    assert!(pauses > 0);
+    assert_eq!(verdict(&r, "pauses"), json!(pauses));
+    let right = verdict(&r, "pauses_strict_cnp_class").as_u64().unwrap();
+    assert!(pauses > right, "{pauses} vs {right}");
+    assert!(counter(&r, "h0", "rx_prio3_pause") > 0);
+}
+
+#[test]
+fn a_roce_v1_gid_in_a_routed_fabric_reaches_nobody() {
+    let r = lab("trouble", json!({"case": "gid_v1"}));
+    assert_eq!(verdict(&r, "status"), json!("RETRY_EXC_ERR"));
+    assert_eq!(fig(&r, "completions_ok"), 0.0);
+    assert!(counter(&r, "switch", "non_ip_discards") > 0);
+    assert_eq!(counter(&r, "switch", "mtu_discards"), 0);
+    assert_eq!(counter(&r, "h0", "local_ack_timeout_err"), 8);
+    assert_eq!(counter(&r, "h0", "req_transport_retries_exceeded"), 1);
+    assert_eq!(verdict(&r, "responder_packets"), json!(0));
+}
+
+#[test]
+fn an_ipv6_gid_against_an_ipv4_peer_never_connects() {
+    let r = lab("trouble", json!({"case": "gid_ipv6"}));
+    assert_eq!(verdict(&r, "status"), json!("EINVAL"));
+    assert_eq!(verdict(&r, "failed_call"), json!("ibv_modify_qp INIT→RTR"));
+    let e = verdict(&r, "error");
+    assert!(e.as_str().unwrap().contains("sgid_index 1"), "{e}");
+    // Nothing was ever sent: no timeouts, no discards.
+    assert_eq!(counter(&r, "h0", "local_ack_timeout_err"), 0);
+    assert_eq!(counter(&r, "switch", "non_ip_discards"), 0);
+    assert_eq!(fig(&r, "completions_err"), 0.0);
+}
+
+#[test]
 fn a_lab_gives_the_same_result_on_every_run() {
     for (id, p) in [
         ("storm", json!({"duration_us": 600})),

@@ -542,6 +542,25 @@ pub enum ModifyError {
         /// Table length.
         len: u32,
     },
+    /// The source GID (`sgid_index`'s entry) and the destination GID are of different address
+    /// families (IPv6 and IPv4-mapped): resolving the destination MAC fails before the QP
+    /// moves (Linux `ib_resolve_eth_dmac` → `rdma_addr_find_l2_eth_by_grh` → `rdma_resolve_ip`,
+    /// EINVAL when the two families differ).
+    #[error(
+        "modify_qp: sgid_index {index} is {sgid}, an {sgid_family} address, but the destination GID {dgid} is {dgid_family}: the destination MAC cannot be resolved"
+    )]
+    GidFamilyMismatch {
+        /// The index given.
+        index: u8,
+        /// Its GID.
+        sgid: crate::types::Gid,
+        /// `IPv6` or `IPv4`.
+        sgid_family: &'static str,
+        /// The destination GID.
+        dgid: crate::types::Gid,
+        /// `IPv6` or `IPv4`.
+        dgid_family: &'static str,
+    },
     /// `timeout` > 31.
     #[error(
         "modify_qp: timeout {timeout} is above 31 (the local ACK timeout is 4.096 µs × 2^timeout, a 5-bit field)"

@@ -243,6 +243,79 @@ impl Gid {
     }
 }
 
+impl Gid {
+    /// The IPv4 address of an IPv4-mapped GID (`::ffff:a.b.c.d`), `None` for any other (an
+    /// IPv6 address): how the kernel's `rdma_gid2ip` decides a GID's address family.
+    pub fn ipv4(&self) -> Option<[u8; 4]> {
+        let g = &self.0;
+        (g[..10].iter().all(|&b| b == 0) && g[10] == 0xff && g[11] == 0xff)
+            .then(|| [g[12], g[13], g[14], g[15]])
+    }
+
+    /// The IPv6 link-local GID `fe80::` + the modified EUI-64 of `mac` (RFC 4291 appendix A),
+    /// the entry a RoCE port lists first.
+    pub const fn link_local(mac: [u8; 6]) -> Gid {
+        Gid([
+            0xfe,
+            0x80,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            mac[0] ^ 0x02,
+            mac[1],
+            mac[2],
+            0xff,
+            0xfe,
+            mac[3],
+            mac[4],
+            mac[5],
+        ])
+    }
+}
+
+/// `enum ibv_gid_type`: which RoCE version a GID table entry sends. The entry chosen by an
+/// address vector's `sgid_index` decides the encapsulation (IBTA Annex A16 and A17;
+/// `ibv_query_gid_ex(3)`).
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+pub enum GidType {
+    /// `IBV_GID_TYPE_ROCE_V1`: the GRH straight after the Ethernet header, EtherType 0x8915;
+    /// not IP, so it crosses no router.
+    RoceV1,
+    /// `IBV_GID_TYPE_ROCE_V2`: IP and UDP (destination port 4791); routable.
+    RoceV2,
+}
+
+/// `struct ibv_gid_entry`: one entry of a port's GID table.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+pub struct GidEntry {
+    /// The GID.
+    pub gid: Gid,
+    /// Its RoCE version.
+    pub gid_type: GidType,
+}
+
+impl GidEntry {
+    /// The table Linux builds for a RoCE port with one IPv4 address (and its link-local IPv6
+    /// one): each address once per GID type, link-local first, so index 3 is the RoCE v2
+    /// IPv4-mapped entry an IPv4 fabric needs.
+    /// source: Linux drivers/infiniband/core/roce_gid_mgmt.c (an entry per address and
+    /// supported GID type, the default link-local GID first); m4c27's GID table.
+    pub fn linux_table(mac: [u8; 6], ipv4: [u8; 4]) -> Vec<GidEntry> {
+        let (ll, v4) = (Gid::link_local(mac), Gid::from_ipv4(ipv4));
+        [
+            (ll, GidType::RoceV1),
+            (ll, GidType::RoceV2),
+            (v4, GidType::RoceV1),
+            (v4, GidType::RoceV2),
+        ]
+        .map(|(gid, gid_type)| GidEntry { gid, gid_type })
+        .to_vec()
+    }
+}
+
 impl fmt::Display for Gid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, pair) in self.0.chunks(2).enumerate() {

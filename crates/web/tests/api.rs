@@ -889,7 +889,7 @@ async fn the_verbs_model_and_the_labs_text_are_served() {
             );
         }
         let trouble = labs.iter().find(|l| l["id"] == "trouble").unwrap();
-        assert_eq!(trouble["cases"].as_array().unwrap().len(), 4);
+        assert_eq!(trouble["cases"].as_array().unwrap().len(), 7);
         // Chapters name their labs.
         let (_, ch) = get(&format!("/api/course/{lang}/chapter/m4c27")).await;
         assert!(

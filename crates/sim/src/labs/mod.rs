@@ -9,7 +9,7 @@
 //! | `deadlock` | Can lossless traffic on a ring stop for ever, and what breaks the cycle? |
 //! | `loss` | Go-back-N, selective repeat and TCP under random loss. |
 //! | `qps` | One QP or many over a leaf-spine with ECMP. |
-//! | `trouble` | Four broken setups; find the cause from the counters an operator reads. |
+//! | `trouble` | Seven broken setups; find the cause from the counters an operator reads. |
 //!
 //! Every lab is a function from validated [`Params`] to a [`LabResult`]: headline figures,
 //! charts (series of points, computed by running the simulator), counters and a verdict. The
@@ -187,7 +187,15 @@ pub fn catalogue() -> Vec<LabSpec> {
             id: "trouble",
             params: vec![choice(
                 "case",
-                &["rnr", "peer_gone", "pfc_priority", "mtu"],
+                &[
+                    "rnr",
+                    "peer_gone",
+                    "pfc_priority",
+                    "mtu",
+                    "cnp_class",
+                    "gid_v1",
+                    "gid_ipv6",
+                ],
                 "rnr",
             )],
         },

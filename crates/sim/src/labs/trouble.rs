@@ -9,6 +9,14 @@
 //!   DSCP/PCP trust or priority-map mismatch): the overflows are drops instead of pauses.
 //! - `mtu`: the QPs' path MTU is 4096 while the switch ports' MTU is 1500: small WRITEs pass,
 //!   full-size packets are dropped.
+//! - `cnp_class`: a 4→1 incast under DCQCN while the CNPs leave in the lossy default class
+//!   (priority 0), which bulk traffic toward the senders keeps full: CNPs are dropped or
+//!   arrive late, DCQCN slows the senders too little, and PFC pauses instead. The same run
+//!   with CNPs in their own strict-priority class (6) is the reference.
+//! - `gid_v1`: the requester's `sgid_index` names its RoCE v1 entry in a routed (layer-3)
+//!   fabric: its frames are not IP, the first switch drops them, the requester times out.
+//! - `gid_ipv6`: the requester's `sgid_index` names its link-local IPv6 entry while the peer
+//!   advertises its IPv4-mapped one: `modify_qp` to RTR fails with EINVAL on both sides.
 //!
 //! The NIC counters come from the transport's own counts (requester and responder, summed
 //! over every QP the host has had) and the fabric's port statistics, named as mlx5's
@@ -20,8 +28,9 @@
 use super::{Counter, LINK_GBPS, LabError, LabResult, PRIO, Params, lab_pfc};
 use crate::world::{Endpoint, RcOptions, World};
 use engine::Budget;
-use fabric::{FabricConfig, LinkConfig, PfcConfig, Topology};
-use units::{Bandwidth, Probability, SimDuration, SimTime};
+use fabric::{EcnConfig, FabricConfig, LinkConfig, PfcConfig, Scheduling, Topology};
+use transport::roce::dcqcn::DcqcnParams;
+use units::{Bandwidth, Priority, Probability, SimDuration, SimTime};
 use verbs::{
     AccessFlags, WcStatus,
     wr::{RecvWr, SendWr, Sge},
@@ -108,9 +117,14 @@ fn counters(w: &World, eps: &[Endpoint], seen: &[(u32, &Seen)]) -> Vec<Counter> 
     let mut hosts: Vec<u32> = eps.iter().map(|e| e.host).collect();
     hosts.sort_unstable();
     hosts.dedup();
+    counters_of(w, &hosts, eps, seen)
+}
+
+/// [`counters`] of `hosts` (in that order), whether or not they have QPs in `eps`.
+fn counters_of(w: &World, hosts: &[u32], eps: &[Endpoint], seen: &[(u32, &Seen)]) -> Vec<Counter> {
     let now = w.now();
     let mut out = Vec::new();
-    for h in hosts {
+    for &h in hosts {
         let host = w.host(h);
         let qps: Vec<_> = eps.iter().filter(|e| e.host == h).map(|e| e.qpn).collect();
         let rc = host.roce_counters();
@@ -224,6 +238,9 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         "rnr" => rnr(&mut r)?,
         "peer_gone" => peer_gone(&mut r)?,
         "pfc_priority" => pfc_priority(&mut r)?,
+        "cnp_class" => cnp_class(&mut r)?,
+        "gid_v1" => gid_v1(&mut r)?,
+        "gid_ipv6" => gid_ipv6(&mut r)?,
         _ => mtu(&mut r)?,
     });
     Ok(r)
@@ -402,5 +419,229 @@ fn mtu(r: &mut LabResult) -> Result<u64, LabError> {
         w.now().saturating_duration_since(start),
         "large_writes_fail",
     );
+    Ok(w.events_processed())
+}
+
+/// The switch's discards of priorities `prios` (rdmalab's names; a switch shows them per
+/// traffic class, e.g. SONiC's `queuestat`), and of frames that are not IP.
+fn switch_rows(w: &World, prios: &[usize], non_ip: bool) -> Vec<Counter> {
+    let f = w.fabric.counters();
+    let mut rows: Vec<(String, u64)> = prios
+        .iter()
+        .map(|&p| (format!("prio{p}_discards"), f.drops_by_priority[p]))
+        .collect();
+    if non_ip {
+        rows.push(("non_ip_discards".to_string(), f.drops_not_ip));
+    }
+    rows.into_iter()
+        .map(|(name, value)| Counter {
+            host: "switch".to_string(),
+            name,
+            value,
+        })
+        .collect()
+}
+
+/// Incast senders in the `cnp_class` case; the receiver is host `SENDERS`.
+const SENDERS: u32 = 4;
+/// Bulk senders per incast sender, each at line rate toward it in priority 0: two of them
+/// overload the switch port toward the sender two to one, so that port's priority-0 queue
+/// stays full and drops half of what arrives.
+const BULK_PER_SENDER: u32 = 2;
+/// How long the bulk traffic runs before the incast: long enough to fill a 2 MiB lossy
+/// queue at the 100 Gb/s it gains per port (about 170 µs).
+const BULK_WARM_UP: SimDuration = SimDuration::from_us(400);
+/// How long the `cnp_class` incast runs.
+const CNP_RUN: SimDuration = SimDuration::from_ms(2);
+
+/// A finished `cnp_class` run: the world, each sender's (requester, responder) pair and
+/// what each sender's application saw.
+type CnpRun = (World, Vec<(Endpoint, Endpoint)>, Vec<Seen>);
+
+/// One `cnp_class` run: four senders WRITE to one receiver under DCQCN (NVIDIA's
+/// parameters) with the incast lab's ECN marking and the labs' PFC, while unresponsive bulk
+/// traffic in the lossy default class (priority 0) fills the switch ports toward the senders;
+/// CNPs travel in `cnp`. Assumption: the bulk traffic is raw line-rate flows, standing for the
+/// many TCP flows that keep a lossy class's queue full on a busy fabric.
+fn cnp_incast(cnp: Priority) -> Result<CnpRun, LabError> {
+    const CHUNK: u64 = 64 << 10;
+    let mut cfg = FabricConfig::default();
+    cfg.switch.ecn = Some(EcnConfig {
+        priorities: 1 << PRIO,
+        kmin_bytes: 10_000,
+        kmax_bytes: 100_000,
+        pmax: Probability::from_ratio(1, 100),
+        on_dequeue: true,
+    });
+    cfg.switch.pfc = Some(lab_pfc());
+    // CNPs' priority 6 strict, the rest DWRR: the NVIDIA/Cumulus RoCE default.
+    cfg.switch.scheduling = Scheduling::roce_default();
+    let hosts = SENDERS + 1 + SENDERS * BULK_PER_SENDER;
+    let mut w = star(hosts as u64, cfg)?;
+    w.set_dcqcn(Some(DcqcnParams::NVIDIA));
+    w.set_cnp_priority(cnp);
+    let mut pairs = Vec::new();
+    for s in 0..SENDERS {
+        pairs.push(
+            w.connect_rc(s, SENDERS, &RcOptions::default())
+                .map_err(LabError::sim)?,
+        );
+    }
+    let line_bytes = LINK_GBPS * CNP_RUN.as_ps() / 8_000;
+    let bulk_start = w.now();
+    for s in 0..SENDERS {
+        for k in 0..BULK_PER_SENDER {
+            let src = SENDERS + 1 + s * BULK_PER_SENDER + k;
+            // Enough for the warm-up and the run.
+            w.add_raw_flow(src, s, line_bytes * 2, 4096, Priority::of(0), bulk_start)
+                .map_err(LabError::sim)?;
+        }
+    }
+    // The bulk traffic has filled the priority-0 queues before the incast starts.
+    w.run_until(bulk_start + BULK_WARM_UP, &Budget::default())
+        .map_err(LabError::sim)?;
+    let start = w.now();
+    // More WRITEs than one sender could finish at line rate in the run.
+    let count = (line_bytes / CHUNK + 2) as usize;
+    for (a, b) in &pairs {
+        post_writes(&mut w, a, b, &vec![CHUNK; count])?;
+    }
+    let mut seen: Vec<Seen> = (0..SENDERS).map(|_| Seen::default()).collect();
+    let end = start + CNP_RUN;
+    while w.now() < end {
+        let t = (w.now() + SimDuration::from_us(50)).min(end);
+        w.run_until(t, &Budget::default()).map_err(LabError::sim)?;
+        for ((a, _), sn) in pairs.iter().zip(seen.iter_mut()) {
+            for wc in w.poll_cq(a.host, a.cq, 256).map_err(LabError::sim)? {
+                if wc.status == WcStatus::Success {
+                    sn.ok += 1;
+                    sn.ok_bytes += CHUNK;
+                } else {
+                    sn.err += 1;
+                    sn.first_error.get_or_insert(wc.status);
+                }
+            }
+        }
+    }
+    Ok((w, pairs, seen))
+}
+
+/// CNPs in the lossy default class under an incast; the reference run puts them in
+/// priority 6, strict, as the switch expects.
+fn cnp_class(r: &mut LabResult) -> Result<u64, LabError> {
+    let (right, ..) = cnp_incast(Priority::of(6))?;
+    let right_pauses = right.fabric.counters().pauses_sent;
+    let (w, pairs, seen) = cnp_incast(Priority::of(0))?;
+    let eps: Vec<Endpoint> = pairs.iter().flat_map(|(a, b)| [*a, *b]).collect();
+    let all = Seen {
+        ok: seen.iter().map(|s| s.ok).sum(),
+        err: seen.iter().map(|s| s.err).sum(),
+        ok_bytes: seen.iter().map(|s| s.ok_bytes).sum(),
+        first_error: seen.iter().find_map(|s| s.first_error),
+        ..Seen::default()
+    };
+    let with: Vec<(u32, &Seen)> = pairs.iter().map(|(a, _)| a.host).zip(&seen).collect();
+    r.counters = counters(&w, &eps, &with);
+    r.counters.extend(switch_rows(&w, &[0, PRIO, 6], false));
+    let sum = |name: &str| -> u64 {
+        r.counters
+            .iter()
+            .filter(|c| c.name == name)
+            .map(|c| c.value)
+            .sum()
+    };
+    let (sent, handled) = (sum("np_cnp_sent"), sum("rp_cnp_handled"));
+    finish(r, &all, CNP_RUN, "pauses_multiply");
+    r.verdict("cnp_sent", sent);
+    r.verdict("cnp_handled", handled);
+    r.verdict("cnp_lost", sent.saturating_sub(handled));
+    r.verdict("pauses", w.fabric.counters().pauses_sent);
+    r.verdict("pauses_strict_cnp_class", right_pauses);
+    Ok(w.events_processed() + right.events_processed())
+}
+
+/// The GID tables both hosts of `w` get: Linux's layout for one IPv4 address.
+fn linux_gids(w: &mut World) {
+    for h in 0..2 {
+        let t = w.linux_gid_table(h);
+        w.set_gid_table(h, t);
+    }
+}
+
+/// A routed fabric; the requester uses GID index 2 (its IPv4-mapped RoCE v1 entry), the
+/// responder index 3 (RoCE v2): RTR succeeds, the frames are not IP.
+fn gid_v1(r: &mut LabResult) -> Result<u64, LabError> {
+    const MSG: u64 = 64 << 10;
+    let mut cfg = FabricConfig::default();
+    cfg.switch.routed = true;
+    let mut w = star(2, cfg)?;
+    linux_gids(&mut w);
+    w.use_sgid_index(0, 2);
+    w.use_sgid_index(1, 3);
+    let o = RcOptions {
+        timeout: 10,
+        retry_cnt: 7,
+        ..RcOptions::default()
+    };
+    let (a, b) = w.connect_rc(0, 1, &o).map_err(LabError::sim)?;
+    let sizes = [MSG; 4];
+    post_writes(&mut w, &a, &b, &sizes)?;
+    let start = w.now();
+    let seen = collect(
+        &mut w,
+        &a,
+        sizes.len() as u64,
+        &sizes,
+        SimDuration::from_us(500),
+        start + SimDuration::from_ms(60),
+    )?;
+    r.counters = counters(&w, &[a, b], &[(a.host, &seen)]);
+    r.counters.extend(switch_rows(&w, &[], true));
+    finish(
+        r,
+        &seen,
+        w.now().saturating_duration_since(start),
+        "writes_hang_then_fail",
+    );
+    // Request packets the responder saw: those taken in order (its expected PSN started at
+    // 0) and those it refused as out of sequence or duplicate.
+    let h = w.host(b.host);
+    let taken = h.responder_expected_psn(b.qpn).unwrap_or(0) as u64;
+    let refused = h
+        .responder_counters(b.qpn)
+        .map_or(0, |c| c.out_of_sequence + c.duplicates);
+    r.verdict("responder_packets", taken + refused);
+    Ok(w.events_processed())
+}
+
+/// The requester uses GID index 1 (link-local IPv6, RoCE v2), the responder index 3
+/// (IPv4-mapped): each side's RTR meets a destination GID of the other family.
+fn gid_ipv6(r: &mut LabResult) -> Result<u64, LabError> {
+    let mut cfg = FabricConfig::default();
+    cfg.switch.routed = true;
+    let mut w = star(2, cfg)?;
+    linux_gids(&mut w);
+    w.use_sgid_index(0, 1);
+    w.use_sgid_index(1, 3);
+    let start = w.now();
+    let err = match w.connect_rc(0, 1, &RcOptions::default()) {
+        Ok(_) => None,
+        Err(crate::world::WorldError::Verbs(e)) => Some(e),
+        Err(e) => return Err(LabError::sim(e)),
+    };
+    r.counters = counters_of(&w, &[0, 1], &[], &[]);
+    r.counters.extend(switch_rows(&w, &[], true));
+    let seen = Seen::default();
+    finish(
+        r,
+        &seen,
+        w.now().saturating_duration_since(start),
+        "connection_never_up",
+    );
+    if let Some(e) = err {
+        r.verdict("status", e.errno().to_string());
+        r.verdict("failed_call", "ibv_modify_qp INIT→RTR");
+        r.verdict("error", e.to_string());
+    }
     Ok(w.events_processed())
 }

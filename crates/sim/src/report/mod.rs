@@ -405,6 +405,7 @@ pub fn trace_json(path: &str, t: SimTime, r: &TraceRecord) -> serde_json::Value 
                 DropReason::Burst => "burst",
                 DropReason::Rule => "rule",
                 DropReason::NoRoute => "no_route",
+                DropReason::NotIp => "not_ip",
                 DropReason::Oversize => "oversize",
                 DropReason::Watchdog => "watchdog",
             };

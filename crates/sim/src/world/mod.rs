@@ -31,8 +31,8 @@ use engine::{
     run_until,
 };
 use fabric::{
-    Delivery, Ecn, Fabric, FabricConfig, FabricEvent, FiveTuple, Packet, PacketSpec, Payload,
-    RoceHeaders, Topology, capture::frame_bytes, packet::host_ip, roce_frame_len,
+    Delivery, Ecn, EtherType, Fabric, FabricConfig, FabricEvent, FiveTuple, Packet, PacketSpec,
+    Payload, RoceHeaders, Topology, capture::frame_bytes, packet::host_ip, roce_frame_len,
 };
 use host::{Cpu, HostProfile, Pcie};
 use std::collections::{BTreeMap, VecDeque};
@@ -194,6 +194,9 @@ struct QpEngine {
     rp: Option<dcqcn::Rp>,
     /// The remote QP number (where CNPs go).
     dest_qpn: u32,
+    /// How its frames are encapsulated: the type of the GID its address vector's
+    /// `sgid_index` names (RoCEv2 over IPv4 unless the host has a GID table).
+    ethertype: EtherType,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -278,6 +281,12 @@ pub struct SimHost {
     cq_events: VecDeque<(SimTime, verbs::types::ChannelHandle)>,
     /// Counts of the transports of QPs since reset, flushed or destroyed.
     retired: RoceCounters,
+    /// The port's GID table ([`World::set_gid_table`]); empty: not modelled, every index is
+    /// the host's RoCEv2 IPv4-mapped GID.
+    gids: Vec<verbs::types::GidEntry>,
+    /// The GID index the host's applications put in their address vectors
+    /// ([`World::use_sgid_index`]).
+    sgid_index: u8,
 }
 
 impl SimHost {
@@ -388,6 +397,8 @@ pub struct World {
     pub fabric: Fabric,
     /// The 802.1p priority RoCE frames travel in ([`ROCE_PRIORITY`] unless set).
     roce_priority: Priority,
+    /// The 802.1p priority CNPs travel in ([`CNP_PRIORITY`] unless set).
+    cnp_priority: Priority,
     /// Adaptive retransmission's floor for every RC requester, when the NICs have it on.
     adaptive_min: Option<SimDuration>,
     /// Selective repeat's in-flight cap for every RC QP, when the NICs use it.
@@ -444,6 +455,51 @@ impl World {
         self.roce_priority
     }
 
+    /// Sends CNPs in priority `p`: where the switches classify the CNPs' DSCP (NVIDIA's
+    /// `CNP_DSCP`, 48 by default) or PCP. The model carries the priority a switch's map gives,
+    /// not the DSCP: a CNP marked with a DSCP the switch maps to a lossy class is a CNP in
+    /// that class's priority here.
+    pub fn set_cnp_priority(&mut self, p: Priority) {
+        self.cnp_priority = p;
+    }
+
+    /// Gives host `h`'s port a GID table (`gids`, index order), as
+    /// [`verbs::types::GidEntry::linux_table`] builds it: from then on an address vector's
+    /// `sgid_index` picks its entry, whose address family must match the destination GID's
+    /// at RTR and whose type decides the encapsulation (RoCE v1 frames are not IP).
+    pub fn set_gid_table(&mut self, h: u32, gids: Vec<verbs::types::GidEntry>) {
+        if let Some(host) = self.hosts.get_mut(h as usize) {
+            host.gids = gids;
+        }
+    }
+
+    /// Host `h`'s GID table with Linux's layout for its one IPv4 address
+    /// ([`verbs::types::GidEntry::linux_table`]): link-local v1, v2, IPv4-mapped v1, v2.
+    pub fn linux_gid_table(&self, h: u32) -> Vec<verbs::types::GidEntry> {
+        let mac = self
+            .hosts
+            .get(h as usize)
+            .map_or([0; 6], |x| fabric::capture::node_mac(x.node).0);
+        verbs::types::GidEntry::linux_table(mac, host_ip(h))
+    }
+
+    /// The GID index host `h`'s applications use in their address vectors (the `-g` or
+    /// `gid_index` option of perftest and the course's programs); 0 unless set.
+    pub fn use_sgid_index(&mut self, h: u32, index: u8) {
+        if let Some(host) = self.hosts.get_mut(h as usize) {
+            host.sgid_index = index;
+        }
+    }
+
+    /// The GID host `h` advertises and sends from: its table's entry at its `sgid_index`, or
+    /// the RoCEv2 IPv4-mapped GID without a table.
+    fn local_gid(&self, h: u32) -> verbs::types::Gid {
+        let host = &self.hosts[h as usize];
+        host.gids
+            .get(host.sgid_index as usize)
+            .map_or(verbs::types::Gid::from_ipv4(host_ip(h)), |e| e.gid)
+    }
+
     /// Chooses how the RC QPs that reach RTR from now on recover losses: go-back-N, or
     /// IRN-style selective repeat with at most `window` PSNs in flight (about a
     /// bandwidth-delay product; IRN's BDP cap).
@@ -481,6 +537,46 @@ impl World {
     pub fn np_counters(&self, h: u32, qpn: QpNum) -> Option<(u64, u64)> {
         let e = self.hosts.get(h as usize)?.qps.get(&qpn.get())?;
         Some((e.np.marked, e.np.cnps_sent))
+    }
+
+    /// What the kernel does with an address vector before the driver sees it, when host `h`
+    /// has a GID table: the `sgid_index` entry's address family must match the destination
+    /// GID's, or the destination MAC cannot be resolved and `modify_qp` fails with EINVAL,
+    /// the QP left as it was (Linux `_ib_modify_qp` → `ib_resolve_eth_dmac` →
+    /// `rdma_addr_find_l2_eth_by_grh` → `rdma_resolve_ip`). Returns the encapsulation the
+    /// entry's type gives, `None` when the call sets no address vector or the host has no
+    /// table. Simplification: a RoCE v1 source with a link-local destination (resolved
+    /// from the GID without the IP stack) is treated like any other pair of one family.
+    fn resolve_av(
+        &self,
+        h: u32,
+        attr: &QpAttr,
+        mask: QpAttrMask,
+    ) -> Result<Option<EtherType>, VerbsError> {
+        let host = &self.hosts[h as usize];
+        if !mask.contains(QpAttrMask::AV) || host.gids.is_empty() {
+            return Ok(None);
+        }
+        let grh = &attr.ah_attr.grh;
+        let Some(entry) = host.gids.get(grh.sgid_index as usize) else {
+            return Ok(None);
+        };
+        let family = |g: &verbs::types::Gid| if g.ipv4().is_some() { "IPv4" } else { "IPv6" };
+        if family(&entry.gid) != family(&grh.dgid) {
+            return Err(VerbsError::Modify(
+                verbs::modify::ModifyError::GidFamilyMismatch {
+                    index: grh.sgid_index,
+                    sgid: entry.gid,
+                    sgid_family: family(&entry.gid),
+                    dgid: grh.dgid,
+                    dgid_family: family(&grh.dgid),
+                },
+            ));
+        }
+        Ok(Some(match entry.gid_type {
+            verbs::types::GidType::RoceV1 => EtherType::RoceV1,
+            verbs::types::GidType::RoceV2 => EtherType::Ipv4,
+        }))
     }
 
     /// Host `h`'s NIC line rate, kbit/s (its port's link).
@@ -572,12 +668,15 @@ impl World {
                 app_ready: SimTime::ZERO,
                 cq_events: VecDeque::new(),
                 retired: RoceCounters::default(),
+                gids: Vec::new(),
+                sgid_index: 0,
             });
         }
         let host_nodes = hosts.iter().map(|h| h.node).collect();
         Ok(World {
             fabric,
             roce_priority: ROCE_PRIORITY,
+            cnp_priority: CNP_PRIORITY,
             adaptive_min: None,
             selective_window: None,
             dcqcn: None,
@@ -970,6 +1069,7 @@ impl World {
         {
             self.hosts[h as usize].land_recv_cqes(qpn.get());
         }
+        let ethertype = self.resolve_av(h, attr, mask)?;
         let out = self.hosts[h as usize].verbs.modify_qp(qpn, attr, mask)?;
         let line_kbps = self.line_kbps(h);
         self.control_path(h, "ioctl modify_qp", 0);
@@ -1022,9 +1122,13 @@ impl World {
                 np: dcqcn::Np::default(),
                 rp: None,
                 dest_qpn: 0,
+                ethertype: EtherType::Ipv4,
             })
         });
         e.dest_qpn = cfg.dest_qpn;
+        if let Some(t) = ethertype {
+            e.ethertype = t;
+        }
         for effect in &out.effects {
             match effect {
                 ModifyEffect::Reset(_) | ModifyEffect::Flushed(_) => {
@@ -1826,6 +1930,7 @@ impl World {
             return;
         };
         let sport = e.sport;
+        let ethertype = e.ethertype;
         // UC: nothing acknowledges a request; it completes when its last packet leaves, so its
         // CQE is written now (the requester reported it when the packet was handed over).
         let uc_done = e
@@ -1844,6 +1949,7 @@ impl World {
             hdr,
             (s.t.pkt.payload_len, s.data),
             (self.roce_priority, Ecn::Ect0),
+            ethertype,
         );
         let node = self.hosts[h as usize].node;
         if self.fabric.send(node, spec, sched).is_err() {
@@ -2123,6 +2229,7 @@ impl World {
             return;
         }
         let sport = e.sport;
+        let ethertype = e.ethertype;
         let hdr = RoceHeaders {
             bth: wire::ib::bth::Repr {
                 opcode: wire::Opcode::CNP,
@@ -2144,7 +2251,8 @@ impl World {
             (peer, self.host_nodes[peer as usize]),
             hdr,
             (0, fabric::NO_DATA),
-            (CNP_PRIORITY, Ecn::NotEct),
+            (self.cnp_priority, Ecn::NotEct),
+            ethertype,
         );
         let _ = self.fabric.send(node, spec, sched);
     }
@@ -2262,13 +2370,22 @@ fn roce_spec(
     hdr: RoceHeaders,
     (payload_len, data): (u32, u32),
     (priority, ecn): (Priority, Ecn),
+    ethertype: EtherType,
 ) -> PacketSpec {
+    // RoCE v1 puts the 40-byte GRH where RoCEv2 has IPv4 (20) and UDP (8). Its ECMP hash is
+    // left as RoCEv2's: only a bridge forwards it, and a bridge does not hash.
+    let grh_extra = if ethertype == EtherType::RoceV1 {
+        12
+    } else {
+        0
+    };
     PacketSpec {
         flow: World::flow_of(h, QpNum::masked(qpn)),
         dst,
         priority,
         ecn,
-        len_bytes: roce_frame_len(&hdr, payload_len),
+        len_bytes: roce_frame_len(&hdr, payload_len) + grh_extra,
+        ethertype,
         ecmp_hash: FiveTuple {
             src_ip: host_ip(h),
             dst_ip: host_ip(peer),
@@ -2666,18 +2783,20 @@ impl World {
         // Each side's QPN, first PSN and GID cross a TCP connection before RTR; the RTR
         // attributes come from the bytes each side read. connect_rc registers no buffer, so
         // rkey and address are zero here (applications send theirs in the same message).
-        let info = |e: &Endpoint| ConnInfo {
+        let info = |w: &World, e: &Endpoint| ConnInfo {
             qpn: e.qpn.get(),
             psn: 0,
-            gid: Gid::from_ipv4(host_ip(e.host)).0,
+            gid: w.local_gid(e.host).0,
             ..ConnInfo::default()
         };
-        let (a_learned, b_learned) =
-            self.exchange_conn_info(a, b, [info(&ends[0]), info(&ends[1])])?;
+        let infos = [info(self, &ends[0]), info(self, &ends[1])];
+        let (a_learned, b_learned) = self.exchange_conn_info(a, b, infos)?;
         for (me, peer) in [(ends[0], a_learned), (ends[1], b_learned)] {
+            let mut ah_attr = AhAttr::roce(Gid(peer.gid));
+            ah_attr.grh.sgid_index = self.hosts[me.host as usize].sgid_index;
             let rtr = QpAttr {
                 qp_state: QpState::Rtr,
-                ah_attr: AhAttr::roce(Gid(peer.gid)),
+                ah_attr,
                 path_mtu: o.mtu,
                 dest_qp_num: peer.qpn,
                 rq_psn: peer.psn,

@@ -850,6 +850,7 @@ impl World {
                 dst_port: sock.peer_port,
             }
             .hash(),
+            ethertype: fabric::EtherType::Ipv4,
             payload: Payload::Tcp { repr, data },
         };
         let node = self.hosts[h as usize].node;
