@@ -118,6 +118,13 @@ const S = {
     'vk.status': '第一个错误完成的状态',
     'vk.status.ok': '所有完成的状态',
     'vk.symptom': '症状',
+    'vk.cnp_handled': '各发送方处理的 CNP', 'vk.cnp_lost': '丢掉的 CNP', 'vk.cnp_sent': '接收方发出的 CNP',
+    'vk.pauses': 'PAUSE 帧', 'vk.pauses_strict_cnp_class': '对照运行（CNP 走严格优先级 6）的 PAUSE 帧',
+    'vk.responder_packets': '响应方收到的请求包', 'vk.failed_call': '失败的调用',
+    'vk.sgid_index': '本端用的 GID 下标', 'vk.sgid': '本端 GID（源）', 'vk.dgid': '远端 GID（目的）',
+    'vk.error': '错误', 'vk.error.gid_family': '源 GID 是 IPv6 地址，目的 GID 是 IPv4 地址，地址族不同，内核解析不出目的 MAC，INIT→RTR 返回 EINVAL',
+    'sym.pauses_multiply': '每个 WRITE 都成功完成，交换机却不停地发 PAUSE 帧，吞吐远低于链路速率。',
+    'sym.connection_never_up': '连接根本建不起来：INIT→RTR 就失败了，线路上一个报文也没有。',
     'tr.pick': '选择一个案例',
     'tr.case': '案例 {n}',
     'tr.case.head': '案例 {n}：{title}',
@@ -267,6 +274,13 @@ const S = {
     'vk.status': 'first error completion',
     'vk.status.ok': 'every completion\'s status',
     'vk.symptom': 'symptom',
+    'vk.cnp_handled': 'CNPs the senders handled', 'vk.cnp_lost': 'CNPs lost', 'vk.cnp_sent': 'CNPs the receiver sent',
+    'vk.pauses': 'PAUSE frames', 'vk.pauses_strict_cnp_class': 'PAUSE frames in the comparison run (CNPs in strict priority 6)',
+    'vk.responder_packets': 'request packets the responder received', 'vk.failed_call': 'the call that failed',
+    'vk.sgid_index': 'GID index used here', 'vk.sgid': 'this side\'s GID (source)', 'vk.dgid': 'the remote GID (destination)',
+    'vk.error': 'error', 'vk.error.gid_family': 'the source GID is an IPv6 address and the destination GID an IPv4 one: different families, so the kernel cannot resolve the destination MAC and INIT→RTR returns EINVAL',
+    'sym.pauses_multiply': 'Every WRITE completes, yet the switch keeps sending PAUSE frames and the stream runs far below the link.',
+    'sym.connection_never_up': 'The connection never comes up: INIT→RTR fails and not one packet is sent.',
     'tr.pick': 'Pick a case',
     'tr.case': 'Case {n}',
     'tr.case.head': 'Case {n}: {title}',
@@ -867,6 +881,8 @@ const VERDICT_KEYS = {
 /** A verdict value for people: yes/no, a status, a symptom sentence, or a number with its unit. */
 function verdictValue(key, x) {
   const spec = VERDICT_KEYS[key] || {};
+  // The simulator's error text is English; a page says it in its own words when it knows the case.
+  if (key === 'error' && typeof x === 'string' && /IPv6 address, but the destination GID .* is IPv4/.test(x)) return tt('vk.error.gid_family');
   if (x === null || x === undefined) return ttOr(`vk.null.${key}`, '—');
   if (spec.kind === 'symptom') return ttOr(`sym.${x}`, String(x));
   if (spec.kind === 'paths' && typeof x === 'object') {

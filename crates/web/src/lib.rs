@@ -53,12 +53,12 @@ pub mod error;
 pub mod examples;
 pub mod glossary;
 pub mod guard;
+#[cfg(test)]
+mod page_words;
 pub mod placeholder;
 pub mod render;
 pub mod runs;
 pub mod server;
-#[cfg(test)]
-mod page_words;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;

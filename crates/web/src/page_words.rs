@@ -63,11 +63,15 @@ fn shown_ids(r: &Value, out: &mut BTreeSet<(String, String)>) {
 fn every_report_string_the_sim_page_shows_has_its_chinese_in_terms_js() {
     let known = terms();
     assert!(known.len() > 40, "terms.js: {} terms", known.len());
-    const VARIANTS: [&[&str]; 3] = [&[], &["rdma.operation=\"read\""], &["rdma.operation=\"send\""]];
+    const VARIANTS: [&[&str]; 3] = [
+        &[],
+        &["rdma.operation=\"read\""],
+        &["rdma.operation=\"send\""],
+    ];
     let mut found = BTreeSet::new();
     let mut runs = 0;
     let reports: Vec<Value> = std::thread::scope(|sc| {
-            let mut cases = Vec::new();
+        let mut cases = Vec::new();
         for p in scenario::presets() {
             for nic in scenario::NicKind::NAMES {
                 for v in VARIANTS {
@@ -89,7 +93,10 @@ fn every_report_string_the_sim_page_shows_has_its_chinese_in_terms_js() {
                 })
             })
             .collect();
-        handles.into_iter().filter_map(|h| h.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().unwrap())
+            .collect()
     });
     for r in &reports {
         runs += 1;
@@ -129,7 +136,10 @@ fn every_schema_key_has_a_label_and_an_explanation_in_both_languages() {
         };
         let block = &SIMPARAMS_JS[at + 1..];
         let block = &block[..block.find("] },").map_or(block.len(), |e| e + 4)];
-        let g = block.split("g: '").nth(1).and_then(|s| s.split('\'').next());
+        let g = block
+            .split("g: '")
+            .nth(1)
+            .and_then(|s| s.split('\'').next());
         if !g.is_some_and(|g| groups.contains(&g)) {
             bad.push(format!("{}: group {g:?}", k.path));
         }
@@ -140,7 +150,9 @@ fn every_schema_key_has_a_label_and_an_explanation_in_both_languages() {
         }
         if let Some((label, _)) = pair(block, "zh") {
             assert!(
-                label.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+                label
+                    .chars()
+                    .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
                     || ["RDMA", "TSO", "GRO", "ECN", "DCQCN", "SACK"]
                         .iter()
                         .any(|w| label.contains(w)),
@@ -154,7 +166,10 @@ fn every_schema_key_has_a_label_and_an_explanation_in_both_languages() {
     let lessons = &lessons[..lessons.find("\n};").unwrap()];
     for key in lessons.split('\'').skip(1).step_by(2) {
         if !key.starts_with("lesson") {
-            assert!(scenario::plan::spec(key).is_some(), "LESSON_KEYS: {key} is not a key");
+            assert!(
+                scenario::plan::spec(key).is_some(),
+                "LESSON_KEYS: {key} is not a key"
+            );
         }
     }
     assert!(bad.is_empty(), "simparams.js: {}", bad.join("; "));

@@ -607,8 +607,15 @@ async fn the_pages_in_a_real_browser() {
          if (!l || !l.control || l.control.type !== 'checkbox') return false; l.control.click(); return l.control.checked; })()",
     )
     .await;
-    assert!(ticked, "no checkbox labelled 无损网络（PFC） (or it did not tick)");
-    let first: String = eval(&page, "document.querySelector('#params label .name').innerText").await;
+    assert!(
+        ticked,
+        "no checkbox labelled 无损网络（PFC） (or it did not tick)"
+    );
+    let first: String = eval(
+        &page,
+        "document.querySelector('#params label .name').innerText",
+    )
+    .await;
     assert_eq!(first, "无损网络（PFC）", "⑤'s own knob comes first");
     eval::<bool>(
         &page,
@@ -616,7 +623,12 @@ async fn the_pages_in_a_real_browser() {
          [...document.querySelectorAll('#params button')].find(b => b.innerText.trim() === '运行').click(); return true; })()",
     )
     .await;
-    wait_for(&page, "document.body.dataset.run === 'done'", "运行 with PFC").await;
+    wait_for(
+        &page,
+        "document.body.dataset.run === 'done'",
+        "运行 with PFC",
+    )
+    .await;
     let cell: String = eval(
         &page,
         "document.querySelector('tr[data-row=retention] td[data-path=rdma]').innerText",
@@ -653,7 +665,10 @@ async fn the_pages_in_a_real_browser() {
           document.querySelectorAll('#params [data-key]').length]",
     )
     .await;
-    assert!(err.contains("消息大小") && err.contains('1'), "inline error: {err:?}");
+    assert!(
+        err.contains("消息大小") && err.contains('1'),
+        "inline error: {err:?}"
+    );
     assert_eq!(after, before, "a refused value changed the page");
     assert!(open && fields > 60, "the panel collapsed ({fields} fields)");
     // A value only the simulator refuses (XON above XOFF): its error, at its field, in Chinese.
@@ -677,14 +692,38 @@ async fn the_pages_in_a_real_browser() {
           [location.href, document.querySelector('#table').innerHTML]]",
     )
     .await;
-    assert!(err.contains("恢复阈值") && err.contains("41673"), "server error: {err:?}");
+    assert!(
+        err.contains("恢复阈值") && err.contains("41673"),
+        "server error: {err:?}"
+    );
     assert_eq!(after, before, "a refused run changed the page");
     shot(&page, "sim-lesson5-panel-error").await;
 
     // One language: on the zh page of every preset (panel open), no run of three or more
     // English words outside identifiers, in the visible text or the table's and boxes' titles.
     let mut allow: Vec<&str> = vec![
-        "Verbs", "RoCE", "Soft-RoCE", "ConnectX", "BlueFlame", "Mathis", "NAPI", "rdmalab", "go-back-N", "ns", "µs", "ms", "s", "B", "KB", "MB", "GB", "KiB", "MiB", "GiB", "TiB", "p",
+        "Verbs",
+        "RoCE",
+        "Soft-RoCE",
+        "ConnectX",
+        "BlueFlame",
+        "Mathis",
+        "NAPI",
+        "rdmalab",
+        "go-back-N",
+        "ns",
+        "µs",
+        "ms",
+        "s",
+        "B",
+        "KB",
+        "MB",
+        "GB",
+        "KiB",
+        "MiB",
+        "GiB",
+        "TiB",
+        "p",
     ];
     for k in scenario::KEYS {
         if let scenario::Kind::Enum(v) = k.kind {
@@ -692,7 +731,9 @@ async fn the_pages_in_a_real_browser() {
         }
     }
     let allow = serde_json::to_string(&allow).unwrap();
-    for preset in ["lesson1", "lesson2", "lesson3", "lesson4", "lesson5", "lesson5b", "lesson6"] {
+    for preset in [
+        "lesson1", "lesson2", "lesson3", "lesson4", "lesson5", "lesson5b", "lesson6",
+    ] {
         open_sim(&page, &format!("{base}/sim?preset={preset}")).await;
         let runs: Vec<String> = eval(
             &page,
@@ -1309,7 +1350,17 @@ async fn the_playground_and_the_labs_in_a_real_browser() {
     assert_eq!(contained, "true");
 
     // The troubleshooting lab: the counters on the page are the API's, case by case.
-    for case in ["rnr", "peer_gone", "pfc_priority", "mtu"] {
+    let cases: Vec<&str> = rdmalab::labs::catalogue()
+        .into_iter()
+        .find(|l| l.id == "trouble")
+        .and_then(|l| l.params.into_iter().find(|p| p.name == "case"))
+        .map(|p| match p.kind {
+            rdmalab::labs::ParamKind::Choice { choices, .. } => choices,
+            _ => Vec::new(),
+        })
+        .unwrap();
+    assert!(cases.len() >= 7, "{cases:?}");
+    for case in cases {
         open(&page, &format!("{base}/lab/trouble?case={case}&lang=en")).await;
         assert_eq!(settled(&page, case).await, "done");
         let params =

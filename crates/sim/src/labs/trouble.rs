@@ -641,6 +641,18 @@ fn gid_ipv6(r: &mut LabResult) -> Result<u64, LabError> {
     if let Some(e) = err {
         r.verdict("status", e.errno().to_string());
         r.verdict("failed_call", "ibv_modify_qp INIT→RTR");
+        // The two GIDs that met, as values a page can put in its own language's sentence
+        // (the error's English text is what `rdmalab lab` prints for it).
+        let (sgid, dgid) = (w.linux_gid_table(0), w.linux_gid_table(1));
+        r.verdict("sgid_index", 1);
+        r.verdict(
+            "sgid",
+            sgid.get(1).map(|g| g.gid.to_string()).unwrap_or_default(),
+        );
+        r.verdict(
+            "dgid",
+            dgid.get(3).map(|g| g.gid.to_string()).unwrap_or_default(),
+        );
         r.verdict("error", e.to_string());
     }
     Ok(w.events_processed())
