@@ -764,6 +764,9 @@ pub struct Conflict {
     pub allowed: String,
     /// The other key involved.
     pub other: &'static str,
+    /// True when the value is refused because the key cannot apply in this context (a key
+    /// that needs a switch on a `back_to_back` cable, ...): `allowed` then says why.
+    pub inapplicable: bool,
 }
 
 impl Plan {
@@ -775,6 +778,7 @@ impl Plan {
                 value: value.to_string(),
                 allowed,
                 other,
+                inapplicable: false,
             })
         };
         if self.topology.kind == TopologyKind::BackToBack && self.topology.hosts != 2 {
@@ -956,7 +960,102 @@ impl Plan {
                 "workload.message_bytes",
             );
         }
+        self.check_applicable()
+    }
+
+    /// No silent knobs: a key set to anything but its default where it cannot change the run
+    /// is refused, naming the key that makes it meaningless. Defaults always pass, because the
+    /// presets state every key explicitly.
+    fn check_applicable(&self) -> Result<(), Conflict> {
+        let d = Plan::default();
+        for k in KEYS {
+            if get(self, k.path) == get(&d, k.path) {
+                continue;
+            }
+            if let Some((other, why)) = self.inapplicable(k.path) {
+                return Err(Conflict {
+                    key: k.path,
+                    value: get(self, k.path).map_or_else(String::new, |v| v.to_toml()),
+                    allowed: format!(
+                        "{why}; leave it at {}",
+                        get(&d, k.path).map_or_else(String::new, |v| v.to_toml())
+                    ),
+                    other,
+                    inapplicable: true,
+                });
+            }
+        }
         Ok(())
+    }
+
+    /// Why `path` cannot change a run of this plan, and the key that decides it, if so.
+    fn inapplicable(&self, path: &'static str) -> Option<(&'static str, String)> {
+        let kind = self.topology.kind;
+        let (table, _) = path.split_once('.').unwrap_or(("", path));
+        // Without a switch nothing queues, marks, drops by congestion or sends PAUSE.
+        let needs_switch = matches!(path, "loss.congestion_drop" | "lossless.enabled");
+        if kind == TopologyKind::BackToBack && (table == "switch" || needs_switch) {
+            return Some((
+                "topology.kind",
+                format!("{path} needs a switch: topology.kind = back_to_back has none"),
+            ));
+        }
+        let why = match path {
+            "topology.spines" | "topology.spine_gbps" if kind != TopologyKind::LeafSpine => (
+                "topology.kind",
+                format!(
+                    "{path} needs topology.kind = leaf_spine: {} has no spines",
+                    kind.name()
+                ),
+            ),
+            "topology.k" if kind != TopologyKind::FatTree => (
+                "topology.kind",
+                format!(
+                    "topology.k needs topology.kind = fat_tree: {} has no radix to set",
+                    kind.name()
+                ),
+            ),
+            "topology.hosts" if kind == TopologyKind::FatTree => (
+                "topology.kind",
+                "topology.hosts does not size a fat_tree: topology.k does (k³/4 hosts)".into(),
+            ),
+            "switch.ecmp_hash" if kind == TopologyKind::Switch => (
+                "topology.kind",
+                "switch.ecmp_hash needs equal-cost paths: topology.kind = switch has one switch"
+                    .into(),
+            ),
+            "switch.ecn_kmin_bytes"
+            | "switch.ecn_kmax_bytes"
+            | "switch.ecn_pmax"
+            | "switch.ecn_on_dequeue"
+                if !self.switch.ecn =>
+            {
+                (
+                    "switch.ecn",
+                    format!("{path} needs switch.ecn = true: no switch marks"),
+                )
+            }
+            // Not `lossless.xoff_bytes` / `xon_bytes`: preset ⑤ sets them with PFC off, ready
+            // for its hands-on step `--set lossless.enabled=true`.
+            "switch.pfc_watchdog_us" if !self.lossless.enabled => (
+                "lossless.enabled",
+                "switch.pfc_watchdog_us needs lossless.enabled = true: nothing sends PAUSE".into(),
+            ),
+            "rdma.dcqcn_profile" if !self.rdma.dcqcn => (
+                "rdma.dcqcn",
+                "rdma.dcqcn_profile needs rdma.dcqcn = true: no NIC runs DCQCN".into(),
+            ),
+            "cross_traffic.period_us" | "cross_traffic.senders"
+                if self.cross_traffic.burst_bytes == 0 =>
+            {
+                (
+                    "cross_traffic.burst_bytes",
+                    format!("{path} needs cross_traffic.burst_bytes > 0: no host bursts"),
+                )
+            }
+            _ => return None,
+        };
+        Some(why)
     }
 
     /// The plan as a scenario file that states every key (parses back to an equal plan).
