@@ -655,7 +655,7 @@ const fn int(lo: u64, hi: u64) -> Kind {
 schema! {
     "seed" => seed: int(0, i64::MAX as u64), "", "Seed every random stream (loss draws, ECMP, ECN marks) derives from. Same seed, same run.";
     "host.cores" => host.cores: int(1, 1_024), "cores", "CPU cores available to the workload.";
-    "host.clock_mhz" => host.clock_mhz: int(100, 10_000), "MHz", "CPU clock (cycles per µs).";
+    "host.clock_mhz" => host.clock_mhz: int(100, 10_000), "MHz", "CPU clock. The costs that are CPU instructions (posting a WQE, polling a CQ, the TCP/IP stack, driver and softirq work) are stated at 3000 MHz and scale as 3000 / clock_mhz; the copy (memory bandwidth), syscall, interrupt, wake-up, PCIe and NIC do not (crates/host `HostProfile::at_clock`).";
     "host.pcie_generation" => host.pcie_generation: int(3, 6), "", "PCIe generation between memory and NIC.";
     "host.pcie_lanes" => host.pcie_lanes: Kind::OneOf(&[1, 2, 4, 8, 16]), "lanes", "PCIe lanes.";
     "nic.profile" => nic.profile: Kind::Enum(NicKind::NAMES), "", "Whose verbs behaviour the NICs reproduce (DESIGN.md §3.4).";
