@@ -452,6 +452,11 @@ pub struct TcpPlan {
     pub recv_buffer_bytes: u64,
     /// SO_BUSY_POLL on the reader.
     pub busy_poll: bool,
+    /// Interrupt coalescing (ethtool -C rx-usecs): the receive interrupt waits at most this
+    /// long after the first waiting segment, µs.
+    pub rx_usecs: u64,
+    /// Interrupt coalescing (ethtool -C rx-frames): or until this many segments wait.
+    pub rx_frames: u32,
     /// Minimum RTO, µs.
     pub min_rto_us: u64,
     /// SACK.
@@ -600,6 +605,8 @@ impl Default for Plan {
                 send_buffer_bytes: 4 << 20,
                 recv_buffer_bytes: 6 << 20,
                 busy_poll: false,
+                rx_usecs: 8,
+                rx_frames: 32,
                 min_rto_us: 1_000,
                 sack: true,
                 ecn: false,
@@ -710,6 +717,8 @@ schema! {
     "tcp.send_buffer_bytes" => tcp.send_buffer_bytes: int(1, MAX_TCP_BUFFER_BYTES), "bytes", "Send buffer (unacknowledged data).";
     "tcp.recv_buffer_bytes" => tcp.recv_buffer_bytes: int(1, MAX_TCP_BUFFER_BYTES), "bytes", "Receive buffer (the advertised window's ceiling).";
     "tcp.busy_poll" => tcp.busy_poll: Kind::Bool, "", "SO_BUSY_POLL: the reader spins instead of taking an interrupt and a wake-up.";
+    "tcp.rx_usecs" => tcp.rx_usecs: int(0, 10_000), "µs", "Interrupt coalescing, as `ethtool -C rx-usecs`: the receive interrupt fires this long after the first segment lands in the ring (0: at once), or earlier when `rx_frames` segments wait; busy-poll skips it. Default 8, mlx5's CQE-based period (drivers/net/ethernet/mellanox/mlx5/core/en.h); adaptive moderation is not modelled.";
+    "tcp.rx_frames" => tcp.rx_frames: int(1, 65_535), "segments", "Interrupt coalescing, as `ethtool -C rx-frames`: the receive interrupt fires once this many segments wait in the ring (1: one per segment). Default 32, mlx5's (en.h).";
     "tcp.min_rto_us" => tcp.min_rto_us: int(1, 1_000_000), "µs", "Lower bound on the retransmission timeout (Linux: 200 ms; data centres: 1 ms); at most the 1 s initial RTO.";
     "tcp.sack" => tcp.sack: Kind::Bool, "", "Selective acknowledgements (RFC 2018/6675).";
     "tcp.ecn" => tcp.ecn: Kind::Bool, "", "Negotiate ECN and send ECT(0).";
