@@ -997,6 +997,16 @@ impl Plan {
         Ok(())
     }
 
+    /// Hosts the pair pattern uses: 0 and 1, and one per cross-traffic sender.
+    fn pair_hosts(&self) -> u64 {
+        let senders = if self.cross_traffic.burst_bytes > 0 {
+            self.cross_traffic.senders
+        } else {
+            0
+        };
+        2 + senders
+    }
+
     /// Why `path` cannot change a run of this plan, and the key that decides it, if so.
     fn inapplicable(&self, path: &'static str) -> Option<(&'static str, String)> {
         let kind = self.topology.kind;
@@ -1028,6 +1038,20 @@ impl Plan {
                 "topology.kind",
                 "topology.hosts does not size a fat_tree: topology.k does (k³/4 hosts)".into(),
             ),
+            "topology.hosts"
+                if self.workload.pattern == Pattern::Pair
+                    && self.topology.hosts > self.pair_hosts() =>
+            {
+                (
+                    "workload.pattern",
+                    format!(
+                        "the pair pattern uses {} hosts (0 and 1, and one per cross-traffic sender); \
+                         topology.hosts = {} would leave the rest idle",
+                        self.pair_hosts(),
+                        self.topology.hosts
+                    ),
+                )
+            }
             "switch.ecmp_hash" if kind == TopologyKind::Switch => (
                 "topology.kind",
                 "switch.ecmp_hash needs equal-cost paths: topology.kind = switch has one switch"
