@@ -230,3 +230,20 @@ fn bad_input_exits_2_naming_the_problem() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+/// Model-fidelity issue, item 3 ("no silent knobs"): `tcp.busy_poll` had no effect in tcp_rr,
+/// whose reader waited for readable data before calling read(), so the spinning-reader path
+/// never ran. Now the reader blocks in read() as `rdmalab run`'s does, and busy-poll skips the
+/// interrupt-coalescing wait on both hosts.
+#[test]
+fn busy_poll_shortens_tcp_rr() {
+    let avg = |extra: &[&str]| {
+        let mut args = vec!["tcp_rr", "-n", "50"];
+        args.extend_from_slice(extra);
+        rows(&perftest(&args))[0][5]
+    };
+    let off = avg(&[]);
+    let on = avg(&["--set", "tcp.busy_poll=true"]);
+    // Two 8 µs coalescing waits per round trip are gone.
+    assert!(on + 16.0 < off, "busy-poll {on} µs vs {off} µs");
+}

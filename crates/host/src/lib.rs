@@ -17,5 +17,7 @@ pub mod socket;
 
 pub use cpu::{Cpu, CpuAccount};
 pub use pcie::Pcie;
-pub use profile::{ControlPath, CpuProfile, HostProfile, NicTiming, PcieProfile, ProfileError};
+pub use profile::{
+    ControlPath, CpuProfile, HostProfile, NicTiming, PcieProfile, ProfileError, REFERENCE_CLOCK_MHZ,
+};
 pub use socket::{Cost, SocketCosts};

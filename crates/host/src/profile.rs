@@ -19,12 +19,19 @@ pub struct ProfileError {
     pub allowed: &'static str,
 }
 
+/// The clock every cycle-bound cost of the default profile is stated at, MHz.
+/// source: DESIGN.md §3.3 default profile, "3 GHz server CPU"; the estimates below say "about N
+/// cycles at 3 GHz", and research/figures.md §3 gives the per-byte TCP cost as "~0.6 cycles/B at
+/// 3 GHz".
+pub const REFERENCE_CLOCK_MHZ: u32 = 3_000;
+
 /// The CPU.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub struct CpuProfile {
     /// Cores available to the workload.
     pub cores: u16,
-    /// Clock rate in MHz (cycles per microsecond).
+    /// Clock rate in MHz (cycles per microsecond). The cycle-bound costs are stated at
+    /// [`REFERENCE_CLOCK_MHZ`]; [`HostProfile::at_clock`] rescales them to this clock.
     /// source: DESIGN.md §3.3 default profile, "3 GHz server CPU".
     pub clock_mhz: u32,
     /// Building a work request in the send queue (user space, no syscall).
@@ -156,6 +163,48 @@ impl Default for HostProfile {
 }
 
 impl HostProfile {
+    /// The profile on a CPU clocked at `clock_mhz`: the costs that are CPU instructions, stated
+    /// at [`REFERENCE_CLOCK_MHZ`], take `REFERENCE_CLOCK_MHZ / clock_mhz` as long (rounded up
+    /// to a picosecond), so the reference clock changes nothing.
+    ///
+    /// Scaled (instruction-bound work on a core): `cpu.post_wr`, `cpu.poll_cq`, and the socket
+    /// path's `tcp_tx`, `tcp_ack_tx`, `tcp_rx` (fixed and per-byte parts), `driver_tx`,
+    /// `driver_rx`, `softirq`, `zerocopy_notify` and `io_uring_sqe`.
+    ///
+    /// Not scaled: the copy (bound by memory bandwidth, figures.md §3 McCalpin's ≈ 8 GB/s per
+    /// core), the syscall, interrupt and wake-up (measured or estimated as wall time, dominated
+    /// by mitigations, MSI-X delivery and the scheduler, not by the core's clock), the verbs
+    /// control path (firmware), PCIe and the NIC. A simplification: a real core's clock also
+    /// changes some of these, but figures.md gives them in ns, not cycles.
+    ///
+    /// Calibrated overrides ([`HostProfile::apply_overrides`]) are measured on the machine at
+    /// its own clock, so apply them after this, unscaled.
+    pub fn at_clock(mut self, clock_mhz: u32) -> Self {
+        let mhz = u128::from(clock_mhz.max(1));
+        let ps = |ps: u64| -> u64 {
+            let scaled = (u128::from(ps) * u128::from(REFERENCE_CLOCK_MHZ)).div_ceil(mhz);
+            u64::try_from(scaled).unwrap_or(u64::MAX)
+        };
+        let d = |d: SimDuration| SimDuration::from_ps(ps(d.as_ps()));
+        let cost = |c: crate::socket::Cost| crate::socket::Cost {
+            fixed: d(c.fixed),
+            per_byte_ps: ps(c.per_byte_ps),
+        };
+        self.cpu.clock_mhz = clock_mhz;
+        self.cpu.post_wr = d(self.cpu.post_wr);
+        self.cpu.poll_cq = d(self.cpu.poll_cq);
+        let s = &mut self.socket;
+        s.tcp_tx = cost(s.tcp_tx);
+        s.tcp_ack_tx = cost(s.tcp_ack_tx);
+        s.tcp_rx = cost(s.tcp_rx);
+        s.driver_tx = cost(s.driver_tx);
+        s.driver_rx = cost(s.driver_rx);
+        s.softirq = d(s.softirq);
+        s.zerocopy_notify = d(s.zerocopy_notify);
+        s.io_uring_sqe = d(s.io_uring_sqe);
+        self
+    }
+
     /// Replaces constants named `section.field_ps` (picoseconds) or `socket.copy.per_byte_ps`,
     /// as `rdmalab calibrate` writes them in its `[profile]` table, then validates the result.
     /// Unknown names are errors that list what is known.
@@ -263,6 +312,31 @@ mod tests {
         assert_eq!(p.bandwidth(), Bandwidth::mbps(115_760));
         p.generation = 4;
         assert_eq!(p.bandwidth(), Bandwidth::mbps(231_520));
+    }
+
+    #[test]
+    fn the_clock_scales_cycle_bound_costs_only() {
+        let d = HostProfile::default();
+        assert_eq!(
+            d.at_clock(REFERENCE_CLOCK_MHZ),
+            d,
+            "the reference clock changes nothing"
+        );
+        let fast = d.at_clock(6_000);
+        assert_eq!(fast.cpu.clock_mhz, 6_000);
+        assert_eq!(
+            fast.cpu.post_wr,
+            SimDuration::from_ns(25),
+            "half as long at twice the clock"
+        );
+        assert_eq!(fast.socket.tcp_rx.fixed, SimDuration::from_ns(150));
+        assert_eq!(fast.socket.tcp_rx.per_byte_ps, 20);
+        assert_eq!(fast.socket.copy, d.socket.copy, "memory-bound: not scaled");
+        assert_eq!(fast.socket.syscall, d.socket.syscall);
+        assert_eq!(fast.socket.wakeup, d.socket.wakeup);
+        assert_eq!(fast.pcie, d.pcie);
+        // 33 ns at 3 GHz is 99 cycles: 99 / 2.9 GHz = 34.137... ns, rounded up.
+        assert_eq!(d.at_clock(2_900).cpu.poll_cq, SimDuration::from_ps(34_138));
     }
 
     #[test]

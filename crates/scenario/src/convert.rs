@@ -127,11 +127,11 @@ impl Plan {
         }
     }
 
-    /// The host profile: the default profile (DESIGN.md §3.3) with the plan's CPU and PCIe.
+    /// The host profile: the default profile (DESIGN.md §3.3) with the plan's CPU and PCIe;
+    /// `host.clock_mhz` rescales the cycle-bound costs ([`HostProfile::at_clock`]).
     pub fn host_profile(&self) -> HostProfile {
-        let mut p = HostProfile::default();
+        let mut p = HostProfile::default().at_clock(self.host.clock_mhz);
         p.cpu.cores = self.host.cores;
-        p.cpu.clock_mhz = self.host.clock_mhz;
         p.pcie.generation = self.host.pcie_generation;
         p.pcie.lanes = self.host.pcie_lanes;
         p

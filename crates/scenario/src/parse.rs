@@ -29,6 +29,9 @@ pub enum ErrorKind {
     BadEnum,
     /// Values that each pass but not together.
     Conflict,
+    /// A non-default value for a key that cannot change this run (it needs a switch, a
+    /// feature turned on, ...); `allowed` says why.
+    Inapplicable,
 }
 
 /// Where the text at fault came from.
@@ -73,6 +76,7 @@ impl fmt::Display for ScenarioError {
             ErrorKind::OutOfRange => write!(f, "{k} = {v} is out of range: allowed {a}"),
             ErrorKind::BadEnum => write!(f, "{k} = {v} is not a known value: allowed {a}"),
             ErrorKind::Conflict => write!(f, "{k} = {v} is out of range: allowed {a}"),
+            ErrorKind::Inapplicable => write!(f, "{k} = {v} cannot apply: {a}"),
         }
     }
 }
@@ -238,7 +242,7 @@ pub fn parse(text: &str) -> Result<Plan, ScenarioError> {
             .iter()
             .find_map(|k| spans.iter().find(|(p, _)| p == k).map(|(_, s)| s.clone()))
             .unwrap_or(0..0);
-        ctx.err(span, ErrorKind::Conflict, c.key, c.value, c.allowed)
+        ctx.err(span, c.error_kind(), c.key, c.value, c.allowed)
     })?;
     Ok(plan)
 }
@@ -290,6 +294,16 @@ pub fn parse_with(text: &str, sets: &[&str]) -> Result<Plan, ScenarioError> {
     Ok(plan)
 }
 
+impl plan::Conflict {
+    fn error_kind(&self) -> ErrorKind {
+        if self.inapplicable {
+            ErrorKind::Inapplicable
+        } else {
+            ErrorKind::Conflict
+        }
+    }
+}
+
 impl Plan {
     /// Applies one `key.path=value` assignment (a CLI `--set`), checked as a file would be,
     /// including the rules that tie keys together. Names may be given without quotes
@@ -328,7 +342,7 @@ impl Plan {
                 origin: Origin::Set(a.to_string()),
             };
             let at = a.find('=').map_or(0, |e| e + 1);
-            return Err(ctx.err(at..a.len(), ErrorKind::Conflict, c.key, c.value, c.allowed));
+            return Err(ctx.err(at..a.len(), c.error_kind(), c.key, c.value, c.allowed));
         }
         *self = next;
         Ok(())

@@ -452,6 +452,11 @@ pub struct TcpPlan {
     pub recv_buffer_bytes: u64,
     /// SO_BUSY_POLL on the reader.
     pub busy_poll: bool,
+    /// Interrupt coalescing (ethtool -C rx-usecs): the receive interrupt waits at most this
+    /// long after the first waiting segment, µs.
+    pub rx_usecs: u64,
+    /// Interrupt coalescing (ethtool -C rx-frames): or until this many segments wait.
+    pub rx_frames: u32,
     /// Minimum RTO, µs.
     pub min_rto_us: u64,
     /// SACK.
@@ -600,6 +605,8 @@ impl Default for Plan {
                 send_buffer_bytes: 4 << 20,
                 recv_buffer_bytes: 6 << 20,
                 busy_poll: false,
+                rx_usecs: 8,
+                rx_frames: 32,
                 min_rto_us: 1_000,
                 sack: true,
                 ecn: false,
@@ -655,7 +662,7 @@ const fn int(lo: u64, hi: u64) -> Kind {
 schema! {
     "seed" => seed: int(0, i64::MAX as u64), "", "Seed every random stream (loss draws, ECMP, ECN marks) derives from. Same seed, same run.";
     "host.cores" => host.cores: int(1, 1_024), "cores", "CPU cores available to the workload.";
-    "host.clock_mhz" => host.clock_mhz: int(100, 10_000), "MHz", "CPU clock (cycles per µs).";
+    "host.clock_mhz" => host.clock_mhz: int(100, 10_000), "MHz", "CPU clock. The costs that are CPU instructions (posting a WQE, polling a CQ, the TCP/IP stack, driver and softirq work) are stated at 3000 MHz and scale as 3000 / clock_mhz; the copy (memory bandwidth), syscall, interrupt, wake-up, PCIe and NIC do not (crates/host `HostProfile::at_clock`).";
     "host.pcie_generation" => host.pcie_generation: int(3, 6), "", "PCIe generation between memory and NIC.";
     "host.pcie_lanes" => host.pcie_lanes: Kind::OneOf(&[1, 2, 4, 8, 16]), "lanes", "PCIe lanes.";
     "nic.profile" => nic.profile: Kind::Enum(NicKind::NAMES), "", "Whose verbs behaviour the NICs reproduce (DESIGN.md §3.4).";
@@ -710,6 +717,8 @@ schema! {
     "tcp.send_buffer_bytes" => tcp.send_buffer_bytes: int(1, MAX_TCP_BUFFER_BYTES), "bytes", "Send buffer (unacknowledged data).";
     "tcp.recv_buffer_bytes" => tcp.recv_buffer_bytes: int(1, MAX_TCP_BUFFER_BYTES), "bytes", "Receive buffer (the advertised window's ceiling).";
     "tcp.busy_poll" => tcp.busy_poll: Kind::Bool, "", "SO_BUSY_POLL: the reader spins instead of taking an interrupt and a wake-up.";
+    "tcp.rx_usecs" => tcp.rx_usecs: int(0, 10_000), "µs", "Interrupt coalescing, as `ethtool -C rx-usecs`: the receive interrupt fires this long after the first segment lands in the ring (0: at once), or earlier when `rx_frames` segments wait; busy-poll skips it. Default 8, mlx5's CQE-based period (drivers/net/ethernet/mellanox/mlx5/core/en.h); adaptive moderation is not modelled.";
+    "tcp.rx_frames" => tcp.rx_frames: int(1, 65_535), "segments", "Interrupt coalescing, as `ethtool -C rx-frames`: the receive interrupt fires once this many segments wait in the ring (1: one per segment). Default 32, mlx5's (en.h).";
     "tcp.min_rto_us" => tcp.min_rto_us: int(1, 1_000_000), "µs", "Lower bound on the retransmission timeout (Linux: 200 ms; data centres: 1 ms); at most the 1 s initial RTO.";
     "tcp.sack" => tcp.sack: Kind::Bool, "", "Selective acknowledgements (RFC 2018/6675).";
     "tcp.ecn" => tcp.ecn: Kind::Bool, "", "Negotiate ECN and send ECT(0).";
@@ -764,6 +773,9 @@ pub struct Conflict {
     pub allowed: String,
     /// The other key involved.
     pub other: &'static str,
+    /// True when the value is refused because the key cannot apply in this context (a key
+    /// that needs a switch on a `back_to_back` cable, ...): `allowed` then says why.
+    pub inapplicable: bool,
 }
 
 impl Plan {
@@ -775,6 +787,7 @@ impl Plan {
                 value: value.to_string(),
                 allowed,
                 other,
+                inapplicable: false,
             })
         };
         if self.topology.kind == TopologyKind::BackToBack && self.topology.hosts != 2 {
@@ -956,7 +969,126 @@ impl Plan {
                 "workload.message_bytes",
             );
         }
+        self.check_applicable()
+    }
+
+    /// No silent knobs: a key set to anything but its default where it cannot change the run
+    /// is refused, naming the key that makes it meaningless. Defaults always pass, because the
+    /// presets state every key explicitly.
+    fn check_applicable(&self) -> Result<(), Conflict> {
+        let d = Plan::default();
+        for k in KEYS {
+            if get(self, k.path) == get(&d, k.path) {
+                continue;
+            }
+            if let Some((other, why)) = self.inapplicable(k.path) {
+                return Err(Conflict {
+                    key: k.path,
+                    value: get(self, k.path).map_or_else(String::new, |v| v.to_toml()),
+                    allowed: format!(
+                        "{why}; leave it at {}",
+                        get(&d, k.path).map_or_else(String::new, |v| v.to_toml())
+                    ),
+                    other,
+                    inapplicable: true,
+                });
+            }
+        }
         Ok(())
+    }
+
+    /// Hosts the pair pattern uses: 0 and 1, and one per cross-traffic sender.
+    fn pair_hosts(&self) -> u64 {
+        let senders = if self.cross_traffic.burst_bytes > 0 {
+            self.cross_traffic.senders
+        } else {
+            0
+        };
+        2 + senders
+    }
+
+    /// Why `path` cannot change a run of this plan, and the key that decides it, if so.
+    fn inapplicable(&self, path: &'static str) -> Option<(&'static str, String)> {
+        let kind = self.topology.kind;
+        let (table, _) = path.split_once('.').unwrap_or(("", path));
+        // Without a switch nothing queues, marks, drops by congestion or sends PAUSE.
+        let needs_switch = matches!(path, "loss.congestion_drop" | "lossless.enabled");
+        if kind == TopologyKind::BackToBack && (table == "switch" || needs_switch) {
+            return Some((
+                "topology.kind",
+                format!("{path} needs a switch: topology.kind = back_to_back has none"),
+            ));
+        }
+        let why = match path {
+            "topology.spines" | "topology.spine_gbps" if kind != TopologyKind::LeafSpine => (
+                "topology.kind",
+                format!(
+                    "{path} needs topology.kind = leaf_spine: {} has no spines",
+                    kind.name()
+                ),
+            ),
+            "topology.k" if kind != TopologyKind::FatTree => (
+                "topology.kind",
+                format!(
+                    "topology.k needs topology.kind = fat_tree: {} has no radix to set",
+                    kind.name()
+                ),
+            ),
+            "topology.hosts" if kind == TopologyKind::FatTree => (
+                "topology.kind",
+                "topology.hosts does not size a fat_tree: topology.k does (k³/4 hosts)".into(),
+            ),
+            "topology.hosts"
+                if self.workload.pattern == Pattern::Pair
+                    && self.topology.hosts > self.pair_hosts() =>
+            {
+                (
+                    "workload.pattern",
+                    format!(
+                        "the pair pattern uses {} hosts (0 and 1, and one per cross-traffic sender); \
+                         topology.hosts = {} would leave the rest idle",
+                        self.pair_hosts(),
+                        self.topology.hosts
+                    ),
+                )
+            }
+            "switch.ecmp_hash" if kind == TopologyKind::Switch => (
+                "topology.kind",
+                "switch.ecmp_hash needs equal-cost paths: topology.kind = switch has one switch"
+                    .into(),
+            ),
+            "switch.ecn_kmin_bytes"
+            | "switch.ecn_kmax_bytes"
+            | "switch.ecn_pmax"
+            | "switch.ecn_on_dequeue"
+                if !self.switch.ecn =>
+            {
+                (
+                    "switch.ecn",
+                    format!("{path} needs switch.ecn = true: no switch marks"),
+                )
+            }
+            // Not `lossless.xoff_bytes` / `xon_bytes`: preset ⑤ sets them with PFC off, ready
+            // for its hands-on step `--set lossless.enabled=true`.
+            "switch.pfc_watchdog_us" if !self.lossless.enabled => (
+                "lossless.enabled",
+                "switch.pfc_watchdog_us needs lossless.enabled = true: nothing sends PAUSE".into(),
+            ),
+            "rdma.dcqcn_profile" if !self.rdma.dcqcn => (
+                "rdma.dcqcn",
+                "rdma.dcqcn_profile needs rdma.dcqcn = true: no NIC runs DCQCN".into(),
+            ),
+            "cross_traffic.period_us" | "cross_traffic.senders"
+                if self.cross_traffic.burst_bytes == 0 =>
+            {
+                (
+                    "cross_traffic.burst_bytes",
+                    format!("{path} needs cross_traffic.burst_bytes > 0: no host bursts"),
+                )
+            }
+            _ => return None,
+        };
+        Some(why)
     }
 
     /// The plan as a scenario file that states every key (parses back to an equal plan).

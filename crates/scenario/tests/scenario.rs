@@ -131,8 +131,6 @@ fn conversions_feed_the_other_crates() {
         "topology.link_gbps=1600",
         "topology.cable_m=100000",
         "host.pcie_generation=6",
-        "switch.ecn=true",
-        "lossless.enabled=true",
         "lossless.priority=7",
         "topology.kind=back_to_back",
     ] {
@@ -142,6 +140,98 @@ fn conversions_feed_the_other_crates() {
     hi.host_profile().validate().unwrap();
     hi.tcp_config().validate().unwrap();
     assert_eq!(hi.topology().unwrap().switches().len(), 0);
+    let mut ecn = Plan::default();
+    ecn.set_all(&[
+        "switch.ecn=true",
+        "switch.ecn_pmax=1.0",
+        "lossless.enabled=true",
+    ])
+    .unwrap();
+    ecn.fabric_config().validate().unwrap();
+}
+
+/// The model-fidelity issue, item 3 ("no silent knobs"): a non-default value for a key that
+/// cannot change the run is refused, naming the key and why; its default still passes.
+#[test]
+fn keys_that_cannot_apply_are_refused_by_name() {
+    let five = preset("lesson5").unwrap().toml;
+    let e = scenario::parse_with(five, &["topology.kind=back_to_back"]).unwrap_err();
+    assert_eq!(e.kind, scenario::ErrorKind::Inapplicable);
+    assert_eq!(e.key, "loss.congestion_drop");
+    assert!(
+        e.to_string()
+            .contains("loss.congestion_drop needs a switch: topology.kind = back_to_back has none"),
+        "{e}"
+    );
+    let one = preset("lesson1").unwrap().toml;
+    for (sets, key, why) in [
+        (
+            &["topology.kind=back_to_back", "switch.latency_ns=1"][..],
+            "switch.latency_ns",
+            "needs a switch",
+        ),
+        (
+            &["topology.spines=2"][..],
+            "topology.spines",
+            "needs topology.kind = leaf_spine",
+        ),
+        (
+            &["topology.spine_gbps=25"][..],
+            "topology.spine_gbps",
+            "needs topology.kind = leaf_spine",
+        ),
+        (
+            &["topology.k=8"][..],
+            "topology.k",
+            "needs topology.kind = fat_tree",
+        ),
+        (
+            &["switch.ecmp_hash=mixed"][..],
+            "switch.ecmp_hash",
+            "needs equal-cost paths",
+        ),
+        (
+            &["switch.ecn_kmin_bytes=1"][..],
+            "switch.ecn_kmin_bytes",
+            "needs switch.ecn = true",
+        ),
+        (
+            &["switch.pfc_watchdog_us=50"][..],
+            "switch.pfc_watchdog_us",
+            "needs lossless.enabled",
+        ),
+        (
+            &["rdma.dcqcn_profile=paper"][..],
+            "rdma.dcqcn_profile",
+            "needs rdma.dcqcn = true",
+        ),
+        (
+            &["cross_traffic.senders=2"][..],
+            "cross_traffic.senders",
+            "needs cross_traffic.burst_bytes",
+        ),
+    ] {
+        let e = scenario::parse_with(one, sets).unwrap_err();
+        assert_eq!(
+            (e.kind, e.key.as_str()),
+            (scenario::ErrorKind::Inapplicable, key),
+            "{sets:?}"
+        );
+        assert!(e.to_string().contains(why), "{sets:?}: {e}");
+    }
+    // Where the key applies it passes, and every default passes on every topology.
+    for sets in [
+        &[
+            "topology.kind=leaf_spine",
+            "topology.spines=2",
+            "switch.ecmp_hash=mixed",
+        ][..],
+        &["switch.ecn=true", "switch.ecn_kmin_bytes=1"][..],
+        &["topology.kind=back_to_back"][..],
+        &["topology.kind=fat_tree", "topology.k=8"][..],
+    ] {
+        scenario::parse_with(one, sets).unwrap_or_else(|e| panic!("{sets:?}: {e}"));
+    }
 }
 
 #[test]

@@ -332,6 +332,8 @@ pub(crate) fn tcp_options(plan: &Plan) -> TcpOptions {
         tso: plan.tcp.tso,
         gro: plan.tcp.gro,
         busy_poll: plan.tcp.busy_poll,
+        coalesce_frames: plan.tcp.rx_frames,
+        coalesce_usecs: SimDuration::from_us(plan.tcp.rx_usecs),
         ..TcpOptions::default()
     }
 }

@@ -93,11 +93,15 @@ pub struct TcpOptions {
     /// Default on (Linux default).
     pub gro: bool,
     /// Interrupt coalescing: raise the interrupt once this many segments wait (ethtool
-    /// rx-frames). 1 = an interrupt per segment. Default 32.
-    /// estimate: mlx5's default CQ moderation packet count, recalled, not in figures.md.
+    /// rx-frames; scenario key `tcp.rx_frames`). 1 = an interrupt per segment. Default 32.
+    /// source: Linux drivers/net/ethernet/mellanox/mlx5/core/en.h,
+    /// `MLX5E_PARAMS_DEFAULT_RX_CQ_MODERATION_PKTS` 0x20.
     pub coalesce_frames: u32,
-    /// Interrupt coalescing: or this long after the first waiting segment (ethtool rx-usecs).
-    /// Default 8 µs. estimate: mlx5's default rx-usecs, recalled, not in figures.md.
+    /// Interrupt coalescing: or this long after the first waiting segment (ethtool rx-usecs;
+    /// scenario key `tcp.rx_usecs`); zero fires at once. Default 8 µs.
+    /// source: Linux mlx5 en.h, `MLX5E_PARAMS_DEFAULT_RX_CQ_MODERATION_USEC_FROM_CQE` 0x8 (the
+    /// CQE-based period; other kernel versions use 0x3, the EQE-based default is 0x10). Adaptive
+    /// moderation (net DIM, on by default in mlx5) is not modelled: the timer is fixed.
     pub coalesce_usecs: SimDuration,
     /// The reader spins polling the NIC ring while blocked in `read()` (SO_BUSY_POLL): no
     /// interrupt and no wake-up, but its core is busy. Default off.
