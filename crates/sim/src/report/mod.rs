@@ -674,8 +674,10 @@ pub struct Interval {
     /// and exit), `"kernel"` (every other CPU stage), `"nic"` (NIC engine and PCIe), or
     /// `"switch"` (a frame between arriving at the switch and leaving it).
     pub lane: &'static str,
-    /// The stage's name, or for the switch the frame's kind.
-    pub stage: String,
+    /// The stage's name, or for the switch the frame's kind (borrowed from the stage record:
+    /// a huge first message has hundreds of thousands of intervals, and an owned name each
+    /// would double what drawing it holds).
+    pub stage: std::borrow::Cow<'static, str>,
     /// Start, ns after the message started.
     pub start_ns: f64,
     /// End, ns after the message started.

@@ -1169,7 +1169,7 @@ fn drawing(
                 "remote"
             },
             lane: lane(r),
-            stage: r.stage.to_string(),
+            stage: std::borrow::Cow::Borrowed(r.stage),
             start_ns: rel(r.start),
             end_ns: rel(r.end),
             runs: 1,
@@ -1224,7 +1224,7 @@ fn drawing(
             timeline.push(Interval {
                 side: "fabric",
                 lane: "switch",
-                stage: format!("{} frame", f.kind),
+                stage: std::borrow::Cow::Owned(format!("{} frame", f.kind)),
                 start_ns: (a - ser).max(f.sent_ns),
                 end_ns: b + ser,
                 runs: 1,

@@ -164,7 +164,14 @@ impl Observer for StageLog {
         let all = self.everything.as_ref().map_or(0, |(v, _)| v.capacity());
         // A B-tree entry: its key and value plus about a third again for the nodes.
         let per_count = std::mem::size_of::<((NodeId, Phase, &str), StageTotal)>() * 4 / 3;
-        (self.kept.capacity() * std::mem::size_of::<Rec>()
+        // A kept record costs what the report will need to draw it: the record, the first
+        // message's list of references to it, and the drawing's interval and its merged copy.
+        // Counting the record alone let a 256 MiB message at MTU 576 pass a 256 MB budget
+        // and then take 1.6 GB turning its five million stages into a timeline.
+        let per_kept = std::mem::size_of::<Rec>()
+            + std::mem::size_of::<&Rec>()
+            + 2 * std::mem::size_of::<super::Interval>();
+        (self.kept.capacity() * per_kept
             + all * std::mem::size_of::<(SimTime, TraceRecord)>()
             + self.cpu.len() * per_count) as u64
     }

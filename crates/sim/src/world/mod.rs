@@ -383,13 +383,19 @@ impl NodeHosts {
 }
 
 /// A run's budget and what it has used.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct TotalBudget {
     budget: Budget,
     started: std::time::Instant,
     sim_start: SimTime,
     events: u64,
+    /// The run's event count when its memory was last checked between calls.
+    memory_checked_at: std::cell::Cell<u64>,
 }
+
+/// Events between the memory checks a run's budget makes across its `run_until*` calls (the
+/// engine's own check interval within a call).
+const MEMORY_CHECK_EVERY: u64 = 1 << 14;
 
 /// The simulated world.
 pub struct World {
@@ -1345,6 +1351,7 @@ impl World {
     pub fn set_run_budget(&mut self, b: Budget) {
         self.total_budget = Some(TotalBudget {
             budget: b,
+            memory_checked_at: std::cell::Cell::new(0),
             started: std::time::Instant::now(),
             sim_start: self.sched.now(),
             events: 0,
@@ -1363,6 +1370,21 @@ impl World {
                 limit: t.budget.events,
             }
             .into());
+        }
+        // The engine checks memory every 16,384 events of one call; a run made of many short
+        // calls (a TCP sender's loop of write()s, one per segment) never reaches that within
+        // a call, so the run's own count decides here. Found by the web's heavy load test:
+        // a 256 MiB message at MTU 576 held 1.6 GB under a 256 MB budget.
+        if t.budget.memory_bytes != u64::MAX
+            && t.events.saturating_sub(t.memory_checked_at.get()) >= MEMORY_CHECK_EVERY
+        {
+            t.memory_checked_at.set(t.events);
+            if self.held_bytes() > t.budget.memory_bytes {
+                return Err(BudgetExceeded::Memory {
+                    limit_bytes: t.budget.memory_bytes,
+                }
+                .into());
+            }
         }
         let wall = t.budget.wall.saturating_sub(t.started.elapsed());
         if wall.is_zero() {
