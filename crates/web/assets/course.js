@@ -3,6 +3,8 @@
 import { t, lang, href, esc } from './i18n.js';
 import { api } from './app.js';
 
+const colon = () => (lang() === 'en' ? ': ' : '：');
+const comma = () => (lang() === 'en' ? ', ' : '，');
 const stars = (n) => '★'.repeat(n) + '☆'.repeat(Math.max(0, 3 - n));
 
 /** `/sim` with a preset, overrides and the row to highlight. */
@@ -144,7 +146,7 @@ function judge(form, c) {
   let answer;
   if (c.kind === 'number') {
     const v = Number(form.elements[name].value);
-    if (form.elements[name].value === '' || !Number.isFinite(v)) { out.textContent = t('check.pick'); return; }
+    if (form.elements[name].value === '' || !Number.isFinite(v)) { out.textContent = t('check.number.pick'); return; }
     right = Math.abs(v - c.answer) <= (c.tolerance ?? 0) + 1e-9;
     answer = `${c.answer}${c.unit ? ` ${c.unit}` : ''}`;
   } else {
@@ -159,7 +161,8 @@ function judge(form, c) {
     sim = `<p class="simulated">${esc(t('check.sim', { v: typeof c.simulated.value === 'object' ? JSON.stringify(c.simulated.value) : c.simulated.value, c: ch }))}</p>`;
   }
   out.className = `verdict ${right ? 'ok' : 'bad'}`;
-  out.innerHTML = `<p><strong>${esc(t(right ? 'check.right' : 'check.wrong'))}</strong> ${right ? '' : esc(t('check.answer', { a: answer }))}</p>${sim}<p>${c.explain_html}</p>`;
+  const gap = lang() === 'en' ? ' ' : '';
+  out.innerHTML = `<p><strong>${esc(t(right ? 'check.right' : 'check.wrong'))}</strong>${right ? '' : gap + esc(t('check.answer', { a: answer }))}</p>${sim}<p>${c.explain_html}</p>`;
   document.body.dataset.checked = String(Number(document.body.dataset.checked || 0) + 1);
 }
 
@@ -176,7 +179,7 @@ export async function renderChapter(main, id, live) {
       <span class="where muted">${esc(t(`ch.try.${x.kind}`))}</span>
       <span class="explain">${x.explain_html}</span></li>`).join('');
   const mis = c.misconceptions.map((m) => `
-    <li><p class="wrong"><strong>${esc(t('ch.wrong'))}：</strong>${m.wrong_html}</p><p class="right"><strong>${esc(t('ch.right'))}：</strong>${m.right_html}</p></li>`).join('');
+    <li><p class="wrong"><strong>${esc(t('ch.wrong'))}${colon()}</strong>${m.wrong_html}</p><p class="right"><strong>${esc(t('ch.right'))}${colon()}</strong>${m.right_html}</p></li>`).join('');
   const refs = c.references.map((r) => `<li id="ref-${esc(r.tag)}"><strong>[${esc(r.tag)}]</strong> ${r.text_html}</li>`).join('');
   main.innerHTML = `
     <article class="prose chapter" data-chapter="${esc(c.id)}">
@@ -214,11 +217,14 @@ export async function renderGlossary(main, live) {
     <section class="term" id="${esc(x.id)}">
       <h2>${esc(x.name)}</h2>
       ${x.text_html}
-      ${x.chapters.length ? `<p class="muted">${esc(t('glossary.chapters'))}：${x.chapters.map((c) => `<a data-link href="${href(`/chapter/${c.id}`)}">${esc(c.title || c.id)}</a>`).join('，')}</p>` : ''}
-      ${x.see.length ? `<p class="muted">${esc(t('glossary.see'))}：${x.see.map((s) => `<a href="#${esc(s)}">${esc(name.get(s) || s)}</a>`).join('，')}</p>` : ''}
-      ${x.refs.length ? `<p class="muted">${esc(t('glossary.refs'))}：${x.refs.map(esc).join('；')}</p>` : ''}
+      ${x.chapters.length ? `<p class="muted">${esc(t('glossary.chapters'))}${colon()}${x.chapters.map((c) => `<a data-link href="${href(`/chapter/${c.id}`)}">${esc(c.title || c.id)}</a>`).join(comma())}</p>` : ''}
+      ${x.see.length ? `<p class="muted">${esc(t('glossary.see'))}${colon()}${x.see.map((s) => `<a href="#${esc(s)}">${esc(name.get(s) || s)}</a>`).join(comma())}</p>` : ''}
+      ${x.refs.length ? `<p class="muted">${esc(t('glossary.refs'))}${colon()}${x.refs.map(esc).join(lang() === 'en' ? '; ' : '；')}</p>` : ''}
     </section>`).join('');
-  main.innerHTML = `<article class="prose glossary"><h1>${esc(t('nav.glossary'))}</h1><p class="lead">${esc(t('glossary.lead'))}</p>${terms}</article>`;
+  // An index of every term under the lead: the page is long, and the terms are sorted by
+  // their English names, which a Chinese reader cannot see from the headings.
+  const index = `<nav class="index" aria-label="${esc(t('nav.glossary'))}">${g.terms.map((x) => `<a href="#${esc(x.id)}">${esc(x.name)}</a>`).join('')}</nav>`;
+  main.innerHTML = `<article class="prose glossary"><h1>${esc(t('nav.glossary'))}</h1><p class="lead">${esc(t('glossary.lead'))}</p>${index}${terms}</article>`;
   localLinks(main);
   if (location.hash) {
     const el = document.getElementById(decodeURIComponent(location.hash.slice(1)));

@@ -466,7 +466,7 @@ export async function renderSim(main, live) {
   document.body.dataset.run = 'done';
   // The row the lesson is about, in view after the run.
   const hlRow = st.hl && main.querySelector(`tr[data-row="${st.hl}"]`);
-  if (hlRow && before) hlRow.scrollIntoView({ block: 'center' });
+  if (hlRow) hlRow.scrollIntoView({ block: 'center' });
   startAnimation(main, report, st.speed);
   main.querySelector('#speed').onchange = (e) => {
     const s = Number(e.target.value);

@@ -57,9 +57,14 @@ fn source_title(src: &Source, path: &str, lang: Lang) -> String {
                 .collect::<String>()
         ),
     };
+    let path = match (path, lang) {
+        ("frames", Lang::Zh) => "的帧".to_string(),
+        ("charts", Lang::Zh) => "的图表".to_string(),
+        (p, _) => format!(" → {p}"),
+    };
     match lang {
-        Lang::Zh => format!("模拟结果：{what} → {path}"),
-        Lang::En => format!("simulated: {what} → {path}"),
+        Lang::Zh => format!("模拟结果：{what}{path}"),
+        Lang::En => format!("simulated: {what}{path}"),
     }
 }
 

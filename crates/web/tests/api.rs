@@ -363,6 +363,12 @@ async fn chapters_are_filled_from_runs_and_predictions_agree_with_the_model() {
                         );
                     }
                 }
+                // Markdown that did not render (CommonMark's emphasis rules next to CJK
+                // punctuation leave `**` as text).
+                assert!(
+                    !prose(&all).contains("**"),
+                    "{lang} {id}: a literal ** in the page"
+                );
                 let checks = ch["checks"].as_array().unwrap();
                 assert!(
                     (3..=5).contains(&checks.len()),
