@@ -165,7 +165,7 @@ fn unregistered_memory_fails_rdma_while_tcp_delivers() {
         .as_ref()
         .expect("the failed attempt is drawn");
     assert!(d.latency.is_none() && t.failed_attempt.is_none());
-    let stages: Vec<&str> = a.timeline.iter().map(|i| i.stage.as_str()).collect();
+    let stages: Vec<&str> = a.timeline.iter().map(|i| i.stage.as_ref()).collect();
     assert_eq!(stages.first(), Some(&"post_send (write WQE)"), "{stages:?}");
     assert!(stages.contains(&"DMA write CQE"), "{stages:?}");
     assert!(a.timeline.iter().all(|i| i.side == "local"), "{stages:?}");
