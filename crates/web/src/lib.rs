@@ -15,7 +15,11 @@
 //! | `POST /api/lab/{id}` | body `{param: value, ...}` (numbers, booleans, or the same as strings) → `{lab, params, figures: [{id, value, unit}], charts: [{id, kind, x_unit, y_unit, series: [{name, points: [[x, y]], labels?}]}], counters: [{host, name, value}], verdict: {...}, events, wall_ms}` (`rdmalab::labs`); 404 an unknown lab, 422 a parameter out of range |
 //! | `GET /api/course/{lang}/labs` | `{lang, labs: [{id, title, summary, intro_html, look_html, chapters: [{id, title}], cases: [{id, title, symptom_html, cause_html, fix_html}]}]}` |
 //! | `GET /api/course/{lang}` | `{lang, overview_html, modules: [{id, title, summary, chapters: [{id, title, summary, lessons, presets}]}], lessons: [{number, title, goal, difficulty, minutes, preset}]}` |
-//! | `GET /api/course/{lang}/chapter/{id}` | `{id, module, title, summary, body_html, lessons, presets, prev, next}` |
+//! | `GET /api/course/{lang}/chapter/{id}` | `{id, module, title, summary, goals_html, body_html, key_points_html, misconceptions: [{wrong_html, right_html}], tries: [{kind, label, explain_html, href}], checks: [{kind, question_html, choices_html, answer, unit, tolerance, explain_html, simulated: {value, choice} \| null}], references: [{tag, text_html}], lessons, presets, labs, prev, next}`: every placeholder filled from its run ([`placeholder`], [`render`]) |
+//! | `GET /api/course/{lang}/glossary` | `{terms: [{id, name, text_html, chapters: [{id, title}], see, refs}]}` |
+//! | `GET /api/course/{lang}/code/{file}` | a course program (`rc_write.c`) as `text/plain`, its comments in the language |
+//! | `GET /api/verbs/examples` | `{examples: [name]}`: the sessions in `scenarios/verbs/` |
+//! | `GET /api/verbs/example/{name}` | `{name, session}`: one example's text (the playground opens `/playground?example=NAME`) |
 //! | `GET /api/course/{lang}/lesson/{n}` | `{number, title, difficulty, minutes, goal, highlight, text_html, key_points, try: [{label, preset, set, explain}]}` |
 //!
 //! `lang` is `zh` or `en`. Figures in course text are `{{fig:...}}` placeholders
