@@ -15,7 +15,7 @@ pub const MAX_FRAMES: usize = 80;
 /// A gap longer than this many picoseconds between two frames is drawn as a break.
 const BREAK_PS: u64 = 5_000_000;
 
-const ROW: f64 = 30.0;
+const ROW: f64 = 36.0;
 const TOP: f64 = 46.0;
 const BREAK_H: f64 = 22.0;
 
@@ -205,7 +205,9 @@ pub fn draw(report: &Value, steps: Option<(u32, u32)>, lang: Lang) -> Option<Str
             (_, true) => ("#1d4ed8", "la"),
             (_, false) => ("#15803d", "lb"),
         };
-        let y2 = y + ROW - 8.0;
+        // The arrow slopes down a little less than a row, so its label (above its start)
+        // clears the end of the arrow before it.
+        let y2 = y + ROW - 14.0;
         let text = label(f, lang);
         let fate = match (dropped, lang) {
             (true, Lang::Zh) => "被网络丢弃",
