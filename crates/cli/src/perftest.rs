@@ -2,7 +2,9 @@
 //! simulated fabric, with their main flags and their output layout.
 
 use crate::run::load;
-use rdmalab::perftest::{self, MAX_SEND_BW_ITERS, Options, Rows, Test};
+use rdmalab::perftest::{
+    self, CQ_MOD_RANGE, DEF_CQ_MOD, MAX_INLINE_DATA, MAX_SEND_BW_ITERS, Options, Rows, Test,
+};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -33,9 +35,15 @@ pub struct PerftestArgs {
     /// Report bandwidth in Gb/sec instead of MB/sec.
     #[arg(long = "report_gbits")]
     pub report_gbits: bool,
-    /// Send messages up to this size inline (WRITE and SEND).
-    #[arg(short = 'I', long = "inline_size", default_value_t = 0)]
-    pub inline: u32,
+    /// Send messages up to this size inline (WRITE and SEND; 0..=256, the QPs'
+    /// max_inline_data). Default as perftest's: 220 for ib_write_lat, 236 for ib_send_lat,
+    /// 0 for the bandwidth tests (READ and atomics never inline).
+    #[arg(short = 'I', long = "inline_size")]
+    pub inline: Option<u32>,
+    /// Bandwidth tests: request a completion every N work requests (1..=1024, at most -t;
+    /// default 100, as perftest's CQ moderation); 1 signals every WR.
+    #[arg(long = "cq-mod", value_name = "N")]
+    pub cq_mod: Option<u64>,
     /// Bidirectional: both hosts send at once (bandwidth tests).
     #[arg(short = 'b', long = "bidirectional")]
     pub bidirectional: bool,
@@ -73,7 +81,9 @@ Latency columns are µs of simulated time (ib_write_lat and ib_send_lat one way,
 the data in the responder's memory or its receive CQE; ib_read_lat and ib_atomic_lat the round
 trip to the CQE). Bandwidth: bytes over the time from the first post to the last completion;
 the peak is the best tenth. tcp_stream adds each host's CPU utilisation (all cores, and the
-busiest core). Exit codes: 0 done; 1 the test failed (a verb error, a budget); 2 bad input.";
+busiest core). As perftest does, ib_write_lat and ib_send_lat inline payloads up to 220
+and 236 B unless -I says otherwise, and the bandwidth tests signal every 100th WR (--cq-mod);
+the header shows both. Exit codes: 0 done; 1 the test failed (a verb error, a budget); 2 bad input.";
 
 /// Most bytes one perftest run may move in all (every size × iterations).
 const MAX_TOTAL_BYTES: u64 = 16 << 30;
@@ -116,12 +126,32 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
     if a.tx_depth == 0 || a.tx_depth > 1000 {
         return bad(format!("-t {}: the tx depth is 1..=1000", a.tx_depth));
     }
-    if a.inline > 256 {
+    if let Some(i) = a.inline
+        && i > MAX_INLINE_DATA
+    {
         return bad(format!(
-            "-I {}: inline data is 0..=256 bytes (the QPs' max_inline_data)",
-            a.inline
+            "-I {i}: inline data is 0..={MAX_INLINE_DATA} bytes (the QPs' max_inline_data)"
         ));
     }
+    if let Some(n) = a.cq_mod {
+        if !CQ_MOD_RANGE.contains(&n) {
+            return bad(format!(
+                "--cq-mod {n}: a completion every 1..=1024 work requests"
+            ));
+        }
+        if test.is_latency() || test == Test::TcpStream {
+            return bad(format!(
+                "--cq-mod {n}: CQ moderation is for the ib_*_bw tests (latency tests signal every WR)"
+            ));
+        }
+    }
+    let inline = if test.is_inlinable() {
+        a.inline.unwrap_or(test.default_inline())
+    } else {
+        0
+    };
+    // perftest lowers cq_mod to the tx depth.
+    let cq_mod = a.cq_mod.unwrap_or(DEF_CQ_MOD).min(a.tx_depth);
     if a.bidirectional && test.is_latency() {
         return bad("-b is for bandwidth tests");
     }
@@ -182,7 +212,8 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
         iters,
         tx_depth: a.tx_depth,
         bidirectional: a.bidirectional,
-        inline: a.inline,
+        inline,
+        cq_mod,
         qps: a.qps,
     };
     let rows = match perftest::run(&loaded.plan, &loaded.host, &o) {
@@ -209,6 +240,13 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
         " PCIe           : Gen{} x{}       MTU  : {} B     Iterations : {iters}     QPs : {}",
         plan.host.pcie_generation, plan.host.pcie_lanes, plan.rdma.mtu_bytes, a.qps
     );
+    if !matches!(test, Test::TcpRr | Test::TcpStream) {
+        let _ = write!(out, " Max inline data: {inline}[B]");
+        if !test.is_latency() {
+            let _ = write!(out, "      CQ Moderation : {cq_mod}");
+        }
+        let _ = writeln!(out);
+    }
     let _ = writeln!(out, "{line}");
     match rows {
         Rows::Lat(rows) => {

@@ -10,8 +10,9 @@
 //!   landed in the requester's CQ (a full round trip, as perftest reports it).
 //! - `ib_send_lat`: one SEND at a time to pre-posted receives; post_send → the receive CQE
 //!   landed in the responder's CQ (one way).
-//! - `ib_*_bw`: `tx_depth` signaled WRs kept in flight (SEND: receives kept posted); bytes
-//!   over the time from the first post to the last completion; the peak is the best of ten
+//! - `ib_*_bw`: `tx_depth` WRs kept in flight (SEND: receives kept posted), every `cq_mod`th
+//!   one (and the last) signaled, as perftest's CQ moderation; bytes over the time from the
+//!   first post to the last completion; the peak is the best of ten
 //!   equal batches of completions; `-b` runs both directions at once and adds them.
 //! - `tcp_rr`: netperf TCP_RR, request and response of `size` bytes, one transaction at a time;
 //!   `tcp_stream`: netperf TCP_STREAM, back-to-back `write()`s of `size` bytes, throughput and
@@ -27,6 +28,14 @@ use verbs::{AccessFlags, WcStatus};
 
 /// Most iterations of `ib_send_bw` (its receives are all posted up front).
 pub const MAX_SEND_BW_ITERS: u64 = 8192;
+
+/// The `max_inline_data` the tests' QPs ask for and every NIC profile grants.
+pub const MAX_INLINE_DATA: u32 = 256;
+
+/// perftest's CQ moderation bounds (`MIN_CQ_MOD`, `MAX_CQ_MOD`) and default (`DEF_CQ_MOD`).
+pub const CQ_MOD_RANGE: std::ops::RangeInclusive<u64> = 1..=1024;
+/// perftest's default CQ moderation.
+pub const DEF_CQ_MOD: u64 = 100;
 
 /// The tests.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -70,6 +79,26 @@ impl Test {
         Test::ALL.iter().find(|(n, _)| *n == s).map(|x| x.1)
     }
 
+    /// perftest's inline size when `-I` is not given: latency tests inline WRITEs up to 220
+    /// bytes (`DEF_INLINE_WRITE`) and RC SENDs up to 236 (`DEF_INLINE_SEND_RC_UC`); READ,
+    /// atomic and bandwidth tests never inline. Clamped to the QPs' [`MAX_INLINE_DATA`].
+    pub fn default_inline(self) -> u32 {
+        let def = match self {
+            Test::WriteLat => 220,
+            Test::SendLat => 236,
+            _ => 0,
+        };
+        def.min(MAX_INLINE_DATA)
+    }
+
+    /// WRITE or SEND: a test whose payload may go inline.
+    pub fn is_inlinable(self) -> bool {
+        matches!(
+            self,
+            Test::WriteLat | Test::WriteBw | Test::SendLat | Test::SendBw
+        )
+    }
+
     /// A latency test (rows of percentiles) rather than a bandwidth test.
     pub fn is_latency(self) -> bool {
         matches!(
@@ -94,6 +123,9 @@ pub struct Options {
     pub bidirectional: bool,
     /// Send WRITEs and SENDs of at most this many bytes inline (`-I`; 0: never).
     pub inline: u32,
+    /// Bandwidth tests: signal every this many WRs (perftest's `--cq_mod`; 1: every WR).
+    /// Clamped to `tx_depth`, as perftest does.
+    pub cq_mod: u64,
     /// Queue pairs for bandwidth tests (`-q`), each with its own buffers and `iters`
     /// messages; the NIC serves the QPs with work round robin.
     pub qps: u32,
@@ -278,6 +310,7 @@ fn rdma_setup(w: &mut World, plan: &Plan, size: u64, qps: u32) -> Result<Vec<Rdm
         retry_cnt: plan.rdma.retry_cnt,
         cap: verbs::qp::QpCap {
             max_recv_wr: MAX_SEND_BW_ITERS as u32,
+            max_inline_data: MAX_INLINE_DATA,
             ..d.cap
         },
         cqe: 2 * MAX_SEND_BW_ITERS as u32,
@@ -313,6 +346,7 @@ fn wr(
     id: u64,
     size: u64,
     inline: u32,
+    signaled: bool,
     from: (u64, u32, u32),
     to: (u64, u32, u32),
 ) -> SendWr {
@@ -326,13 +360,9 @@ fn wr(
         Test::ReadLat | Test::ReadBw => SendWr::read(id, sge, to.0, to.2),
         Test::SendLat | Test::SendBw => SendWr::send(id, sge),
         _ => SendWr::fetch_and_add(id, sge, to.0, to.2, 1),
-    }
-    .signaled();
-    let inlinable = matches!(
-        t,
-        Test::WriteLat | Test::WriteBw | Test::SendLat | Test::SendBw
-    );
-    if inlinable && size <= inline as u64 {
+    };
+    let x = if signaled { x.signaled() } else { x };
+    if t.is_inlinable() && size <= inline as u64 {
         x.with_flags(verbs::SendFlags::INLINE)
     } else {
         x
@@ -426,7 +456,11 @@ fn rdma_lat(
         }
         let _ = stage_end(w, b_node, "");
         verb(
-            w.post_send(0, r.a.qpn, &[wr(t, i, size, o.inline, r.buf[0], r.buf[1])]),
+            w.post_send(
+                0,
+                r.a.qpn,
+                &[wr(t, i, size, o.inline, true, r.buf[0], r.buf[1])],
+            ),
             "ibv_post_send",
         )?;
         let end = match t {
@@ -464,8 +498,11 @@ fn rdma_bw(
         }
     }
     let depth = o.tx_depth.clamp(1, 1000);
+    let cq_mod = o.cq_mod.clamp(1, depth);
     let mut posted = vec![0u64; dirs.len()];
     let mut done = vec![0u64; dirs.len()];
+    // Per stream, the WRs up to and including the last signaled one posted.
+    let mut signaled_upto = vec![0u64; dirs.len()];
     // Completion times by sending host (each host's link caps its own stream).
     let mut marks: [Vec<SimTime>; 2] = [Vec::new(), Vec::new()];
     let total = o.iters * dirs.len() as u64;
@@ -486,9 +523,16 @@ fn rdma_bw(
                 && posted[d] - done[d] < depth
                 && w.now() >= w.app_ready(from.host)
             {
-                let x = wr(t, posted[d], size, o.inline, *mine, *theirs);
+                // Every cq_mod-th WR and the last are signaled; a CQE retires every WR
+                // posted up to it (an RC send queue completes in order).
+                let n = posted[d] + 1;
+                let signaled = n.is_multiple_of(cq_mod) || n == o.iters;
+                let x = wr(t, posted[d], size, o.inline, signaled, *mine, *theirs);
                 verb(w.post_send(from.host, from.qpn, &[x]), "ibv_post_send")?;
-                posted[d] += 1;
+                posted[d] = n;
+                if signaled {
+                    signaled_upto[d] = n;
+                }
             }
             let wcs = verb(w.poll_cq(from.host, from.cq, 64), "ibv_poll_cq")?;
             for c in &wcs {
@@ -502,8 +546,10 @@ fn rdma_bw(
                 if matches!(c.opcode, Some(verbs::WcOpcode::Recv)) {
                     continue;
                 }
-                done[d] += 1;
-                marks[(from.host as usize).min(1)].push(w.now());
+                let retired = c.wr_id + 1 - done[d];
+                done[d] = c.wr_id + 1;
+                let m = &mut marks[(from.host as usize).min(1)];
+                m.extend(std::iter::repeat_n(w.now(), retired as usize));
             }
         }
         if done.iter().sum::<u64>() >= total {
@@ -513,6 +559,18 @@ fn rdma_bw(
             return Err(PerftestError::Verb(
                 "the test did not finish within 10 s of simulated time".into(),
             ));
+        }
+        // A stream with room whose WRs in flight are all unsignaled (the ones after a
+        // moderated CQE) would never wake the wait below: post into its room first, as
+        // perftest's busy loop would. Streams with a signaled WR in flight wait for its CQE.
+        let stuck = dirs.iter().enumerate().any(|(d, (from, ..))| {
+            posted[d] < o.iters
+                && posted[d] - done[d] < depth
+                && signaled_upto[d] <= done[d]
+                && w.now() >= w.app_ready(from.host)
+        });
+        if stuck {
+            continue;
         }
         let cqs: Vec<(u32, verbs::CqHandle)> =
             dirs.iter().map(|(f, _, _, _)| (f.host, f.cq)).collect();

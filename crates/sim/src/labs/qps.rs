@@ -32,6 +32,7 @@ fn bw(qps: u32, p: &Params) -> Result<BwRow, LabError> {
         tx_depth: 128,
         bidirectional: false,
         inline: 0,
+        cq_mod: 1,
         qps,
     };
     match perftest::run(&plan, &BTreeMap::new(), &o).map_err(LabError::sim)? {
