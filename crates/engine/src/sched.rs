@@ -129,8 +129,9 @@ impl RunStats {
     }
 }
 
-/// How many events pass between two reads of the wall clock.
-const WALL_CHECK_EVERY: u64 = 1 << 14;
+/// How many events pass between two checks of the wall clock and of the memory a run holds
+/// (a model whose runs are many short calls checks at the same interval across them).
+pub const BUDGET_CHECK_EVERY: u64 = 1 << 14;
 
 /// What one queued event costs the memory budget, bytes: its time, sequence and payload (a
 /// world's events are 16 bytes, held at compile time) plus the queue's own bookkeeping.
@@ -182,7 +183,7 @@ pub fn run_until<M: Model>(
             });
         }
         events += 1;
-        if events & (WALL_CHECK_EVERY - 1) == 0 {
+        if events & (BUDGET_CHECK_EVERY - 1) == 0 {
             if started.elapsed() > budget.wall {
                 return Err(BudgetExceeded::Wall {
                     limit: budget.wall,

@@ -499,11 +499,8 @@ pub struct Figure {
     /// The JSON path in the report.
     pub path: String,
     /// How to print it.
-    pub format: String,
+    pub format: crate::placeholder::Format,
 }
-
-/// The formats a placeholder may ask for.
-pub const FORMATS: &[&str] = &["int", "us", "ms", "pct", "gbps", "x", "f2", "text"];
 
 impl Figure {
     /// Parses the inside of `{{fig:...}}`.
@@ -519,55 +516,29 @@ impl Figure {
         if scenario::preset(&preset).is_none() {
             return Err(format!("{{{{fig:{inner}}}}}: no preset {preset:?}"));
         }
-        if !FORMATS.contains(&format) {
-            return Err(format!(
+        let format = crate::placeholder::Format::parse(format).ok_or_else(|| {
+            format!(
                 "{{{{fig:{inner}}}}}: format {format:?} is not one of {}",
-                FORMATS.join(", ")
-            ));
-        }
+                crate::placeholder::Format::names()
+            )
+        })?;
         Ok(Figure {
             run: run.to_string(),
             preset,
             sets: it.map(str::to_string).collect(),
             path: path.to_string(),
-            format: format.to_string(),
+            format,
         })
     }
 
-    /// The value at the path in a report.
+    /// The value at the path in a report (as every placeholder looks values up).
     pub fn lookup<'a>(&self, report: &'a Value) -> Option<&'a Value> {
-        let mut v = report;
-        for seg in self.path.split('.') {
-            v = match v {
-                Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
-                Value::Object(o) => o.get(seg)?,
-                _ => return None,
-            };
-        }
-        (!v.is_null()).then_some(v)
+        crate::placeholder::lookup(report, &self.path)
     }
 
     /// Prints `v` in the figure's format.
     pub fn print(&self, v: &Value) -> Option<String> {
-        if self.format == "text" {
-            return Some(match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            });
-        }
-        let x = match v {
-            Value::Bool(b) => return Some(b.to_string()),
-            v => v.as_f64()?,
-        };
-        Some(match self.format.as_str() {
-            "int" => format!("{}", x.round() as i64),
-            "us" => format!("{:.2} µs", x / 1e3),
-            "ms" => format!("{:.3} ms", x / 1e6),
-            "pct" => format!("{:.1}%", x * 100.0),
-            "gbps" => format!("{x:.1} Gb/s"),
-            "x" => format!("{x:.2}×"),
-            _ => format!("{x:.2}"),
-        })
+        self.format.print(v)
     }
 }
 

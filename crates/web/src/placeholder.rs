@@ -94,8 +94,18 @@ impl Format {
         ("text", Format::Text),
     ];
 
-    fn parse(s: &str) -> Option<Format> {
+    /// The format named `s`.
+    pub fn parse(s: &str) -> Option<Format> {
         Format::NAMES.iter().find(|(n, _)| *n == s).map(|(_, f)| *f)
+    }
+
+    /// Every format's name, for an error that lists them.
+    pub fn names() -> String {
+        Format::NAMES
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// `v` in this format; `None` when it is not a number and the format wants one.
@@ -266,10 +276,8 @@ pub fn parse(inner: &str) -> Result<Placeholder, String> {
                 "vfig" => session_source(spec)?,
                 _ => lab_source(spec)?,
             };
-            let format = Format::parse(format).ok_or_else(|| {
-                let names: Vec<&str> = Format::NAMES.iter().map(|(n, _)| *n).collect();
-                format!("format {format:?} is not one of {}", names.join(", "))
-            })?;
+            let format = Format::parse(format)
+                .ok_or_else(|| format!("format {format:?} is not one of {}", Format::names()))?;
             Ok(Placeholder::Value {
                 source,
                 path: path.to_string(),

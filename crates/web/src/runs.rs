@@ -70,7 +70,7 @@ impl Runs {
                 preset: preset.clone(),
                 sets: sets.clone(),
                 path: String::new(),
-                format: String::new(),
+                format: crate::placeholder::Format::Text,
             };
             return state.figures.report(state, &f).await;
         }

@@ -449,6 +449,17 @@ async fn examples_programs_and_the_glossary_are_served() {
     let (s, v) = get("/api/verbs/example/..%2Fx").await;
     assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
     assert_eq!(v["field"], "example");
+    // A program that does not exist names the field and lists the programs there are.
+    let (s, v) = get("/api/course/en/code/..%2F..%2FCargo.toml").await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
+    assert_eq!(v["field"], "file");
+    assert!(v["allowed"].as_str().unwrap().contains("rc_write.c"), "{v}");
+    let (s, v) = get("/api/course/fr/glossary").await;
+    assert_eq!(
+        (s, v["field"].as_str()),
+        (StatusCode::NOT_FOUND, Some("lang")),
+        "{v}"
+    );
     for lang in ["zh", "en"] {
         let (s, body, h) = call(
             Request::get(format!("/api/course/{lang}/code/rc_write.c"))

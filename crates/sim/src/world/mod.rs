@@ -393,10 +393,6 @@ struct TotalBudget {
     memory_checked_at: std::cell::Cell<u64>,
 }
 
-/// Events between the memory checks a run's budget makes across its `run_until*` calls (the
-/// engine's own check interval within a call).
-const MEMORY_CHECK_EVERY: u64 = 1 << 14;
-
 /// The simulated world.
 pub struct World {
     /// The network.
@@ -1376,7 +1372,8 @@ impl World {
         // a call, so the run's own count decides here. Found by the web's heavy load test:
         // a 256 MiB message at MTU 576 held 1.6 GB under a 256 MB budget.
         if t.budget.memory_bytes != u64::MAX
-            && t.events.saturating_sub(t.memory_checked_at.get()) >= MEMORY_CHECK_EVERY
+            && t.events.saturating_sub(t.memory_checked_at.get())
+                >= engine::sched::BUDGET_CHECK_EVERY
         {
             t.memory_checked_at.set(t.events);
             if self.held_bytes() > t.budget.memory_bytes {

@@ -173,11 +173,15 @@ pub fn draw(marked: &[(String, String)], qp_type_name: &str, lang: Lang) -> Stri
             Lang::Zh => ("必填属性", "可选属性", "：", "；"),
             Lang::En => ("required", "optional", ": ", "; "),
         };
+        let req = if req.is_empty() {
+            esc(none)
+        } else {
+            format!("<code>{}</code>", esc(&req))
+        };
         items.push_str(&format!(
-            "<li><strong>{} → {}</strong>{colon}{lr} <code>{}</code>{}</li>",
+            "<li><strong>{} → {}</strong>{colon}{lr} {req}{}</li>",
             r.from,
             r.to,
-            esc(if req.is_empty() { none } else { &req }),
             if opt.is_empty() {
                 String::new()
             } else {
@@ -242,10 +246,20 @@ mod tests {
         assert_eq!(rc.matches("<tr><td>").count(), table_rc);
         assert!(!rc.contains(">SQE<"), "RC has no SQE state");
         assert!(rc.contains("INIT → RTR</strong>: required <code>"));
+        assert!(
+            draw(&[("RESET".into(), "RESET".into())], "RC", Lang::En)
+                .contains("RESET → RESET</strong>: required STATE only</li>")
+        );
         assert!(draw(&marked, "RC", Lang::Zh).contains("INIT → RTR</strong>：必填属性"));
         assert!(rc.contains("DEST_QPN") && rc.contains("RQ_PSN"));
         let ud = draw(&[("SQE".into(), "RTS".into())], "UD", Lang::Zh);
-        assert!(ud.contains(">SQE<") && ud.contains("必填属性") || ud.contains("只有 STATE"));
+        assert!(ud.contains(">SQE<"), "UD has SQE");
+        assert!(
+            ud.contains(
+                "SQE → RTS</strong>：必填属性 只有 STATE；可选属性 <code>CUR_STATE, QKEY</code>"
+            ),
+            "{ud}"
+        );
         let all_err = draw(&[("*".into(), "ERR".into())], "RC", Lang::En);
         let into_err = QP_STATE_TABLE
             .iter()
