@@ -18,6 +18,7 @@ pub mod socket;
 pub use cpu::{Cpu, CpuAccount};
 pub use pcie::Pcie;
 pub use profile::{
-    ControlPath, CpuProfile, HostProfile, NicTiming, PcieProfile, ProfileError, REFERENCE_CLOCK_MHZ,
+    ControlPath, CpuProfile, HostProfile, NicTiming, PORT_AHEAD_FRAMES, PcieProfile, ProfileError,
+    REFERENCE_CLOCK_MHZ,
 };
 pub use socket::{Cost, SocketCosts};

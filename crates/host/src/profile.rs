@@ -81,6 +81,51 @@ pub struct NicTiming {
     pub blueflame: bool,
     /// Largest WQE BlueFlame writes, bytes (mlx5: 256 B of the BlueFlame register).
     pub blueflame_max_bytes: u32,
+    /// Largest payload read the NIC asks host memory for in one PCIe request, bytes (the
+    /// Device Control register's Max_Read_Request_Size): a packet's gather is split into
+    /// requests of at most this many bytes, each holding one tag until its data is back.
+    /// source: PCI Express Base Specification 3.0 §7.8.4, Max_Read_Request_Size defaults to
+    /// 010b = 512 bytes; NVIDIA's tuning guides raise it to 4096 with setpci (encoding 0–5 =
+    /// 128–4096 B, e.g. drchristensen/RHEL_NIC_QUALIFICATION `ansible/set_maxreadreq.sh`).
+    /// We keep the spec's default.
+    pub max_read_request_bytes: u32,
+    /// PCIe read requests the NIC keeps outstanding at once (tags).
+    /// source: PCI Express Base Specification 3.0 §2.2.6.2: with the Extended Tag Field a
+    /// requester has 8-bit tags, 256 outstanding non-posted requests; Linux enables the field
+    /// on every device that advertises it (`pci_configure_extended_tags`, drivers/pci/probe.c).
+    /// No ConnectX figure for how many its DMA engine uses was found: an assumption, all 256.
+    pub read_tags: u32,
+    /// Shortest time between two packets the NIC's transmit pipeline starts (its issue rate),
+    /// so small messages are bounded by the NIC and not only by the CPU.
+    /// source: derived from NVIDIA's ConnectX-5 Ex product brief, "up to 200 million messages
+    /// per second": 1 / 200 Mpps = 5 ns per packet (recalled, not in research/figures.md).
+    pub packet_interval: SimDuration,
+}
+
+/// Frames a NIC keeps queued at its port behind the one on the wire, before it gathers more.
+/// source: assumption; the fabric wakes a host whose port queue falls below two frames
+/// (`fabric::Fabric::take_host_wakeups`), so two keep the wire busy between wake-ups.
+pub const PORT_AHEAD_FRAMES: usize = 2;
+
+impl NicTiming {
+    /// Bytes the NIC may have in its transmit path (payload being read, in the pipeline) per
+    /// direction of work (requests; responses and ACKs), for a port of `line` bits per second
+    /// fed over `pcie` with frames of up to `frame_bytes`.
+    ///
+    /// No ConnectX figure for the transmit buffer was found (NVIDIA does not publish it), so
+    /// it is derived from the model's own latencies: a NIC sized to reach line rate with one
+    /// QP must cover a gather loop (a DMA read round trip, one frame's time on PCIe, the
+    /// pipeline) at line rate, plus the frames queued at the port
+    /// ([`PORT_AHEAD_FRAMES`]: while they wait, frames wait in this buffer). Assumption: it holds exactly that, and no more, so it
+    /// fetches just in time (a larger buffer would only add frames ahead of the port, which a
+    /// go-back-N resend pays for).
+    pub fn tx_buffer_bytes(&self, pcie: &PcieProfile, line: Bandwidth, frame_bytes: u64) -> u64 {
+        let pcie_bw = pcie.bandwidth();
+        let frame = units::ByteLen::new(frame_bytes);
+        let loop_ = pcie.dma_read_rtt + pcie_bw.serialization_time(frame) + self.pipeline;
+        // Rounded up a byte: never less than the loop needs.
+        (line.bytes_in(loop_) + 1).saturating_add(PORT_AHEAD_FRAMES as u64 * frame_bytes)
+    }
 }
 
 /// The control path: verbs that go through the kernel driver to the NIC's firmware.
@@ -148,6 +193,9 @@ impl Default for HostProfile {
                 pipeline: SimDuration::from_ns(200),
                 blueflame: true,
                 blueflame_max_bytes: 256,
+                max_read_request_bytes: 512,
+                read_tags: 256,
+                packet_interval: SimDuration::from_ns(5),
             },
             control: ControlPath {
                 syscall: SimDuration::from_ns(400),
@@ -271,11 +319,25 @@ impl HostProfile {
                 "1, 2, 4, 8 or 16",
             );
         }
+        if !matches!(
+            self.nic.max_read_request_bytes,
+            128 | 256 | 512 | 1024 | 2048 | 4096
+        ) {
+            return bad(
+                "host.nic.max_read_request_bytes",
+                self.nic.max_read_request_bytes as u64,
+                "128, 256, 512, 1024, 2048 or 4096",
+            );
+        }
+        if !(1..=1024).contains(&self.nic.read_tags) {
+            return bad("host.nic.read_tags", self.nic.read_tags as u64, "1..=1024");
+        }
         let max = SimDuration::from_ms(1).as_ps();
         for (field, d) in [
             ("host.pcie.dma_read_rtt_ps", self.pcie.dma_read_rtt),
             ("host.pcie.posted_write_ps", self.pcie.posted_write),
             ("host.nic.pipeline_ps", self.nic.pipeline),
+            ("host.nic.packet_interval_ps", self.nic.packet_interval),
             ("host.cpu.post_wr_ps", self.cpu.post_wr),
             ("host.cpu.poll_cq_ps", self.cpu.poll_cq),
             ("host.control.syscall_ps", self.control.syscall),

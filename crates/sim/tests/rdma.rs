@@ -110,6 +110,7 @@ fn rdma_write_places_bytes_and_completes_with_timed_stages() {
         "MMIO doorbell + WQE (BlueFlame)",
         "DMA read payload",
         "NIC TX pipeline",
+        "NIC RX pipeline",
         "DMA write payload",
         "DMA write CQE",
     ] {
@@ -423,7 +424,8 @@ fn go_back_n_resends_about_one_window_per_loss() {
     // the request direction only (every 400th frame of A's flow on A's link), so every loss is
     // recovered by exactly one NAK and no ACK or NAK is lost. The window is measured per loss:
     // the time from the lost frame leaving A's port to A acting on the NAK, in frame times, plus
-    // the frames the NIC had gathered ahead of its port (TX_WINDOW) and the lost frame itself.
+    // the frames the NIC had gathered ahead of its port (its request budget, full while it
+    // streams, and the frames queued at the port) and the lost frame itself.
     // Expected resends = NAKs × window, within ±25%.
     let qpn = world(0.0)
         .connect_rc(0, 1, &RcOptions::default())
@@ -522,7 +524,9 @@ fn go_back_n_resends_about_one_window_per_loss() {
     }
     let frame_ps = ((4096 + 58 + 20) * 80) as f64; // a 4 KiB-payload frame at 100 Gb/s
     let mean_delay = delays.iter().sum::<u64>() as f64 / delays.len() as f64;
-    let window = 1.0 + rdmalab::world::TX_WINDOW as f64 + mean_delay / frame_ps;
+    let frame_bytes = (4096 + 58) as f64;
+    let ahead = w.host(0).nic_tx().limit() as f64 / frame_bytes + host::PORT_AHEAD_FRAMES as f64;
+    let window = 1.0 + ahead + mean_delay / frame_ps;
     let rc = w.host(0).requester_counters(a.qpn).unwrap();
     let expect = naks.len() as f64 * window;
     let got = rc.packets_retransmitted as f64;
@@ -790,4 +794,89 @@ fn a_receive_completion_in_flight_lands_before_the_flush() {
         vec![(1, WcStatus::Success), (2, WcStatus::WrFlushErr)],
         "the received message first, then the flush"
     );
+}
+
+/// `ib_write_bw -s 65536` of one RC QP on preset ①'s fabric with `sets`, Gb/s of payload over
+/// the run (perftest's BW average), summed over the directions.
+fn write_bw_gbps(sets: &[&str], bidirectional: bool) -> f64 {
+    let plan = scenario::preset("lesson1")
+        .unwrap()
+        .plan()
+        .and_then(|mut p| p.set_all(sets).map(|()| p))
+        .unwrap();
+    let o = rdmalab::perftest::Options {
+        test: rdmalab::perftest::Test::WriteBw,
+        sizes: vec![65536],
+        iters: 1000,
+        tx_depth: 128,
+        bidirectional,
+        inline: 0,
+        cq_mod: rdmalab::perftest::DEF_CQ_MOD,
+        qps: 1,
+    };
+    match rdmalab::perftest::run(&plan, &Default::default(), &o).unwrap() {
+        rdmalab::perftest::Rows::Bw(r) => r[0].avg_bps * 8.0 / 1e9,
+        rows => panic!("a bandwidth test gave {rows:?}"),
+    }
+}
+
+/// The link's goodput for WRITE payload at RoCE MTU `mtu`: each full packet carries `mtu`
+/// bytes in a frame of `mtu` + 62 bytes (Ethernet, IPv4, UDP, BTH, ICRC, FCS) plus 20 bytes
+/// of preamble and inter-frame gap on the wire.
+fn goodput_gbps(link_gbps: f64, mtu: f64) -> f64 {
+    link_gbps * mtu / (mtu + 62.0 + 20.0)
+}
+
+#[test]
+fn one_qp_fills_100g_at_every_common_mtu_both_ways() {
+    // The NIC keeps many payload reads in flight (its budget covers a read round trip at line
+    // rate), so one QP is not bound by a window of frames each paying the round trip.
+    for mtu in [1024u32, 2048, 4096] {
+        let m = format!("rdma.mtu_bytes={mtu}");
+        let sets = ["topology.link_gbps=100", "host.pcie_generation=3", &m];
+        let want = 0.95 * goodput_gbps(100.0, mtu as f64);
+        let uni = write_bw_gbps(&sets, false);
+        assert!(uni >= want, "MTU {mtu}: {uni:.2} Gb/s, want ≥ {want:.2}");
+        // Both ways: ACKs have their own budget and take no data frame's room.
+        let bi = write_bw_gbps(&sets, true);
+        assert!(
+            bi >= 2.0 * want,
+            "MTU {mtu} -b: {bi:.2} Gb/s, want ≥ {:.2}",
+            2.0 * want
+        );
+    }
+}
+
+#[test]
+fn one_qp_reaches_90_percent_at_200g_gen4_and_400g_gen5() {
+    for (gbps, gen_) in [(200u32, 4u32), (400, 5)] {
+        for mtu in [1024u32, 4096] {
+            let sets = [
+                format!("topology.link_gbps={gbps}"),
+                format!("host.pcie_generation={gen_}"),
+                format!("rdma.mtu_bytes={mtu}"),
+            ];
+            let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+            let want = 0.90 * goodput_gbps(gbps as f64, mtu as f64);
+            let got = write_bw_gbps(&sets, false);
+            assert!(
+                got >= want,
+                "{gbps}G Gen{gen_} x16 MTU {mtu}: {got:.2} Gb/s, want ≥ {want:.2}"
+            );
+        }
+    }
+}
+
+#[test]
+fn fewer_pcie_lanes_still_cap_one_qp() {
+    // Gen3 carries 57.88 Gb/s per 8 lanes after encoding and DLL overhead (figures.md §3): the
+    // payload reads cannot go faster, whatever the NIC keeps in flight.
+    for (lanes, cap) in [(8u32, 57.88), (4, 28.94)] {
+        let l = format!("host.pcie_lanes={lanes}");
+        let got = write_bw_gbps(&["topology.link_gbps=100", &l], false);
+        assert!(
+            got <= cap && got >= 0.95 * cap,
+            "Gen3 x{lanes}: {got:.2} Gb/s, the PCIe cap is {cap}"
+        );
+    }
 }

@@ -59,6 +59,7 @@ const ZH = {
   'MMIO doorbell': 'MMIO 门铃',
   'MMIO doorbell + WQE (BlueFlame)': 'MMIO 门铃 + WQE（BlueFlame）',
   'NIC TX pipeline': '网卡发送流水线',
+  'NIC RX pipeline': '网卡接收流水线',
   // Frames in the switch (timeline) and frame kinds (ladder).
   'RoCE ACK frame': 'RoCE ACK 帧',
   'RoCE data frame': 'RoCE 数据帧',

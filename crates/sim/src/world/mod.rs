@@ -6,10 +6,13 @@
 //! Send side: `post_send` runs on the application's core (`post_wr` per WR, user space, no
 //! syscall), then rings the doorbell with an MMIO write across PCIe. When the doorbell lands, the
 //! NIC takes the WQE: written by MMIO with the doorbell (BlueFlame) when it is small enough, else
-//! fetched by a 64-byte DMA read. For each packet the NIC gathers the payload by DMA read (inline
-//! data skips it), spends its pipeline latency, and hands the frame to its port. The NIC keeps
-//! at most [`TX_WINDOW`] frames gathered ahead of its port, pulling more as frames leave (real
-//! NICs fetch just in time rather than buffering whole messages).
+//! fetched by a 64-byte DMA read; every WQE a doorbell announces is fetched at once (prefetch),
+//! so the next message's WQE is ready before the last packet of this one leaves. For each
+//! packet the NIC gathers the payload by DMA read (inline data skips it), spends its pipeline
+//! latency, and hands the frame to its port. Many reads are in flight at once, as many as the
+//! NIC's transmit buffer and its PCIe read tags allow ([`nic_tx`]): requests and responses
+//! (ACKs, READ responses) have a budget each, sized so one QP's gather loop covers its round
+//! trip at line rate (real NICs fetch just in time rather than buffering whole messages).
 //!
 //! Receive side: a frame that reaches the NIC spends the pipeline latency, then the transport
 //! acts: request payload is written to memory by DMA (the responder's placement), responses go
@@ -35,6 +38,7 @@ use fabric::{
     Payload, RoceHeaders, Topology, capture::frame_bytes, packet::host_ip, roce_frame_len,
 };
 use host::{Cpu, HostProfile, Pcie};
+use nic_tx::Work;
 use std::collections::{BTreeMap, VecDeque};
 use transport::roce::dcqcn::{self, DcqcnParams};
 use transport::roce::{
@@ -54,6 +58,7 @@ use verbs::{
 use wire::{Ipv4Address, PcapWriter};
 
 mod exchange;
+pub mod nic_tx;
 mod tcp;
 mod writes;
 pub use exchange::ConnInfo;
@@ -71,8 +76,6 @@ pub const ADAPTIVE_RETRANSMISSION_MIN: SimDuration = SimDuration::from_us(4);
 /// The 802.1p priority RoCE traffic uses (the NVIDIA/Cumulus default, research/figures.md §6.2).
 pub const ROCE_PRIORITY: Priority = Priority::of(3);
 
-/// Frames a NIC gathers ahead of its port.
-pub const TX_WINDOW: usize = 4;
 
 /// Events of the world.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -204,6 +207,9 @@ struct TxSlot {
     qpn: u32,
     t: Transmit,
     data: u32,
+    /// The budget the frame holds until it reaches the port, and its bytes there.
+    work: nic_tx::Work,
+    frame_bytes: u32,
 }
 
 /// Payload bytes travelling with a frame: real bytes, or a reference to synthetic memory.
@@ -272,8 +278,11 @@ pub struct SimHost {
     tx_slots: Arena<TxSlot>,
     /// Send completions crossing PCIe: the WQE and how it ended ([`HostEvent::SendDone`]).
     send_done: Arena<(u64, ReqStatus)>,
+    /// Frames between their gather and the port, RDMA and TCP alike (TCP's window counts them).
     tx_inflight: usize,
     tx_last_ready: SimTime,
+    /// The RDMA transmit admission: budgets, read tags, the port queue.
+    nic_tx: nic_tx::NicTx,
     rr: u32,
     /// When the application thread is free again after a blocking verbs call.
     app_ready: SimTime,
@@ -290,6 +299,11 @@ pub struct SimHost {
 }
 
 impl SimHost {
+    /// The NIC's RDMA transmit admission (its budgets and read tags).
+    pub fn nic_tx(&self) -> &nic_tx::NicTx {
+        &self.nic_tx
+    }
+
     /// Writes at once the receive CQEs still on their way over PCIe for QP `qpn`: the QP is
     /// about to be flushed or reset, and the completions of messages it received come before
     /// its flush completions (their `RecvDone` events then find nothing).
@@ -583,12 +597,7 @@ impl World {
 
     /// Host `h`'s NIC line rate, kbit/s (its port's link).
     fn line_kbps(&self, h: u32) -> u64 {
-        let node = self.hosts[h as usize].node;
-        self.fabric
-            .ports()
-            .find(|(n, ..)| *n == node)
-            .and_then(|(_, _, link, _)| self.fabric.link(link))
-            .map_or(100_000_000, |l| l.bandwidth.bps() / 1_000)
+        port_rate(&self.fabric, self.hosts[h as usize].node).bps() / 1_000
     }
 
     /// Whether RC QPs recover by selective repeat.
@@ -666,6 +675,15 @@ impl World {
                 send_done: Arena::new(),
                 tx_inflight: 0,
                 tx_last_ready: SimTime::ZERO,
+                nic_tx: nic_tx::NicTx::new(
+                    profile.nic.tx_buffer_bytes(
+                        &profile.pcie,
+                        port_rate(&fabric, node),
+                        fabric::MAX_FRAME_BYTES,
+                    ),
+                    profile.nic.max_read_request_bytes,
+                    profile.nic.read_tags,
+                ),
                 rr: 0,
                 app_ready: SimTime::ZERO,
                 cq_events: VecDeque::new(),
@@ -1479,7 +1497,16 @@ impl World {
                                 continue;
                             };
                             // The fabric holds the frame while it passes the NIC pipeline.
-                            let at = sched.now() + self.hosts[h as usize].profile.nic.pipeline;
+                            let now = sched.now();
+                            let at = now + self.hosts[h as usize].profile.nic.pipeline;
+                            self.tracer.emit(now, || TraceRecord::Stage {
+                                host: node,
+                                unit: ExecUnit::Nic,
+                                stage: "NIC RX pipeline",
+                                setup: false,
+                                start: now,
+                                end: at,
+                            });
                             sched.schedule_at(
                                 at,
                                 Event::Host(HostEvent::RxIn {
@@ -1503,7 +1530,7 @@ impl World {
                     wake.extend(self.fabric.take_host_wakeups());
                     for node in wake.drain(..) {
                         if let Some(&h) = self.by_node.get(&node.0) {
-                            self.pump_tx(h, sched);
+                            self.tx_to_port(h, sched);
                             self.tcp_nic_pump(h, sched);
                         }
                     }
@@ -1730,7 +1757,9 @@ impl World {
     ) {
         loop {
             let host = &mut self.hosts[h as usize];
-            if host.tx_inflight + self.fabric.host_backlog(host.node) >= TX_WINDOW {
+            let resp_room = host.nic_tx.has_room(Work::Response, now);
+            let req_room = host.nic_tx.has_room(Work::Request, now);
+            if !resp_room && !req_room {
                 return;
             }
             // Next QP after the last one served that has something to send.
@@ -1752,9 +1781,14 @@ impl World {
                 let e = host.qps.get_mut(&q).expect("key just found");
                 // DCQCN paces a QP's requests at its rate; responses go as they come.
                 let paced = e.rp.as_ref().is_some_and(|rp| rp.next_send() > now);
-                let t = e.resp.as_mut().and_then(|r| r.poll_transmit(now));
+                let t = if resp_room {
+                    e.resp.as_mut().and_then(|r| r.poll_transmit(now))
+                } else {
+                    None
+                };
                 let t = match t {
-                    Some(t) => Some(t),
+                    Some(t) => Some((Work::Response, t)),
+                    None if !req_room => None,
                     None if paced => {
                         if e.req.as_ref().is_some_and(|r| r.outstanding() > 0) {
                             pace_wake.push(q);
@@ -1772,7 +1806,7 @@ impl World {
                             rp.on_sent(now, roce_frame_len(&hdr, t.pkt.payload_len) as u64);
                             pace_wake.push(q);
                         }
-                        t
+                        t.map(|t| (Work::Request, t))
                     }
                 };
                 if let Some(t) = t {
@@ -1780,11 +1814,13 @@ impl World {
                     break;
                 }
             }
-            let Some((qpn, t)) = found else { return };
+            let Some((qpn, (work, t))) = found else {
+                return;
+            };
             if self.frame_log.is_some() && t.pkt.bth.opcode.is_request() {
                 self.note_request(h, qpn, &t);
             }
-            self.gather(h, qpn, t, sched);
+            self.gather(h, qpn, t, work, sched);
         }
     }
 
@@ -1811,12 +1847,20 @@ impl World {
         }
     }
 
-    fn gather(&mut self, h: u32, qpn: u32, t: Transmit, sched: &mut Scheduler<Event>) {
+    fn gather(
+        &mut self,
+        h: u32,
+        qpn: u32,
+        t: Transmit,
+        work: Work,
+        sched: &mut Scheduler<Event>,
+    ) {
         let now = sched.now();
         let len = t.pkt.payload_len as usize;
         let host = &mut self.hosts[h as usize];
         let node = host.node;
         let mut dma_end = now;
+        let mut read_bytes = 0;
         let dma = |host: &mut SimHost, tracer: &mut Tracer, stage: &'static str| {
             let (start, end) = host.pcie.dma_read(now, len as u64);
             tracer.emit(now, || TraceRecord::Stage {
@@ -1877,6 +1921,7 @@ impl World {
                     .is_ok_and(|w| w.inline_data.is_some());
                 if !inline && len > 0 {
                     dma_end = dma(host, &mut self.tracer, "DMA read payload");
+                    read_bytes = len as u64;
                 }
                 Some(data)
             }
@@ -1894,6 +1939,7 @@ impl World {
                     }
                 };
                 dma_end = dma(host, &mut self.tracer, "DMA read (READ response)");
+                read_bytes = len as u64;
                 Some(data)
             }
         };
@@ -1906,9 +1952,21 @@ impl World {
             _ => fabric::NO_DATA,
         };
         let host = &mut self.hosts[h as usize];
+        let frame_bytes = roce_frame_len(
+            &RoceHeaders {
+                bth: t.pkt.bth,
+                ext: t.pkt.ext,
+                udp_src_port: 0,
+            },
+            t.pkt.payload_len,
+        );
+        host.nic_tx
+            .start(work, frame_bytes as u64, read_bytes, dma_end.max(now));
         // The NIC's TX pipeline is in order: a frame whose gather finished early (an ACK, a READ
-        // request) still leaves after the frames ahead of it.
-        let ready = (dma_end.max(now) + host.profile.nic.pipeline).max(host.tx_last_ready);
+        // request) still leaves after the frames ahead of it, and no sooner than the pipeline's
+        // issue interval after the one before it.
+        let ready = (dma_end.max(now) + host.profile.nic.pipeline)
+            .max(host.tx_last_ready + host.profile.nic.packet_interval);
         host.tx_last_ready = ready;
         let node = host.node;
         self.tracer.emit(now, || TraceRecord::Stage {
@@ -1919,7 +1977,13 @@ impl World {
             start: dma_end.max(now),
             end: ready,
         });
-        let slot = host.tx_slots.insert(TxSlot { qpn, t, data });
+        let slot = host.tx_slots.insert(TxSlot {
+            qpn,
+            t,
+            data,
+            work,
+            frame_bytes: frame_bytes as u32,
+        });
         host.tx_inflight += 1;
         sched.schedule_at(
             ready,
@@ -1930,11 +1994,31 @@ impl World {
         );
     }
 
+    /// A frame has passed the TX pipeline: it waits for the port.
     fn tx_out(&mut self, h: u32, slot: u32, sched: &mut Scheduler<Event>) {
+        self.hosts[h as usize].nic_tx.push_ready(slot);
+        self.tx_to_port(h, sched);
+    }
+
+    /// Hands the port the frames waiting for it while it has room, then gathers more.
+    fn tx_to_port(&mut self, h: u32, sched: &mut Scheduler<Event>) {
+        loop {
+            let host = &mut self.hosts[h as usize];
+            let queued = self.fabric.host_backlog(host.node);
+            let Some(slot) = host.nic_tx.next_ready(queued) else {
+                break;
+            };
+            self.to_port(h, slot, sched);
+        }
+        self.pump_tx(h, sched);
+    }
+
+    fn to_port(&mut self, h: u32, slot: u32, sched: &mut Scheduler<Event>) {
         let n_hosts = self.hosts.len() as u32;
         let host = &mut self.hosts[h as usize];
         let s = host.tx_slots.remove(engine::Handle::from_index(slot));
         host.tx_inflight -= 1;
+        host.nic_tx.left(s.work, u64::from(s.frame_bytes));
         let Some(e) = host.qps.get(&s.qpn) else {
             self.free_data(s.data);
             return;
@@ -1977,7 +2061,6 @@ impl World {
         if uc_done {
             self.drain_requester_events(h, s.qpn, sched);
         }
-        self.pump_tx(h, sched);
     }
 
     fn rx_in(&mut self, h: u32, slot: u32, sched: &mut Scheduler<Event>) {
@@ -2383,6 +2466,15 @@ pub const FRAME_LOG_MAX: usize = 4_096;
 /// A RoCE frame from QP `qpn` of host `h` to host `peer` (at fabric node `dst`): its flow,
 /// length and ECMP hash (the 5-tuple with the header's UDP source port) derived; `body` is the
 /// payload length and its handle in the payload pool, `class` the priority and ECN codepoint.
+/// The line rate of `node`'s port (100 Gb/s if it has none).
+fn port_rate(fabric: &Fabric, node: NodeId) -> units::Bandwidth {
+    fabric
+        .ports()
+        .find(|(n, ..)| *n == node)
+        .and_then(|(_, _, link, _)| fabric.link(link))
+        .map_or(units::Bandwidth::gbps(100), |l| l.bandwidth)
+}
+
 fn roce_spec(
     (h, qpn): (u32, u32),
     (peer, dst): (u32, NodeId),
