@@ -39,8 +39,9 @@ pub struct PermutationReport {
     /// Request packets sent (first transmissions and resends).
     pub data_packets: u64,
     /// Σ over flows of their request packets × the links of their path (2 under one edge
-    /// switch, 4 within a pod, 6 across the core): a lower bound on fabric events is twice
-    /// this (every frame is at least sent and received on every link).
+    /// switch, 4 within a pod, 6 across the core): a lower bound on fabric events (every
+    /// frame arrives on every link; a switch port that starts a frame at once has no
+    /// completion event for it).
     pub packet_hops: u64,
     /// Frames the fabric dropped.
     pub drops: u64,
