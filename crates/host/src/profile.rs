@@ -402,6 +402,20 @@ mod tests {
     }
 
     #[test]
+    fn the_tx_buffer_covers_one_gather_loop_at_line_rate() {
+        let d = HostProfile::default();
+        // 547 ns read + 4178 B at 115.76 Gb/s (288.736 ns) + 200 ns pipeline = 1035.736 ns;
+        // at 100 Gb/s that is 12,946 B, one more for rounding, and two frames at the port.
+        let b = d.nic.tx_buffer_bytes(&d.pcie, Bandwidth::gbps(100), 4_178);
+        assert_eq!(b, 12_946 + 1 + 2 * 4_178);
+        // 400G on Gen5 x16: a shorter PCIe time per frame, four times the rate.
+        let mut g5 = d.pcie;
+        g5.generation = 5;
+        let b = d.nic.tx_buffer_bytes(&g5, Bandwidth::gbps(400), 4_178);
+        assert_eq!(b, 40_959 + 1 + 2 * 4_178);
+    }
+
+    #[test]
     fn bad_profiles_name_the_field() {
         let mut p = HostProfile::default();
         p.cpu.cores = 0;
@@ -409,6 +423,12 @@ mod tests {
         let mut p = HostProfile::default();
         p.pcie.lanes = 3;
         assert_eq!(p.validate().unwrap_err().field, "host.pcie.lanes");
+        let mut p = HostProfile::default();
+        p.nic.max_read_request_bytes = 600;
+        assert_eq!(
+            p.validate().unwrap_err().field,
+            "host.nic.max_read_request_bytes"
+        );
         assert!(HostProfile::default().validate().is_ok());
     }
 }

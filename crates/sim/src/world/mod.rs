@@ -28,6 +28,9 @@
 //! - One NIC port per host, one PCIe link; no NIC cache misses (MTT/MPT), so huge MRs cost
 //!   nothing extra per access (figures.md §4 has no numbers for those caches).
 //! - Receive CQEs are written when the last packet is placed, without their own DMA delay.
+//! - The NIC's transmit buffer is derived, not a ConnectX figure ([`nic_tx`]); its pipeline is
+//!   one in-order queue per host (a real NIC schedules QPs onto several engines), and the PCIe
+//!   read round trip is the same for every read (no root-complex tail).
 
 use engine::{
     Arena, Budget, BudgetExceeded, ExecUnit, Model, RunStats, Scheduler, Step, TraceRecord, Tracer,
@@ -75,7 +78,6 @@ pub const ADAPTIVE_RETRANSMISSION_MIN: SimDuration = SimDuration::from_us(4);
 
 /// The 802.1p priority RoCE traffic uses (the NVIDIA/Cumulus default, research/figures.md §6.2).
 pub const ROCE_PRIORITY: Priority = Priority::of(3);
-
 
 /// Events of the world.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -1847,14 +1849,7 @@ impl World {
         }
     }
 
-    fn gather(
-        &mut self,
-        h: u32,
-        qpn: u32,
-        t: Transmit,
-        work: Work,
-        sched: &mut Scheduler<Event>,
-    ) {
+    fn gather(&mut self, h: u32, qpn: u32, t: Transmit, work: Work, sched: &mut Scheduler<Event>) {
         let now = sched.now();
         let len = t.pkt.payload_len as usize;
         let host = &mut self.hosts[h as usize];
@@ -2008,12 +2003,12 @@ impl World {
             let Some(slot) = host.nic_tx.next_ready(queued) else {
                 break;
             };
-            self.to_port(h, slot, sched);
+            self.send_to_port(h, slot, sched);
         }
         self.pump_tx(h, sched);
     }
 
-    fn to_port(&mut self, h: u32, slot: u32, sched: &mut Scheduler<Event>) {
+    fn send_to_port(&mut self, h: u32, slot: u32, sched: &mut Scheduler<Event>) {
         let n_hosts = self.hosts.len() as u32;
         let host = &mut self.hosts[h as usize];
         let s = host.tx_slots.remove(engine::Handle::from_index(slot));

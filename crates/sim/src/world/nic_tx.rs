@@ -52,8 +52,6 @@ pub struct NicTx {
     tags_used: u64,
     /// Frames past the pipeline waiting for the port, in order (the world's slot ids).
     ready: VecDeque<u32>,
-    /// Most frame bytes seen between gather and port (how deep the NIC ran).
-    pub peak_bytes: u64,
 }
 
 impl NicTx {
@@ -67,7 +65,6 @@ impl NicTx {
             reads: VecDeque::new(),
             tags_used: 0,
             ready: VecDeque::new(),
-            peak_bytes: 0,
         }
     }
 
@@ -114,13 +111,15 @@ impl NicTx {
     /// inline) is read from host memory and back at `data_back`.
     pub fn start(&mut self, w: Work, frame_bytes: u64, read_bytes: u64, data_back: SimTime) {
         self.held[Self::idx(w)] += frame_bytes;
-        self.peak_bytes = self.peak_bytes.max(self.held[0] + self.held[1]);
         if read_bytes > 0 {
             let n = read_bytes.div_ceil(self.mrrs);
             self.tags_used += n;
             // Reads return in order; a read that would finish before the last recorded one
             // (a shorter read after a longer) is kept in order by taking the later time.
-            let at = self.reads.back().map_or(data_back, |&(t, _)| t.max(data_back));
+            let at = self
+                .reads
+                .back()
+                .map_or(data_back, |&(t, _)| t.max(data_back));
             self.reads.push_back((at, n));
         }
     }
@@ -154,7 +153,11 @@ mod tests {
         while n.has_room(Work::Request, T0) {
             n.start(Work::Request, 4_000, 4_000, SimTime::from_ps(1));
         }
-        assert_eq!(n.held, [8_000, 0], "two 4 kB frames fill the request budget");
+        assert_eq!(
+            n.held,
+            [8_000, 0],
+            "two 4 kB frames fill the request budget"
+        );
         assert!(
             n.has_room(Work::Response, T0),
             "an ACK does not wait for data room"
@@ -180,7 +183,11 @@ mod tests {
         let mut n = NicTx::new(1 << 20, 512, 256);
         n.push_ready(7);
         n.push_ready(3);
-        assert_eq!(n.next_ready(host::PORT_AHEAD_FRAMES), None, "the port is full");
+        assert_eq!(
+            n.next_ready(host::PORT_AHEAD_FRAMES),
+            None,
+            "the port is full"
+        );
         assert_eq!(n.next_ready(0), Some(7));
         assert_eq!(n.next_ready(1), Some(3));
         assert_eq!(n.next_ready(0), None);
