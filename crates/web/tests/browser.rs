@@ -1632,11 +1632,17 @@ async fn the_fabric_view_in_a_real_browser() {
     }
     // Every lab at both widths and in both languages, for the record.
     for (w, h, m, tag) in [(1440, 900, false, "wide"), (390, 844, true, "phone")] {
-        page.execute(SetDeviceMetricsOverrideParams::new(w, h, if m { 2.0 } else { 1.0 }, m))
-            .await
-            .unwrap();
         for spec in rdmalab::labs::catalogue() {
             for lang in ["zh", "en"] {
+                // Again before each page: a full-page screenshot resets the metrics.
+                page.execute(SetDeviceMetricsOverrideParams::new(
+                    w,
+                    h,
+                    if m { 2.0 } else { 1.0 },
+                    m,
+                ))
+                .await
+                .unwrap();
                 let q = if lang == "en" { "?lang=en" } else { "" };
                 open(&page, &format!("{base}/lab/{}{q}", spec.id)).await;
                 assert_eq!(settled(&page, spec.id).await, "done", "{}", spec.id);
