@@ -96,8 +96,9 @@ export function nodeLabel(node) {
  * Positions for every node, in a `w`×`h` box: a ring of switches (every switch with two switch
  * neighbours) as a circle with each host outside its switch; otherwise switches that have hosts
  * on one row with their hosts under them, and switches without hosts (spines) on a row above.
+ * `stagger` puts every other host a row lower, so each has room for a larger label (a phone).
  */
-export function layout(view) {
+export function layout(view, stagger = false) {
   const n = view.nodes.length;
   const nbrs = Array.from({ length: n }, () => []);
   for (const l of view.links) { nbrs[l.a].push(l.b); nbrs[l.b].push(l.a); }
@@ -126,7 +127,7 @@ export function layout(view) {
       });
     });
     for (let i = 0; i < n; i++) if (!pos[i]) pos[i] = { x: 20 + i * 30, y: H - 20 };
-    return { pos, w: W, h: H };
+    return { pos, w: W, h: H, stagger: false, ring: true };
   }
   const edge = sws.filter((s) => hostsOf(s).length > 0);
   const top = sws.filter((s) => hostsOf(s).length === 0);
@@ -138,7 +139,7 @@ export function layout(view) {
   for (const s of edge) {
     const hs = hostsOf(s);
     const span = (Math.max(1, hs.length) - 1) * GAP;
-    hs.forEach((h, j) => { pos[h] = { x: x + j * GAP, y: yHost }; });
+    hs.forEach((h, j) => { pos[h] = { x: x + j * GAP, y: yHost + (stagger && j % 2 ? 62 : 0) }; });
     pos[s] = { x: x + span / 2, y: yEdge };
     x += span + GAP * 1.6;
   }
@@ -146,7 +147,7 @@ export function layout(view) {
   // Hosts on no switch (back to back) in a row.
   let loose = 0;
   for (let i = 0; i < n; i++) if (!pos[i]) pos[i] = { x: PAD + (loose++) * GAP * 2, y: yEdge };
-  return { pos, w: W, h: yHost + 50 };
+  return { pos, w: W, h: yHost + 50 + (stagger ? 70 : 0), stagger, ring: false };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -166,7 +167,11 @@ export function utilColour(u) {
 
 const held = (d, k) => d.paused[k] || d.held_pct[k] > 0;
 
-function svgHtml(view, lay, k, qmax) {
+/**
+ * The drawing at window `k`. `z` enlarges nodes, labels and lines where the drawing is shown
+ * much narrower than it is laid out (a phone), so the labels stay readable when it scales to fit.
+ */
+function svgHtml(view, lay, k, qmax, z = 1) {
   const { pos } = lay;
   let out = `<svg class="fv-svg" viewBox="0 0 ${Math.round(lay.w)} ${Math.round(lay.h)}" role="img" aria-label="${esc(tr('aria', {
     n: view.nodes.filter((x) => x.kind === 'host').length, s: view.nodes.filter((x) => x.kind === 'switch').length, l: view.links.length,
@@ -174,8 +179,8 @@ function svgHtml(view, lay, k, qmax) {
   view.links.forEach((l, i) => {
     const A = pos[l.a], B = pos[l.b];
     const dx = B.x - A.x, dy = B.y - A.y, len = Math.hypot(dx, dy) || 1;
-    const ux = dx / len, uy = dy / len, nx = -uy * 3.2, ny = ux * 3.2;
-    const cut = 26; // stop short of the node boxes
+    const ux = dx / len, uy = dy / len, nx = -uy * 3.2 * z, ny = ux * 3.2 * z;
+    const cut = 26 * z; // stop short of the node boxes
     out += `<g class="fv-link" data-link="${i}" tabindex="0" role="button" aria-label="${esc(tr('card_title', { a: nodeLabel(view.nodes[l.a]), b: nodeLabel(view.nodes[l.b]), g: fmtNum(l.gbps) }))}">`;
     out += `<line class="fv-hit" x1="${A.x}" y1="${A.y}" x2="${B.x}" y2="${B.y}"/>`;
     l.dirs.forEach((d, j) => {
@@ -185,18 +190,18 @@ function svgHtml(view, lay, k, qmax) {
       const sx = F.x + ux * s * cut + ox, sy = F.y + uy * s * cut + oy;
       const ex = T.x - ux * s * cut + ox, ey = T.y - uy * s * cut + oy;
       const h = held(d, k);
-      out += `<line class="fv-dir${h ? ' held' : ''}" data-dir="${j}" x1="${sx.toFixed(1)}" y1="${sy.toFixed(1)}" x2="${ex.toFixed(1)}" y2="${ey.toFixed(1)}" stroke="${h ? '#c0261b' : utilColour(d.util_pct[k])}"/>`;
+      out += `<line class="fv-dir${h ? ' held' : ''}" data-dir="${j}" x1="${sx.toFixed(1)}" y1="${sy.toFixed(1)}" x2="${ex.toFixed(1)}" y2="${ey.toFixed(1)}" stroke="${h ? '#c0261b' : utilColour(d.util_pct[k])}" stroke-width="${(4 * z).toFixed(1)}"/>`;
       // The queue at the sending port: a bar across the line's start, as long as the queue is deep.
       const q = d.queue_bytes[k] || 0;
       if (q > 0 && qmax > 0) {
-        const L = 4 + 22 * Math.min(1, q / qmax);
-        const bx = sx + ux * s * 6, by = sy + uy * s * 6;
-        out += `<line class="fv-queue" x1="${(bx + ox * 1.2).toFixed(1)}" y1="${(by + oy * 1.2).toFixed(1)}" x2="${(bx + ox * (1.2 + L / 3.2)).toFixed(1)}" y2="${(by + oy * (1.2 + L / 3.2)).toFixed(1)}"/>`;
+        const L = (4 + 22 * Math.min(1, q / qmax)) * z;
+        const bx = sx + ux * s * 6 * z, by = sy + uy * s * 6 * z;
+        out += `<line class="fv-queue" x1="${(bx + ox * 1.2).toFixed(1)}" y1="${(by + oy * 1.2).toFixed(1)}" x2="${(bx + ox * (1.2 + L / 3.2)).toFixed(1)}" y2="${(by + oy * (1.2 + L / 3.2)).toFixed(1)}" stroke-width="${(5 * z).toFixed(1)}"/>`;
       }
       // XOFF at the end that sent the pause (the receiving node of this direction).
       if (h) {
-        const bx = ex - ux * s * 14 + ox * 4, by = ey - uy * s * 14 + oy * 4;
-        out += `<g class="fv-xoff" data-dir="${j}"><rect x="${(bx - 17).toFixed(1)}" y="${(by - 8).toFixed(1)}" width="34" height="15" rx="3"/><text x="${bx.toFixed(1)}" y="${(by + 3.5).toFixed(1)}">XOFF</text></g>`;
+        const bx = ex - ux * s * 14 * z + ox * 4, by = ey - uy * s * 14 * z + oy * 4;
+        out += `<g class="fv-xoff" data-dir="${j}"><rect x="${(bx - 17 * z).toFixed(1)}" y="${(by - 8 * z).toFixed(1)}" width="${(34 * z).toFixed(1)}" height="${(15 * z).toFixed(1)}" rx="3"/><text x="${bx.toFixed(1)}" y="${(by + 3.5 * z).toFixed(1)}" style="font-size:${(10 * z).toFixed(1)}px">XOFF</text></g>`;
       }
     });
     out += '</g>';
@@ -204,11 +209,14 @@ function svgHtml(view, lay, k, qmax) {
   view.nodes.forEach((node, i) => {
     const p = pos[i];
     const name = nodeLabel(node);
+    const fs = (13 * z).toFixed(1);
     if (node.kind === 'switch') {
-      const w = Math.max(58, name.length * (/[\u2e80-\uffff]/.test(name) ? 13 : 8) + 16);
-      out += `<g class="fv-node switch" data-node="${i}"><rect x="${(p.x - w / 2).toFixed(1)}" y="${(p.y - 16).toFixed(1)}" width="${w}" height="32" rx="6"/><text x="${p.x.toFixed(1)}" y="${(p.y + 4.5).toFixed(1)}">${esc(name)}</text></g>`;
+      const w = Math.max(58, name.length * (/[\u2e80-\uffff]/.test(name) ? 13 : 8) + 16) * z;
+      const h = 32 * z;
+      out += `<g class="fv-node switch" data-node="${i}"><rect x="${(p.x - w / 2).toFixed(1)}" y="${(p.y - h / 2).toFixed(1)}" width="${w.toFixed(1)}" height="${h.toFixed(1)}" rx="6"/><text x="${p.x.toFixed(1)}" y="${(p.y + 4.5 * z).toFixed(1)}" style="font-size:${fs}px">${esc(name)}</text></g>`;
     } else {
-      out += `<g class="fv-node host" data-node="${i}"><rect x="${(p.x - 30).toFixed(1)}" y="${(p.y - 14).toFixed(1)}" width="60" height="28" rx="14"/><text x="${p.x.toFixed(1)}" y="${(p.y + 4.5).toFixed(1)}">${esc(name)}</text></g>`;
+      const w = Math.min(60 * z, lay.stagger ? 170 : 86), h = 28 * z;
+      out += `<g class="fv-node host" data-node="${i}"><rect x="${(p.x - w / 2).toFixed(1)}" y="${(p.y - h / 2).toFixed(1)}" width="${w.toFixed(1)}" height="${h.toFixed(1)}" rx="${(h / 2).toFixed(1)}"/><text x="${p.x.toFixed(1)}" y="${(p.y + 4.5 * z).toFixed(1)}" style="font-size:${fs}px">${esc(name)}</text></g>`;
     }
   });
   return `${out}</svg>`;
@@ -289,7 +297,8 @@ export function renderFabricView(holder, view) {
     return () => {};
   }
   const n = view.t_ps.length;
-  const lay = layout(view);
+  const flat = layout(view);
+  const tall = layout(view, true);
   let qmax = 0;
   for (const l of view.links) for (const d of l.dirs) for (const q of d.queue_bytes) if (q > qmax) qmax = q;
   const st = { k: 0, card: null, frames: null, timer: 0 };
@@ -324,10 +333,14 @@ export function renderFabricView(holder, view) {
   const spread = root.querySelector('.fv-spread');
   const play = root.querySelector('.fv-play');
 
-  let drawnK = -1;
+  let drawn = '';
   const paint = () => {
     const k = st.k;
-    if (drawnK !== k) { draw.innerHTML = svgHtml(view, lay, k, qmax); drawnK = k; }
+    // Shown much narrower than laid out (a phone): larger nodes, labels and lines.
+    const z = Math.min(2.2, Math.max(1, (flat.w / Math.max(300, draw.clientWidth || flat.w)) * 0.85));
+    const lay = z > 1.3 && !flat.ring ? tall : flat;
+    const key = `${k} ${z.toFixed(2)}`;
+    if (drawn !== key) { draw.innerHTML = svgHtml(view, lay, k, qmax, z); drawn = key; }
     scrub.value = String(k);
     root.dataset.k = String(k);
     time.textContent = tr('time', { t: fmtUs(view.t_ps[k]), end: fmtUs(view.t_ps[n - 1]), k: k + 1, n, w: fmtUs(view.window_ps) });
@@ -379,6 +392,8 @@ export function renderFabricView(holder, view) {
     const title = `${nodeLabel(view.nodes[d.from])} → ${nodeLabel(view.nodes[d.to])} · ${tr(`kind_${f.kind}`)} · ${fmtUs(f.t_ps)} µs`;
     document.dispatchEvent(new CustomEvent('rdmalab:inspect', { detail: { frame: f, title } }));
   });
+  const onResize = () => { if (!root.isConnected) { window.removeEventListener('resize', onResize); return; } paint(); };
+  window.addEventListener('resize', onResize);
   paint();
-  return stop;
+  return () => { stop(); window.removeEventListener('resize', onResize); };
 }
