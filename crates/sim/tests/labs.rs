@@ -367,7 +367,10 @@ fn the_fabric_view_agrees_with_the_labs_counters_and_shows_the_pause_climbing() 
         .flat_map(|l| l.dirs.iter())
         .find(|d| name(d.from) == "r-h0")
         .unwrap();
-    assert_eq!(*stalled.pauses.last().unwrap() as f64, fig(&r, "storm_pauses"));
+    assert_eq!(
+        *stalled.pauses.last().unwrap() as f64,
+        fig(&r, "storm_pauses")
+    );
 
     // Every PAUSE the fabric counted is on some link's card.
     let r = lab("hol", json!({}));

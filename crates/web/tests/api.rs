@@ -1180,14 +1180,31 @@ async fn a_labs_fabric_view_is_bounded_and_deterministic() {
         let nodes = v["nodes"].as_array().unwrap().len();
         let mut frames = 0;
         for l in v["links"].as_array().unwrap() {
-            assert!(l["a"].as_u64().unwrap() < nodes as u64 && l["b"].as_u64().unwrap() < nodes as u64);
+            assert!(
+                l["a"].as_u64().unwrap() < nodes as u64 && l["b"].as_u64().unwrap() < nodes as u64
+            );
             assert_eq!(l["drops"].as_array().unwrap().len(), n);
             for d in l["dirs"].as_array().unwrap() {
-                for key in ["util_pct", "queue_bytes", "held_pct", "paused", "pauses", "frames", "ecn_marks"] {
+                for key in [
+                    "util_pct",
+                    "queue_bytes",
+                    "held_pct",
+                    "paused",
+                    "pauses",
+                    "frames",
+                    "ecn_marks",
+                ] {
                     assert_eq!(d[key].as_array().unwrap().len(), n, "{lab} {key}");
                 }
                 for key in ["util_pct", "held_pct"] {
-                    assert!(d[key].as_array().unwrap().iter().all(|x| (0.0..=100.0).contains(&x.as_f64().unwrap())), "{lab} {key}");
+                    assert!(
+                        d[key]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .all(|x| (0.0..=100.0).contains(&x.as_f64().unwrap())),
+                        "{lab} {key}"
+                    );
                 }
             }
             let fs = l["frames"].as_array().unwrap();
@@ -1195,7 +1212,10 @@ async fn a_labs_fabric_view_is_bounded_and_deterministic() {
                 let mine = fs.iter().filter(|f| f["dir"] == dir).count();
                 assert!(mine <= FRAMES_PER_DIRECTION, "{lab}: {mine} frames");
             }
-            assert!(fs.windows(2).all(|p| p[0]["t_ps"].as_u64() <= p[1]["t_ps"].as_u64()));
+            assert!(
+                fs.windows(2)
+                    .all(|p| p[0]["t_ps"].as_u64() <= p[1]["t_ps"].as_u64())
+            );
             assert!(fs.len() as u64 <= l["frames_total"].as_u64().unwrap());
             frames += fs.len();
         }

@@ -1532,7 +1532,10 @@ async fn the_fabric_view_in_a_real_browser() {
         let counts = texts(&page, ".fv-counts").await.join("");
         assert_eq!(
             counts,
-            format!("{hosts} 台主机 · {switches} 台交换机 · {} 条链路", view.links.len()),
+            format!(
+                "{hosts} 台主机 · {switches} 台交换机 · {} 条链路",
+                view.links.len()
+            ),
             "{id}"
         );
         // Scrub to the end; each link's card shows the PAUSE frames each direction sent, as
@@ -1578,7 +1581,10 @@ async fn the_fabric_view_in_a_real_browser() {
                     .links
                     .iter()
                     .enumerate()
-                    .find(|(_, l)| view.nodes[l.a as usize].name == "r-h0" || view.nodes[l.b as usize].name == "r-h0")
+                    .find(|(_, l)| {
+                        view.nodes[l.a as usize].name == "r-h0"
+                            || view.nodes[l.b as usize].name == "r-h0"
+                    })
                     .unwrap();
                 eval::<bool>(
                     &page,
@@ -1589,7 +1595,8 @@ async fn the_fabric_view_in_a_real_browser() {
                 let shown_fig = texts(&page, "[data-figure=storm_pauses] .v").await.join("");
                 assert_eq!(shown_fig, fig("storm_pauses").to_string());
                 assert!(
-                    row.iter().any(|r| r.starts_with("r-h0 → 右交换机") && r.split_whitespace().rev().nth(1) == Some(shown_fig.as_str())),
+                    row.iter().any(|r| r.starts_with("r-h0 → 右交换机")
+                        && r.split_whitespace().rev().nth(1) == Some(shown_fig.as_str())),
                     "storm card {row:?} vs figure {shown_fig}"
                 );
                 // The pause climbs from the stalled receiver: r-h0 first, then the trunk, then
@@ -1606,10 +1613,20 @@ async fn the_fabric_view_in_a_real_browser() {
                      document.querySelector('.fv-frames-btn').click(); return true; })()",
                 )
                 .await;
-                let rows: usize = eval(&page, "document.querySelectorAll('[data-testid=fv-frames] tbody tr').length").await;
-                assert!(rows > 0 && rows <= 2 * rdmalab::labs::fabric_view::FRAMES_PER_DIRECTION, "{rows}");
+                let rows: usize = eval(
+                    &page,
+                    "document.querySelectorAll('[data-testid=fv-frames] tbody tr').length",
+                )
+                .await;
+                assert!(
+                    rows > 0 && rows <= 2 * rdmalab::labs::fabric_view::FRAMES_PER_DIRECTION,
+                    "{rows}"
+                );
                 let kinds = texts(&page, "[data-testid=fv-frames] button.fv-frame").await;
-                let k = kinds.iter().position(|k| k == "PAUSE").expect("a PAUSE frame listed");
+                let k = kinds
+                    .iter()
+                    .position(|k| k == "PAUSE")
+                    .expect("a PAUSE frame listed");
                 let got: (String, String) = eval(
                     &page,
                     &format!("(() => {{ document.querySelectorAll('[data-testid=fv-frames] button.fv-frame')[{k}].click(); const d = window.__inspected.pop(); return [d.frame.kind, d.title]; }})()"),
@@ -1618,16 +1635,30 @@ async fn the_fabric_view_in_a_real_browser() {
                 assert_eq!(got.0, "pause");
                 assert!(got.1.starts_with("r-h0 → 右交换机"), "{got:?}");
             }
-            "hol" => assert_eq!(total, fig("pauses"), "hol: PAUSE frames on the cards vs the report"),
+            "hol" => assert_eq!(
+                total,
+                fig("pauses"),
+                "hol: PAUSE frames on the cards vs the report"
+            ),
             _ => {
                 // A deadlock holds every ring link: each shows XOFF at the end.
                 let xoff: usize = eval(&page, "document.querySelectorAll('.fv-xoff').length").await;
-                let ring = view.links.iter().filter(|l| view.nodes[l.a as usize].kind == "switch" && view.nodes[l.b as usize].kind == "switch").count();
+                let ring = view
+                    .links
+                    .iter()
+                    .filter(|l| {
+                        view.nodes[l.a as usize].kind == "switch"
+                            && view.nodes[l.b as usize].kind == "switch"
+                    })
+                    .count();
                 assert!(xoff >= ring, "{xoff} XOFF badges, {ring} ring links");
             }
         }
         let english = fabric_view_english(&page).await;
-        assert!(english.is_empty(), "{id} (zh) fabric view has English: {english:#?}");
+        assert!(
+            english.is_empty(),
+            "{id} (zh) fabric view has English: {english:#?}"
+        );
         shot(&page, &format!("lab-{id}-fabric-zh")).await;
     }
     // Every lab at both widths and in both languages, for the record.
@@ -1648,7 +1679,11 @@ async fn the_fabric_view_in_a_real_browser() {
                 assert_eq!(settled(&page, spec.id).await, "done", "{}", spec.id);
                 if tag == "phone" {
                     // The fabric view fits: the page never scrolls sideways.
-                    let wide: bool = eval(&page, "document.documentElement.scrollWidth > window.innerWidth + 1").await;
+                    let wide: bool = eval(
+                        &page,
+                        "document.documentElement.scrollWidth > window.innerWidth + 1",
+                    )
+                    .await;
                     assert!(!wide, "{} ({lang}) scrolls sideways at 390 px", spec.id);
                 }
                 shot(&page, &format!("lab-{}-{lang}-{tag}", spec.id)).await;

@@ -239,9 +239,10 @@ impl ViewRecorder {
         let span = t.saturating_sub(self.last_t).as_ps().max(1);
         self.last_t = t;
         self.view.t_ps.push(t.as_ps());
-        let tally = fabric.tracer_mut().get_mut::<PortTally>().map(|p| {
-            (p.drops.clone(), p.marks.clone())
-        });
+        let tally = fabric
+            .tracer_mut()
+            .get_mut::<PortTally>()
+            .map(|p| (p.drops.clone(), p.marks.clone()));
         for (i, link) in self.view.links.iter_mut().enumerate() {
             let bps = (link.gbps * 1e9).max(1.0);
             for d in 0..2 {
@@ -255,9 +256,8 @@ impl ViewRecorder {
                 dir.util_pct
                     .push((bits / (bps * span as f64 * 1e-12) * 100.0).min(100.0));
                 dir.queue_bytes.push(fabric.queue_bytes(node, port, PRIO));
-                dir.held_pct.push(
-                    ((held - held0.min(held)) as f64 / span as f64 * 100.0).min(100.0),
-                );
+                dir.held_pct
+                    .push(((held - held0.min(held)) as f64 / span as f64 * 100.0).min(100.0));
                 dir.paused.push(fabric.is_paused(node, port, PRIO, now));
                 dir.pauses.push(st.pauses_sent);
                 dir.frames.push(st.tx_frames);
@@ -329,7 +329,11 @@ impl Tap for FrameTap {
         if pfc {
             k.pfc = w;
         }
-        self.frames[link].push(view_frame(at.saturating_duration_since(self.start), dir, pkt));
+        self.frames[link].push(view_frame(
+            at.saturating_duration_since(self.start),
+            dir,
+            pkt,
+        ));
         self.all += 1;
     }
 }
