@@ -394,3 +394,51 @@ impl Observer for PortTally {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::labs::lab_pfc;
+    use crate::labs::streams::Streams;
+    use crate::world::RcOptions;
+    use fabric::{FabricConfig, LinkConfig};
+    use units::Bandwidth;
+
+    #[test]
+    fn every_window_is_sampled_and_every_pause_is_on_a_link() {
+        // A 2→1 incast at line rate on one switch with PFC: the receiver's port congests and
+        // the switch pauses both senders.
+        let topo = Topology::star(3, LinkConfig::new(Bandwidth::gbps(100), 3)).unwrap();
+        let mut cfg = FabricConfig::default();
+        cfg.switch.pfc = Some(lab_pfc());
+        let mut s = Streams::new(topo, cfg, &[(1, 0), (2, 0)], &RcOptions::default()).unwrap();
+        let w = SimDuration::from_us(20);
+        s.post_all_for(100, w * 10).unwrap();
+        let mut rec = ViewRecorder::attach(&mut s.w.fabric, &s.topo, s.start, w);
+        for k in 1..=10 {
+            s.run_to(w * k).unwrap();
+            rec.sample(&mut s.w.fabric, w * k);
+        }
+        let v = rec.finish(&mut s.w.fabric);
+        assert_eq!(v.t_ps, (1..=10).map(|k| (w * k).as_ps()).collect::<Vec<_>>());
+        assert_eq!((v.nodes.len(), v.links.len()), (4, 3));
+        let pauses: u64 = v
+            .links
+            .iter()
+            .flat_map(|l| l.dirs.iter())
+            .map(|d| *d.pauses.last().unwrap())
+            .sum();
+        assert!(pauses > 0);
+        assert_eq!(pauses, s.w.fabric.counters().pauses_sent);
+        for l in &v.links {
+            for dir in 0..2u8 {
+                // At most the first frame and the first PFC frame of each window.
+                let n = l.frames.iter().filter(|f| f.dir == dir).count();
+                assert!(n <= 2 * v.t_ps.len() + 2, "{n}");
+            }
+            assert!(l.dirs.iter().all(|d| d.util_pct.iter().all(|u| (0.0..=100.0).contains(u))));
+        }
+        // The tap and the tracer are gone with the recorder.
+        assert!(!s.w.fabric.tracer_mut().enabled());
+    }
+}
