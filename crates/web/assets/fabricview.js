@@ -256,7 +256,7 @@ function cardHtml(view, i, k) {
       <thead><tr><th scope="col">${esc(tr('dir'))}</th><th scope="col">${esc(tr('rate'))}</th><th scope="col">${esc(tr('util'))}</th><th scope="col">${esc(tr('queue'))}</th><th scope="col">${esc(tr('held'))}</th><th scope="col">${esc(tr('pauses'))}</th><th scope="col">${esc(tr('ecn'))}</th></tr></thead>
       <tbody>${rows}</tbody></table></div>
     <p class="fv-drops">${esc(tr('drops', { n: fmtNum(l.drops[k]) }))}</p>
-    <button type="button" class="fv-frames-btn" data-link="${i}">${esc(tr('frames_btn'))}</button>`;
+    <button type="button" class="button secondary fv-frames-btn" data-link="${i}">${esc(tr('frames_btn'))}</button>`;
 }
 
 function frameDetail(f) {
@@ -309,10 +309,10 @@ export function renderFabricView(holder, view) {
     <p class="fv-lead">${esc(tr('lead'))}</p>
     <p class="fv-counts">${esc([tr('hosts', { n: hosts }), tr('switches', { n: switches }), tr('links', { n: view.links.length })].join(' · '))}</p>
     <div class="fv-controls">
-      <button type="button" class="fv-play">${esc(tr('play'))}</button>
-      <button type="button" class="fv-prev" aria-label="${esc(tr('prev'))}" title="${esc(tr('prev'))}">◀</button>
+      <button type="button" class="button fv-play">${esc(tr('play'))}</button>
+      <button type="button" class="button secondary fv-step fv-prev" aria-label="${esc(tr('prev'))}" title="${esc(tr('prev'))}">◀</button>
       <input type="range" class="fv-scrub" min="0" max="${n - 1}" step="1" value="0" aria-label="${esc(tr('scrub'))}">
-      <button type="button" class="fv-next" aria-label="${esc(tr('next'))}" title="${esc(tr('next'))}">▶</button>
+      <button type="button" class="button secondary fv-step fv-next" aria-label="${esc(tr('next'))}" title="${esc(tr('next'))}">▶</button>
       <span class="fv-time" aria-live="polite"></span>
     </div>
     <div class="fv-legend"><span class="fv-grad"></span> ${esc(tr('legend_util'))} 0–100${esc(tr('pct'))}
