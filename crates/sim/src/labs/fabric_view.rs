@@ -420,7 +420,10 @@ mod tests {
             rec.sample(&mut s.w.fabric, w * k);
         }
         let v = rec.finish(&mut s.w.fabric);
-        assert_eq!(v.t_ps, (1..=10).map(|k| (w * k).as_ps()).collect::<Vec<_>>());
+        assert_eq!(
+            v.t_ps,
+            (1..=10).map(|k| (w * k).as_ps()).collect::<Vec<_>>()
+        );
         assert_eq!((v.nodes.len(), v.links.len()), (4, 3));
         let pauses: u64 = v
             .links
@@ -436,7 +439,11 @@ mod tests {
                 let n = l.frames.iter().filter(|f| f.dir == dir).count();
                 assert!(n <= 2 * v.t_ps.len() + 2, "{n}");
             }
-            assert!(l.dirs.iter().all(|d| d.util_pct.iter().all(|u| (0.0..=100.0).contains(u))));
+            assert!(
+                l.dirs
+                    .iter()
+                    .all(|d| d.util_pct.iter().all(|u| (0.0..=100.0).contains(u)))
+            );
         }
         // The tap and the tracer are gone with the recorder.
         assert!(!s.w.fabric.tracer_mut().enabled());
