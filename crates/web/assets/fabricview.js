@@ -19,9 +19,9 @@ const S = {
     time: '时间：{t} µs / {end} µs（第 {k}/{n} 个采样窗口，每个 {w} µs）',
     scrub: '时间轴（采样窗口）',
     legend_util: '利用率', legend_held: '被 PAUSE 暂停', legend_queue: '队列',
-    spread: 'PAUSE 的传播顺序（各方向第一次发出 PAUSE 的采样窗口）',
+    spread: 'PAUSE 的传播顺序（各方向第一次发出 PAUSE 的时刻；点一项跳到那个采样窗口）',
     spread_none: '这次运行里没有任何端口发出 PAUSE。',
-    spread_item: '{from}向{to}发出 PAUSE（XOFF），不晚于 {t} µs',
+    spread_item: '{from}向{to}发出 PAUSE（XOFF）：{t} µs',
     card_hint: '把鼠标移到一条链路上（手机上点一下）看它的卡片；点击链路列出它的帧。',
     card_title: '链路 {a} — {b}（{g} Gb/s）',
     card_at: '截至 {t} µs',
@@ -48,9 +48,9 @@ const S = {
     time: 'Time: {t} µs / {end} µs (sample window {k}/{n}, {w} µs each)',
     scrub: 'Time line (sample windows)',
     legend_util: 'utilisation', legend_held: 'held by PAUSE', legend_queue: 'queue',
-    spread: 'How the pause spread (the sample window in which each direction first sent PAUSE)',
+    spread: 'How the pause spread (when each direction first sent PAUSE; click one to jump to its sample window)',
     spread_none: 'No port sent PAUSE in this run.',
-    spread_item: '{from} sends PAUSE (XOFF) to {to}, by {t} µs',
+    spread_item: '{from} sends PAUSE (XOFF) to {to} at {t} µs',
     card_hint: 'Hover over a link (tap it on a phone) for its card; click a link to list its frames.',
     card_title: 'Link {a} — {b} ({g} Gb/s)',
     card_at: 'up to {t} µs',
@@ -227,16 +227,17 @@ export function pauseSpread(view) {
   const out = [];
   view.links.forEach((l, i) => l.dirs.forEach((d, j) => {
     const k = d.pauses.findIndex((x) => x > 0);
-    if (k >= 0) out.push({ link: i, dir: j, k, from: d.from, to: d.to });
+    // The first PAUSE's own time when the run gives it (the order it happened in), else the window's end.
+    if (k >= 0) out.push({ link: i, dir: j, k, at: d.first_pause_ps ?? view.t_ps[k], from: d.from, to: d.to });
   }));
-  return out.sort((a, b) => a.k - b.k || a.link - b.link || a.dir - b.dir);
+  return out.sort((a, b) => a.at - b.at || a.link - b.link || a.dir - b.dir);
 }
 
 function spreadHtml(view, k) {
   const sp = pauseSpread(view);
   if (!sp.length) return `<p class="fv-spread-none">${esc(tr('spread_none'))}</p>`;
   const items = sp.map((s, n) => `<li data-link="${s.link}" data-k="${s.k}" class="${s.k <= k ? 'now' : 'later'}">${esc(tr('spread_item', {
-    from: nodeLabel(view.nodes[s.from]), to: nodeLabel(view.nodes[s.to]), t: fmtUs(view.t_ps[s.k]),
+    from: nodeLabel(view.nodes[s.from]), to: nodeLabel(view.nodes[s.to]), t: fmtUs(s.at),
   }))}</li>`).join('');
   return `<ol class="fv-spread-list">${items}</ol>`;
 }

@@ -60,6 +60,10 @@ pub struct Direction {
     pub frames: Vec<u64>,
     /// Frames `from`'s egress queue has marked CE so far.
     pub ecn_marks: Vec<u64>,
+    /// When `from` first put a PAUSE (non-zero quanta for RoCE's priority) on this direction,
+    /// ps since the start: the exact moment, not the window, so the spread's order is the
+    /// order it happened in.
+    pub first_pause_ps: Option<u64>,
 }
 
 /// A frame as it started onto a link.
@@ -207,6 +211,7 @@ impl ViewRecorder {
             kept: vec![[Kept::default(); 2]; view_links.len()],
             frames: vec![Vec::new(); view_links.len()],
             total: vec![0; view_links.len()],
+            first_pause: vec![[None; 2]; view_links.len()],
             all: 0,
         });
         fabric.set_tracer(Tracer::new(PortTally {
@@ -276,6 +281,9 @@ impl ViewRecorder {
                 frames.sort_by_key(|f| (f.t_ps, f.uid));
                 link.frames = frames;
                 link.frames_total = tap.total[i];
+                for d in 0..2 {
+                    link.dirs[d].first_pause_ps = tap.first_pause[i][d];
+                }
             }
         }
         fabric.tracer_mut().take::<PortTally>();
@@ -301,6 +309,8 @@ struct FrameTap {
     kept: Vec<[Kept; 2]>,
     frames: Vec<Vec<ViewFrame>>,
     total: Vec<u64>,
+    /// Per link, per direction: the first PAUSE's time, ps since the start.
+    first_pause: Vec<[Option<u64>; 2]>,
     all: usize,
 }
 
@@ -310,6 +320,12 @@ impl Tap for FrameTap {
             return;
         };
         self.total[link] += 1;
+        if let Payload::Pause { quanta, .. } = pkt.payload
+            && quanta[PRIO] > 0
+            && self.first_pause[link][dir].is_none()
+        {
+            self.first_pause[link][dir] = Some(at.saturating_duration_since(self.start).as_ps());
+        }
         let w = at.saturating_duration_since(self.start).as_ps() / self.window_ps + 1;
         let pfc = matches!(pkt.payload, Payload::Pause { .. });
         let k = &mut self.kept[link][dir];
