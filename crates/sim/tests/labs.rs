@@ -338,3 +338,67 @@ fn counters_outlive_the_qp() {
     w.vanish_qp(1, b.qpn).unwrap();
     assert_eq!(w.host(1).roce_counters(), before);
 }
+
+#[test]
+fn the_fabric_view_agrees_with_the_labs_counters_and_shows_the_pause_climbing() {
+    let r = lab("storm", json!({}));
+    let v = r.fabric.as_ref().expect("storm has a fabric view");
+    assert_eq!((v.nodes.len(), v.links.len()), (8, 7));
+    let name = |i: u32| v.nodes[i as usize].name.as_str();
+    // When each direction first sent PAUSE: the window's counter agrees with the frame's time.
+    let mut first: Vec<(u64, &str, &str)> = v
+        .links
+        .iter()
+        .flat_map(|l| l.dirs.iter())
+        .filter_map(|d| {
+            let k = d.pauses.iter().position(|&p| p > 0);
+            assert_eq!(k.is_some(), d.first_pause_ps.is_some());
+            let t = d.first_pause_ps?;
+            // The counter counts a PAUSE when the port decides to send it, the frame's time is
+            // when it goes on the wire (after the frame in progress): the same window or the next.
+            let kt = (t / v.window_ps) as usize;
+            assert!(
+                kt == k? || kt == k? + 1,
+                "PAUSE at {t} ps, counted in window {k:?}"
+            );
+            Some((t, name(d.from), name(d.to)))
+        })
+        .collect();
+    first.sort();
+    // From the stalled receiver up: r-h0 pauses the right switch, which pauses the trunk, and
+    // the left switch pauses its senders, each hop after the one before.
+    assert_eq!((first[0].1, first[0].2), ("r-h0", "right"), "{first:?}");
+    assert_eq!((first[1].1, first[1].2), ("right", "left"), "{first:?}");
+    assert!(first[2..].iter().all(|f| f.1 == "left"), "{first:?}");
+    let stalled = v
+        .links
+        .iter()
+        .flat_map(|l| l.dirs.iter())
+        .find(|d| name(d.from) == "r-h0")
+        .unwrap();
+    assert_eq!(
+        *stalled.pauses.last().unwrap() as f64,
+        fig(&r, "storm_pauses")
+    );
+
+    // Every PAUSE the fabric counted is on some link's card.
+    let r = lab("hol", json!({}));
+    let v = r.fabric.as_ref().unwrap();
+    let all: u64 = v
+        .links
+        .iter()
+        .flat_map(|l| l.dirs.iter())
+        .map(|d| *d.pauses.last().unwrap())
+        .sum();
+    assert_eq!(all as f64, fig(&r, "pauses"));
+    assert_eq!(v.links.len(), 11);
+
+    // The watchdog's drops are on the ring's links.
+    let r = lab("deadlock", json!({"fix": "watchdog"}));
+    let v = r.fabric.as_ref().unwrap();
+    let drops: u64 = v.links.iter().map(|l| *l.drops.last().unwrap()).sum();
+    assert!(fig(&r, "watchdog_drops") > 0.0);
+    assert!(drops as f64 >= fig(&r, "watchdog_drops"), "{drops}");
+    // Labs on other machinery have none.
+    assert!(lab("trouble", json!({})).fabric.is_none());
+}

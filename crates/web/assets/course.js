@@ -223,7 +223,10 @@ export async function renderGlossary(main, live) {
     </section>`).join('');
   // An index of every term under the lead: the page is long, and the terms are sorted by
   // their English names, which a Chinese reader cannot see from the headings.
-  const index = `<nav class="index" aria-label="${esc(t('nav.glossary'))}">${g.terms.map((x) => `<a href="#${esc(x.id)}">${esc(x.name)}</a>`).join('')}</nav>`;
+  // On a phone the index is a closed disclosure (a hundred links would fill three screens);
+  // on a wide screen it starts open.
+  const wide = window.matchMedia('(min-width: 601px)').matches;
+  const index = `<details class="index-box"${wide ? ' open' : ''}><summary>${esc(t('glossary.index', { n: g.terms.length }))}</summary><nav class="index" aria-label="${esc(t('nav.glossary'))}">${g.terms.map((x) => `<a href="#${esc(x.id)}">${esc(x.name)}</a>`).join('')}</nav></details>`;
   main.innerHTML = `<article class="prose glossary"><h1>${esc(t('nav.glossary'))}</h1><p class="lead">${esc(t('glossary.lead'))}</p>${index}${terms}</article>`;
   localLinks(main);
   if (location.hash) {

@@ -1155,3 +1155,73 @@ async fn slow_clients_are_bounded_and_shutdown_is_too() {
     );
     drop(half);
 }
+
+#[tokio::test]
+async fn a_labs_fabric_view_is_bounded_and_deterministic() {
+    use rdmalab::labs::fabric_view::{FRAMES_PER_DIRECTION, MAX_FRAMES, MAX_SAMPLES};
+    for (lab, body) in [
+        ("storm", r#"{}"#),
+        ("hol", r#"{"senders": 8, "duration_us": 5000}"#),
+        ("deadlock", r#"{"switches": 8, "duration_us": 5000}"#),
+    ] {
+        let (s, a) = post(&format!("/api/lab/{lab}"), body).await;
+        assert_eq!(s, StatusCode::OK, "{lab}: {a}");
+        let (_, b) = post(&format!("/api/lab/{lab}"), body).await;
+        let v = &a["fabric"];
+        // Same parameters, same view, bit for bit.
+        assert_eq!(v, &b["fabric"], "{lab}: two runs differ");
+        let n = v["t_ps"].as_array().unwrap().len();
+        assert!(n > 0 && n <= MAX_SAMPLES, "{lab}: {n} samples");
+        // Sampled on the integer-ps clock, a window apart.
+        let w = v["window_ps"].as_u64().unwrap();
+        for (k, t) in v["t_ps"].as_array().unwrap().iter().enumerate() {
+            assert_eq!(t.as_u64(), Some(w * (k as u64 + 1)), "{lab} sample {k}");
+        }
+        let nodes = v["nodes"].as_array().unwrap().len();
+        let mut frames = 0;
+        for l in v["links"].as_array().unwrap() {
+            assert!(
+                l["a"].as_u64().unwrap() < nodes as u64 && l["b"].as_u64().unwrap() < nodes as u64
+            );
+            assert_eq!(l["drops"].as_array().unwrap().len(), n);
+            for d in l["dirs"].as_array().unwrap() {
+                for key in [
+                    "util_pct",
+                    "queue_bytes",
+                    "held_pct",
+                    "paused",
+                    "pauses",
+                    "frames",
+                    "ecn_marks",
+                ] {
+                    assert_eq!(d[key].as_array().unwrap().len(), n, "{lab} {key}");
+                }
+                for key in ["util_pct", "held_pct"] {
+                    assert!(
+                        d[key]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .all(|x| (0.0..=100.0).contains(&x.as_f64().unwrap())),
+                        "{lab} {key}"
+                    );
+                }
+            }
+            let fs = l["frames"].as_array().unwrap();
+            for dir in 0..2 {
+                let mine = fs.iter().filter(|f| f["dir"] == dir).count();
+                assert!(mine <= FRAMES_PER_DIRECTION, "{lab}: {mine} frames");
+            }
+            assert!(
+                fs.windows(2)
+                    .all(|p| p[0]["t_ps"].as_u64() <= p[1]["t_ps"].as_u64())
+            );
+            assert!(fs.len() as u64 <= l["frames_total"].as_u64().unwrap());
+            frames += fs.len();
+        }
+        assert!(frames <= MAX_FRAMES, "{lab}: {frames} frames");
+    }
+    // Labs without a switched fabric of streams carry no view.
+    let (_, r) = post("/api/lab/trouble", r#"{}"#).await;
+    assert!(r.get("fabric").is_none());
+}

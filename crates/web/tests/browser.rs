@@ -1476,3 +1476,219 @@ async fn the_playground_and_the_labs_in_a_real_browser() {
 
     env.stop().await;
 }
+
+/// The visible text of every element `selector` matches, one string each.
+async fn texts(page: &Page, selector: &str) -> Vec<String> {
+    eval(
+        page,
+        &format!(
+            "[...document.querySelectorAll({})].map(e => e.innerText.trim())",
+            serde_json::to_string(selector).unwrap()
+        ),
+    )
+    .await
+}
+
+/// Runs of three or more English words in the fabric view's visible text and titles, outside
+/// identifiers (node names, opcodes, PAUSE/XOFF).
+async fn fabric_view_english(page: &Page) -> Vec<String> {
+    eval(
+        page,
+        "(() => { const root = document.querySelector('.fabric-view'); \
+         const texts = [root.innerText, ...[...root.querySelectorAll('[title],[aria-label]')].map(e => (e.getAttribute('title') || '') + '\\n' + (e.getAttribute('aria-label') || ''))]; \
+         const ident = (w) => /[_()./0-9→+=-]/.test(w) || /^[A-Z0-9]{2,}s?$/.test(w) || ['RoCE', 'Gb', 'KB', 'µs'].includes(w); \
+         const out = []; \
+         for (const text of texts) for (const line of text.split('\\n')) { let run = []; \
+           for (const tok of line.split(/\\s+/).concat([''])) { const w = tok.replace(/^[\"'“‘(\\[（]+|[\"'”’)\\],.;:!?，。）]+$/g, ''); \
+             if (/^[A-Za-z][A-Za-z']*$/.test(w) && !ident(w)) run.push(w); else { if (run.length >= 3) out.push(run.join(' ') + '  ⟵ ' + line.slice(0, 120)); run = []; } } } \
+         return out; })()",
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fabric_view_in_a_real_browser() {
+    let _one = ONE_BROWSER.lock().await;
+    let Some(env) = Env::start("fabric").await else {
+        return;
+    };
+    let (base, page) = (env.base.clone(), env.page.clone());
+    for id in ["storm", "hol", "deadlock"] {
+        let params = rdmalab::labs::parse_params(id, &Value::Null).unwrap();
+        let want = rdmalab::labs::run(id, &params).unwrap();
+        let view = want.fabric.as_ref().expect("a fabric view");
+        let hosts = view.nodes.iter().filter(|n| n.kind == "host").count();
+        let switches = view.nodes.len() - hosts;
+        open(&page, &format!("{base}/lab/{id}")).await;
+        assert_eq!(settled(&page, id).await, "done", "{id}");
+        wait_for(&page, "document.querySelector('.fabric-view .fv-svg')", id).await;
+        // The topology drawn is the run's: as many hosts, switches and links, in words too.
+        let drawn: (usize, usize, usize) = eval(
+            &page,
+            "[document.querySelectorAll('.fv-node.host').length, document.querySelectorAll('.fv-node.switch').length, document.querySelectorAll('.fv-link').length]",
+        )
+        .await;
+        assert_eq!(drawn, (hosts, switches, view.links.len()), "{id}");
+        let counts = texts(&page, ".fv-counts").await.join("");
+        assert_eq!(
+            counts,
+            format!(
+                "{hosts} 台主机 · {switches} 台交换机 · {} 条链路",
+                view.links.len()
+            ),
+            "{id}"
+        );
+        // Scrub to the end; each link's card shows the PAUSE frames each direction sent, as
+        // the run counted them.
+        eval::<bool>(
+            &page,
+            "(() => { const r = document.querySelector('.fv-scrub'); r.value = r.max; r.dispatchEvent(new Event('input', {bubbles: true})); return true; })()",
+        )
+        .await;
+        let mut total = 0u64;
+        for (i, l) in view.links.iter().enumerate() {
+            eval::<bool>(
+                &page,
+                &format!("(() => {{ document.querySelector('.fv-link[data-link=\"{i}\"]').dispatchEvent(new MouseEvent('click', {{bubbles: true}})); return true; }})()"),
+            )
+            .await;
+            let cells = texts(&page, ".fv-card tbody td.fv-pauses").await;
+            let want_cells: Vec<String> = l
+                .dirs
+                .iter()
+                .map(|d| {
+                    let n = *d.pauses.last().unwrap();
+                    total += n;
+                    // The page groups thousands as zh-CN does.
+                    let s = n.to_string();
+                    let mut out = String::new();
+                    for (k, ch) in s.chars().enumerate() {
+                        if k > 0 && (s.len() - k) % 3 == 0 {
+                            out.push(',');
+                        }
+                        out.push(ch);
+                    }
+                    out
+                })
+                .collect();
+            assert_eq!(cells, want_cells, "{id} link {i}");
+        }
+        let fig = |name: &str| want.figure_value(name).unwrap() as u64;
+        match id {
+            "storm" => {
+                // The report's storm count is what the stalled NIC's link card shows.
+                let (i, _) = view
+                    .links
+                    .iter()
+                    .enumerate()
+                    .find(|(_, l)| {
+                        view.nodes[l.a as usize].name == "r-h0"
+                            || view.nodes[l.b as usize].name == "r-h0"
+                    })
+                    .unwrap();
+                eval::<bool>(
+                    &page,
+                    &format!("(() => {{ document.querySelector('.fv-link[data-link=\"{i}\"]').dispatchEvent(new MouseEvent('click', {{bubbles: true}})); return true; }})()"),
+                )
+                .await;
+                let row = texts(&page, ".fv-card tbody tr").await;
+                let shown_fig = texts(&page, "[data-figure=storm_pauses] .v").await.join("");
+                assert_eq!(shown_fig, fig("storm_pauses").to_string());
+                assert!(
+                    row.iter().any(|r| r.starts_with("r-h0 → 右交换机")
+                        && r.split_whitespace().rev().nth(1) == Some(shown_fig.as_str())),
+                    "storm card {row:?} vs figure {shown_fig}"
+                );
+                // The pause climbs from the stalled receiver: r-h0 first, then the trunk, then
+                // the left switch's hosts.
+                let spread = texts(&page, ".fv-spread-list li").await;
+                assert!(spread.len() >= 3, "{spread:?}");
+                assert!(spread[0].starts_with("r-h0向右交换机"), "{spread:?}");
+                assert!(spread[1].starts_with("右交换机向左交换机"), "{spread:?}");
+                assert!(spread[2].starts_with("左交换机向l-h"), "{spread:?}");
+                // The link's frames, each opening the inspector.
+                eval::<bool>(
+                    &page,
+                    "(() => { window.__inspected = []; document.addEventListener('rdmalab:inspect', (e) => window.__inspected.push(e.detail)); \
+                     document.querySelector('.fv-frames-btn').click(); return true; })()",
+                )
+                .await;
+                let rows: usize = eval(
+                    &page,
+                    "document.querySelectorAll('[data-testid=fv-frames] tbody tr').length",
+                )
+                .await;
+                assert!(
+                    rows > 0 && rows <= 2 * rdmalab::labs::fabric_view::FRAMES_PER_DIRECTION,
+                    "{rows}"
+                );
+                let kinds = texts(&page, "[data-testid=fv-frames] button.fv-frame").await;
+                let k = kinds
+                    .iter()
+                    .position(|k| k == "PAUSE")
+                    .expect("a PAUSE frame listed");
+                let got: (String, String) = eval(
+                    &page,
+                    &format!("(() => {{ document.querySelectorAll('[data-testid=fv-frames] button.fv-frame')[{k}].click(); const d = window.__inspected.pop(); return [d.frame.kind, d.title]; }})()"),
+                )
+                .await;
+                assert_eq!(got.0, "pause");
+                assert!(got.1.starts_with("r-h0 → 右交换机"), "{got:?}");
+            }
+            "hol" => assert_eq!(
+                total,
+                fig("pauses"),
+                "hol: PAUSE frames on the cards vs the report"
+            ),
+            _ => {
+                // A deadlock holds every ring link: each shows XOFF at the end.
+                let xoff: usize = eval(&page, "document.querySelectorAll('.fv-xoff').length").await;
+                let ring = view
+                    .links
+                    .iter()
+                    .filter(|l| {
+                        view.nodes[l.a as usize].kind == "switch"
+                            && view.nodes[l.b as usize].kind == "switch"
+                    })
+                    .count();
+                assert!(xoff >= ring, "{xoff} XOFF badges, {ring} ring links");
+            }
+        }
+        let english = fabric_view_english(&page).await;
+        assert!(
+            english.is_empty(),
+            "{id} (zh) fabric view has English: {english:#?}"
+        );
+        shot(&page, &format!("lab-{id}-fabric-zh")).await;
+    }
+    // Every lab at both widths and in both languages, for the record.
+    for (w, h, m, tag) in [(1440, 900, false, "wide"), (390, 844, true, "phone")] {
+        for spec in rdmalab::labs::catalogue() {
+            for lang in ["zh", "en"] {
+                // Again before each page: a full-page screenshot resets the metrics.
+                page.execute(SetDeviceMetricsOverrideParams::new(
+                    w,
+                    h,
+                    if m { 2.0 } else { 1.0 },
+                    m,
+                ))
+                .await
+                .unwrap();
+                let q = if lang == "en" { "?lang=en" } else { "" };
+                open(&page, &format!("{base}/lab/{}{q}", spec.id)).await;
+                assert_eq!(settled(&page, spec.id).await, "done", "{}", spec.id);
+                if tag == "phone" {
+                    // The fabric view fits: the page never scrolls sideways.
+                    let wide: bool = eval(
+                        &page,
+                        "document.documentElement.scrollWidth > window.innerWidth + 1",
+                    )
+                    .await;
+                    assert!(!wide, "{} ({lang}) scrolls sideways at 390 px", spec.id);
+                }
+                shot(&page, &format!("lab-{}-{lang}-{tag}", spec.id)).await;
+            }
+        }
+    }
+    env.stop().await;
+}

@@ -14,6 +14,7 @@
 //! a tree of the ring) or keeping the traffic lossy avoid it in the first place; the lab's
 //! text discusses them.
 
+use super::fabric_view::ViewRecorder;
 use super::streams::Streams;
 use super::{LINK_GBPS, LabError, LabResult, PRIO, Params, Series, chart, lab_pfc};
 use crate::world::RcOptions;
@@ -67,6 +68,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     // Whether every ring link was paused over queued frames, at each sample.
     let mut all_held = Vec::new();
     let window = SimDuration::from_ps(d.as_ps() / WINDOWS);
+    let mut view = ViewRecorder::attach(&mut s.w.fabric, &s.topo, s.start, window);
     let mut last_progress = SimDuration::ZERO;
     let mut completed_at = None;
     let total = FLOW_BYTES * flows.len() as u64;
@@ -74,6 +76,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         let t = window * k;
         let x = t.as_us_f64();
         let got = s.run_to(t)?;
+        view.sample(&mut s.w.fabric, t);
         if got.iter().any(|&b| b > 0) {
             last_progress = t;
         }
@@ -139,6 +142,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         .push(chart("delivered", "line", ("µs", "MB"), delivered));
     r.charts
         .push(chart("paused", "step", ("µs", "links"), vec![paused]));
+    r.fabric = Some(view.finish(&mut s.w.fabric));
     r.events = Some(s.events);
     Ok(r)
 }

@@ -6,6 +6,7 @@
 //! is idle. Without PFC the incast's frames are dropped instead and the victim runs free. The
 //! same victim alone gives the baseline.
 
+use super::fabric_view::ViewRecorder;
 use super::streams::{Streams, gbps};
 use super::{LINK_GBPS, LabError, LabResult, Params, Series, chart, lab_pfc};
 use crate::world::RcOptions;
@@ -42,6 +43,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let mut alone = build(senders, pfc, false)?;
     with.post_all_for(LINK_GBPS, d)?;
     alone.post_all_for(LINK_GBPS, d)?;
+    let mut view = ViewRecorder::attach(&mut with.w.fabric, &with.topo, with.start, window);
     let trunk_in = with.port("right", "left");
     let to_r0 = with.port("right", "r-h0");
     let trunk_out = with.port("left", "right");
@@ -58,6 +60,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         let t = window * k;
         let x = t.as_us_f64();
         let dw = with.run_to(t)?;
+        view.sample(&mut with.w.fabric, t);
         let da = alone.run_to(t)?;
         victim.points.push([x, gbps(dw[0], window)]);
         victim_alone.points.push([x, gbps(da[0], window)]);
@@ -94,6 +97,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         ("µs", "frames"),
         vec![pauses_trunk, pauses_hosts],
     ));
+    r.fabric = Some(view.finish(&mut with.w.fabric));
     r.events = Some(with.events + alone.events);
     Ok(r)
 }

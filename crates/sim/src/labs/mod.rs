@@ -18,6 +18,7 @@
 //! what is allowed when a value is wrong.
 
 mod deadlock;
+pub mod fabric_view;
 mod hol;
 mod incast;
 mod loss;
@@ -511,6 +512,10 @@ pub struct LabResult {
     pub counters: Vec<Counter>,
     /// The lab's verdict: named booleans and numbers (`deadlocked`, `contained`, ...).
     pub verdict: BTreeMap<&'static str, serde_json::Value>,
+    /// The fabric link by link over the run (the labs that run streams on a switched fabric:
+    /// `hol`, `storm`, `deadlock`), for the lab page's fabric view.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric: Option<fabric_view::FabricView>,
     /// Simulator events the run processed (`None` for labs built on the comparison report or
     /// perftest, which do not count them).
     pub events: Option<u64>,
@@ -528,6 +533,7 @@ impl LabResult {
             charts: Vec::new(),
             counters: Vec::new(),
             verdict: BTreeMap::new(),
+            fabric: None,
             events: None,
             wall_ms: 0.0,
         }

@@ -8,6 +8,7 @@
 //! for `detect_us`, drops what that queue holds and ignores its pauses until they stop: the
 //! storm stays at the host that caused it.
 
+use super::fabric_view::ViewRecorder;
 use super::streams::{Streams, gbps};
 use super::{LINK_GBPS, LabError, LabResult, Params, Series, chart, lab_pfc};
 use crate::world::RcOptions;
@@ -59,6 +60,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     ];
     let mut pauses: Vec<Series> = watched.iter().map(|(n, _)| Series::new(*n)).collect();
     let window = SimDuration::from_ps(d.as_ps() / WINDOWS);
+    let mut view = ViewRecorder::attach(&mut s.w.fabric, &s.topo, s.start, window);
     let (mut before, mut late) = (0u64, 0u64);
     // The victim's bytes per window, to average over the storm once its end is known.
     let mut victim = Vec::new();
@@ -66,6 +68,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         let t = window * k;
         let x = t.as_us_f64();
         let got = s.run_to(t)?;
+        view.sample(&mut s.w.fabric, t);
         for (i, b) in got.iter().enumerate() {
             flows_s[i].points.push([x, gbps(*b, window)]);
         }
@@ -121,6 +124,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         .push(chart("flows", "line", ("µs", "Gb/s"), flows_s));
     r.charts
         .push(chart("pauses", "step", ("µs", "frames"), pauses));
+    r.fabric = Some(view.finish(&mut s.w.fabric));
     r.events = Some(s.events);
     Ok(r)
 }
