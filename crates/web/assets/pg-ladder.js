@@ -10,7 +10,16 @@ import { $, P } from './pg-state.js';
 
 export const LADDER_MAX = 400;
 
+/** The frames the ladder draws now, by their `data-k` (for the packet inspector). */
+let drawnFrames = [];
+
+/** The frame drawn as `data-k = k`, as the server sent it. */
+export function ladderFrame(k) {
+  return drawnFrames[k] || null;
+}
+
 export function ladderSvg(groups, hosts) {
+  drawnFrames = [];
   const W = 720, left = 92, right = 20, top = 34, row = 24, sep = 22;
   const hs = hosts.length ? hosts : ['a', 'b'];
   const colX = (hname) => {
@@ -26,6 +35,7 @@ export function ladderSvg(groups, hosts) {
     for (const f of g.frames) {
       if (drawn >= LADDER_MAX) break;
       drawn++;
+      const k = drawnFrames.push(f) - 1;
       const x1 = colX(f.src), x2 = colX(f.dst);
       const y1 = y + 6, y2 = y + row - 4;
       // RoCE frames take the colour of the WR they carry or answer; the rest are grey.
@@ -35,7 +45,7 @@ export function ladderSvg(groups, hosts) {
       const label = `${f.opcode || f.kind || '?'}${f.psn != null ? ` PSN ${f.psn}` : ''}`;
       const tip = `${label} · ${f.src} → ${f.dst} · ${fmtPs(f.t_ps)} · ${f.len ?? '?'} B${f.qpn != null ? ` · QPN ${hex(f.qpn)}` : ''}${f.wr_id != null ? ` · wr_id ${f.wr_id}` : ''}${f.dropped ? ' · dropped' : ''}`;
       const mk = WR_COLORS.indexOf(col);
-      body += `<g class="pg-frame k-${esc(f.kind || 'other')}${f.dropped ? ' dropped' : ''}" data-opcode="${esc(f.opcode || '')}" data-psn="${esc(f.psn ?? '')}" data-wr-id="${esc(f.wr_id ?? '')}" data-dropped="${!!f.dropped}">
+      body += `<g class="pg-frame k-${esc(f.kind || 'other')}${f.dropped ? ' dropped' : ''}" data-k="${k}" tabindex="0" role="button" data-opcode="${esc(f.opcode || '')}" data-psn="${esc(f.psn ?? '')}" data-wr-id="${esc(f.wr_id ?? '')}" data-dropped="${!!f.dropped}">
         <title>${esc(tip)}</title>
         <text class="pg-lt" x="4" y="${y + 15}">${esc(fmtPs(f.t_ps))}</text>
         <line x1="${x1}" y1="${y1}" x2="${xe}" y2="${ye}" stroke="${col}" marker-end="${f.dropped ? 'none' : `url(#pg-larr-${mk < 0 ? 'g' : mk})`}"${f.dropped ? ' stroke-dasharray="5 4"' : ''}/>
@@ -47,7 +57,7 @@ export function ladderSvg(groups, hosts) {
   if (total > drawn) { body += `<text class="pg-lstep" x="4" y="${y + 14}">${esc(tt('frames.more', { n: total - drawn }))}</text>`; y += sep; }
   const H = y + 10;
   const lanes = hs.map((hn) => `<text class="pg-lh" x="${colX(hn)}" y="18">${esc(hn)}</text><line class="pg-life" x1="${colX(hn)}" x2="${colX(hn)}" y1="24" y2="${H - 4}"/>`).join('');
-  return `<svg class="pg-ladder" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(tt('ladder'))}">
+  return `<svg class="pg-ladder" viewBox="0 0 ${W} ${H}" role="group" aria-label="${esc(tt('ladder'))}">
     <defs>${[...WR_COLORS, '#7a838c'].map((c, k) => `<marker id="pg-larr-${k < WR_COLORS.length ? k : 'g'}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0L10,5L0,10z" fill="${c}"/></marker>`).join('')}</defs>
     ${lanes}${body}</svg>`;
 }

@@ -25,7 +25,10 @@ import { renderSteps, renderSummary } from './pg-steps.js';
 import { CALLS, FormError, renderForms, selectTab, stepFromForm, suggestTab, syncForm, syncModify, tabsHtml } from './pg-forms.js';
 import { diagramKey, firstKb, kbFocused, kbShown, legalEdges, markKb, renderDiagram, revealKb, sameEdge, selectEdge, showEdgeInfo } from './pg-diagram.js';
 import { renderState } from './pg-objects.js';
-import { renderLadder } from './pg-ladder.js';
+import { renderLadder, ladderFrame } from './pg-ladder.js';
+import { renderMemory, mt } from './pg-memory.js';
+import { PANES, pt, wirePanes } from './pg-panes.js';
+import { tourButtonHtml, wireTours } from './tour.js';
 export { QUICK_START, emptySession, pinExpectations, encodeShare, decodeShare } from './pg-session.js';
 export { TomlFloat, tomlValue, sessionToToml, parseToml, sessionFromToml } from './pg-toml.js';
 
@@ -43,6 +46,7 @@ function renderAll(forms = true) {
   renderDiagram();
   renderState();
   renderLadder();
+  renderMemory();
   renderToml();
   $('#pg-export-expect').disabled = !!P.session.raw || !P.report;
   $('#pg-export').disabled = !P.session.raw && !P.session.steps.length;
@@ -253,6 +257,14 @@ function useEdge(from, to) {
   tg.focus();
 }
 
+/** A click on a ladder frame: the packet inspector (inspector.js) opens it (contract.md). */
+function inspectFrame(el) {
+  const f = ladderFrame(Number(el.dataset.k));
+  if (!f) return;
+  const title = `${f.opcode || f.kind || '?'}${f.psn != null ? ` PSN ${f.psn}` : ''} · ${f.src} → ${f.dst}`;
+  document.dispatchEvent(new CustomEvent('rdmalab:inspect', { detail: { frame: f, title } }));
+}
+
 function wire(root) {
   root.addEventListener('submit', (e) => {
     const form = e.target.closest('form.pg-add');
@@ -307,7 +319,7 @@ function wire(root) {
       const s = P.session.steps[P.selected - 1];
       if (s && typeof s.qp === 'string') P.selQp = s.qp;
       else if (s && s.call === 'create_qp') P.selQp = s.as;
-      renderSteps(); renderDiagram(); renderState(); renderLadder();
+      renderSteps(); renderDiagram(); renderState(); renderLadder(); renderMemory();
       const again = root.querySelector(`[data-sel="${P.selected}"]`);
       if (again) again.focus();
       return;
@@ -323,6 +335,8 @@ function wire(root) {
       run(edit);
       return;
     }
+    const fr = e.target.closest('.pg-frame[data-k]');
+    if (fr) { inspectFrame(fr); return; }
     const edge = e.target.closest('.pg-edge');
     if (edge) {
       const picked = { from: edge.dataset.from, to: edge.dataset.to };
@@ -343,7 +357,11 @@ function wire(root) {
       return;
     }
     if (e.target.id === 'pg-diagram') diagramKey(e);
+    const fr = e.target.closest && e.target.closest('.pg-frame[data-k]');
+    if (fr && (e.key === 'Enter' || e.key === ' ')) { e.preventDefault(); inspectFrame(fr); }
   });
+  wirePanes(root);
+  wireTours(root);
   // Hovering an arrow shows what its transition needs; leaving it shows the keyboard's or the selected one again.
   const showEdge = (e) => {
     const edge = e.target.closest && e.target.closest('.pg-edge');
@@ -465,7 +483,18 @@ function introHtml(texts) {
     ${text.look_html ? `<details class="pg-about pg-tryit"><summary>${esc(tt('tryit'))}</summary><div class="prose">${text.look_html}</div></details>` : ''}`;
 }
 
+/** The playground's own stylesheet (its layout, memory view, panes and tour), loaded once. */
+function loadCss() {
+  if (document.querySelector('link[data-pg-css]')) return;
+  const l = document.createElement('link');
+  l.rel = 'stylesheet';
+  l.href = new URL('./playground.css', import.meta.url).href;
+  l.dataset.pgCss = '1';
+  document.head.append(l);
+}
+
 export async function renderPlayground(main, live) {
+  loadCss();
   setPage(newPage(main, live));
   const title = () => labName(null, 'playground');
   document.title = `${title()} · ${t('title')}`;
@@ -485,6 +514,7 @@ export async function renderPlayground(main, live) {
         <button type="button" id="pg-export-expect" class="secondary" data-testid="export-expect">${esc(tt('export.expect'))}</button>
         <label class="pg-file"><span>${esc(tt('import'))}</span> <input type="file" id="pg-import" data-testid="import" accept=".toml,text/plain,application/toml"></label>
         <button type="button" id="pg-share" class="secondary" data-testid="share">${esc(tt('share'))}</button>
+        ${tourButtonHtml('playground')}
       </div>
       <details class="pg-paste"><summary>${esc(tt('paste'))}</summary>
         <label for="pg-paste-text">${esc(tt('paste.label'))}</label>
@@ -492,33 +522,40 @@ export async function renderPlayground(main, live) {
         <button type="button" id="pg-paste-go" data-testid="import-paste">${esc(tt('paste.go'))}</button>
       </details>
       <p id="pg-status" class="status" role="status" aria-live="polite"></p>
-      <div class="pg-grid">
-        <div class="pg-col pg-main">
-          <section class="pg-addbox" aria-labelledby="pg-add-h">
-            <h2 id="pg-add-h">${esc(tt('add'))}</h2>
-            <div class="pg-tabs" role="tablist" aria-label="${esc(tt('add.pick'))}">${tabsHtml()}</div>
-            <div id="pg-forms" class="pg-forms"></div>
-          </section>
-          <h2>${esc(tt('steps'))}</h2>
+      <div class="pg-panes" role="tablist" aria-label="${esc(pt('panes'))}">${PANES.map((k) => `<button type="button" role="tab" class="pg-pane-tab" data-pane-tab="${k}" aria-selected="${k === 'steps'}">${esc(pt(`pane.${k}`))}</button>`).join('')}</div>
+      <div class="pg-work" data-pane="steps">
+        <section class="pg-p pg-p-steps" data-pane-of="steps" aria-labelledby="pg-steps-h">
+          <h2 id="pg-steps-h">${esc(tt('steps'))}</h2>
           <div id="pg-summary"></div>
           <p id="pg-empty" class="muted">${esc(tt('empty'))}</p>
           <div id="pg-rawnote" class="pg-raw" hidden><p>${esc(tt('raw'))}</p><button type="button" id="pg-rawedit" class="secondary">${esc(tt('raw.edit'))}</button></div>
           <div class="pg-stepbox"><ol id="pg-steps" class="pg-steps"></ol></div>
-        </div>
-        <div class="pg-col pg-side">
-          <h2>${esc(tt('diagram'))}</h2>
+        </section>
+        <section class="pg-p pg-p-wire" data-pane-of="ladder" aria-labelledby="pg-ladder-h">
+          <h2 id="pg-ladder-h">${esc(tt('ladder'))}</h2>
+          <label class="pg-inl"><input type="checkbox" id="pg-all"> ${esc(tt('ladder.all'))}</label>
+          <p id="pg-ladder-view" class="pg-ladder-view"></p>
+          <div id="pg-ladder" class="pg-ladderbox" data-testid="ladder"></div>
+          <div id="pg-ladder-data"></div>
+        </section>
+        <section class="pg-p pg-p-mem" data-pane-of="memory" aria-labelledby="pg-mem-h">
+          <h2 id="pg-mem-h">${esc(mt('title'))}</h2>
+          <div id="pg-memory" class="pg-memory" data-testid="memory"></div>
+        </section>
+        <section class="pg-p pg-p-add pg-addbox" data-pane-of="steps" aria-labelledby="pg-add-h">
+          <h2 id="pg-add-h">${esc(tt('add'))}</h2>
+          <div class="pg-tabs" role="tablist" aria-label="${esc(tt('add.pick'))}">${tabsHtml()}</div>
+          <div id="pg-forms" class="pg-forms"></div>
+        </section>
+        <section class="pg-p pg-p-state" data-pane-of="state" aria-labelledby="pg-diagram-h">
+          <h2 id="pg-diagram-h">${esc(tt('diagram'))}</h2>
           <div class="pg-qpsel"><label for="pg-qp">${esc(tt('f.qp'))}</label> <select id="pg-qp"></select></div>
           <figure id="pg-diagram" class="pg-diagram" data-testid="qp-state" data-state="" role="group"></figure>
           <div id="pg-edge" class="pg-edgeinfo"></div>
           <h2 id="pg-after-h">${esc(tt('after.none'))}</h2>
           <div id="pg-state"></div>
-          <h2>${esc(tt('ladder'))}</h2>
-          <label class="pg-inl"><input type="checkbox" id="pg-all"> ${esc(tt('ladder.all'))}</label>
-          <p id="pg-ladder-view" class="pg-ladder-view"></p>
-          <div id="pg-ladder" class="pg-ladderbox" data-testid="ladder"></div>
-          <div id="pg-ladder-data"></div>
           <details class="pg-file-view"><summary>${esc(tt('file'))}</summary><pre id="pg-toml" class="mono" tabindex="0"></pre></details>
-        </div>
+        </section>
       </div>
       <details class="pg-refbox"><summary>${esc(tt('ref'))}</summary><div id="pg-ref"></div></details>
     </section>`;
