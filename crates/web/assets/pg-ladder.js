@@ -43,7 +43,7 @@ export function ladderSvg(groups, hosts) {
       const xe = f.dropped ? x1 + (x2 - x1) * 0.6 : x2;
       const ye = f.dropped ? y1 + (y2 - y1) * 0.6 : y2;
       const label = `${f.opcode || f.kind || '?'}${f.psn != null ? ` PSN ${f.psn}` : ''}`;
-      const tip = `${label} · ${f.src} → ${f.dst} · ${fmtPs(f.t_ps)} · ${f.len ?? '?'} B${f.qpn != null ? ` · QPN ${hex(f.qpn)}` : ''}${f.wr_id != null ? ` · wr_id ${f.wr_id}` : ''}${f.dropped ? ' · dropped' : ''}`;
+      const tip = `${label} · ${f.src} → ${f.dst} · ${fmtPs(f.t_ps)} · ${f.len ?? '?'} B${f.qpn != null ? ` · QPN ${hex(f.qpn)}` : ''}${f.wr_id != null ? ` · wr_id ${f.wr_id}` : ''}${f.dropped ? ` · ${tt('lt.dropped')}` : ''}`;
       const mk = WR_COLORS.indexOf(col);
       body += `<g class="pg-frame k-${esc(f.kind || 'other')}${f.dropped ? ' dropped' : ''}" data-k="${k}" tabindex="0" role="button" data-opcode="${esc(f.opcode || '')}" data-psn="${esc(f.psn ?? '')}" data-wr-id="${esc(f.wr_id ?? '')}" data-dropped="${!!f.dropped}">
         <title>${esc(tip)}</title>

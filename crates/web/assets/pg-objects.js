@@ -2,6 +2,7 @@
 // Split out of playground.js; see that file for how the page works.
 
 import { esc } from './i18n.js';
+import { stageText } from './pg-results.js';
 import { tt } from './pg-strings.js';
 import { hex, wrColor } from './pg-format.js';
 import { $, P } from './pg-state.js';
@@ -24,7 +25,7 @@ export function renderState() {
   const el = $('#pg-state');
   if (!rec) { el.innerHTML = ''; return; }
   const st = rec.state || {};
-  const q = (l) => (l && l.length ? l.map((w) => chip(w.wr_id, `#${esc(w.wr_id)}${w.opcode ? ` ${esc(w.opcode)}` : ''}${w.stage ? ` <span class="muted">${esc(w.stage)}</span>` : ''}`)).join(' ') : `<span class="muted">${esc(tt('empty.q'))}</span>`);
+  const q = (l) => (l && l.length ? l.map((w) => chip(w.wr_id, `#${esc(w.wr_id)}${w.opcode ? ` ${esc(w.opcode)}` : ''}${w.stage ? ` <span class="muted">${esc(stageText(w.stage))}</span>` : ''}`)).join(' ') : `<span class="muted">${esc(tt('empty.q'))}</span>`);
   const qps = (st.qps || []).map((x) => `<tr data-qp="${esc(x.name)}"><th scope="row">${esc(x.name)}</th><td>${esc(x.host)}</td><td class="mono">${hex(x.qpn)}</td><td>${esc(x.qp_type)}</td>
     <td><strong class="pg-st s-${esc(x.state)}">${esc(x.state)}</strong></td><td>${q(x.sq)}</td><td>${q(x.rq)}</td></tr>`);
   const cqs = (st.cqs || []).map((c) => `<tr data-cq="${esc(c.name)}"><th scope="row">${esc(c.name)}</th><td>${esc(c.host)}</td><td>${esc(c.cqe)}</td>

@@ -1,7 +1,8 @@
 // The playground's steps list: each step with its result, errno or completions explained.
 // Split out of playground.js; see that file for how the page works.
 
-import { esc } from './i18n.js';
+import { esc, lang } from './i18n.js';
+import { abortText, origHtml, resultText } from './pg-results.js';
 import { ERRNO_EXPLAIN, WC_EXPLAIN, tt } from './pg-strings.js';
 import { bare } from './pg-session.js';
 import { handlesOf, haveModel, qpStatesAfter, rule, transition } from './pg-model.js';
@@ -11,6 +12,13 @@ import { $, P } from './pg-state.js';
 // ---------------------------------------------------------------------------------------------
 // Steps, with their results
 
+/** The first clause of an errno's or status's explanation in the page's language ("远端访问错误"). */
+function shortWhat(table, name) {
+  const e = table[name];
+  if (!e) return lang() === 'en' ? name : '调用失败';
+  return (e[lang()] || e.zh)[0].split(/[：:]/)[0];
+}
+
 export function resultHtml(s, rec, k) {
   if (!rec) {
     if (P.error && P.error.step === k) return `<p class="pg-res k-invalid">${esc(tt('invalid', { e: P.error.message }))}</p>`;
@@ -18,9 +26,9 @@ export function resultHtml(s, rec, k) {
   }
   const r = rec.result || {};
   let out = '';
-  if (r.kind === 'ok') out += `<p class="pg-res k-ok">✓ ${esc(r.text || tt('ok'))}</p>`;
+  if (r.kind === 'ok') out += `<p class="pg-res k-ok">✓ ${r.text ? resultText(r.text) : esc(tt('ok'))}</p>`;
   else if (r.kind === 'error') {
-    out += `<p class="pg-res k-error">✗ <strong>${esc(r.errno)}</strong> (${esc(r.code)}) — ${esc(r.text)}</p>`;
+    out += `<p class="pg-res k-error">✗ <strong>${esc(r.errno)}</strong> (${esc(r.code)}) — ${lang() === 'en' ? esc(r.text) : `${esc(shortWhat(ERRNO_EXPLAIN, r.errno))}${origHtml(r.text)}`}</p>`;
     if (s.call === 'modify_qp') out += maskDiffHtml(s, k);
     out += explainHtml(ERRNO_EXPLAIN, r.errno, true);
   } else if (r.kind === 'completions') {
@@ -29,15 +37,15 @@ export function resultHtml(s, rec, k) {
     else {
       out += `<ul class="pg-wcs">${cs.map((c) => `<li class="${c.status === 'SUCCESS' ? 'k-ok' : 'k-error'}" data-status="${esc(c.status)}">
         <span class="pg-wr" style="border-color:${wrColor(c.wr_id)}">wr_id ${esc(c.wr_id)}</span>
-        <strong>${esc(c.status)}</strong>${c.status === 'SUCCESS' ? '' : ` <span class="muted">(${esc(c.status_str)})</span>`}
+        <strong>${esc(c.status)}</strong>${c.status === 'SUCCESS' ? '' : ` <span class="muted">(${esc(lang() === 'en' ? c.status_str : shortWhat(WC_EXPLAIN, bare(c.status)))})</span>`}
         ${c.opcode ? `· ${esc(c.opcode)}` : ''} · ${esc(c.byte_len)} B${c.imm_data != null ? ` · imm ${esc(c.imm_data)}` : ''} · ${esc(c.qp)}</li>`).join('')}</ul>`;
       const bad = [...new Set(cs.map((c) => c.status).filter((x) => x !== 'SUCCESS'))];
       out += bad.map((b) => explainHtml(WC_EXPLAIN, bare(b), true)).join('');
     }
   } else if (r.kind === 'skipped' || r.kind === 'failed') {
-    out += `<p class="pg-res k-error">✗ ${esc(tt(r.kind))}: ${esc(r.text)}</p>`;
+    out += `<p class="pg-res k-error">✗ ${esc(tt(r.kind))}: ${resultText(r.text)}</p>`;
   }
-  if (rec.notes && rec.notes.length) out += `<ul class="pg-notes">${rec.notes.map((x) => `<li>${esc(x)}</li>`).join('')}</ul>`;
+  if (rec.notes && rec.notes.length) out += `<ul class="pg-notes">${rec.notes.map((x) => `<li>${resultText(x)}</li>`).join('')}</ul>`;
   const failed = (rec.expectations || []).filter((x) => !x.passed && !(x.implicit && r.kind === 'error'));
   if (failed.length) out += `<ul class="pg-exp">${failed.map((x) => `<li>✗ ${esc(tt('exp.failed', { what: x.what, exp: x.expected, got: x.got }))}</li>`).join('')}</ul>`;
   return out;
@@ -107,7 +115,7 @@ export function renderSummary() {
   el.innerHTML = `<p class="pg-sum ${r.passed ? 'pass' : 'fail'}" data-passed="${!!r.passed}">
     ${esc(tt('ran', { n: sm.steps ?? r.steps.length, time: fmtPs(r.end_time_ps), p: sm.passed ?? '—', e: sm.expectations ?? '—' }))}
     · ${esc(r.passed ? tt('ran.pass') : tt('ran.fail'))}</p>
-    ${r.aborted ? `<p class="error">${esc(tt('aborted', { why: r.aborted }))}</p>` : ''}`;
+    ${r.aborted ? `<p class="error">${esc(tt('aborted', { why: '' }))}${abortText(r.aborted)}</p>` : ''}`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -29,8 +29,8 @@ use super::plan::{
     Ret, Session, SgePlan, Step, TopologyKind, limits,
 };
 use super::report::{
-    AethView, BufferView, ChannelView, Check, CqView, FrameRecord, MrView, NotifyView, Outcome, QpView, Report,
-    RethView, RqEntry, SackView, SqEntry, StepRecord, StepState, Summary, WcRecord,
+    AethView, BufferView, ChannelView, Check, CqView, FrameRecord, MrView, NotifyView, Outcome,
+    QpView, Report, RethView, RqEntry, SackView, SqEntry, StepRecord, StepState, Summary, WcRecord,
 };
 use crate::world::{World, WorldError};
 
