@@ -19,7 +19,7 @@ const S = {
   en: {
     title: 'Memory', none: 'No buffer in the session yet: allocate one with alloc.', pick: 'Select a step to see every buffer\'s bytes after it.',
     buf: '{name} (host {host}) · {va} · {len} bytes', mr: 'MR {mr}: lkey {lkey}, rkey {rkey}',
-    changed: 'This step wrote {n} bytes: {ranges}', same: 'This step did not change it', window: 'showing offsets {from}–{to}',
+    changed: 'This step changed {n} bytes (offsets {ranges})', same: 'This step did not change it', window: 'showing offsets {from}–{to}',
     more: '{n} more changed ranges not listed', rows: '{n} more unchanged rows not shown', hidden: '(changes past the first 4 KiB are not seen)',
   },
 };
