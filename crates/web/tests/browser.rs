@@ -1687,8 +1687,35 @@ async fn the_playground_shows_memory_keys_and_a_tour_in_chinese() {
         )
         .await;
     }
-    let open: bool = eval(&page, "!!document.querySelector('.tour-box')").await;
-    assert!(!open, "the tour did not end after {n} steps");
+    let still: bool = eval(&page, "!!document.querySelector('.tour-box')").await;
+    assert!(!still, "the tour did not end after {n} steps");
+    // Every example session a chapter links to: each server text has its Chinese form.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/verbs");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let stem = p.file_stem()?.to_string_lossy().into_owned();
+            (p.extension()? == "toml").then_some(stem)
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() > 10, "{names:?}");
+    for name in &names {
+        open(&page, &format!("{base}/playground?example={name}")).await;
+        wait_for(
+            &page,
+            "document.body.dataset.run === 'done' || document.body.dataset.run === 'error'",
+            name,
+        )
+        .await;
+        let left: Vec<String> = eval(
+            &page,
+            "[...document.querySelectorAll('[data-untranslated] span')].map(e => e.textContent)",
+        )
+        .await;
+        assert!(left.is_empty(), "{name}: no Chinese for {left:#?}");
+    }
     // A phone: tabs, one pane at a time.
     page.execute(SetDeviceMetricsOverrideParams::new(390, 844, 2.0, true))
         .await
