@@ -129,6 +129,13 @@ pub struct QpQueues {
     pub recv: Vec<u64>,
 }
 
+/// How far apart two hosts' address spaces start ([`Context::for_host`]), in bytes: 256 MiB,
+/// so host k's first buffer is at `(k + 1) × 0x1000_0000` (a choice for readability, not a
+/// kernel layout).
+pub const HOST_VA_STRIDE: u64 = 0x1000_0000;
+/// How far apart two hosts' MR key indexes start ([`Context::for_host`]): 4096 MRs.
+pub const HOST_KEY_STRIDE: u32 = 0x1000;
+
 /// One NIC's verbs state (one per simulated host): its objects, its host's memory and its
 /// queues. See the crate docs for who calls what.
 #[derive(Clone, Debug)]
@@ -150,6 +157,20 @@ impl Context {
     /// A context with the profile's default device attributes ([`NicProfile::device_attr`]).
     pub fn new(profile: NicProfile) -> Context {
         Context::with_device(profile, profile.device_attr())
+    }
+
+    /// The context of host number `host` (0-based) of a simulated fabric: its buffers start
+    /// at `BASE_VA + host × HOST_VA_STRIDE` and its MR keys' index part at
+    /// `host × HOST_KEY_STRIDE`, so every host hands out its own addresses and keys (host 0:
+    /// the first buffer at 0x1000_0000, the first key 0x101; host 1: 0x2000_0000 and
+    /// 0x100101). Deterministic: the same host number gives the same numbers.
+    pub fn for_host(profile: NicProfile, host: u32) -> Context {
+        let mut ctx = Context::new(profile);
+        ctx.memory = Memory::with_base(
+            Memory::BASE_VA.saturating_add(u64::from(host).saturating_mul(HOST_VA_STRIDE)),
+        );
+        ctx.mrs = MrTable::with_key_base(host.wrapping_mul(HOST_KEY_STRIDE));
+        ctx
     }
 
     /// A context with explicit device attributes.

@@ -160,9 +160,20 @@ impl Memory {
 
     /// An empty address space.
     pub fn new() -> Memory {
+        Memory::with_base(Self::BASE_VA)
+    }
+
+    /// An empty address space whose first buffer is at `base` (rounded up to a page; at
+    /// least [`Memory::BASE_VA`]): each simulated host gets its own, so two hosts' buffers
+    /// never share an address and a remote address meant for one host is not valid on another
+    /// by accident.
+    pub fn with_base(base: u64) -> Memory {
         Memory {
             buffers: BTreeMap::new(),
-            next_va: Self::BASE_VA,
+            next_va: base
+                .max(Self::BASE_VA)
+                .checked_next_multiple_of(PAGE_SIZE)
+                .unwrap_or(Self::BASE_VA),
             next_id: 0,
         }
     }

@@ -245,14 +245,36 @@ struct Slot {
 #[derive(Clone, Debug)]
 pub struct MrTable {
     slots: Vec<Slot>,
+    /// Added to a slot's index to make the key's index part (modulo 2^24), so that two
+    /// contexts hand out different keys (see [`MrTable::with_key_base`]).
+    base: u32,
 }
 
 impl Default for MrTable {
     fn default() -> Self {
-        // Slot 0 is never used, so no key below 0x100 is ever valid.
+        MrTable::with_key_base(0)
+    }
+}
+
+/// The key's index part is 24 bits (the low 8 are the variant).
+const KEY_INDEX_MASK: u32 = 0x00ff_ffff;
+
+impl MrTable {
+    /// An empty table whose keys' index part starts at `base + 1`. Each host's context gets
+    /// its own base, so an rkey of one host's MR names nothing on another host: a key sent
+    /// to the wrong peer fails the peer's key check, as keys from two real NICs do (an
+    /// assumption about the layout: mlx5 and rxe both draw keys from a per-device index).
+    /// Slot 0 is never used, so with base 0 no key below 0x100 is ever valid.
+    pub fn with_key_base(base: u32) -> MrTable {
         MrTable {
             slots: vec![Slot::default()],
+            base: base & KEY_INDEX_MASK,
         }
+    }
+
+    /// The slot a key names, if its index part is one of this table's.
+    fn slot_of(&self, key: u32) -> usize {
+        ((key >> 8).wrapping_sub(self.base) & KEY_INDEX_MASK) as usize
     }
 }
 
@@ -299,7 +321,8 @@ impl MrTable {
         };
         let slot = &mut self.slots[index];
         slot.variant = slot.variant.wrapping_add(1);
-        let key = ((index as u32) << 8) | u32::from(slot.variant);
+        let key = (((index as u32).wrapping_add(self.base) & KEY_INDEX_MASK) << 8)
+            | u32::from(slot.variant);
         let mr = Mr {
             pd,
             va,
@@ -315,7 +338,7 @@ impl MrTable {
 
     /// Removes the MR named by `key`.
     pub(crate) fn remove(&mut self, key: u32) -> Option<Mr> {
-        let index = (key >> 8) as usize;
+        let index = self.slot_of(key);
         let slot = self.slots.get_mut(index)?;
         if slot.mr.is_some_and(|mr| mr.lkey == key) {
             slot.mr.take()
@@ -326,7 +349,7 @@ impl MrTable {
 
     /// The live MR whose key is `key`.
     pub fn get(&self, key: u32) -> Option<&Mr> {
-        let slot = self.slots.get((key >> 8) as usize)?;
+        let slot = self.slots.get(self.slot_of(key))?;
         slot.mr.as_ref().filter(|mr| mr.lkey == key)
     }
 
@@ -490,6 +513,25 @@ mod tests {
             check_registration(AccessFlags(1 << 30), va, 1, &d, &mem),
             Err(MrError::UnknownAccessBits { .. })
         ));
+    }
+
+    #[test]
+    fn key_bases_give_each_table_its_own_keys() {
+        let (_, _, va) = setup();
+        let mut a = MrTable::default();
+        let mut b = MrTable::with_key_base(0x1000);
+        let ka = a.insert(PD, va, 100, AccessFlags::LOCAL_WRITE).rkey;
+        let kb = b.insert(PD, va, 100, AccessFlags::LOCAL_WRITE).rkey;
+        assert_eq!((ka, kb), (0x101, 0x10_0101));
+        assert!(b.get(ka).is_none(), "a's key names nothing in b");
+        assert!(a.get(kb).is_none(), "b's key names nothing in a");
+        assert!(b.get(kb).is_some());
+        assert!(b.remove(kb).is_some());
+        // The index part wraps at 24 bits instead of overflowing the key.
+        let mut top = MrTable::with_key_base(0x00ff_ffff);
+        let k = top.insert(PD, va, 100, AccessFlags::LOCAL_WRITE).rkey;
+        assert_eq!(k, 0x001);
+        assert!(top.get(k).is_some());
     }
 
     #[test]

@@ -78,6 +78,8 @@ pub enum Format {
     F2,
     /// As it is.
     Text,
+    /// An integer in hexadecimal with `0x` (keys, addresses).
+    Hex,
 }
 
 impl Format {
@@ -92,6 +94,7 @@ impl Format {
         ("x", Format::X),
         ("f2", Format::F2),
         ("text", Format::Text),
+        ("hex", Format::Hex),
     ];
 
     /// The format named `s`.
@@ -117,6 +120,9 @@ impl Format {
                 other => other.to_string(),
             });
         }
+        if self == Format::Hex {
+            return v.as_u64().map(|n| format!("{n:#x}"));
+        }
         let x = match v {
             Value::Bool(b) => return Some(b.to_string()),
             v => v.as_f64()?,
@@ -129,7 +135,7 @@ impl Format {
             Format::Pct => format!("{:.1}%", x * 100.0),
             Format::Gbps => format!("{x:.1} Gb/s"),
             Format::X => format!("{x:.2}×"),
-            Format::F2 | Format::Text => format!("{x:.2}"),
+            Format::F2 | Format::Text | Format::Hex => format!("{x:.2}"),
         })
     }
 }
@@ -450,6 +456,8 @@ mod tests {
         assert_eq!(Format::Pct.print(&json!(0.9876)).unwrap(), "98.8%");
         assert_eq!(Format::Text.print(&json!("RTS")).unwrap(), "RTS");
         assert_eq!(Format::Int.print(&json!("x")), None);
+        assert_eq!(Format::Hex.print(&json!(0x10_0101)).unwrap(), "0x100101");
+        assert_eq!(Format::Hex.print(&json!("x")), None);
         let doc = json!({"a": [{"b": 2}], "n": null});
         assert_eq!(lookup(&doc, "a.0.b"), Some(&json!(2)));
         assert_eq!(lookup(&doc, "n"), None);

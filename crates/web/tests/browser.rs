@@ -1692,3 +1692,273 @@ async fn the_fabric_view_in_a_real_browser() {
     }
     env.stop().await;
 }
+
+/// The playground's English words outside identifiers on a zh page: the visible text of the
+/// page (code, pre, selects, buffer bytes and closed disclosures left out: what a learner types
+/// or wrote) and its titles, one word at a time.
+const PG_ZH_SCAN: &str = "(() => { \
+  const allow = new Set(['Verbs', 'verbs', 'RoCE', 'NIC', 'rdmalab', 'ns', 'µs', 'ms', 's', 'B', 'as', 'compare', 'swap', 'add', 'rkey', 'lkey', \
+    'remote', 'offset', 'access', 'poll', 'malloc', 'run', 'Tab', 'Enter', 'hex', 'a', 'b']); \
+  const root = document.querySelector('section.pg').cloneNode(true); \
+  for (const e of root.querySelectorAll('code, pre, select, .pg-orig, .pg-hext, script')) e.remove(); \
+  root.style.position = 'absolute'; root.style.left = '-9999px'; document.body.append(root); \
+  const text = root.innerText; root.remove(); \
+  const texts = [text, ...[...document.querySelectorAll('section.pg [title]')].map((e) => e.getAttribute('title'))]; \
+  const ident = (w) => /[_()./0-9→+=]/.test(w) || /^[A-Z0-9-]{2,}s?$/.test(w) || /^[A-Z][a-z]+[A-Z]/.test(w) || allow.has(w); \
+  const out = []; \
+  for (const t of texts) for (const line of t.split('\\n')) for (const tok of line.split(/[\\s，。：；、（）「」]+/)) { \
+    const w = tok.replace(/^[\"'“‘(\\[]+|[\"'”’)\\],.;:!?]+$/g, ''); \
+    if (/^[A-Za-z][A-Za-z'-]*$/.test(w) && !ident(w)) out.push(w + '  ⟵ ' + line.slice(0, 100)); } \
+  return [...new Set(out)]; })()";
+
+/// Whether the element `sel` is inside the first viewport (the page scrolled to the top).
+async fn in_first_viewport(page: &Page, sel: &str) -> bool {
+    eval(
+        page,
+        &format!(
+            "(() => {{ window.scrollTo(0, 0); const e = document.querySelector({s}); if (!e) return false; \
+             const r = e.getBoundingClientRect(); return r.height > 0 && r.top >= 0 && r.top < window.innerHeight - 40 && r.left < window.innerWidth; }})()",
+            s = serde_json::to_string(sel).unwrap()
+        ),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_playground_shows_memory_keys_and_a_tour_in_chinese() {
+    let _one = ONE_BROWSER.lock().await;
+    let Some(env) = Env::start("pgzh").await else {
+        return;
+    };
+    let (base, page) = (env.base.clone(), env.page.clone());
+    page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+        .await
+        .unwrap();
+    open(&page, &format!("{base}/playground")).await;
+    wait_for(
+        &page,
+        "document.querySelector('[data-testid=quick-start]') && document.body.dataset.run === 'done'",
+        "playground",
+    )
+    .await;
+    // Bring-up as a learner does it: quick start, six modify_qp with the form's suggestions.
+    assert_eq!(
+        click_and_settle(&page, "[data-testid=quick-start]", "quick start").await,
+        "done"
+    );
+    for i in 0..6 {
+        let r = click_and_settle(&page, "[data-testid=add-modify_qp-submit]", "modify_qp").await;
+        assert_eq!(r, "done", "modify {i}");
+    }
+    // The two hosts' MRs have their own keys and addresses.
+    let keys: Vec<(String, String)> = eval(
+        &page,
+        "[...document.querySelectorAll('#pg-state tr[data-mr]')].map(r => [r.dataset.mr, r.children[3].textContent])",
+    )
+    .await;
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert_ne!(
+        keys[0].1, keys[1].1,
+        "both hosts hand out the same rkey: {keys:?}"
+    );
+    // A WRITE of buf_a into b's MR, polled.
+    set_fields(
+        &page,
+        "add-post_send",
+        &[
+            ("qp", "qp_a"),
+            ("opcode", "RDMA_WRITE"),
+            ("rmr", "mr_b"),
+            ("roffset", "32"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        click_and_settle(&page, "[data-testid=add-post_send-submit]", "write").await,
+        "done"
+    );
+    set_fields(&page, "add-poll_cq", &[("cq", "cq_a")]).await;
+    assert_eq!(
+        click_and_settle(&page, "[data-testid=add-poll_cq-submit]", "poll").await,
+        "done"
+    );
+    let last = steps(&page).await.pop().unwrap();
+    assert_eq!(last.2, "SUCCESS", "{last:?}");
+    // The ladder and the memory view are in the first viewport, beside the steps.
+    assert!(
+        in_first_viewport(&page, "[data-testid=ladder] svg").await,
+        "the ladder is below the fold"
+    );
+    assert!(
+        in_first_viewport(&page, "#pg-memory .pg-buf.changed").await,
+        "the memory view's changed buffer is below the fold"
+    );
+    // The bytes the WRITE placed in buf_b are marked, at the remote offset, and they are
+    // buf_a's text.
+    let marked: Vec<(u64, String)> = eval(
+        &page,
+        "[...document.querySelectorAll('#pg-memory .pg-buf[data-buf=buf_b] .pg-hexb mark.pg-chg')].map(m => [Number(m.dataset.off), m.textContent])",
+    )
+    .await;
+    assert!(!marked.is_empty(), "no byte of buf_b is marked");
+    assert_eq!(marked[0].0, 32, "{marked:?}");
+    let text: String = marked
+        .iter()
+        .map(|(_, h)| u8::from_str_radix(h, 16).unwrap() as char)
+        .collect();
+    assert_eq!(text, "hello from a", "{marked:?}");
+    let says: String = eval(
+        &page,
+        "document.querySelector('#pg-memory .pg-buf[data-buf=buf_b] .pg-bufw').innerText",
+    )
+    .await;
+    assert!(says.contains("12 个字节"), "{says:?}");
+    shot(&page, "playground-zh-write").await;
+    // A ladder frame opens the inspector: the click dispatches rdmalab:inspect with the frame.
+    let inspected: String = eval(
+        &page,
+        "(() => { let got = ''; document.addEventListener('rdmalab:inspect', (e) => { got = e.detail.frame.opcode + '|' + e.detail.title; }, { once: true }); \
+         const p = [...document.querySelectorAll('[data-testid=ladder] .pg-frame[data-k]')]; \
+         p[0].dispatchEvent(new MouseEvent('click', { bubbles: true })); return got; })()",
+    )
+    .await;
+    assert!(inspected.contains("WRITE"), "{inspected:?}");
+    // No English outside identifiers, and nothing the page could not translate.
+    let runs: Vec<String> = eval(&page, PG_ZH_SCAN).await;
+    assert!(runs.is_empty(), "the zh playground has English: {runs:#?}");
+    let untranslated: usize = eval(
+        &page,
+        "document.querySelectorAll('[data-untranslated]').length",
+    )
+    .await;
+    assert_eq!(untranslated, 0, "server texts with no Chinese form");
+    // The wrong rkey: a WRITE naming a's own MR as the remote one reaches b with a key b never
+    // handed out, and fails as on hardware.
+    set_fields(
+        &page,
+        "add-post_send",
+        &[("qp", "qp_a"), ("opcode", "RDMA_WRITE"), ("rmr", "mr_a")],
+    )
+    .await;
+    assert_eq!(
+        click_and_settle(&page, "[data-testid=add-post_send-submit]", "bad rkey").await,
+        "done"
+    );
+    set_fields(&page, "add-poll_cq", &[("cq", "cq_a")]).await;
+    assert_eq!(
+        click_and_settle(&page, "[data-testid=add-poll_cq-submit]", "poll").await,
+        "done"
+    );
+    let last = steps(&page).await.pop().unwrap();
+    assert_eq!(last.2, "REM_ACCESS_ERR", "{last:?}");
+    let visible: String = eval(
+        &page,
+        "document.querySelector('[data-testid^=step-]:last-of-type').innerText",
+    )
+    .await;
+    assert!(
+        visible.contains("REM_ACCESS_ERR") && visible.contains("远端访问错误"),
+        "{visible:?}"
+    );
+    let runs: Vec<String> = eval(&page, PG_ZH_SCAN).await;
+    assert!(
+        runs.is_empty(),
+        "the zh playground has English after the error: {runs:#?}"
+    );
+    // The tour: every step points at an element that exists, and it runs to its end.
+    let missing: Vec<String> = eval(
+        &page,
+        "import('/assets/tour.js').then(m => m.TOURS.playground.filter(s => !document.querySelector(s.sel)).map(s => s.sel))",
+    )
+    .await;
+    assert!(
+        missing.is_empty(),
+        "tour steps point at nothing: {missing:?}"
+    );
+    let n: usize = eval(
+        &page,
+        "import('/assets/tour.js').then(m => m.TOURS.playground.length)",
+    )
+    .await;
+    eval::<bool>(
+        &page,
+        "(() => { document.querySelector('[data-testid=tour-start]').click(); return true; })()",
+    )
+    .await;
+    for k in 1..=n {
+        let (step, outlined, text): (String, bool, String) = eval(
+            &page,
+            "(() => { const b = document.querySelector('.tour-box'); return [b.dataset.step, !!document.querySelector('.tour-on'), b.querySelector('.tour-text').innerText]; })()",
+        )
+        .await;
+        assert_eq!(step, k.to_string());
+        assert!(outlined, "tour step {k} outlines nothing");
+        assert!(
+            !text.is_empty() && !text.is_ascii(),
+            "tour step {k}: {text:?}"
+        );
+        eval::<bool>(
+            &page,
+            "(() => { document.querySelector('[data-testid=tour-next]').click(); return true; })()",
+        )
+        .await;
+    }
+    let still: bool = eval(&page, "!!document.querySelector('.tour-box')").await;
+    assert!(!still, "the tour did not end after {n} steps");
+    // Every example session a chapter links to: each server text has its Chinese form.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/verbs");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let stem = p.file_stem()?.to_string_lossy().into_owned();
+            (p.extension()? == "toml").then_some(stem)
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() > 10, "{names:?}");
+    for name in &names {
+        open(&page, &format!("{base}/playground?example={name}")).await;
+        wait_for(
+            &page,
+            "document.body.dataset.run === 'done' || document.body.dataset.run === 'error'",
+            name,
+        )
+        .await;
+        let left: Vec<String> = eval(
+            &page,
+            "[...document.querySelectorAll('[data-untranslated] span')].map(e => e.textContent)",
+        )
+        .await;
+        assert!(left.is_empty(), "{name}: no Chinese for {left:#?}");
+    }
+    // A phone: tabs, one pane at a time.
+    page.execute(SetDeviceMetricsOverrideParams::new(390, 844, 2.0, true))
+        .await
+        .unwrap();
+    let tabs: bool = eval(
+        &page,
+        "getComputedStyle(document.querySelector('.pg-panes')).display !== 'none'",
+    )
+    .await;
+    assert!(tabs, "no pane tabs on a phone");
+    let shown: (bool, bool) = eval(
+        &page,
+        "(() => { document.querySelector('[data-pane-tab=memory]').click(); \
+         const vis = (s) => document.querySelector(s).getBoundingClientRect().height > 0; return [vis('#pg-memory'), vis('#pg-steps')]; })()",
+    )
+    .await;
+    assert_eq!(
+        shown,
+        (true, false),
+        "the memory tab shows the memory alone"
+    );
+    shot(&page, "playground-zh-phone-memory").await;
+    eval::<bool>(
+        &page,
+        "(() => { document.querySelector('[data-pane-tab=steps]').click(); return true; })()",
+    )
+    .await;
+    shot(&page, "playground-zh-phone").await;
+    env.stop().await;
+}

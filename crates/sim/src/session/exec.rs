@@ -29,8 +29,8 @@ use super::plan::{
     Ret, Session, SgePlan, Step, TopologyKind, limits,
 };
 use super::report::{
-    AethView, ChannelView, Check, CqView, FrameRecord, MrView, NotifyView, Outcome, QpView, Report,
-    RethView, RqEntry, SackView, SqEntry, StepRecord, StepState, Summary, WcRecord,
+    AethView, BufferView, ChannelView, Check, CqView, FrameRecord, MrView, NotifyView, Outcome,
+    QpView, Report, RethView, RqEntry, SackView, SqEntry, StepRecord, StepState, Summary, WcRecord,
 };
 use crate::world::{World, WorldError};
 
@@ -83,6 +83,7 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
         events_left: events_budget,
         events_budget,
         started: Instant::now(),
+        mem_seen: vec![None; session.handles.len()],
     };
     let mut steps = Vec::new();
     let mut aborted = None;
@@ -93,6 +94,7 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
         frames.truncate(limits::MAX_FRAMES_LISTED);
         record.frames = frames;
         record.state = x.snapshot();
+        record.state.buffers = x.memory_views();
         steps.push(record);
         if let Some(why) = stop {
             aborted = Some(format!(
@@ -321,6 +323,30 @@ struct Exec<'a> {
     /// The session's whole event budget.
     events_budget: u64,
     started: Instant,
+    /// Per buffer handle: the compared bytes and the window offset of the last memory view.
+    mem_seen: Vec<Option<(Vec<u8>, u64)>>,
+}
+
+/// The byte ranges `[start, end)` where `old` and `new` differ (`old` shorter counts as
+/// different past its end).
+fn changed_ranges(old: &[u8], new: &[u8]) -> Vec<[u64; 2]> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, b) in new.iter().enumerate() {
+        let diff = old.get(i) != Some(b);
+        match (diff, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push([s as u64, i as u64]);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push([s as u64, new.len() as u64]);
+    }
+    out
 }
 
 impl Exec<'_> {
@@ -668,6 +694,69 @@ impl Exec<'_> {
             }
         }
         st
+    }
+
+    /// Every buffer's memory view after a step: the first `MEMORY_COMPARE_BYTES` compared with
+    /// the previous view, a `MEMORY_VIEW_BYTES` window placed at the first change (else where
+    /// it was), its hex only when the window or its bytes changed. Bounded: at most
+    /// `MAX_LISTED` buffers, 4 KiB read and compared per buffer.
+    fn memory_views(&mut self) -> Vec<BufferView> {
+        let mut out = Vec::new();
+        for (i, info) in self.s.handles.iter().enumerate() {
+            let Some(Bound::Buffer { va }) = self.bound[i] else {
+                continue;
+            };
+            if out.len() >= limits::MAX_LISTED {
+                break;
+            }
+            let h = info.host.0 as u32;
+            let mem = self.world.host(h).verbs.memory();
+            let Some(buf) = mem.buffer_at(va).filter(|b| b.start == va) else {
+                continue; // freed
+            };
+            let n = buf.len.min(limits::MEMORY_COMPARE_BYTES);
+            let Ok(now) = mem.read_vec(va, n) else {
+                continue;
+            };
+            let (old, old_off) = match &self.mem_seen[i] {
+                Some((b, o)) => (Some(b.as_slice()), *o),
+                None => (None, 0),
+            };
+            let mut changed = match old {
+                Some(old) => changed_ranges(old, &now),
+                None => Vec::new(),
+            };
+            let view = limits::MEMORY_VIEW_BYTES.min(n);
+            let offset = match changed.first() {
+                Some(&[start, _]) => (start / 16 * 16).min(n - view),
+                None => old_off,
+            };
+            let window = |b: &[u8]| {
+                b.get(offset as usize..(offset + view) as usize)
+                    .map(<[u8]>::to_vec)
+            };
+            let fresh = old.is_none_or(|o| offset != old_off || window(o) != window(&now));
+            let hex = fresh.then(|| {
+                now[offset as usize..(offset + view) as usize]
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<String>()
+            });
+            let changed_more = changed.len().saturating_sub(limits::MEMORY_MAX_RANGES);
+            changed.truncate(limits::MEMORY_MAX_RANGES);
+            out.push(BufferView {
+                name: self.s.name(HandleId(i)).to_string(),
+                host: self.s.host_name(info.host).to_string(),
+                va,
+                len: buf.len,
+                offset,
+                hex,
+                changed,
+                changed_more,
+            });
+            self.mem_seen[i] = Some((now, offset));
+        }
+        out
     }
 
     /// The frames hosts sent since the last call, and how many more the log left out.

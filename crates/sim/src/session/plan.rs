@@ -61,6 +61,14 @@ pub mod limits {
     pub const MAX_LISTED: usize = 64;
     /// Most frames a step lists; the rest are counted.
     pub const MAX_FRAMES_LISTED: usize = 512;
+    /// Bytes at the start of each buffer a step's memory view compares with the previous
+    /// step, to find the bytes the step changed (changes further in are not seen).
+    pub const MEMORY_COMPARE_BYTES: u64 = 4096;
+    /// Bytes of each buffer a step's memory view shows as hex (a window inside the compared
+    /// bytes, placed at the first byte the step changed).
+    pub const MEMORY_VIEW_BYTES: u64 = 256;
+    /// Most changed byte ranges a buffer's memory view lists per step; the rest are counted.
+    pub const MEMORY_MAX_RANGES: usize = 16;
 }
 
 /// A parsed session: the plan the executor runs.

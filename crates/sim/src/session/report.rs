@@ -94,6 +94,36 @@ pub struct StepState {
     /// has none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub channels: Vec<ChannelView>,
+    /// Every allocated buffer's bytes as the playground's memory view shows them, in
+    /// allocation order (the first [`limits::MAX_LISTED`](super::limits::MAX_LISTED); left
+    /// out of the JSON when the session has none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub buffers: Vec<BufferView>,
+}
+
+/// One buffer's bytes after a step: a window of hex, and which bytes the step changed.
+#[derive(Clone, Debug, Serialize)]
+pub struct BufferView {
+    /// The session's name for it.
+    pub name: String,
+    /// Its host.
+    pub host: String,
+    /// Its virtual address.
+    pub va: u64,
+    /// Its length in bytes.
+    pub len: u64,
+    /// Offset in the buffer of the window `hex` shows (16-byte aligned).
+    pub offset: u64,
+    /// The window's bytes as lowercase hex (at most
+    /// [`limits::MEMORY_VIEW_BYTES`](super::limits::MEMORY_VIEW_BYTES)); null when neither the
+    /// window nor its bytes changed since the previous step's view (the page keeps that one).
+    pub hex: Option<String>,
+    /// Byte ranges `[offset, end)` in the buffer that this step changed, found by comparing
+    /// the first [`limits::MEMORY_COMPARE_BYTES`](super::limits::MEMORY_COMPARE_BYTES) with
+    /// the previous step (at most `MEMORY_MAX_RANGES`).
+    pub changed: Vec<[u64; 2]>,
+    /// Changed ranges beyond those listed.
+    pub changed_more: usize,
 }
 
 /// One completion channel.

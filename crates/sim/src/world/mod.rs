@@ -668,7 +668,7 @@ impl World {
             by_ip.insert(host_ip(i as u32), i as u32);
             hosts.push(SimHost {
                 node,
-                verbs: Context::new(nic),
+                verbs: Context::for_host(nic, i as u32),
                 profile,
                 pcie: Pcie::new(profile.pcie),
                 cpu: Cpu::new(node, profile.cpu.cores),
