@@ -93,13 +93,14 @@
 //! calls run in the application's address space, with no system call).
 
 mod loss_model;
+pub mod packets;
 pub(crate) mod run;
 mod stagelog;
 mod stream;
 
 pub use loss_model::LossModel;
 
-pub use run::{run_plan, run_plan_with};
+pub use run::{run_plan, run_plan_packets, run_plan_with};
 
 use engine::TraceRecord;
 use serde::Serialize;
