@@ -57,7 +57,7 @@ const ems = (s) => [...s].reduce((n, c) => n + (/[\u2e80-\u9fff\uff00-\uffef]/.t
 
 /** `s` in at most two lines of `max` ems, broken at a space or after punctuation when one is
  * near; what does not fit ends in "…". */
-export function wrapLabel(s, max = 9.4) {
+export function wrapLabel(s, max = 8.6) {
   if (!s || ems(s) <= max) return s ? [s] : [];
   const chars = [...s];
   let cut = 0;
@@ -125,13 +125,17 @@ export function pathsSvg(report) {
       // before the data path, so it is a tag under the box, never a lit interval.
       const setupKernel = p && lane === 'kernel' && side !== 'fabric' && p.setup[`kernel_${side}`];
       const i = keys.indexOf(k);
-      const skip = !p || entered.has(k) ? '' : (i > firstOn && i < lastOn ? 'bypassed' : 'unreached');
+      // A kernel the data path never ran in is bypassed (RDMA: the NIC moves the data to and
+      // from memory itself), unless the attempt failed before getting there.
+      const between = i > firstOn && i < lastOn;
+      const bypass = between || (lane === 'kernel' && (i < lastOn || !(p && !p.latency && p.failed_attempt)));
+      const skip = !p || entered.has(k) ? '' : (bypass ? 'bypassed' : 'unreached');
       const tag = skip ? `<text class="skip-tag" x="${x + BOX_W / 2}" y="${y + BOX_H - 18}">${esc(SKIP[lang() === 'en' ? 'en' : 'zh'][skip])}</text>` : '';
       out += `<g class="box${fail && fail.box === k ? ' failed' : ''}${skip ? ` ${skip}` : ''}" data-path="${path}" data-side="${side}" data-lane="${lane}" data-count="${(ivs[k] || []).length}"${setupKernel ? ' data-setup="kernel"' : ''}${skip ? ` data-skip="${skip}"` : ''}>
         <rect x="${x}" y="${y}" width="${BOX_W}" height="${BOX_H}" rx="8"/>
         <text class="name" x="${x + BOX_W / 2}" y="${y + 19}">${esc(t(`box.${lane}`))}${esc(sideLabel)}</text>
         <text class="stage" x="${x + BOX_W / 2}" y="${y + 37}"><tspan x="${x + BOX_W / 2}" dy="0"></tspan><tspan x="${x + BOX_W / 2}" dy="13"></tspan></text>
-        <text class="visits" x="${x + BOX_W - 6}" y="${y + 15}"></text>
+        <text class="visits" x="${x + BOX_W - 6}" y="${y + BOX_H - 6}"></text>
         ${tag}
         ${setupKernel ? `<text class="setup-tag" x="${x + BOX_W / 2}" y="${y + BOX_H - 4}">${esc(t('box.setup'))}</text>` : ''}
         <g class="ivs">${list}</g>

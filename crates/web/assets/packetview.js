@@ -256,6 +256,7 @@ function panelHtml(v, id, mode, range) {
 /** Renders the packet view of the run `body` (a `/api/run` body) into `el`. */
 export async function renderPacketView(el, body, plan, live) {
   stopPacketView();
+  document.body.dataset.packets = 'loading';
   el.innerHTML = `<section class="packetview"><h2>${esc(pw('title'))}</h2><p id="pv-status" class="muted">${esc(pw('loading'))}</p></section>`;
   let res;
   try {
@@ -265,6 +266,7 @@ export async function renderPacketView(el, body, plan, live) {
     const s = el.querySelector('#pv-status');
     s.textContent = pw('error', { e: errorText(e) });
     s.classList.add('error');
+    document.body.dataset.packets = 'error';
     return;
   }
   if (!live()) return;

@@ -489,6 +489,8 @@ export async function renderSim(main, live) {
   }
   if (!live()) return;
   const report = res.report;
+  // For the browser test, which reads the page's own pacing back.
+  window.__rdmalabReport = report;
   main.querySelector('#paths').innerHTML = pathsSvg(report);
   // Before/after: the previous run of this preset with other parameters stays beside this one.
   const before = previous && previous.preset === st.preset && previous.key !== key ? previous.report : null;
