@@ -994,13 +994,31 @@ fn lesson5_packet_view_narrates_the_first_drop_from_the_frames() {
     let re = s.resend.as_ref().expect("a resend");
     assert!(!re.selective);
     assert_eq!(re.from, lost);
-    assert_eq!(re.packets, re.to - re.from + 1, "go-back-N resends a contiguous range");
+    assert_eq!(
+        re.packets,
+        re.to - re.from + 1,
+        "go-back-N resends a contiguous range"
+    );
     // The dropped frame is in the window, marked, and the frames resent are marked resent.
-    let f = rdma.frames.iter().find(|f| f.psn == Some(lost) && !f.resend).unwrap();
+    let f = rdma
+        .frames
+        .iter()
+        .find(|f| f.psn == Some(lost) && !f.resend)
+        .unwrap();
     assert!(f.dropped_ns.is_some() && f.kind == Kind::Data);
-    let resent = rdma.frames.iter().filter(|f| f.resend && f.kind == Kind::Data).count();
-    assert!(resent as u32 >= re.packets.min(MAX_FRAMES as u32 / 4), "{resent}");
-    eprintln!("lesson5 rdma: PSN {lost} dropped → NAK {:?} → resent {}..={} ({} packets)", nak.psn, re.from, re.to, re.packets);
+    let resent = rdma
+        .frames
+        .iter()
+        .filter(|f| f.resend && f.kind == Kind::Data)
+        .count();
+    assert!(
+        resent as u32 >= re.packets.min(MAX_FRAMES as u32 / 4),
+        "{resent}"
+    );
+    eprintln!(
+        "lesson5 rdma: PSN {lost} dropped → NAK {:?} → resent {}..={} ({} packets)",
+        nak.psn, re.from, re.to, re.packets
+    );
     // TCP: the segment lost is reported by a duplicate ACK (or SACK) naming it and resent alone.
     let tcp = views.iter().find(|v| v.path == "tcp").unwrap();
     let s = tcp.story.as_ref().expect("TCP loses frames too");
@@ -1016,7 +1034,10 @@ fn lesson5_packet_view_narrates_the_first_drop_from_the_frames() {
 fn lesson5_selective_repeat_resends_only_the_lost_packet() {
     let plan = scenario::parse_with(
         scenario::preset("lesson5").unwrap().toml,
-        &["rdma.retransmission=\"selective\"", "workload.paths=\"rdma\""],
+        &[
+            "rdma.retransmission=\"selective\"",
+            "workload.paths=\"rdma\"",
+        ],
     )
     .unwrap();
     let (_, views) = rdmalab::report::run_plan_packets(&plan, &RunOptions::default()).unwrap();
@@ -1025,5 +1046,8 @@ fn lesson5_selective_repeat_resends_only_the_lost_packet() {
     let re = s.resend.as_ref().unwrap();
     assert!(re.selective);
     assert_eq!(re.from, s.drop.psn.unwrap());
-    eprintln!("lesson5 selective: resent {}..={} ({} packets)", re.from, re.to, re.packets);
+    eprintln!(
+        "lesson5 selective: resent {}..={} ({} packets)",
+        re.from, re.to, re.packets
+    );
 }

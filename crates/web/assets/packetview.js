@@ -4,7 +4,8 @@
 // receiver, the drop at the switch crossed out, the NAK or SACK that reports it, the range
 // resent shaded, PAUSE/RESUME on the link and the switch queue underneath; a cursor to scrub
 // or play, and the drop told as sentences whose numbers are the view's. Go-back-N and
-// selective repeat can be put side by side for the same drop (the same seed draws it again).
+// selective repeat can be put side by side: the same scenario and seed with the other
+// retransmission (its frames differ, so its first drop may fall on another PSN).
 // Any frame is clickable: it dispatches `rdmalab:inspect` (contract.md).
 
 import { lang, esc } from './i18n.js';
@@ -35,8 +36,8 @@ const WORDS = {
     quiet: '这一段没有丢包，也没有 PFC 暂停；队列最深 {q}',
     story: '经过',
     summary: '{a} → {b} → {c}',
-    compare: '同一处丢包换成选择重传，并排对比',
-    compare_gbn: '同一处丢包换成 go-back-N，并排对比',
+    compare: '同一场景换成选择重传，并排对比',
+    compare_gbn: '同一场景换成 go-back-N，并排对比',
     play: '播放', pause_btn: '暂停', time: '窗口内时间',
     stretch: '慢放：这段 {sim} 在 1× 下放 {real}，约慢 {x} 倍。',
     frames: '{n} 帧，其中重发 {r} 帧、被丢 {d} 帧；PAUSE {p} 次',
@@ -70,8 +71,8 @@ const WORDS = {
     quiet: 'No drop and no PFC pause here; deepest queue {q}',
     story: 'What happened',
     summary: '{a} → {b} → {c}',
-    compare: 'Same drop with selective repeat, side by side',
-    compare_gbn: 'Same drop with go-back-N, side by side',
+    compare: 'Same scenario with selective repeat, side by side',
+    compare_gbn: 'Same scenario with go-back-N, side by side',
     play: 'Play', pause_btn: 'Pause', time: 'time in the window',
     stretch: 'Slowed down: this {sim} plays in {real} at 1×, about {x} times slower.',
     frames: '{n} frames: {r} resent, {d} dropped; {p} PAUSE',
@@ -147,12 +148,12 @@ export function storyEvents(v, mode) {
     out.push({ t: s.drop.t_ns, kind: 'drop', text: pw('drop_rdma', { psn: s.drop.psn, why }) });
     if (s.report) out.push({ t: s.report.t_ns, kind: 'report', text: pw(s.report.kind === 'sack' ? 'sack' : 'nak', { psn: s.report.psn }) });
     else out.push({ t: null, kind: 'report', text: pw('nonak') });
-    if (s.resend) out.push({ t: s.resend.t_ns, kind: 'resend', text: pw(s.resend.selective ? 'sel_resend' : 'gbn_resend', { from: s.resend.from, to: s.resend.to, n: s.resend.packets }) });
+    if (s.resend) out.push({ t: s.resend.t_ns, kind: 'resend', text: pw(s.resend.selective ? 'sel_resend' : 'gbn_resend', { from: s.resend.from, to: s.resend.to, n: s.resend.packets, packets: s.resend.packets === 1 ? 'packet' : 'packets' }) });
     else out.push({ t: null, kind: 'resend', text: pw('noresend') });
   } else {
     out.push({ t: s.drop.t_ns, kind: 'drop', text: pw('drop_tcp', { seq: s.drop.seq, why }) });
     if (s.report) out.push({ t: s.report.t_ns, kind: 'report', text: pw(s.report.kind === 'sack' ? 'tcpsack' : 'dupack', { ack: s.report.ack }) });
-    if (s.resend) out.push({ t: s.resend.t_ns, kind: 'resend', text: pw('tcp_resend', { from: s.resend.from, n: s.resend.packets, upto: s.resend.packets > 1 ? pw('tcp_upto', { to: s.resend.to }) : '' }) });
+    if (s.resend) out.push({ t: s.resend.t_ns, kind: 'resend', text: pw('tcp_resend', { from: s.resend.from, n: s.resend.packets, segments: s.resend.packets === 1 ? 'segment' : 'segments', upto: s.resend.packets > 1 ? pw('tcp_upto', { to: s.resend.to }) : '' }) });
     else out.push({ t: null, kind: 'resend', text: pw('noresend') });
   }
   void mode;

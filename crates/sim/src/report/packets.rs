@@ -268,11 +268,17 @@ fn classify(path: &'static str, at: SimTime, p: &Packet, hosts: [NodeId; 2]) -> 
                 Kind::Cnp
             } else if op.is_request() {
                 Kind::Data
-            } else if hdr.ext.irn.is_some_and(|i| i.kind() == wire::ib::irn::Kind::Sack) {
+            } else if hdr
+                .ext
+                .irn
+                .is_some_and(|i| i.kind() == wire::ib::irn::Kind::Sack)
+            {
                 Kind::Sack
-            } else if hdr.ext.aeth.is_some_and(|a| {
-                matches!(a.syndrome, wire::ib::aeth::Syndrome::Nak(_))
-            }) {
+            } else if hdr
+                .ext
+                .aeth
+                .is_some_and(|a| matches!(a.syndrome, wire::ib::aeth::Syndrome::Nak(_)))
+            {
                 Kind::Nak
             } else {
                 Kind::Ack
@@ -432,20 +438,23 @@ pub fn view(
     // The queue's deepest point in each of MAX_QUEUE_SAMPLES equal slices of the window.
     let span_ps = (t_end.as_ps() - t0.as_ps()).max(1);
     let slice = |t: SimTime| {
-        ((t.as_ps() - t0.as_ps()) as u128 * MAX_QUEUE_SAMPLES as u128 / (span_ps as u128 + 1)) as usize
+        ((t.as_ps() - t0.as_ps()) as u128 * MAX_QUEUE_SAMPLES as u128 / (span_ps as u128 + 1))
+            as usize
     };
     let mut slices: BTreeMap<usize, (SimTime, u64)> = BTreeMap::new();
     let mut queue_max = 0;
     for (t, r) in records {
         match r {
-            TraceRecord::PauseSent {
-                node, quanta, ..
-            } if inside(*t) && pauses.len() < MAX_PAUSES => pauses.push(Pause {
-                t_ns: rel(*t),
-                at: host_name(*node),
-                resume: *quanta == 0,
-                quanta: *quanta,
-            }),
+            TraceRecord::PauseSent { node, quanta, .. }
+                if inside(*t) && pauses.len() < MAX_PAUSES =>
+            {
+                pauses.push(Pause {
+                    t_ns: rel(*t),
+                    at: host_name(*node),
+                    resume: *quanta == 0,
+                    quanta: *quanta,
+                })
+            }
             TraceRecord::Packet {
                 stage: PacketStage::Enqueued | PacketStage::Dequeued,
                 node,
@@ -516,7 +525,11 @@ fn story(
             .find(|(_, s)| s.from == From::Remote && s.ack == Some(lost_seq))
             .map(|(_, s)| StoryReport {
                 t_ns: rel(s.at),
-                kind: if s.kind == Kind::Sack { "sack" } else { "dupack" },
+                kind: if s.kind == Kind::Sack {
+                    "sack"
+                } else {
+                    "dupack"
+                },
                 psn: None,
                 ack: s.ack.map(|a| a.wrapping_sub(base)),
             })
@@ -548,7 +561,13 @@ fn story(
         // Go-back-N resends the range from the lost PSN on; resends after a SACK, or that skip
         // PSNs, are selective (TCP with SACK resends what the blocks leave out).
         let selective = path == "tcp" || gap || sacked;
-        let rel_key = |k: u32| if path == "tcp" { k.wrapping_sub(base) } else { k };
+        let rel_key = |k: u32| {
+            if path == "tcp" {
+                k.wrapping_sub(base)
+            } else {
+                k
+            }
+        };
         StoryResend {
             t_ns: rel(s0.at),
             from: rel_key(key(s0).unwrap_or(0)),
