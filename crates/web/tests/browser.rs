@@ -1998,6 +1998,23 @@ async fn the_simulation_page_tells_the_story() {
         "{alt:?}"
     );
     shot(&page, "story-lesson5-compare-zh").await;
+    // The new parts speak Chinese: no run of two lower-case English words in the packet view
+    // (three panels now) or the narration, and "remote" is 远端 everywhere on the page.
+    let english: Vec<String> = eval(
+        &page,
+        "(() => { const out = []; for (const el of document.querySelectorAll('.packetview, .narration, svg.pv title, .pv-frame')) \
+           for (const line of (el.innerText ?? el.textContent).split('\\n').concat(el.getAttribute && el.getAttribute('aria-label') ? [el.getAttribute('aria-label')] : [])) { let run = []; \
+             for (const tok of line.split(/\\s+/).concat([''])) { const w = tok.replace(/^[\"'“‘(\\[（]+|[\"'”’)\\],.;:!?，。）、]+$/g, ''); \
+               if (/^[a-z][a-z'-]*$/.test(w)) run.push(w); else { if (run.length >= 2) out.push(run.join(' ') + ' ⟵ ' + line.slice(0, 100)); run = []; } } } \
+           return [...new Set(out)]; })()",
+    )
+    .await;
+    assert!(
+        english.is_empty(),
+        "English in the zh packet view: {english:#?}"
+    );
+    let other: bool = eval(&page, "document.body.innerText.includes('对端')").await;
+    assert!(!other, "对端 on the simulation page (the page says 远端)");
     // "打开无损网络（PFC）": no drop in the RDMA window; PAUSE frames from the switch instead.
     open(&page, &format!("{base}/lesson/5")).await;
     wait_for(
@@ -2060,6 +2077,10 @@ async fn the_simulation_page_tells_the_story() {
                     overflow <= 1.0,
                     "{preset} {lang} {tag}: {overflow} px sideways"
                 );
+                if lang == "zh" {
+                    let other: bool = eval(&page, "document.body.innerText.includes('对端')").await;
+                    assert!(!other, "{preset}: 对端 on the page");
+                }
                 if lesson == 2 && lang == "zh" && !m {
                     // Wide: the table stands beside the drawing.
                     let (dx, tx): (f64, f64) = eval(&page, "[document.querySelector('.drawing').getBoundingClientRect().right, document.querySelector('#table').getBoundingClientRect().left]").await;

@@ -1708,7 +1708,7 @@ mod tests {
             &["loss.congestion_drop=0", "workload.stream_us=1400"],
         )
         .expect("a valid plan");
-        let mut w = new_world(&plan, &BTreeMap::new(), None, false).expect("a world");
+        let mut w = new_world(&plan, &BTreeMap::new(), None, false, false).expect("a world");
         let ((a, _), bufs) = w
             .in_parallel(|w| rdma_setup(w, &plan, None))
             .unwrap_or_else(|o| panic!("setup failed: {o:?}"));
