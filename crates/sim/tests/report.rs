@@ -971,3 +971,85 @@ fn every_scenario_key_changes_the_report_or_is_refused() {
     }
     assert!(silent.is_empty(), "silent knobs:\n{}", silent.join("\n"));
 }
+
+/// Issue 19: the packet view of preset ⑤ tells its first drop as the frames show it — the
+/// dropped PSN, the NAK that names it, the go-back-N range resent from it — and taking the
+/// view changes nothing in the report (same run, same numbers), twice over.
+#[test]
+fn lesson5_packet_view_narrates_the_first_drop_from_the_frames() {
+    use rdmalab::report::packets::{Kind, MAX_FRAMES};
+    let plan = scenario::parse_with(scenario::preset("lesson5").unwrap().toml, &[]).unwrap();
+    let plain = run_plan(&plan).unwrap();
+    let (report, views) = rdmalab::report::run_plan_packets(&plan, &RunOptions::default()).unwrap();
+    let again = rdmalab::report::run_plan_packets(&plan, &RunOptions::default()).unwrap();
+    assert_eq!(
+        serde_json::to_string(&plain).unwrap(),
+        serde_json::to_string(&report).unwrap()
+    );
+    assert_eq!(views, again.1, "the view is deterministic");
+    let rdma = views.iter().find(|v| v.path == "rdma").unwrap();
+    assert!(rdma.frames.len() <= MAX_FRAMES);
+    let s = rdma.story.as_ref().expect("preset ⑤ drops frames");
+    let lost = s.drop.psn.unwrap();
+    let nak = s.report.as_ref().expect("a NAK");
+    assert_eq!((nak.kind, nak.psn), ("nak", Some(lost)));
+    let re = s.resend.as_ref().expect("a resend");
+    assert!(!re.selective);
+    assert_eq!(re.from, lost);
+    assert_eq!(
+        re.packets,
+        re.to - re.from + 1,
+        "go-back-N resends a contiguous range"
+    );
+    // The dropped frame is in the window, marked, and the frames resent are marked resent.
+    let f = rdma
+        .frames
+        .iter()
+        .find(|f| f.psn == Some(lost) && !f.resend)
+        .unwrap();
+    assert!(f.dropped_ns.is_some() && f.kind == Kind::Data);
+    let resent = rdma
+        .frames
+        .iter()
+        .filter(|f| f.resend && f.kind == Kind::Data)
+        .count();
+    assert!(
+        resent as u32 >= re.packets.min(MAX_FRAMES as u32 / 4),
+        "{resent}"
+    );
+    eprintln!(
+        "lesson5 rdma: PSN {lost} dropped → NAK {:?} → resent {}..={} ({} packets)",
+        nak.psn, re.from, re.to, re.packets
+    );
+    // TCP: the segment lost is reported by a duplicate ACK (or SACK) naming it and resent alone.
+    let tcp = views.iter().find(|v| v.path == "tcp").unwrap();
+    let s = tcp.story.as_ref().expect("TCP loses frames too");
+    let seq = s.drop.seq.unwrap();
+    assert_eq!(s.report.as_ref().unwrap().ack, Some(seq));
+    let re = s.resend.as_ref().unwrap();
+    assert_eq!(re.from, seq);
+    assert!(re.selective);
+}
+
+/// With selective repeat the same preset resends only what was lost, after a SACK NAK.
+#[test]
+fn lesson5_selective_repeat_resends_only_the_lost_packet() {
+    let plan = scenario::parse_with(
+        scenario::preset("lesson5").unwrap().toml,
+        &[
+            "rdma.retransmission=\"selective\"",
+            "workload.paths=\"rdma\"",
+        ],
+    )
+    .unwrap();
+    let (_, views) = rdmalab::report::run_plan_packets(&plan, &RunOptions::default()).unwrap();
+    let s = views[0].story.as_ref().unwrap();
+    assert_eq!(s.report.as_ref().unwrap().kind, "sack");
+    let re = s.resend.as_ref().unwrap();
+    assert!(re.selective);
+    assert_eq!(re.from, s.drop.psn.unwrap());
+    eprintln!(
+        "lesson5 selective: resent {}..={} ({} packets)",
+        re.from, re.to, re.packets
+    );
+}

@@ -1,15 +1,18 @@
 // SVG drawings of a run: the two paths side by side (boxes lit from the trace), the
 // timeline/ladder of the first message, and small charts. Pure functions from the report.
 
-import { t, esc } from './i18n.js';
+import { t, esc, lang } from './i18n.js';
+
+// Words of this module's own marks (not in i18n.js: issue 19's additions live with their module).
+const SKIP = { zh: { bypassed: '绕过', unreached: '未经过' }, en: { bypassed: 'bypassed', unreached: 'not reached' } };
 import { term, sentence } from './terms.js';
 
 const LANES = ['app', 'kernel', 'nic'];
-const BOX_W = 112;
-const BOX_H = 64;
+const BOX_W = 124;
+const BOX_H = 78;
 const ROW_Y = { tcp: 38, rdma: 188 };
 // x of each box: local app, kernel, NIC, the switch, remote NIC, kernel, app.
-const BOX_X = { 'local-app': 8, 'local-kernel': 144, 'local-nic': 280, 'fabric-switch': 444, 'remote-nic': 608, 'remote-kernel': 744, 'remote-app': 880 };
+const BOX_X = { 'local-app': 6, 'local-kernel': 144, 'local-nic': 282, 'fabric-switch': 438, 'remote-nic': 594, 'remote-kernel': 732, 'remote-app': 870 };
 
 /** Formats ns as ns, µs or ms. */
 export function fmtNs(ns) {
@@ -40,6 +43,55 @@ function failureAt(p) {
   return { box: 'local-app', text: `${o.verb} → ${sentence(o.code)}` };
 }
 
+/** Which boxes of the row a path entered: those with an interval of its first message, or
+ * (a stream, which draws no message) every box but a kernel the data path never ran in. */
+function enteredBoxes(p, ivs) {
+  const keys = Object.keys(BOX_X);
+  if (!p) return new Set();
+  if (drawn(p)) return new Set(keys.filter((k) => (ivs[k] || []).length));
+  return new Set(keys.filter((k) => !k.endsWith('-kernel') || p.data_path[`kernel_${k.split('-')[0]}`]));
+}
+
+/** Width of `s` in ems at the stage font: CJK one em, the rest about half. */
+const ems = (s) => [...s].reduce((n, c) => n + (/[\u2e80-\u9fff\uff00-\uffef]/.test(c) ? 1 : /[A-Z]/.test(c) ? 0.68 : /[\s.,:;()'|!]/.test(c) ? 0.32 : 0.56), 0);
+
+/** `s` in at most two lines of `max` ems, broken at a space or after punctuation when one is
+ * near; what does not fit ends in "…". */
+export function wrapLabel(s, max = 8.6) {
+  if (!s || ems(s) <= max) return s ? [s] : [];
+  const chars = [...s];
+  let cut = 0;
+  let width = 0;
+  let soft = -1;
+  for (let i = 0; i < chars.length; i += 1) {
+    width += ems(chars[i]);
+    if (width > max) break;
+    cut = i + 1;
+    if (/[\s（(、，+/→]/.test(chars[i])) soft = chars[i] === ' ' ? i : i + 1;
+  }
+  const at = soft > cut / 2 ? soft : cut;
+  const first = chars.slice(0, at).join('').trimEnd();
+  let rest = chars.slice(at).join('').trimStart();
+  if (ems(rest) > max) {
+    const r = [...rest];
+    let n = 0;
+    let k = 0;
+    while (k < r.length && n + ems(r[k]) <= max - 0.6) { n += ems(r[k]); k += 1; }
+    rest = `${r.slice(0, k).join('')}…`;
+  }
+  return [first, rest];
+}
+
+/** The wire between two entered boxes of a row: straight when they are neighbours, else
+ * around the boxes between them (the path bypasses those). */
+function wireBetween(a, b, y) {
+  const x1 = BOX_X[a] + BOX_W, x2 = BOX_X[b], ym = y + BOX_H / 2;
+  const keys = Object.keys(BOX_X);
+  if (keys.indexOf(b) - keys.indexOf(a) === 1) return `<line class="wire" x1="${x1}" y1="${ym}" x2="${x2}" y2="${ym}"/>`;
+  const top = y - 8;
+  return `<path class="wire around" d="M${x1},${ym} C${x1 + 14},${ym} ${x1 + 8},${top} ${x1 + 26},${top} L${x2 - 26},${top} C${x2 - 8},${top} ${x2 - 14},${ym} ${x2},${ym}" fill="none"/>`;
+}
+
 /** The two paths, each box carrying its intervals (`g.iv` with data-stage/start/end). */
 export function pathsSvg(report) {
   const rows = [['tcp', report.tcp, t('sim.tcp')], ['rdma', report.rdma, t('sim.rdma')]];
@@ -51,12 +103,18 @@ export function pathsSvg(report) {
     const ivs = {};
     for (const iv of (drawn(p) ? drawn(p).timeline : [])) (ivs[boxKey(iv)] ||= []).push(iv);
     const keys = Object.keys(BOX_X);
-    keys.forEach((k, i) => {
-      if (i + 1 < keys.length) {
-        const x1 = BOX_X[k] + BOX_W, x2 = BOX_X[keys[i + 1]];
-        out += `<line class="wire" x1="${x1}" y1="${y + BOX_H / 2}" x2="${x2}" y2="${y + BOX_H / 2}"/>`;
-      }
-    });
+    const entered = enteredBoxes(p, ivs);
+    const on = keys.filter((k) => entered.has(k));
+    const firstOn = keys.indexOf(on[0]);
+    const lastOn = keys.indexOf(on[on.length - 1]);
+    // The line joins the boxes the path entered; a box between two of them is bypassed (the
+    // line goes around it), a box past the last one was never reached.
+    for (let i = 0; i + 1 < on.length; i += 1) out += wireBetween(on[i], on[i + 1], y);
+    if (!p) {
+      keys.forEach((k, i) => {
+        if (i + 1 < keys.length) out += wireBetween(k, keys[i + 1], y).replace('class="wire"', 'class="wire idle"');
+      });
+    }
     const fail = p ? failureAt(p) : null;
     for (const k of keys) {
       const [side, lane] = k.split('-');
@@ -66,10 +124,19 @@ export function pathsSvg(report) {
       // Setup (registration, QP creation, modify_qp, the exchange) may enter the kernel; it ran
       // before the data path, so it is a tag under the box, never a lit interval.
       const setupKernel = p && lane === 'kernel' && side !== 'fabric' && p.setup[`kernel_${side}`];
-      out += `<g class="box${fail && fail.box === k ? ' failed' : ''}" data-path="${path}" data-side="${side}" data-lane="${lane}" data-count="${(ivs[k] || []).length}"${setupKernel ? ' data-setup="kernel"' : ''}>
+      const i = keys.indexOf(k);
+      // A kernel the data path never ran in is bypassed (RDMA: the NIC moves the data to and
+      // from memory itself), unless the attempt failed before getting there.
+      const between = i > firstOn && i < lastOn;
+      const bypass = between || (lane === 'kernel' && (i < lastOn || !(p && !p.latency && p.failed_attempt)));
+      const skip = !p || entered.has(k) ? '' : (bypass ? 'bypassed' : 'unreached');
+      const tag = skip ? `<text class="skip-tag" x="${x + BOX_W / 2}" y="${y + BOX_H - 18}">${esc(SKIP[lang() === 'en' ? 'en' : 'zh'][skip])}</text>` : '';
+      out += `<g class="box${fail && fail.box === k ? ' failed' : ''}${skip ? ` ${skip}` : ''}" data-path="${path}" data-side="${side}" data-lane="${lane}" data-count="${(ivs[k] || []).length}"${setupKernel ? ' data-setup="kernel"' : ''}${skip ? ` data-skip="${skip}"` : ''}>
         <rect x="${x}" y="${y}" width="${BOX_W}" height="${BOX_H}" rx="8"/>
-        <text class="name" x="${x + BOX_W / 2}" y="${y + 22}">${esc(t(`box.${lane}`))}${esc(sideLabel)}</text>
-        <text class="stage" x="${x + BOX_W / 2}" y="${y + 44}"></text>
+        <text class="name" x="${x + BOX_W / 2}" y="${y + 19}">${esc(t(`box.${lane}`))}${esc(sideLabel)}</text>
+        <text class="stage" x="${x + BOX_W / 2}" y="${y + 37}"><tspan x="${x + BOX_W / 2}" dy="0"></tspan><tspan x="${x + BOX_W / 2}" dy="13"></tspan></text>
+        <text class="visits" x="${x + BOX_W - 6}" y="${y + BOX_H - 6}"></text>
+        ${tag}
         ${setupKernel ? `<text class="setup-tag" x="${x + BOX_W / 2}" y="${y + BOX_H - 4}">${esc(t('box.setup'))}</text>` : ''}
         <g class="ivs">${list}</g>
       </g>`;
@@ -114,9 +181,13 @@ export function paintAt(svg, report, tn) {
     }
     g.classList.toggle('lit', stage !== '');
     const s = g.querySelector('text.stage');
-    const shown = term(stage);
-    const max = /[\u4e00-\u9fff]/.test(shown) ? 9 : 17;
-    s.textContent = shown.length > max ? `${shown.slice(0, max - 1)}…` : shown;
+    if (s.dataset.shown !== stage) {
+      const [a = '', b = ''] = wrapLabel(term(stage));
+      const [l1, l2] = s.querySelectorAll('tspan');
+      l1.textContent = a;
+      l2.textContent = b;
+      s.dataset.shown = stage;
+    }
   }
   for (const row of svg.querySelectorAll('g.row')) {
     const p = report[row.dataset.path];
@@ -162,7 +233,7 @@ export function ladderSvg(path, p, span) {
   for (const iv of d.timeline) {
     const y = laneY(boxKey(iv));
     const w = Math.max(1, x(iv.end_ns) - x(iv.start_ns));
-    out += `<rect class="bar l-${iv.lane}" x="${x(iv.start_ns)}" y="${y + 3}" width="${w}" height="${lh - 6}"><title>${esc(term(iv.stage))}: ${fmtNs(iv.start_ns)} – ${fmtNs(iv.end_ns)}</title></rect>`;
+    out += `<rect class="bar l-${iv.lane}" data-key="${esc(`${iv.side}|${iv.lane}|${iv.stage}`)}" x="${x(iv.start_ns)}" y="${y + 3}" width="${w}" height="${lh - 6}"><title>${esc(term(iv.stage))}: ${fmtNs(iv.start_ns)} – ${fmtNs(iv.end_ns)}</title></rect>`;
   }
   const yn = (k) => laneY(k) + lh / 2;
   for (const f of d.frames) {

@@ -7,6 +7,8 @@ import { term, sentence } from './terms.js';
 import { GROUPS, LESSON_KEYS, PARAMS as WORDS, UNITS } from './simparams.js';
 import { api, errorText, go } from './app.js';
 import { pathsSvg, paintAt, spanNs, ladderSvg, cursorAt, barsSvg, batchesSvg, retentionSvg, fmtNs } from './draw.js';
+import { narrationHtml, stepButtonsHtml, pacing, stretchText, allSteps, markSteps, w as nw } from './narration.js';
+import { renderPacketView, stopPacketView } from './packetview.js';
 
 const PRESETS = [['lesson1', '①'], ['lesson2', '②'], ['lesson3', '③'], ['lesson4', '④'], ['lesson5', '⑤'], ['lesson5b', '⑤b'], ['lesson6', '⑥']];
 const SPEEDS = [0.25, 0.5, 1, 2, 4];
@@ -50,6 +52,7 @@ const ROWS = [
   ['syscalls', () => true, (p) => [String(p.data_path.syscalls), p.data_path.syscalls]],
   ['kernel', () => true, (p) => [`${yn(p.data_path.kernel_local)} / ${yn(p.data_path.kernel_remote)}`, [p.data_path.kernel_local, p.data_path.kernel_remote]]],
   ['transport_in', () => true, (p) => [term(p.transport_in), p.transport_in]],
+  ['cpu_stage_count', () => true, (p) => [`${p.data_path.cpu_stages_local.length} / ${p.data_path.cpu_stages_remote.length}`, [p.data_path.cpu_stages_local.length, p.data_path.cpu_stages_remote.length]]],
   ['cpu_stages_local', () => true, (p) => [p.data_path.cpu_stages_local.map((s) => (s.count > 1 ? `${term(s.name)} ×${s.count}` : term(s.name))).join(sep()) || '—', p.data_path.cpu_stages_local.length]],
   ['cpu_stages', () => true, (p) => [p.data_path.cpu_stages_remote.map((s) => (s.count > 1 ? `${term(s.name)} ×${s.count}` : term(s.name))).join(sep()) || '—', p.data_path.cpu_stages_remote.length]],
   ['cpu_per_message', () => true, (p) => [`${fmtNs(p.data_path.cpu_ns_per_message_local)} / ${fmtNs(p.data_path.cpu_ns_per_message_remote)}`, [p.data_path.cpu_ns_per_message_local, p.data_path.cpu_ns_per_message_remote]]],
@@ -100,16 +103,23 @@ const ROWS = [
     : ['', null])],
 ];
 
+/** Rows this page added for issue 19 carry their words here (not in i18n.js). */
+const ROW_WORDS = {
+  cpu_stage_count: { zh: '占 CPU 的阶段数 本端 / 远端', en: 'stages on a CPU local / remote' },
+};
+const rowLabel = (id) => (ROW_WORDS[id] ? ROW_WORDS[id][lang() === 'en' ? 'en' : 'zh'] : t(`row.${id}`));
+
 /**
  * The comparison table of `report`; with `before` (the previous run of the same preset with
  * other parameters) every value that changed shows as "before → now", so a toggle's effect is
  * read off the table (retention 18.7% → 98.8%).
  */
 function tableHtml(report, hl, before = null) {
-  const cell = (path, p, f) => {
+  const cell = (path, p, f, rowId) => {
     if (!p) return `<td data-path="${path}" class="na">${esc(t('sim.notrun'))}</td>`;
     const [text, v] = f(p, report);
-    const bad = path === 'rdma' && p.outcome.status === 'failed' ? ' fail' : '';
+    // A failure marks its own row (the outcome, which says where), not the whole column.
+    const bad = rowId === 'outcome' && p.outcome.status === 'failed' ? ' fail fail-cell' : '';
     const bp = before && before[path];
     let was = null;
     if (bp) {
@@ -122,7 +132,7 @@ function tableHtml(report, hl, before = null) {
   };
   const rows = ROWS.filter(([, applies]) => applies(report)).map(([id, , f]) => `
     <tr data-row="${id}"${id === hl ? ' class="hl" aria-current="true"' : ''}>
-      <th scope="row">${esc(t(`row.${id}`))}</th>${cell('tcp', report.tcp, f)}${cell('rdma', report.rdma, f)}
+      <th scope="row">${esc(rowLabel(id))}</th>${cell('tcp', report.tcp, f, id)}${cell('rdma', report.rdma, f, id)}
     </tr>`).join('');
   const cap = before ? `${esc(t('sim.compare'))} <span class="muted">${esc(t('sim.before'))}</span>` : esc(t('sim.compare'));
   return `<table class="compare"><caption>${cap}</caption>
@@ -237,33 +247,56 @@ function startAnimation(root, report, speed) {
   const slider = root.querySelector('#time');
   const label = root.querySelector('#tlabel');
   const btn = root.querySelector('#play');
+  const prev = root.querySelector('#step-prev');
+  const next = root.querySelector('#step-next');
+  const stepof = root.querySelector('#stepof');
   if (!span) {
     paintAt(svg, report, -1);
-    slider.disabled = true; btn.disabled = true;
+    slider.disabled = true; btn.disabled = true; prev.disabled = true; next.disabled = true;
     return;
   }
-  // At speed 1 the longer path's first message takes 8 s of real time.
-  const a = { raf: 0, t: 0, playing: !matchMedia('(prefers-reduced-motion: reduce)').matches, last: null, speed };
+  // Every step stays on screen at least MIN_STAGE_MS at 1×: the clock runs in played time
+  // (`ms`), mapped piecewise onto simulated time (narration.js).
+  const pace = pacing(report, span);
+  const all = allSteps(report);
+  root.querySelector('#stretch').textContent = stretchText(span, pace.total);
+  const a = { raf: 0, ms: 0, playing: !matchMedia('(prefers-reduced-motion: reduce)').matches, last: null, speed };
   anim = a;
   const show = () => {
-    window.__rdmalabTime = a.t;
-    paintAt(svg, report, a.t);
-    cursorAt(root, span, a.t);
-    slider.value = String(Math.round((a.t / span) * 1000));
-    label.textContent = `${fmtNs(a.t)} / ${fmtNs(span)}`;
+    const tn = pace.toSim(a.ms);
+    window.__rdmalabTime = tn;
+    paintAt(svg, report, tn);
+    cursorAt(root, span, tn);
+    const k = markSteps(root, report, tn, all);
+    stepof.textContent = nw('stepof', { i: k + 1, n: all.length });
+    slider.value = String(Math.round((a.ms / pace.total) * 1000));
+    label.textContent = `${fmtNs(tn)} / ${fmtNs(span)}`;
     btn.textContent = a.playing ? t('sim.pause') : t('sim.play');
   };
   const tick = (now) => {
     if (anim !== a) return;
     if (a.playing && a.last != null) {
-      a.t += ((now - a.last) / 1000) * (span / 8) * a.speed;
-      if (a.t > span) a.t = 0;
+      a.ms += (now - a.last) * a.speed;
+      if (a.ms > pace.total) a.ms = 0;
     }
     a.last = now;
     show();
     a.raf = requestAnimationFrame(tick);
   };
-  slider.oninput = () => { a.t = (Number(slider.value) / 1000) * span; a.playing = false; show(); };
+  // Step forward / back: to the start of the next (previous) step of either path, paused.
+  const go = (dir) => {
+    const tn = pace.toSim(a.ms);
+    const eps = 1e-6;
+    const starts = [...new Set(all.map((s) => s.start))];
+    const target = dir > 0 ? starts.find((x) => x > tn + eps) : [...starts].reverse().find((x) => x < tn - eps);
+    a.playing = false;
+    if (target != null) a.ms = pace.toReal(target);
+    else if (dir < 0) a.ms = 0;
+    show();
+  };
+  prev.onclick = () => go(-1);
+  next.onclick = () => go(1);
+  slider.oninput = () => { a.ms = (Number(slider.value) / 1000) * pace.total; a.playing = false; show(); };
   btn.onclick = () => { a.playing = !a.playing; show(); };
   show();
   a.raf = requestAnimationFrame(tick);
@@ -374,6 +407,7 @@ function wirePanel(main, plan) {
 
 export async function renderSim(main, live) {
   stopAnimation();
+  stopPacketView();
   const st = state();
   const t0 = performance.now();
   document.body.dataset.run = 'running';
@@ -397,22 +431,29 @@ export async function renderSim(main, live) {
         </form>
       </details>
       <p id="status" class="status" role="status" aria-live="polite">${esc(t('sim.running'))}</p>
+      <div class="sim-main">
+      <div class="sim-left">
       <div class="drawing">
         <div id="paths"></div>
-        <div class="controls">
+        <div class="controls" id="player">
           <button id="play" type="button">${esc(t('sim.pause'))}</button>
+          ${stepButtonsHtml()}
           <label for="speed">${esc(t('sim.speed'))}</label>
           <select id="speed">${SPEEDS.map((s) => `<option value="${s}"${s === st.speed ? ' selected' : ''}>${s}×</option>`).join('')}</select>
           <label for="time">${esc(t('sim.time'))}</label>
           <input id="time" type="range" min="0" max="1000" value="0">
           <span id="tlabel" class="mono"></span>
         </div>
-        <p id="streamnote" class="muted" hidden>${esc(t('sim.stream'))}</p>
+        <p id="stretch" class="muted stretch"></p>
       </div>
-      <div id="table"></div>
+      <div id="narration"></div>
+      <div id="packetview"></div>
+      </div>
+      <div class="sim-right"><div id="table"></div></div>
+      </div>
       <h2>${esc(t('sim.charts'))}</h2>
       <div id="charts" class="charts"></div>
-      <h2>${esc(t('sim.ladder'))}</h2>
+      <h2 id="ladder-title">${esc(t('sim.ladder'))}</h2>
       <div id="ladder"></div>
       <p class="muted">${esc(t('sim.url'))}</p>
     </section>`;
@@ -448,6 +489,8 @@ export async function renderSim(main, live) {
   }
   if (!live()) return;
   const report = res.report;
+  // For the browser test, which reads the page's own pacing back.
+  window.__rdmalabReport = report;
   main.querySelector('#paths').innerHTML = pathsSvg(report);
   // Before/after: the previous run of this preset with other parameters stays beside this one.
   const before = previous && previous.preset === st.preset && previous.key !== key ? previous.report : null;
@@ -458,7 +501,14 @@ export async function renderSim(main, live) {
   const span = spanNs(report);
   main.querySelector('#ladder').innerHTML = ['tcp', 'rdma'].map((p) => ladderSvg(p, report[p], span)).join('');
   main.querySelector('#charts').innerHTML = chartsHtml(report);
-  main.querySelector('#streamnote').hidden = report.scenario.mode !== 'stream';
+  const stream = report.scenario.mode === 'stream';
+  // A stream has no first message: the packet view takes the narration's place and the
+  // first-message player and timeline are not shown.
+  main.querySelector('#narration').innerHTML = stream ? '' : narrationHtml(report);
+  main.querySelector('#player').style.display = stream ? 'none' : '';
+  main.querySelector('#stretch').hidden = stream;
+  main.querySelector('#ladder-title').hidden = stream;
+  main.querySelector('#ladder').hidden = stream;
   const ms = performance.now() - t0;
   main.querySelector('#status').textContent = `${res.preset ? t(`preset.${res.preset}`) : t('sim.custom')} · ${t('sim.done', { ms: ms.toFixed(0) })}`;
   document.body.dataset.renderMs = ms.toFixed(1);
@@ -467,7 +517,14 @@ export async function renderSim(main, live) {
   // The row the lesson is about, in view after the run.
   const hlRow = st.hl && main.querySelector(`tr[data-row="${st.hl}"]`);
   if (hlRow) hlRow.scrollIntoView({ block: 'center' });
-  startAnimation(main, report, st.speed);
+  if (stream) {
+    stopAnimation();
+    paintAt(main.querySelector('svg.paths'), report, -1);
+    renderPacketView(main.querySelector('#packetview'), runBody(st), res.plan, live);
+  } else {
+    stopPacketView();
+    startAnimation(main, report, st.speed);
+  }
   main.querySelector('#speed').onchange = (e) => {
     const s = Number(e.target.value);
     if (anim) anim.speed = s;

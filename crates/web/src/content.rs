@@ -203,6 +203,7 @@ pub const ROW_IDS: &[&str] = &[
     "syscalls",
     "kernel",
     "transport_in",
+    "cpu_stage_count",
     "cpu_stages_local",
     "cpu_stages",
     "cpu_per_message",

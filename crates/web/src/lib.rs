@@ -9,6 +9,7 @@
 //! | `GET /api/presets` | `[{name, key, number, title, toml}]`: presets ①–⑥ and ⑤b |
 //! | `GET /api/schema` | `{keys: [{key, type, unit, doc, allowed, default, min?, max?, choices?}], limits}`: every scenario key (the experiment-parameters panel) and the server's bounds |
 //! | `POST /api/run` | body `{preset? , scenario?, set?: ["key=value"], profile?}` → `{preset, plan: {key: value}, report}` (`report` is `rdmalab run --json`'s document: schema in `rdmalab::report`) |
+//! | `POST /api/packets` | body as `/api/run` → `{preset, mode, tcp, rdma}`: each path's packet view, the frames around its first drop (`rdmalab::report::packets`; [`packets`]) |
 //! | `POST /api/verbs` | body `{session: "TOML", profile?}` → `rdmalab verbs run --json`'s document (every step, its result and checks, `passed`); at most [`api::MAX_VERBS_EVENTS`] events |
 //! | `GET /api/verbs/model` | `{states, qp_types, transitions: [{from, to, rc|uc|ud: {required, optional}}], attrs: [{key, mask}], profiles, wc_status: [{name, code, text}], errno: [{name, code}]}`: the QP state table the playground draws |
 //! | `GET /api/labs` | `[{id, params: [{name, kind: int|bool|choice, min?, max?, choices?, default, unit}]}]`: the fabric labs |
@@ -57,6 +58,7 @@ pub mod error;
 pub mod examples;
 pub mod glossary;
 pub mod guard;
+pub mod packets;
 #[cfg(test)]
 mod page_words;
 pub mod placeholder;
@@ -135,6 +137,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/presets", get(api::presets))
         .route("/api/schema", get(api::schema))
         .route("/api/run", post(api::run))
+        .route("/api/packets", post(packets::packets))
         .route("/api/verbs", post(api::verbs))
         .route("/api/verbs/model", get(api::verbs_model))
         .route("/api/verbs/examples", get(api::verbs_examples))

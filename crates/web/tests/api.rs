@@ -1225,3 +1225,56 @@ async fn a_labs_fabric_view_is_bounded_and_deterministic() {
     let (_, r) = post("/api/lab/trouble", r#"{}"#).await;
     assert!(r.get("fabric").is_none());
 }
+
+/// `POST /api/packets` (issue 19): each path's packet view of the run, bounded, the same
+/// twice, its drop story equal to the frames it lists; a bad body is refused as `/api/run`
+/// refuses it, naming the field.
+#[tokio::test]
+async fn packets_cut_a_bounded_window_of_the_runs_frames() {
+    use rdmalab::report::packets::{MAX_FRAMES, MAX_PAUSES, MAX_QUEUE_SAMPLES};
+    let body = json!({"preset": "lesson5"}).to_string();
+    let (s, a) = post("/api/packets", &body).await;
+    assert_eq!(s, StatusCode::OK, "{a}");
+    let (_, b) = post("/api/packets", &body).await;
+    assert_eq!(a, b, "the same run, the same view");
+    assert_eq!(a["mode"], "stream");
+    for path in ["tcp", "rdma"] {
+        let v = &a[path];
+        assert!(v["frames"].as_array().unwrap().len() <= MAX_FRAMES);
+        assert!(v["pauses"].as_array().unwrap().len() <= MAX_PAUSES);
+        assert!(v["queue"].as_array().unwrap().len() <= MAX_QUEUE_SAMPLES);
+    }
+    let v = &a["rdma"];
+    let psn = &v["story"]["drop"]["psn"];
+    let lost = v["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| &f["psn"] == psn && f["kind"] == "data" && f["resend"] == false)
+        .expect("the lost frame is in the window");
+    assert!(lost["dropped_ns"].is_number(), "{lost}");
+    assert_eq!(v["story"]["report"]["psn"], *psn);
+    assert_eq!(v["story"]["resend"]["from"], *psn);
+    // One path only: the other is null.
+    let (_, one) = post(
+        "/api/packets",
+        &json!({"preset": "lesson5", "set": ["workload.paths=\"rdma\""]}).to_string(),
+    )
+    .await;
+    assert!(
+        one["tcp"].is_null() && one["rdma"]["story"].is_object(),
+        "{one}"
+    );
+    // Bad bodies: the field and what it allows.
+    let (s, e) = post("/api/packets", &json!({"preset": "lesson99"}).to_string()).await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{e}");
+    let (s, e) = post(
+        "/api/packets",
+        &json!({"preset": "lesson5", "set": ["workload.stream_us=999999999"]}).to_string(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{e}");
+    assert_eq!(e["field"], "workload.stream_us", "{e}");
+    let (s, e) = post("/api/packets", "{\"presett\": 1}").await;
+    assert!(s.is_client_error() && e["error"].is_string(), "{s} {e}");
+}

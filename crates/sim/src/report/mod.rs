@@ -14,6 +14,10 @@
 //! (`req_notify_cq`) and sleeps on a completion channel: the CQE raises an interrupt, the
 //! interrupt wakes the thread, and only then does it poll.
 //!
+//! [`run_plan_packets`] runs the same plan and also cuts each main run's packet view
+//! ([`packets`]: the frames around its first drop, bounded, with the drop's story) for the
+//! web lab's loss animation; the report it returns is the one [`run_plan`] gives.
+//!
 //! Nothing in the report is a constant: counts, times and ratios are read from the host-stage
 //! trace ([`engine::TraceRecord::Stage`]), the CPU accounts, the socket counters, the PCIe DMA
 //! counters, the transports' counters and the fabric's counters of the run.
@@ -93,13 +97,14 @@
 //! calls run in the application's address space, with no system call).
 
 mod loss_model;
+pub mod packets;
 pub(crate) mod run;
 mod stagelog;
 mod stream;
 
 pub use loss_model::LossModel;
 
-pub use run::{run_plan, run_plan_with};
+pub use run::{run_plan, run_plan_packets, run_plan_with};
 
 use engine::TraceRecord;
 use serde::Serialize;

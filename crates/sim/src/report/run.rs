@@ -88,6 +88,8 @@ struct Measured {
     setup_end: SimTime,
     /// Where the run's whole trace goes (`rdmalab trace`).
     trace: Option<super::TraceSink>,
+    /// Where the run's packet view goes (`run_plan_packets`).
+    frames: Option<super::packets::ViewSink>,
     /// When no message got through: when the first attempt started and when the run gave
     /// up on it (its stages and frames are drawn as [`super::FailedAttempt`]).
     attempt: Option<(SimTime, SimTime)>,
@@ -100,6 +102,26 @@ pub fn run_plan(plan: &Plan) -> Result<Report, RunError> {
 
 /// [`run_plan`] with [`RunOptions`]: calibrated host constants, pcap capture.
 pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError> {
+    run_plan_tapped(plan, opts, None)
+}
+
+/// [`run_plan_with`], and each main run's packet view ([`super::packets::view`]: the frames
+/// around its first drop), TCP's then RDMA's. Same plan, same report and same views.
+pub fn run_plan_packets(
+    plan: &Plan,
+    opts: &RunOptions,
+) -> Result<(Report, Vec<super::packets::View>), RunError> {
+    let sink = super::packets::ViewSink::default();
+    let report = run_plan_tapped(plan, opts, Some(sink.clone()))?;
+    let views = std::mem::take(&mut *sink.lock().expect("no panic holds the sink"));
+    Ok((report, views))
+}
+
+fn run_plan_tapped(
+    plan: &Plan,
+    opts: &RunOptions,
+    frames: Option<super::packets::ViewSink>,
+) -> Result<Report, RunError> {
     let host = &opts.host;
     let pcap = |path: &str| {
         opts.pcap
@@ -150,6 +172,7 @@ pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError>
         &BTreeMap<String, u64>,
         Option<PcapSink>,
         Option<super::TraceSink>,
+        Option<super::packets::ViewSink>,
     ) -> Result<PathReport, RunError>;
     // Each capture is written to a temporary file and renamed into place only once the whole
     // report succeeded (crate::output): a failed run leaves no pcap under the final name.
@@ -164,9 +187,9 @@ pub fn run_plan_with(plan: &Plan, opts: &RunOptions) -> Result<Report, RunError>
                 Some(Box::new(w) as PcapSink)
             }
         };
-        let r = run(plan, host, sink, opts.trace.clone())?;
+        let r = run(plan, host, sink, opts.trace.clone(), frames.clone())?;
         let base = if streaming && lossy {
-            Some(run(&loss_free, host, None, None)?)
+            Some(run(&loss_free, host, None, None, None)?)
         } else {
             None
         };
@@ -298,6 +321,7 @@ fn new_world(
     host: &BTreeMap<String, u64>,
     pcap: Option<PcapSink>,
     trace: bool,
+    frames: bool,
 ) -> Result<World, RunError> {
     let topo = plan.topology()?;
     let mut profile = plan.host_profile();
@@ -317,6 +341,15 @@ fn new_world(
         // The whole run's fabric events (the ladder reads its window from them too).
         w.fabric
             .set_tracer(Tracer::new(FirstObserver::new(super::MAX_TRACE_RECORDS)));
+    } else if frames {
+        // The packet view's inputs: the fabric's records and the frames hosts send, from
+        // the start (both bounded: packets.rs).
+        w.fabric.set_tracer(Tracer::new(FirstObserver::new(
+            super::packets::RECORDS_KEPT,
+        )));
+    }
+    if frames {
+        w.log_frames();
     }
     if let Some(out) = pcap {
         w.capture_pcap(out)
@@ -343,8 +376,9 @@ fn run_tcp(
     host: &BTreeMap<String, u64>,
     pcap: Option<PcapSink>,
     trace: Option<super::TraceSink>,
+    frames: Option<super::packets::ViewSink>,
 ) -> Result<PathReport, RunError> {
-    let mut w = new_world(plan, host, pcap, trace.is_some())?;
+    let mut w = new_world(plan, host, pcap, trace.is_some(), frames.is_some())?;
     let opts = tcp_options(plan);
     let setup_start = w.now();
     let (sa, sb) = w.tcp_connect(0, 1, &opts)?;
@@ -364,6 +398,7 @@ fn run_tcp(
         setup_start,
         setup_end,
         trace: trace.clone(),
+        frames: frames.clone(),
         attempt: None,
     };
     if let Some(d) = plan.stream_duration() {
@@ -696,8 +731,9 @@ fn run_rdma(
     host: &BTreeMap<String, u64>,
     pcap: Option<PcapSink>,
     trace: Option<super::TraceSink>,
+    frames: Option<super::packets::ViewSink>,
 ) -> Result<PathReport, RunError> {
-    let mut w = new_world(plan, host, pcap, trace.is_some())?;
+    let mut w = new_world(plan, host, pcap, trace.is_some(), frames.is_some())?;
     let op = plan.rdma.operation;
     let op_name = match op {
         Operation::Write => "RDMA WRITE",
@@ -713,6 +749,7 @@ fn run_rdma(
         setup_start,
         setup_end: setup_start,
         trace: trace.clone(),
+        frames: frames.clone(),
         attempt: None,
     };
     // Both hosts set up side by side, as two applications would.
@@ -1363,6 +1400,13 @@ fn finish(
         .take::<FirstObserver>()
         .map(|t| t.records)
         .unwrap_or_default();
+    if let Some(sink) = &m.frames {
+        let (log, skipped) = w.take_frame_log();
+        let sent: Vec<(SimTime, fabric::Packet)> =
+            log.into_iter().map(|(t, p, _)| (t, p)).collect();
+        let v = super::packets::view(path, &sent, &packets, nodes, skipped > 0);
+        sink.lock().expect("no panic holds the sink").push(v);
+    }
     if let Some(sink) = &m.trace {
         // Host stages and fabric events of the whole run, merged in time order (stable: a
         // host record before a fabric record at the same instant).
@@ -1664,7 +1708,7 @@ mod tests {
             &["loss.congestion_drop=0", "workload.stream_us=1400"],
         )
         .expect("a valid plan");
-        let mut w = new_world(&plan, &BTreeMap::new(), None, false).expect("a world");
+        let mut w = new_world(&plan, &BTreeMap::new(), None, false, false).expect("a world");
         let ((a, _), bufs) = w
             .in_parallel(|w| rdma_setup(w, &plan, None))
             .unwrap_or_else(|o| panic!("setup failed: {o:?}"));
