@@ -206,6 +206,7 @@ function fieldError(el, spec) {
     const x = Number(v);
     return v !== '' && Number.isFinite(x) && x >= 0 && x <= 1 ? null : t('err.prob', { label });
   }
+  if (spec.auto && v === 'auto') return null;
   const range = spec.max >= BIG ? t('sim.atleast', { a: num(spec.min) }) : t('sim.range', { a: num(spec.min), b: num(spec.max) });
   if (!/^\d{1,19}$/.test(v)) return t('err.int', { label, range });
   const n = BigInt(v);
