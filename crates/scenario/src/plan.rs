@@ -489,7 +489,7 @@ pub struct RdmaPlan {
 pub struct TcpPlan {
     /// Congestion controller.
     pub congestion_control: Congestion,
-    /// IP MTU, bytes (MSS = MTU − 40).
+    /// IP MTU, bytes (the MSS option announces the path MTU − 40; timestamps take 12 of that).
     pub mtu_bytes: u64,
     /// TCP segmentation offload.
     pub tso: bool,
@@ -735,7 +735,7 @@ schema! {
     "switch.ecn_pmax" => switch.ecn_pmax: Kind::Prob, "probability", "Marking probability just below Kmax.";
     "switch.ecmp_hash" => switch.ecmp_hash: Kind::Enum(EcmpKind::NAMES), "", "How a switch picks among equal-cost ports: `crc16` (the 5-tuple's CRC-16 folded and seeded per switch, as ASICs do; RoCE QPs of one host, whose UDP source ports follow their QP numbers, spread evenly) or `mixed` (the CRC through a per-switch mixing function: random-like spread, no polarisation across tiers).";
     "switch.ecn_on_dequeue" => switch.ecn_on_dequeue: Kind::Bool, "", "Mark a frame as it leaves the egress queue, by the depth it leaves behind (htsim's ECN queue), instead of as it joins: the sender hears of the queue one queueing delay sooner.";
-    "switch.mtu_bytes" => switch.mtu_bytes: int(0, 9_216), "bytes", "IP MTU of every switch port (0: no limit; else at least 576): longer frames are dropped. RDMA at `rdma.mtu_bytes = 4096` through 1500-byte ports loses every full-size packet while TCP, whose MSS follows `tcp.mtu_bytes`, passes.";
+    "switch.mtu_bytes" => switch.mtu_bytes: int(0, 9_216), "bytes", "IP MTU of every switch port (0: no limit; else at least 576): longer frames are dropped. RDMA at `rdma.mtu_bytes = 4096` through 1500-byte ports loses every full-size packet while TCP, whose MSS follows the path MTU, passes.";
     "switch.pfc_watchdog_us" => switch.pfc_watchdog_us: int(0, 1_000_000), "µs", "PFC watchdog detection time (0: none): an egress queue paused with frames in it for this long is dropped, and its pauses ignored, until no PAUSE has arrived for twice as long.";
     "loss.congestion_drop" => loss.congestion_drop: Kind::Prob, "probability", "Chance a frame arriving at a switch would overflow its buffer: dropped on a lossy priority, PFC back-pressure on a lossless one (lesson 5).";
     "loss.corruption" => loss.corruption: Kind::Prob, "probability", "Independent per-frame corruption on every link; PFC cannot prevent it.";
@@ -762,7 +762,7 @@ schema! {
     "rdma.dcqcn" => rdma.dcqcn: Kind::Bool, "", "DCQCN rate control at the NICs: CNPs for ECN-marked packets, each QP paced at its DCQCN rate; needs `switch.ecn = true`.";
     "rdma.dcqcn_profile" => rdma.dcqcn_profile: Kind::Enum(DcqcnProfile::NAMES), "", "DCQCN parameters: current NVIDIA firmware defaults or the 2015 paper's.";
     "tcp.congestion_control" => tcp.congestion_control: Kind::Enum(Congestion::NAMES), "", "Congestion controller; `dctcp` needs `tcp.ecn = true`.";
-    "tcp.mtu_bytes" => tcp.mtu_bytes: int(576, 9_216), "bytes", "IP MTU; MSS = MTU − 40.";
+    "tcp.mtu_bytes" => tcp.mtu_bytes: int(576, 9_216), "bytes", "IP MTU of the hosts' interfaces, up to a 9216-byte jumbo frame; every port takes frames this long (or a full RoCE packet, if longer). TCP's MSS option announces the path MTU − 40 (the smaller of this and a nonzero `switch.mtu_bytes`, what Path MTU Discovery settles on); with timestamps on, as Linux's default, a full segment carries 12 bytes less: 1448 B at MTU 1500, 8948 B at 9000.";
     "tcp.tso" => tcp.tso: Kind::Bool, "", "TCP segmentation offload (one stack pass per 64 KiB super-segment).";
     "tcp.gro" => tcp.gro: Kind::Bool, "", "Generic receive offload (merge in-order segments before the stack).";
     "tcp.send_buffer_bytes" => tcp.send_buffer_bytes: int(1, MAX_TCP_BUFFER_BYTES), "bytes", "Send buffer (unacknowledged data).";
@@ -886,20 +886,34 @@ impl Plan {
                 "switch.ecn_kmax_bytes",
             );
         }
+        // Derived thresholds are checked only where they act (PFC on); given ones always, so a
+        // preset may carry them with PFC off, ready for `--set lossless.enabled=true`.
         let pfc = self.pfc_thresholds();
-        if pfc.xon_bytes > pfc.xoff_bytes {
+        let derived = self.lossless.xoff_bytes == Auto::Auto;
+        let checked = self.lossless.enabled
+            || !derived
+            || matches!(self.lossless.xon_bytes, Auto::Fixed(_));
+        let how = if derived {
+            " (XOFF \"auto\": mlx5's rule for topology.link_gbps, topology.cable_m and the port MTU; set lossless.xoff_bytes to choose another)"
+        } else {
+            ""
+        };
+        if checked && pfc.xon_bytes > pfc.xoff_bytes {
             return c(
                 "lossless.xon_bytes",
                 &pfc.xon_bytes,
-                format!("at most lossless.xoff_bytes ({})", pfc.xoff_bytes),
+                format!("at most lossless.xoff_bytes ({}){how}", pfc.xoff_bytes),
                 "lossless.xoff_bytes",
             );
         }
-        if pfc.xoff_bytes >= self.switch.buffer_bytes {
+        if checked && pfc.xoff_bytes >= self.switch.buffer_bytes {
             return c(
                 "lossless.xoff_bytes",
                 &pfc.xoff_bytes,
-                format!("below switch.buffer_bytes ({})", self.switch.buffer_bytes),
+                format!(
+                    "below switch.buffer_bytes ({}){how}",
+                    self.switch.buffer_bytes
+                ),
                 "switch.buffer_bytes",
             );
         }

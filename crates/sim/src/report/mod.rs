@@ -190,18 +190,29 @@ impl PfcSummary {
         }
         let cfg = plan.fabric_config();
         let pfc = cfg.switch.pfc?;
-        let link = plan.link_config();
+        let from = if plan.lossless.xoff_bytes == scenario::Auto::Auto {
+            "auto"
+        } else {
+            "set"
+        };
+        Some(PfcSummary::of_config(&pfc, &plan.link_config(), &cfg, from))
+    }
+
+    /// The summary of `pfc` on a switch port cabled with `link` in a fabric built from `cfg`
+    /// (the labs, which configure the fabric themselves); `from` says where XOFF came from.
+    pub fn of_config(
+        pfc: &fabric::PfcConfig,
+        link: &fabric::LinkConfig,
+        cfg: &fabric::FabricConfig,
+        from: &'static str,
+    ) -> PfcSummary {
         let ns = |d: units::SimDuration| d.as_ps() as f64 / 1_000.0;
-        Some(PfcSummary {
-            xoff_from: if plan.lossless.xoff_bytes == scenario::Auto::Auto {
-                "auto"
-            } else {
-                "set"
-            },
+        PfcSummary {
+            xoff_from: from,
             xoff_bytes: pfc.xoff_bytes,
             xon_bytes: pfc.xon_bytes,
             headroom_bytes: fabric::pfc::headroom_bytes(
-                &link,
+                link,
                 cfg.max_frame_bytes(),
                 pfc.response_time,
             ),
@@ -209,7 +220,7 @@ impl PfcSummary {
             response_ns: ns(pfc.response_time),
             pause_quanta: pfc.pause_quanta,
             pause_duration_ns: ns(wire::pfc::pause_duration(pfc.pause_quanta, link.bandwidth)),
-        })
+        }
     }
 
     /// One line of text: "PFC: XOFF 41,804 B (auto), XON 32,588 B, headroom ...".
