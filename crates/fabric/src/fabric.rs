@@ -59,8 +59,7 @@
 
 use crate::body::Body;
 use crate::config::{
-    L2_BYTES,
-    ConfigError, FabricConfig, Forwarding, LinkConfig, PREAMBLE_IFG_BYTES, Scheduling,
+    ConfigError, FabricConfig, Forwarding, L2_BYTES, LinkConfig, PREAMBLE_IFG_BYTES, Scheduling,
 };
 use crate::loss::LossState;
 use crate::packet::{

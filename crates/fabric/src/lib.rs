@@ -35,8 +35,7 @@ pub use config::{
 };
 pub use fabric::{
     Counters, Delivery, Fabric, FabricEvent, FlowResult, MAX_FRAME_BYTES, OversizeDrop, PfcStats,
-    PortStats,
-    RawFlow, Tap,
+    PortStats, RawFlow, Tap,
 };
 pub use loss::{DropRule, GilbertElliott, LossConfig};
 pub use packet::{

@@ -104,7 +104,9 @@ pub fn response_time(bandwidth: Bandwidth) -> SimDuration {
         .find(|&&(g, _)| gbps <= g)
         .map_or(TABLE[4].1, |&(_, b)| b);
     // bits / (bps) seconds, in picoseconds, rounded up.
-    SimDuration::from_ps((bits as u128 * 1_000_000_000_000).div_ceil(bandwidth.bps() as u128) as u64)
+    SimDuration::from_ps(
+        (bits as u128 * 1_000_000_000_000).div_ceil(bandwidth.bps() as u128) as u64,
+    )
 }
 
 /// Headroom in bytes for one ingress port and priority on `link`, for frames of at most
@@ -158,7 +160,10 @@ mod tests {
         let std = headroom_bytes(&link, 1_522, r);
         let jumbo = headroom_bytes(&link, 9_238, r);
         // Three maximum frames more (the crossing one, and two frame times at line rate).
-        assert!((jumbo - std).abs_diff(3 * (9_238 - 1_522)) <= 2, "{std} {jumbo}");
+        assert!(
+            (jumbo - std).abs_diff(3 * (9_238 - 1_522)) <= 2,
+            "{std} {jumbo}"
+        );
         // The response adds its bytes at line rate: 201,728 bit times = 25,216 B.
         let none = headroom_bytes(&link, 1_522, SimDuration::ZERO);
         assert!((std - none).abs_diff(25_216) <= 1, "{none} {std}");
@@ -193,7 +198,10 @@ mod tests {
         let t = mlx5_thresholds(Bandwidth::gbps(100), 3, 1_500);
         assert_eq!(t.xoff_bytes, (301 + 6) * 100 + 4_080);
         assert_eq!(t.xon_bytes, t.xoff_bytes - 9_216);
-        assert_eq!(mlx5_xoff_bytes(Bandwidth::gbps(100), 100, 1_500), 517 * 100 + 4_080);
+        assert_eq!(
+            mlx5_xoff_bytes(Bandwidth::gbps(100), 100, 1_500),
+            517 * 100 + 4_080
+        );
         // Below 40G the speed counts as 40G.
         assert_eq!(
             mlx5_xoff_bytes(Bandwidth::gbps(25), 3, 1_500),

@@ -890,9 +890,8 @@ impl Plan {
         // preset may carry them with PFC off, ready for `--set lossless.enabled=true`.
         let pfc = self.pfc_thresholds();
         let derived = self.lossless.xoff_bytes == Auto::Auto;
-        let checked = self.lossless.enabled
-            || !derived
-            || matches!(self.lossless.xon_bytes, Auto::Fixed(_));
+        let checked =
+            self.lossless.enabled || !derived || matches!(self.lossless.xon_bytes, Auto::Fixed(_));
         let how = if derived {
             " (XOFF \"auto\": mlx5's rule for topology.link_gbps, topology.cable_m and the port MTU; set lossless.xoff_bytes to choose another)"
         } else {

@@ -363,10 +363,16 @@ fn conflicts_point_at_the_key() {
     assert_eq!((e.key.as_str(), e.line), ("lossless.xon_bytes", 2));
     // XOFF "auto" at 100 Gb/s, 2 m and the default port MTU 4156 (a 4 KiB RoCE packet):
     // (301 + 216 × 2 / 100) × 100 + 272 × 4156 / 100 = 30,500 + 11,304 B, as mlx5 rounds.
-    assert!(e.allowed.contains("at most lossless.xoff_bytes (41804)"), "{e}");
+    assert!(
+        e.allowed.contains("at most lossless.xoff_bytes (41804)"),
+        "{e}"
+    );
     assert!(e.allowed.contains("mlx5's rule"), "{e}");
     let e = err("[lossless]\nxoff_bytes = 1000\nxon_bytes = 2000\n");
-    assert!(e.allowed.contains("at most lossless.xoff_bytes (1000)") && !e.allowed.contains("mlx5"), "{e}");
+    assert!(
+        e.allowed.contains("at most lossless.xoff_bytes (1000)") && !e.allowed.contains("mlx5"),
+        "{e}"
+    );
     // "auto" is a value of its own, from a file and from --set; other strings are not.
     let mut p = Plan::default();
     p.set("lossless.xoff_bytes=5000").unwrap();

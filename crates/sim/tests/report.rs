@@ -740,19 +740,29 @@ fn pfc_thresholds_are_derived_and_reported() {
     assert!(p.line().contains("XOFF 41804 B (auto"), "{}", p.line());
     // The lessons' RoCE traffic still flows: PFC paused it and nothing was dropped.
     let d = r.rdma.as_ref().unwrap();
-    assert!(d.pfc_pauses > 0 && d.drops == 0, "{} pauses, {} drops", d.pfc_pauses, d.drops);
+    assert!(
+        d.pfc_pauses > 0 && d.drops == 0,
+        "{} pauses, {} drops",
+        d.pfc_pauses,
+        d.drops
+    );
     // A longer cable and a slower link move the thresholds as the driver's rule says.
     let r = run(
         "lesson5b",
         &[
             "lossless.enabled=true",
             "lossless.xoff_bytes=auto",
+            "lossless.xon_bytes=auto",
             "topology.link_gbps=25",
             "topology.cable_m=100",
         ],
     );
     let q = r.scenario.pfc.unwrap();
-    assert_eq!(q.xoff_bytes, (301 + 216) * 40 + 272 * 4_156 / 100, "25G counts as 40G");
+    assert_eq!(
+        q.xoff_bytes,
+        (301 + 216) * 40 + 272 * 4_156 / 100,
+        "25G counts as 40G"
+    );
     // With PFC off there is nothing to report.
     assert!(run("lesson1", &[]).scenario.pfc.is_none());
 }

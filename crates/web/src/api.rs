@@ -79,7 +79,9 @@ pub async fn schema() -> Json<serde_json::Value> {
         .iter()
         .map(|k| {
             let (min, max, choices) = match k.kind {
-                Kind::Int { lo, hi } | Kind::IntOrAuto { lo, hi } => (Some(lo), Some(hi), Vec::new()),
+                Kind::Int { lo, hi } | Kind::IntOrAuto { lo, hi } => {
+                    (Some(lo), Some(hi), Vec::new())
+                }
                 Kind::OneOf(v) => (None, None, v.iter().map(|x| json!(x)).collect()),
                 Kind::Enum(v) => (None, None, v.iter().map(|x| json!(x)).collect()),
                 Kind::Prob | Kind::Bool => (None, None, Vec::new()),

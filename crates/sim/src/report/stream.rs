@@ -5,6 +5,20 @@
 //! The window is at least 1 ms of simulated time (issue 5: throughput rows come from at least
 //! 1 ms of steady state); the warm-up is a quarter of the stream, at most 500 µs, so slow start
 //! and the first round trips are not averaged in.
+//!
+//! # Why a larger TCP buffer can measure slower (model-fidelity issue, item 4)
+//! The window is steady state for the network, not always for the sender's socket. With 64 KiB
+//! messages on 100 Gb/s the sender's CPU is the bottleneck, and what it does depends on whether
+//! the send buffer has filled: while it has room, every `write()` copies on the application core
+//! and returns, and the data goes out ACK-clocked from softirq context on the other core, a
+//! small TSO super-segment per ACK, each paying `TCP/IP TX`'s per-segment cost (1 MiB buffers:
+//! 42.4 Gb/s, 27 KB per super-segment; 16 MiB: 23.7 Gb/s, 16.7 KB, twice as many bytes copied as
+//! delivered). Once the buffer is full the application blocks, its core stops copying, and the
+//! backlog drains at a rate no steady state sustains (8 MiB / 6 MiB over 4 ms: 23 Gb/s for the
+//! first 1.5 ms, then 60 Gb/s). So a buffer larger than the window can fill measures the
+//! transient, and throughput against buffer size is not monotonic. Linux avoids the tiny
+//! ACK-clocked segments by deferring them (`tcp_tso_should_defer`, `tcp_tso_win_divisor`,
+//! net/ipv4/tcp_output.c); the model does not, which is the open fix.
 
 use super::{CrossTraffic, LossModel, Outcome, RunError, Throughput};
 use crate::world::{Endpoint, SocketId, World};
