@@ -155,9 +155,9 @@ impl Plan {
     }
 
     /// The IP MTU of every port (the hosts' interface MTU): large enough for both paths, the
-    /// larger of `tcp.mtu_bytes` and a full RoCEv2 packet's IP length (`rdma.mtu_bytes` + 20 IP
-    /// + 8 UDP + 12 BTH + 16 RETH + 4 ICRC; research/verbs-spec.md §6), as an interface
-    /// configured for RoCE at that path MTU must be.
+    /// larger of `tcp.mtu_bytes` and a full RoCEv2 packet's IP length (`rdma.mtu_bytes` plus
+    /// 20 IP, 8 UDP, 12 BTH, 16 RETH and 4 ICRC bytes; research/verbs-spec.md §6), as an
+    /// interface configured for RoCE at that path MTU must be.
     pub fn port_mtu_bytes(&self) -> u64 {
         self.tcp.mtu_bytes.max(self.rdma.mtu_bytes + 60)
     }
