@@ -110,6 +110,9 @@ fn show(r: &LabResult) -> String {
         .map(|m| m.iter().map(|(k, v)| format!("{k}={v}")).collect())
         .unwrap_or_default();
     let _ = writeln!(out, "lab {}: {}", r.lab, params.join(" "));
+    if let Some(pfc) = &r.pfc {
+        let _ = writeln!(out, "{}", pfc.line());
+    }
     let mut t = Table::new();
     t.set_header(vec!["figure", "value", "unit"]);
     for f in &r.figures {

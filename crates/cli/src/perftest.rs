@@ -238,7 +238,15 @@ pub fn perftest(a: PerftestArgs) -> anyhow::Result<ExitCode> {
     let _ = writeln!(
         out,
         " PCIe           : Gen{} x{}       MTU  : {} B     Iterations : {iters}     QPs : {}",
-        plan.host.pcie_generation, plan.host.pcie_lanes, plan.rdma.mtu_bytes, a.qps
+        plan.host.pcie_generation,
+        plan.host.pcie_lanes,
+        // The TCP tests' MTU is the IP MTU of the hosts' interfaces, RDMA's the RoCE path MTU.
+        if matches!(test, Test::TcpRr | Test::TcpStream) {
+            plan.tcp.mtu_bytes
+        } else {
+            plan.rdma.mtu_bytes
+        },
+        a.qps
     );
     if !matches!(test, Test::TcpRr | Test::TcpStream) {
         let _ = write!(out, " Max inline data: {inline}[B]");

@@ -42,7 +42,9 @@ Exit codes: 0 the run finished (a failing RDMA verb is a result, shown in the ou
 1 the run itself failed (an event budget exceeded); 2 bad input (unknown preset or file, unknown --set key, out-of-range value).
 
 JSON schema (\"schema\": \"rdmalab.report/1\"), documented in full in the rdmalab::report module:
-  scenario   {seed, message_bytes, messages, operation, link_gbps, mode (count|stream), stream_us}
+  scenario   {seed, message_bytes, messages, operation, link_gbps, mode (count|stream), stream_us,
+             pfc null or {xoff_from (auto|set), xoff_bytes, xon_bytes, headroom_bytes,
+               port_mtu_bytes, response_ns, pause_quanta, pause_duration_ns}}
   tcp, rdma  null or {path, operation, outcome {status: success|failed, verb, code, where, why},
              messages_delivered, bytes_delivered,
              data_path and setup {copies, copied_bytes, syscalls, kernel_local, kernel_remote,
@@ -307,6 +309,9 @@ fn table(name: &str, r: &Report) -> String {
         "{name}: {workload}, RDMA {}, {} Gb/s, seed {}",
         s.operation, s.link_gbps, s.seed
     );
+    if let Some(pfc) = &s.pfc {
+        let _ = writeln!(o, "{}", pfc.line());
+    }
     let mut t = Table::new();
     t.set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(140);

@@ -48,7 +48,8 @@ JSON Lines schema, one object per line: {path: tcp|rdma, t_ps, kind, ...}
   dropped         node, port, uid, flow, class, bytes, priority, reason
                   (buffer_full|congestion_draw|corruption|burst|rule|no_route)
   ecn_marked      node, port, uid, flow, class, bytes, priority, queue_bytes
-  pause_sent, pause_received   node, port, class_enable, quanta (0 = resume)
+  pause_sent, pause_received   node, port, class_enable, quanta (0 = resume), duration_ns (what
+                               the quanta stop the upstream for at the port's rate)
   retransmit      host, qpn, from_psn, reason
   rate_change     host, qpn, cause (cut|fast recovery|additive increase|hyper increase),
                   rate_kbps, target_kbps, alpha (0..1)   (DCQCN)

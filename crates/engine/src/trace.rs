@@ -11,7 +11,7 @@
 
 use core::any::Any;
 use core::hash::{Hash, Hasher};
-use units::{FlowId, NodeId, PortId, Priority, SimTime};
+use units::{FlowId, NodeId, PortId, Priority, SimDuration, SimTime};
 
 /// What kind of frame a packet is, for drawing and counting.
 #[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
@@ -156,6 +156,8 @@ pub enum TraceRecord {
         class_enable: u8,
         /// The pause time for the enabled priorities, in 512-bit-time quanta.
         quanta: u16,
+        /// What `quanta` stop the upstream for at this port's rate (zero for a resume).
+        duration: SimDuration,
     },
     /// A node received a PFC frame and paused (or resumed) its egress.
     PauseReceived {
@@ -167,6 +169,8 @@ pub enum TraceRecord {
         class_enable: u8,
         /// Pause time in quanta (0 = resume).
         quanta: u16,
+        /// What `quanta` stop this port's egress for at its rate (zero for a resume).
+        duration: SimDuration,
     },
     /// A reliable transport went back and resends from `from_psn` (go-back-N), or gave up.
     Retransmit {

@@ -63,7 +63,14 @@ pub struct LinkConfig {
     pub cable_m: u64,
     /// Loss applied to frames arriving over this link (each direction draws independently).
     pub loss: LossConfig,
+    /// One-way delay added to the cable's propagation, as a long-haul span or a delay emulator
+    /// would add: a round-trip-time knob that leaves the cable length (and what follows from
+    /// it, such as mlx5's thresholds) alone. PFC headroom counts it, as it counts propagation.
+    pub extra_delay: SimDuration,
 }
+
+/// The most delay [`LinkConfig::extra_delay`] may add to one link, one way: 10 ms.
+pub const MAX_EXTRA_DELAY: SimDuration = SimDuration::from_ms(10);
 
 impl LinkConfig {
     /// A lossless link of `gbps` Gb/s and `cable_m` metres.
@@ -72,15 +79,22 @@ impl LinkConfig {
             bandwidth,
             cable_m,
             loss: LossConfig::default(),
+            extra_delay: SimDuration::ZERO,
         }
     }
-    /// One-way propagation delay.
+    /// One-way propagation delay: the cable's, plus any [`LinkConfig::extra_delay`].
     pub fn propagation(&self) -> SimDuration {
-        SimDuration::from_ps(self.cable_m * PROPAGATION_PS_PER_M)
+        SimDuration::from_ps(self.cable_m * PROPAGATION_PS_PER_M) + self.extra_delay
     }
     /// Checks the link's values.
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_range("link.cable_m", self.cable_m, 0, MAX_CABLE_M)?;
+        check_range(
+            "link.extra_delay_ps",
+            self.extra_delay.as_ps(),
+            0,
+            MAX_EXTRA_DELAY.as_ps(),
+        )?;
         check_range(
             "link.bandwidth_bps",
             self.bandwidth.bps(),
@@ -419,8 +433,23 @@ impl Default for HostConfig {
     }
 }
 
+/// Bytes of a frame outside its IP packet, as `Packet::len_bytes` counts them: Ethernet
+/// header (14), 802.1Q tag (4), FCS (4). An interface MTU limits the rest.
+/// source: research/verbs-spec.md §6 packet layout; an interface MTU counts the IP packet, as
+/// Linux's does.
+pub const L2_BYTES: u64 = 22;
+
+/// The IP MTU every port has unless a scenario says otherwise: the IP packet of a 4 KiB
+/// RoCEv2 WRITE with RETH (20 + 8 + 12 + 16 + 4096 + 4 ICRC), so the longest frame is 4,178 B.
+/// source: research/verbs-spec.md §6 layout; research/figures.md §3 "4 KB RoCE frame".
+pub const DEFAULT_PORT_MTU_BYTES: u32 = 4_156;
+
+/// The largest IP MTU a port may have: a 9216-byte jumbo frame's, as switch ASICs and
+/// ConnectX NICs allow (mlx5's `MINIMUM_MAX_MTU`).
+pub const MAX_PORT_MTU_BYTES: u32 = 9_216;
+
 /// Everything the fabric needs besides the topology.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FabricConfig {
     /// Every switch's configuration.
     pub switch: SwitchConfig,
@@ -428,12 +457,38 @@ pub struct FabricConfig {
     pub host: HostConfig,
     /// The scenario seed every random stream derives from.
     pub seed: u64,
+    /// The IP MTU of every port (the interface MTU, as `ip link set mtu`), bytes: a host may
+    /// send frames of up to this plus [`L2_BYTES`]; a longer one is dropped at its own port
+    /// (`DropReason::Oversize`), and PFC headroom is sized for frames this long. A switch's
+    /// own, possibly smaller, MTU is [`SwitchConfig::mtu_bytes`].
+    pub mtu_bytes: u32,
+}
+
+impl Default for FabricConfig {
+    fn default() -> Self {
+        FabricConfig {
+            switch: SwitchConfig::default(),
+            host: HostConfig::default(),
+            seed: 0,
+            mtu_bytes: DEFAULT_PORT_MTU_BYTES,
+        }
+    }
 }
 
 impl FabricConfig {
     /// Checks every field.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        check_range(
+            "fabric.mtu_bytes",
+            self.mtu_bytes as u64,
+            576,
+            MAX_PORT_MTU_BYTES as u64,
+        )?;
         self.switch.validate()
+    }
+    /// The longest frame a port sends, bytes: the MTU plus Ethernet header, tag and FCS.
+    pub fn max_frame_bytes(&self) -> u64 {
+        self.mtu_bytes as u64 + L2_BYTES
     }
 }
 

@@ -59,7 +59,7 @@
 
 use crate::body::Body;
 use crate::config::{
-    ConfigError, FabricConfig, Forwarding, LinkConfig, PREAMBLE_IFG_BYTES, Scheduling,
+    ConfigError, FabricConfig, Forwarding, L2_BYTES, LinkConfig, PREAMBLE_IFG_BYTES, Scheduling,
 };
 use crate::loss::LossState;
 use crate::packet::{
@@ -496,18 +496,41 @@ pub struct Fabric {
     tracer: Tracer,
     tap: Option<Box<dyn Tap>>,
     max_frame_bytes: u64,
+    /// The first frame a host port refused as longer than its MTU, for the message that
+    /// explains the drops ([`Fabric::oversize`]).
+    oversize: Option<OversizeDrop>,
 }
 
-/// The longest frame the fabric expects: a 4 KiB RoCEv2 payload with RETH and a VLAN tag:
-/// 14 + 4 + 20 + 8 + 12 + 16 + 4096 + 4 (ICRC) + 4 (FCS) bytes.
-/// source: research/verbs-spec.md §6 layout; research/figures.md §3 "4 KB RoCE frame".
-pub const MAX_FRAME_BYTES: u64 = 4_178;
+/// A frame a host port refused because it is longer than the port's MTU allows.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct OversizeDrop {
+    /// The sending host.
+    pub host: NodeId,
+    /// The frame's length, bytes (Ethernet header to FCS).
+    pub frame_bytes: u64,
+    /// The port's IP MTU, bytes.
+    pub mtu_bytes: u32,
+}
 
-/// Bytes of a frame outside its IP packet, as [`Packet::len_bytes`] counts them: Ethernet
-/// header (14), 802.1Q tag (4), FCS (4). A switch port's MTU limits the rest.
-/// source: research/verbs-spec.md §6 packet layout (the same 14 + 4 and 4 as
-/// [`MAX_FRAME_BYTES`]); an interface MTU counts the IP packet, as Linux's does.
-const L2_BYTES: u64 = 22;
+impl std::fmt::Display for OversizeDrop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "host {}'s port dropped a {}-byte frame: its IP MTU is {} bytes (frames of at most {} bytes with Ethernet header, tag and FCS)",
+            self.host.0,
+            self.frame_bytes,
+            self.mtu_bytes,
+            self.mtu_bytes as u64 + L2_BYTES
+        )
+    }
+}
+
+/// The longest frame the fabric expects at its default MTU: a 4 KiB RoCEv2 payload with RETH
+/// and a VLAN tag: 14 + 4 + 20 + 8 + 12 + 16 + 4096 + 4 (ICRC) + 4 (FCS) bytes
+/// ([`crate::config::DEFAULT_PORT_MTU_BYTES`] + [`L2_BYTES`]); a port with a larger
+/// [`FabricConfig::mtu_bytes`] takes longer ones.
+/// source: research/verbs-spec.md §6 layout; research/figures.md §3 "4 KB RoCE frame".
+pub const MAX_FRAME_BYTES: u64 = crate::config::DEFAULT_PORT_MTU_BYTES as u64 + L2_BYTES;
 
 impl Fabric {
     /// Builds the fabric, checking every configuration value.
@@ -568,6 +591,7 @@ impl Fabric {
             .pfc
             .map(|p| p.response_time)
             .unwrap_or_default();
+        let max_frame = config.max_frame_bytes();
         let mut ports = Vec::with_capacity(total as usize);
         for (ni, ps) in node_ports.iter().enumerate() {
             for (pi, &(link, peer_node, is_a)) in ps.iter().enumerate() {
@@ -603,7 +627,7 @@ impl Fabric {
                     free_at: SimTime::ZERO,
                     rr: 0,
                     wake_at: SimTime::MAX,
-                    headroom: headroom_bytes(lc, MAX_FRAME_BYTES, response),
+                    headroom: headroom_bytes(lc, max_frame, response),
                     loss,
                     stats: PortStats::default(),
                 });
@@ -637,13 +661,13 @@ impl Fabric {
                         .map(|p| ports[(fp as usize) + p].headroom * lossless_prios)
                         .sum();
                     let buffer = config.switch.buffer_bytes;
-                    if reserved + MAX_FRAME_BYTES > buffer {
+                    if reserved + max_frame > buffer {
                         return Err(ConfigError::new(
                             "switch.buffer_bytes",
                             buffer,
                             format!(
                                 "at least {} (PFC headroom of {} bytes for {} ports and {} lossless priorities, plus one frame)",
-                                reserved + MAX_FRAME_BYTES,
+                                reserved + max_frame,
                                 reserved,
                                 node_ports[ni].len(),
                                 lossless_prios
@@ -708,7 +732,8 @@ impl Fabric {
             route_memo: Cell::new([RouteMemo::NONE; 2]),
             storming_queues: 0,
             host_wakeups: Vec::new(),
-            max_frame_bytes: MAX_FRAME_BYTES,
+            max_frame_bytes: max_frame,
+            oversize: None,
         })
     }
 
@@ -895,14 +920,33 @@ impl Fabric {
             "packet.len_bytes",
             spec.len_bytes as u64,
             MIN_FRAME_BYTES as u64,
-            self.max_frame_bytes,
+            u64::from(u32::MAX),
         )?;
         let port = self.hosts[*h as usize].port;
         let now = sched.now();
+        let len = spec.len_bytes as u64;
         let pkt = self.new_packet(host, spec, now);
+        if len > self.max_frame_bytes {
+            // Longer than the port's MTU: a recorded drop at the sender's own port (Linux
+            // would refuse it in the driver), so its owner hears of it and frees its bytes.
+            self.oversize.get_or_insert(OversizeDrop {
+                host,
+                frame_bytes: len,
+                mtu_bytes: self.config.mtu_bytes,
+            });
+            self.drop_packet(port, pkt, DropReason::Oversize, now);
+            return Ok(());
+        }
         self.enqueue(port, pkt, u32::MAX, now, now);
         self.try_tx(port, sched);
         Ok(())
+    }
+
+    /// The first frame a host's port dropped as longer than its MTU, if any: the drops are
+    /// counted in [`Counters::drops_oversize`] with the switches' MTU drops, and this says
+    /// which MTU refused them.
+    pub fn oversize(&self) -> Option<OversizeDrop> {
+        self.oversize
     }
 
     /// Transport frames that reached a host or were lost, oldest first.
@@ -1767,11 +1811,13 @@ impl Fabric {
         );
         let pt = &mut self.ports[port as usize];
         let local = pt.local;
+        let duration = pause_duration(q, pt.bw);
         self.tracer.emit(now, || TraceRecord::PauseSent {
             node,
             port: local,
             class_enable: 1 << prio,
             quanta: q,
+            duration,
         });
         if pause {
             pt.stats.pauses_sent += 1;
@@ -1819,11 +1865,13 @@ impl Fabric {
         let (node, local) = (pt.node, pt.local);
         if self.tracer.enabled() {
             let q = quanta[class_enable.trailing_zeros() as usize & 7];
+            let duration = pause_duration(q, pt.bw);
             self.tracer.emit(now, || TraceRecord::PauseReceived {
                 node,
                 port: local,
                 class_enable,
                 quanta: q,
+                duration,
             });
         }
         if !honour {

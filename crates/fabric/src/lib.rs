@@ -34,8 +34,8 @@ pub use config::{
     PfcWatchdog, Scheduling, SwitchConfig,
 };
 pub use fabric::{
-    Counters, Delivery, Fabric, FabricEvent, FlowResult, MAX_FRAME_BYTES, PfcStats, PortStats,
-    RawFlow, Tap,
+    Counters, Delivery, Fabric, FabricEvent, FlowResult, MAX_FRAME_BYTES, OversizeDrop, PfcStats,
+    PortStats, RawFlow, Tap,
 };
 pub use loss::{DropRule, GilbertElliott, LossConfig};
 pub use packet::{

@@ -197,6 +197,62 @@ fn a_port_mtu_drops_frames_that_do_not_fit() {
     assert!(Fabric::new(&topo, bad).is_err());
 }
 
+/// Model-fidelity issue, item 4: a frame longer than its own port's MTU is a recorded drop at
+/// that port, counted and explained, never a silent free; a jumbo port takes a jumbo frame.
+#[test]
+fn a_frame_longer_than_the_hosts_mtu_is_a_recorded_drop() {
+    use fabric::{Ecn, EtherType, PacketSpec, Payload};
+    let topo = Topology::star(2, link(3)).unwrap();
+    let h = topo.hosts();
+    let frame = |len_bytes| PacketSpec {
+        flow: units::FlowId(0),
+        dst: h[1],
+        priority: units::Priority::of(0),
+        ecn: Ecn::NotEct,
+        len_bytes,
+        ecmp_hash: 0,
+        ethertype: EtherType::MacControl,
+        payload: Payload::Pause {
+            class_enable: 0,
+            quanta: [0; 8],
+        },
+    };
+    let cfg = FabricConfig {
+        mtu_bytes: 1_500,
+        ..Default::default()
+    };
+    let mut fab = Fabric::new(&topo, cfg).unwrap();
+    let mut sched: Scheduler<FabricEvent> = Scheduler::new();
+    fab.send(h[0], frame(1_522), &mut sched).unwrap();
+    assert_eq!(fab.counters().drops_oversize, 0, "1500 + 22 bytes fits");
+    assert!(fab.oversize().is_none());
+    fab.send(h[0], frame(9_000), &mut sched).unwrap();
+    assert_eq!(fab.counters().drops_oversize, 1);
+    let why = fab.oversize().unwrap().to_string();
+    assert!(
+        why.contains("9000-byte frame") && why.contains("IP MTU is 1500 bytes"),
+        "{why}"
+    );
+    // A 9216-byte port takes it; anything larger is refused as a configuration.
+    let jumbo = FabricConfig {
+        mtu_bytes: 9_216,
+        ..Default::default()
+    };
+    let mut fab = Fabric::new(&topo, jumbo.clone()).unwrap();
+    fab.send(h[0], frame(9_000), &mut sched).unwrap();
+    assert_eq!(fab.counters().drops_oversize, 0);
+    let e = Fabric::new(
+        &topo,
+        FabricConfig {
+            mtu_bytes: 9_217,
+            ..jumbo
+        },
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.field, "fabric.mtu_bytes");
+}
+
 #[test]
 fn the_mtu_counts_the_ip_packet_exactly() {
     // A raw frame is the payload plus 62 bytes (`RAW_FRAME_OVERHEAD`), 22 of them outside

@@ -47,8 +47,31 @@ impl Plan {
         link
     }
 
-    /// The topology: a pair (or `hosts` hosts) on one switch, or two hosts back to back.
+    /// The topology: a pair (or `hosts` hosts) on one switch, or two hosts back to back, with
+    /// `topology.extra_delay_us` split over the hosts' own links (half at each host's end), so
+    /// every host-to-host path gains exactly that one-way delay.
     pub fn topology(&self) -> Result<Topology, ConfigError> {
+        let mut topo = self.base_topology()?;
+        let half = SimDuration::from_us(self.topology.extra_delay_us) / 2;
+        if half > SimDuration::ZERO {
+            let is_host = |n: units::NodeId| {
+                topo.nodes
+                    .get(n.index())
+                    .is_some_and(|s| s.kind == fabric::NodeKind::Host)
+            };
+            let ends: Vec<u64> = topo
+                .links
+                .iter()
+                .map(|l| u64::from(is_host(l.a)) + u64::from(is_host(l.b)))
+                .collect();
+            for (l, n) in topo.links.iter_mut().zip(ends) {
+                l.config.extra_delay = half * n;
+            }
+        }
+        Ok(topo)
+    }
+
+    fn base_topology(&self) -> Result<Topology, ConfigError> {
         match self.topology.kind {
             TopologyKind::Switch => Topology::star(self.topology.hosts, self.link_config()),
             TopologyKind::BackToBack => Topology::back_to_back(self.link_config()),
@@ -89,10 +112,13 @@ impl Plan {
             pmax: prob(sw.ecn_pmax),
             on_dequeue: sw.ecn_on_dequeue,
         });
-        let pfc = self
-            .lossless
-            .enabled
-            .then(|| PfcConfig::new(roce, self.lossless.xoff_bytes, self.lossless.xon_bytes));
+        let pfc = self.lossless.enabled.then(|| {
+            let t = self.pfc_thresholds();
+            PfcConfig {
+                response_time: fabric::pfc::response_time(Bandwidth::gbps(self.topology.link_gbps)),
+                ..PfcConfig::new(roce, t.xoff_bytes, t.xon_bytes)
+            }
+        });
         FabricConfig {
             switch: SwitchConfig {
                 buffer_bytes: sw.buffer_bytes,
@@ -123,7 +149,50 @@ impl Plan {
                 routed: false,
             },
             seed: self.seed,
+            mtu_bytes: self.port_mtu_bytes() as u32,
             ..FabricConfig::default()
+        }
+    }
+
+    /// The IP MTU of every port (the hosts' interface MTU): large enough for both paths, the
+    /// larger of `tcp.mtu_bytes` and a full RoCEv2 packet's IP length (`rdma.mtu_bytes` plus
+    /// 20 IP, 8 UDP, 12 BTH, 16 RETH and 4 ICRC bytes; research/verbs-spec.md §6), as an
+    /// interface configured for RoCE at that path MTU must be.
+    pub fn port_mtu_bytes(&self) -> u64 {
+        self.tcp.mtu_bytes.max(self.rdma.mtu_bytes + 60)
+    }
+
+    /// The path MTU TCP sees: its interface MTU, or a smaller switch port MTU on the way (what
+    /// Path MTU Discovery, RFC 1191, settles on; the discovery itself is not simulated).
+    pub fn tcp_path_mtu_bytes(&self) -> u64 {
+        let sw = self.switch.mtu_bytes;
+        if sw > 0 && self.topology.kind != TopologyKind::BackToBack {
+            self.tcp.mtu_bytes.min(sw)
+        } else {
+            self.tcp.mtu_bytes
+        }
+    }
+
+    /// XOFF and XON of the lossless priority, bytes: as given, or (`"auto"`) by Linux mlx5's
+    /// rule from the link speed, the cable and the port MTU ([`fabric::pfc::mlx5_thresholds`]).
+    pub fn pfc_thresholds(&self) -> fabric::pfc::Thresholds {
+        let mtu = self.port_mtu_bytes();
+        let auto = fabric::pfc::mlx5_thresholds(
+            Bandwidth::gbps(self.topology.link_gbps),
+            self.topology.cable_m,
+            mtu,
+        );
+        let xoff_bytes = self.lossless.xoff_bytes.or_else(|| auto.xoff_bytes);
+        let xon_bytes = self.lossless.xon_bytes.or_else(|| {
+            if self.lossless.xoff_bytes == crate::plan::Auto::Auto {
+                auto.xon_bytes
+            } else {
+                fabric::pfc::mlx5_xon_bytes(xoff_bytes, mtu)
+            }
+        });
+        fabric::pfc::Thresholds {
+            xoff_bytes,
+            xon_bytes,
         }
     }
 
@@ -189,7 +258,9 @@ impl Plan {
     /// and busy-poll are socket-path options the simulator reads from [`Plan::tcp`] directly.
     pub fn tcp_config(&self) -> TcpConfig {
         TcpConfig {
-            mss: (self.tcp.mtu_bytes - 40) as u16,
+            // The MSS option announces the path MTU less 20 (IP) and 20 (TCP); with timestamps
+            // on, each full segment carries 12 bytes less (1448 at MTU 1500; RFC 7323 §3).
+            mss: (self.tcp_path_mtu_bytes() - 40) as u16,
             send_buffer: self.tcp.send_buffer_bytes as usize,
             recv_buffer: self.tcp.recv_buffer_bytes as usize,
             min_rto: SimDuration::from_us(self.tcp.min_rto_us),

@@ -160,10 +160,16 @@ impl Ctx<'_> {
             )
         };
         match (kind, v.get_ref()) {
-            (Kind::Int { .. } | Kind::OneOf(_), DeValue::Integer(i)) => {
+            (Kind::IntOrAuto { .. }, DeValue::String(s)) if s.as_ref() == "auto" => {
+                Ok(Value::Str("auto".to_string()))
+            }
+            (Kind::IntOrAuto { .. }, DeValue::String(_)) => Err(range()),
+            (Kind::Int { .. } | Kind::OneOf(_) | Kind::IntOrAuto { .. }, DeValue::Integer(i)) => {
                 let n = i128::from_str_radix(i.as_str(), i.radix()).map_err(|_| range())?;
                 let ok = match kind {
-                    Kind::Int { lo, hi } => (i128::from(lo)..=i128::from(hi)).contains(&n),
+                    Kind::Int { lo, hi } | Kind::IntOrAuto { lo, hi } => {
+                        (i128::from(lo)..=i128::from(hi)).contains(&n)
+                    }
                     Kind::OneOf(set) => set.iter().any(|&s| i128::from(s) == n),
                     _ => false,
                 };
@@ -379,6 +385,10 @@ impl Plan {
         let val_at = eq + 1 + (raw_val.len() - raw_val.trim_start().len());
         let quoted;
         let (to_parse, wrapped) = match s.kind {
+            Kind::IntOrAuto { .. } if val == "auto" => {
+                quoted = format!("\"{val}\"");
+                (quoted.as_str(), true)
+            }
             Kind::Enum(_) if !val.starts_with(['"', '\'']) => {
                 quoted = format!("\"{val}\"");
                 (quoted.as_str(), true)

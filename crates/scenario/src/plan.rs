@@ -223,6 +223,42 @@ impl FieldValue for f64 {
     }
 }
 
+/// A value a scenario may give as a number or leave to the model: `"auto"` derives it from the
+/// rest of the plan (e.g. PFC thresholds from the link speed, cable and MTU).
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum Auto {
+    /// Derived by the model.
+    Auto,
+    /// Given.
+    Fixed(u64),
+}
+
+impl Auto {
+    /// The given value, or `derived()` when the model derives it.
+    pub fn or_else(self, derived: impl FnOnce() -> u64) -> u64 {
+        match self {
+            Auto::Auto => derived(),
+            Auto::Fixed(n) => n,
+        }
+    }
+}
+
+impl FieldValue for Auto {
+    fn to_value(&self) -> Value {
+        match self {
+            Auto::Auto => Value::Str("auto".to_string()),
+            Auto::Fixed(n) => Value::Int(*n),
+        }
+    }
+    fn from_value(v: &Value) -> Option<Self> {
+        match v {
+            Value::Str(s) if s == "auto" => Some(Auto::Auto),
+            Value::Int(n) => Some(Auto::Fixed(*n)),
+            _ => None,
+        }
+    }
+}
+
 /// What a key accepts.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {
@@ -241,6 +277,14 @@ pub enum Kind {
     Bool,
     /// One of these strings.
     Enum(&'static [&'static str]),
+    /// An integer in `lo..=hi`, or the string `"auto"`: the model derives the value
+    /// ([`Auto`]).
+    IntOrAuto {
+        /// Smallest allowed.
+        lo: u64,
+        /// Largest allowed.
+        hi: u64,
+    },
 }
 
 impl Kind {
@@ -248,6 +292,7 @@ impl Kind {
     pub fn allowed(&self) -> String {
         match self {
             Kind::Int { lo, hi } => format!("{lo}..={hi}"),
+            Kind::IntOrAuto { lo, hi } => format!("\"auto\" or {lo}..={hi}"),
             Kind::OneOf(v) => {
                 let v: Vec<String> = v.iter().map(u64::to_string).collect();
                 format!("one of {}", v.join(", "))
@@ -267,6 +312,7 @@ impl Kind {
             Kind::Prob => "a number",
             Kind::Bool => "a boolean",
             Kind::Enum(_) => "a string",
+            Kind::IntOrAuto { .. } => "an integer or \"auto\"",
         }
     }
 }
@@ -314,6 +360,8 @@ pub struct TopologyPlan {
     pub spine_gbps: u64,
     /// Fat-tree arity (`fat_tree` only): k³/4 hosts.
     pub k: u64,
+    /// One-way delay added between any two hosts, µs (in the hosts' links).
+    pub extra_delay_us: u64,
 }
 
 /// The NIC.
@@ -400,10 +448,11 @@ pub struct LosslessPlan {
     pub enabled: bool,
     /// The RoCE priority (PCP), 0..=7.
     pub priority: u8,
-    /// Ingress bytes of one port and priority at which PAUSE goes upstream.
-    pub xoff_bytes: u64,
-    /// Ingress bytes at or below which RESUME goes upstream.
-    pub xon_bytes: u64,
+    /// Ingress bytes of one port and priority at which PAUSE goes upstream (`Auto`: mlx5's
+    /// rule, [`fabric::pfc::mlx5_thresholds`]).
+    pub xoff_bytes: Auto,
+    /// Ingress bytes at or below which RESUME goes upstream (`Auto`: one max MTU below XOFF).
+    pub xon_bytes: Auto,
 }
 
 /// The RDMA side.
@@ -440,7 +489,7 @@ pub struct RdmaPlan {
 pub struct TcpPlan {
     /// Congestion controller.
     pub congestion_control: Congestion,
-    /// IP MTU, bytes (MSS = MTU − 40).
+    /// IP MTU, bytes (the MSS option announces the path MTU − 40; timestamps take 12 of that).
     pub mtu_bytes: u64,
     /// TCP segmentation offload.
     pub tso: bool,
@@ -548,6 +597,7 @@ impl Default for Plan {
                 spines: 4,
                 spine_gbps: 0,
                 k: 4,
+                extra_delay_us: 0,
             },
             switch: SwitchPlan {
                 buffer_bytes: 16 << 20,
@@ -570,8 +620,8 @@ impl Default for Plan {
             lossless: LosslessPlan {
                 enabled: false,
                 priority: 3,
-                xoff_bytes: 256 << 10,
-                xon_bytes: 128 << 10,
+                xoff_bytes: Auto::Auto,
+                xon_bytes: Auto::Auto,
             },
             cross_traffic: CrossTrafficPlan {
                 burst_bytes: 0,
@@ -673,6 +723,7 @@ schema! {
     "topology.cable_m" => topology.cable_m: int(0, 100_000), "m", "Cable length of every link; propagation 5 ns/m.";
     "topology.k" => topology.k: int(2, 24), "ports", "Switch radix of a `fat_tree` (even): k³/4 hosts, k²/4 core switches, 5k²/4 switches in all.";
     "topology.spine_gbps" => topology.spine_gbps: int(0, 1_600), "Gb/s", "Rate of each leaf–spine link of a `leaf_spine` fabric (0: `link_gbps`). Four spines at 25 Gb/s carry one 100 Gb/s host only if its traffic spreads over all four.";
+    "topology.extra_delay_us" => topology.extra_delay_us: int(0, 10_000), "µs", "One-way delay added between any two hosts, as a long-haul span or a delay emulator would add (the round trip grows by twice this), without lengthening the cables: it sits in the hosts' own links (half in each, all of it on a `back_to_back` cable), so switch-to-switch links keep their propagation. PFC headroom grows with it; mlx5's `\"auto\"` thresholds, which count the cable, do not.";
     "topology.spines" => topology.spines: int(1, 64), "switches", "Spine switches of a `leaf_spine` fabric: the equal-cost paths between two leaves (ECMP picks one per flow from the 5-tuple; RoCE's UDP source port comes from the QP number).";
     "switch.buffer_bytes" => switch.buffer_bytes: int(1_500, TIB), "bytes", "Shared packet buffer of each switch.";
     "switch.queue_cap_bytes" => switch.queue_cap_bytes: int(64, TIB), "bytes", "Most bytes one lossy egress queue may hold.";
@@ -684,14 +735,14 @@ schema! {
     "switch.ecn_pmax" => switch.ecn_pmax: Kind::Prob, "probability", "Marking probability just below Kmax.";
     "switch.ecmp_hash" => switch.ecmp_hash: Kind::Enum(EcmpKind::NAMES), "", "How a switch picks among equal-cost ports: `crc16` (the 5-tuple's CRC-16 folded and seeded per switch, as ASICs do; RoCE QPs of one host, whose UDP source ports follow their QP numbers, spread evenly) or `mixed` (the CRC through a per-switch mixing function: random-like spread, no polarisation across tiers).";
     "switch.ecn_on_dequeue" => switch.ecn_on_dequeue: Kind::Bool, "", "Mark a frame as it leaves the egress queue, by the depth it leaves behind (htsim's ECN queue), instead of as it joins: the sender hears of the queue one queueing delay sooner.";
-    "switch.mtu_bytes" => switch.mtu_bytes: int(0, 9_216), "bytes", "IP MTU of every switch port (0: no limit; else at least 576): longer frames are dropped. RDMA at `rdma.mtu_bytes = 4096` through 1500-byte ports loses every full-size packet while TCP, whose MSS follows `tcp.mtu_bytes`, passes.";
+    "switch.mtu_bytes" => switch.mtu_bytes: int(0, 9_216), "bytes", "IP MTU of every switch port (0: no limit; else at least 576): longer frames are dropped. RDMA at `rdma.mtu_bytes = 4096` through 1500-byte ports loses every full-size packet while TCP, whose MSS follows the path MTU, passes.";
     "switch.pfc_watchdog_us" => switch.pfc_watchdog_us: int(0, 1_000_000), "µs", "PFC watchdog detection time (0: none): an egress queue paused with frames in it for this long is dropped, and its pauses ignored, until no PAUSE has arrived for twice as long.";
     "loss.congestion_drop" => loss.congestion_drop: Kind::Prob, "probability", "Chance a frame arriving at a switch would overflow its buffer: dropped on a lossy priority, PFC back-pressure on a lossless one (lesson 5).";
     "loss.corruption" => loss.corruption: Kind::Prob, "probability", "Independent per-frame corruption on every link; PFC cannot prevent it.";
     "lossless.enabled" => lossless.enabled: Kind::Bool, "", "PFC on the RoCE priority (\"lossless network\"); TCP stays in a lossy class.";
     "lossless.priority" => lossless.priority: int(0, 7), "", "The priority (PCP) RoCE traffic uses.";
-    "lossless.xoff_bytes" => lossless.xoff_bytes: int(1, TIB), "bytes", "Ingress bytes of one port and priority at which PAUSE goes upstream; below `switch.buffer_bytes`.";
-    "lossless.xon_bytes" => lossless.xon_bytes: int(0, TIB), "bytes", "Ingress bytes at or below which RESUME goes upstream; at most `xoff_bytes`.";
+    "lossless.xoff_bytes" => lossless.xoff_bytes: Kind::IntOrAuto { lo: 1, hi: TIB }, "bytes", "Ingress bytes of one port and priority at which PAUSE goes upstream; below `switch.buffer_bytes`. `\"auto\"`: Linux mlx5's rule (en/port_buffer.c `calculate_xoff`): (301 + 2.16 × `topology.cable_m`) × `topology.link_gbps` (at least 40) + 2.72 × the port MTU (the larger of `tcp.mtu_bytes` and a full RoCE packet's IP length, `rdma.mtu_bytes` + 60). The switch keeps its PFC headroom above XOFF on top, sized from the port MTU, the cable and IEEE 802.3's PAUSE reaction time; `rdmalab run` prints all three.";
+    "lossless.xon_bytes" => lossless.xon_bytes: Kind::IntOrAuto { lo: 0, hi: TIB }, "bytes", "Ingress bytes at or below which RESUME goes upstream; at most `xoff_bytes`. `\"auto\"`: mlx5's rule, one max MTU (the port MTU, at least 9216) below XOFF, never below one MTU.";
     "cross_traffic.burst_bytes" => cross_traffic.burst_bytes: int(0, 1 << 30), "bytes", "Bytes each cross-traffic host sends to host 1 per burst, at line rate, in the path's traffic class (preset ⑤b); 0 = none. Needs stream mode and `topology.hosts` ≥ 2 + `senders`.";
     "cross_traffic.period_us" => cross_traffic.period_us: int(1, 1_000_000), "µs", "Time from one burst's start to the next's; at most 100 000 bursts per stream.";
     "cross_traffic.senders" => cross_traffic.senders: int(1, 64), "hosts", "Hosts (2, 3, …) that burst at the same time.";
@@ -711,7 +762,7 @@ schema! {
     "rdma.dcqcn" => rdma.dcqcn: Kind::Bool, "", "DCQCN rate control at the NICs: CNPs for ECN-marked packets, each QP paced at its DCQCN rate; needs `switch.ecn = true`.";
     "rdma.dcqcn_profile" => rdma.dcqcn_profile: Kind::Enum(DcqcnProfile::NAMES), "", "DCQCN parameters: current NVIDIA firmware defaults or the 2015 paper's.";
     "tcp.congestion_control" => tcp.congestion_control: Kind::Enum(Congestion::NAMES), "", "Congestion controller; `dctcp` needs `tcp.ecn = true`.";
-    "tcp.mtu_bytes" => tcp.mtu_bytes: int(576, 9_216), "bytes", "IP MTU; MSS = MTU − 40.";
+    "tcp.mtu_bytes" => tcp.mtu_bytes: int(576, 9_216), "bytes", "IP MTU of the hosts' interfaces, up to a 9216-byte jumbo frame; every port takes frames this long (or a full RoCE packet, if longer). TCP's MSS option announces the path MTU − 40 (the smaller of this and a nonzero `switch.mtu_bytes`, what Path MTU Discovery settles on); with timestamps on, as Linux's default, a full segment carries 12 bytes less: 1448 B at MTU 1500, 8948 B at 9000.";
     "tcp.tso" => tcp.tso: Kind::Bool, "", "TCP segmentation offload (one stack pass per 64 KiB super-segment).";
     "tcp.gro" => tcp.gro: Kind::Bool, "", "Generic receive offload (merge in-order segments before the stack).";
     "tcp.send_buffer_bytes" => tcp.send_buffer_bytes: int(1, MAX_TCP_BUFFER_BYTES), "bytes", "Send buffer (unacknowledged data).";
@@ -835,19 +886,33 @@ impl Plan {
                 "switch.ecn_kmax_bytes",
             );
         }
-        if self.lossless.xon_bytes > self.lossless.xoff_bytes {
+        // Derived thresholds are checked only where they act (PFC on); given ones always, so a
+        // preset may carry them with PFC off, ready for `--set lossless.enabled=true`.
+        let pfc = self.pfc_thresholds();
+        let derived = self.lossless.xoff_bytes == Auto::Auto;
+        let checked =
+            self.lossless.enabled || !derived || matches!(self.lossless.xon_bytes, Auto::Fixed(_));
+        let how = if derived {
+            " (XOFF \"auto\": mlx5's rule for topology.link_gbps, topology.cable_m and the port MTU; set lossless.xoff_bytes to choose another)"
+        } else {
+            ""
+        };
+        if checked && pfc.xon_bytes > pfc.xoff_bytes {
             return c(
                 "lossless.xon_bytes",
-                &self.lossless.xon_bytes,
-                format!("at most lossless.xoff_bytes ({})", self.lossless.xoff_bytes),
+                &pfc.xon_bytes,
+                format!("at most lossless.xoff_bytes ({}){how}", pfc.xoff_bytes),
                 "lossless.xoff_bytes",
             );
         }
-        if self.lossless.xoff_bytes >= self.switch.buffer_bytes {
+        if checked && pfc.xoff_bytes >= self.switch.buffer_bytes {
             return c(
                 "lossless.xoff_bytes",
-                &self.lossless.xoff_bytes,
-                format!("below switch.buffer_bytes ({})", self.switch.buffer_bytes),
+                &pfc.xoff_bytes,
+                format!(
+                    "below switch.buffer_bytes ({}){how}",
+                    self.switch.buffer_bytes
+                ),
                 "switch.buffer_bytes",
             );
         }

@@ -361,7 +361,29 @@ fn conflicts_point_at_the_key() {
     );
     let e = err("[lossless]\nxon_bytes = 300000\n");
     assert_eq!((e.key.as_str(), e.line), ("lossless.xon_bytes", 2));
-    assert!(e.allowed.contains("262144"), "{e}");
+    // XOFF "auto" at 100 Gb/s, 2 m and the default port MTU 4156 (a 4 KiB RoCE packet):
+    // (301 + 216 × 2 / 100) × 100 + 272 × 4156 / 100 = 30,500 + 11,304 B, as mlx5 rounds.
+    assert!(
+        e.allowed.contains("at most lossless.xoff_bytes (41804)"),
+        "{e}"
+    );
+    assert!(e.allowed.contains("mlx5's rule"), "{e}");
+    let e = err("[lossless]\nxoff_bytes = 1000\nxon_bytes = 2000\n");
+    assert!(
+        e.allowed.contains("at most lossless.xoff_bytes (1000)") && !e.allowed.contains("mlx5"),
+        "{e}"
+    );
+    // "auto" is a value of its own, from a file and from --set; other strings are not.
+    let mut p = Plan::default();
+    p.set("lossless.xoff_bytes=5000").unwrap();
+    assert_eq!(p.pfc_thresholds().xoff_bytes, 5_000);
+    // XON "auto" below a given XOFF: one max MTU lower, but never below one port MTU.
+    assert_eq!(p.pfc_thresholds().xon_bytes, 4_156);
+    p.set("lossless.xoff_bytes=auto").unwrap();
+    assert_eq!(p.pfc_thresholds().xoff_bytes, 41_804);
+    assert_eq!(p.pfc_thresholds().xon_bytes, 41_804 - 9_216);
+    let e = err("[lossless]\nxoff_bytes = \"big\"\n");
+    assert!(e.allowed.contains("\"auto\" or 1..="), "{e}");
     let e = err("[rdma]\ndcqcn = true\n");
     assert_eq!(e.key, "rdma.dcqcn");
     let e = err("[workload]\nmessage_bytes = 1073741824\nmessages = 1_000_000\n");

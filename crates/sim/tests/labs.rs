@@ -129,10 +129,22 @@ fn incast_with_pfc_pauses_and_without_it_drops() {
     let g = fig(&pfc, "goodput_gbps");
     assert!((90.0..=100.0).contains(&g), "{g}");
     assert!(fig(&pfc, "fairness") > 0.95);
+    // The lab says what its PFC is: its XOFF/XON, the headroom above XOFF, each PAUSE.
+    let p = pfc
+        .pfc
+        .as_ref()
+        .expect("PFC on: the lab reports its thresholds");
+    assert_eq!(
+        (p.xoff_bytes, p.xon_bytes),
+        (256 << 10, (256 << 10) - 8_400)
+    );
+    assert_eq!((p.pause_quanta, p.pause_duration_ns), (0xffff, 335_539.2));
+    assert!(p.headroom_bytes > 4_178, "{p:?}");
     let lossy = lab(
         "incast",
         json!({"dcqcn": "off", "ecn": false, "pfc": false, "duration_us": 1000}),
     );
+    assert!(lossy.pfc.is_none());
     assert!(fig(&lossy, "drops") > 0.0);
     assert_eq!(fig(&lossy, "pauses"), 0.0);
     // DCQCN: marks become CNPs and rate cuts, the queue stays below XOFF.

@@ -713,6 +713,83 @@ fn a_port_mtu_below_the_path_mtu_fails_rdma_while_tcp_delivers() {
     assert_eq!(paths(&r).1.outcome, Outcome::Success);
 }
 
+/// Model-fidelity issue, item 2: with PFC on and the thresholds left to `"auto"`, the report
+/// says what the fabric used: mlx5's XOFF and XON for the link, the headroom each switch port
+/// keeps above XOFF, and each PAUSE's quanta and duration.
+#[test]
+fn pfc_thresholds_are_derived_and_reported() {
+    let r = run(
+        "lesson5b",
+        &[
+            "lossless.enabled=true",
+            "lossless.xoff_bytes=auto",
+            "lossless.xon_bytes=auto",
+        ],
+    );
+    let p = r.scenario.pfc.as_ref().expect("PFC on: a summary");
+    // 100 Gb/s, 2 m, port MTU 4156 (a 4 KiB RoCE packet): (301 + 4) × 100 + 272 × 4156 / 100.
+    assert_eq!((p.xoff_from, p.xoff_bytes), ("auto", 41_804));
+    assert_eq!(p.xon_bytes, 41_804 - 9_216);
+    assert_eq!(p.port_mtu_bytes, 4_156);
+    // IEEE 802.3 Table 31B–1: 394 quanta at 100 Gb/s.
+    assert_eq!(p.response_ns, 2_017.28);
+    // 0xffff quanta at 100 Gb/s: 335.5392 µs.
+    assert_eq!((p.pause_quanta, p.pause_duration_ns), (0xffff, 335_539.2));
+    // Headroom: the crossing frame, two frame times and the PAUSE at line rate, 2 × 10 ns of
+    // cable and the response: 4178 + 12.5 B/ns × (2 × 335.84 + 6.72 + 20 + 2017.28) ns
+    // = 4178 + 33,946 B.
+    assert!(p.headroom_bytes.abs_diff(4_178 + 33_946) <= 2, "{p:?}");
+    assert!(p.line().contains("XOFF 41804 B (auto"), "{}", p.line());
+    // The lessons' RoCE traffic still flows: PFC paused it and nothing was dropped.
+    let d = r.rdma.as_ref().unwrap();
+    assert!(
+        d.pfc_pauses > 0 && d.drops == 0,
+        "{} pauses, {} drops",
+        d.pfc_pauses,
+        d.drops
+    );
+    // A longer cable and a slower link move the thresholds as the driver's rule says.
+    let r = run(
+        "lesson5b",
+        &[
+            "lossless.enabled=true",
+            "lossless.xoff_bytes=auto",
+            "lossless.xon_bytes=auto",
+            "topology.link_gbps=25",
+            "topology.cable_m=100",
+        ],
+    );
+    let q = r.scenario.pfc.unwrap();
+    assert_eq!(
+        q.xoff_bytes,
+        (301 + 216) * 40 + 272 * 4_156 / 100,
+        "25G counts as 40G"
+    );
+    // With PFC off there is nothing to report.
+    assert!(run("lesson1", &[]).scenario.pfc.is_none());
+}
+
+/// Model-fidelity issue, item 5: `topology.extra_delay_us` adds its delay once each way
+/// between the hosts, whatever the topology, without touching the cables.
+#[test]
+fn extra_delay_lengthens_the_one_way_time_by_itself() {
+    for kind in ["switch", "back_to_back"] {
+        let k = format!("topology.kind={kind}");
+        let base = run("lesson1", &[&k]);
+        let slow = run("lesson1", &[&k, "topology.extra_delay_us=20"]);
+        let (b, s) = (paths(&base).1, paths(&slow).1);
+        let lat = |p: &PathReport| p.latency.as_ref().unwrap().delivered_ns;
+        // A 4 KiB WRITE is delivered one way: 20 µs later, to the picosecond.
+        assert!((lat(s) - lat(b) - 20_000.0).abs() < 1e-6, "{kind}");
+        // Its completion waits for the ACK: the whole round trip, 40 µs later.
+        let done = |p: &PathReport| p.latency.as_ref().unwrap().local_completion_ns;
+        assert!((done(s) - done(b) - 40_000.0).abs() < 1e-6, "{kind}");
+    }
+    let mut p = scenario::Plan::default();
+    let e = p.set("topology.extra_delay_us=10001").unwrap_err();
+    assert!(e.to_string().contains("0..=10000"), "{e}");
+}
+
 /// A run's report as comparable JSON, or the error that stopped it. Wall-clock fields
 /// (`*_per_s`, `wall*`) are left out: they are the machine's, not the model's.
 fn report_or_refusal(plan: &scenario::Plan) -> Result<String, String> {
@@ -781,6 +858,7 @@ fn every_scenario_key_changes_the_report_or_is_refused() {
         ("topology.hosts", "lesson5b", &[], "5"),
         ("topology.link_gbps", "lesson1", &[], "25"),
         ("topology.cable_m", "lesson1", &[], "100"),
+        ("topology.extra_delay_us", "lesson1", &[], "50"),
         (
             "topology.k",
             "lesson1",

@@ -97,6 +97,15 @@ const ROWS = [
   ['setup_kernel', () => true, (p) => [`${yn(p.setup.kernel_local)} / ${yn(p.setup.kernel_remote)}`, [p.setup.kernel_local, p.setup.kernel_remote]]],
   ['setup_cpu', () => true, (p) => [`${fmtNs(p.setup.cpu_ns_local)} / ${fmtNs(p.setup.cpu_ns_remote)}`, [p.setup.cpu_ns_local, p.setup.cpu_ns_remote]]],
   ['setup_duration', () => true, (p) => [fmtNs(p.setup.duration_ns), p.setup.duration_ns]],
+  // PFC on the lossless (RoCE) priority, as the simulated fabric sizes it; in the RDMA column.
+  ['pfc', (r) => !!r.scenario.pfc, (p, r) => {
+    const f = r.scenario.pfc;
+    if (p.path !== 'rdma' || !f) return ['', null];
+    return [t('sim.pfc', {
+      xoff: f.xoff_bytes, from: t(`sim.pfc.${f.xoff_from}`), xon: f.xon_bytes, hr: f.headroom_bytes,
+      mtu: f.port_mtu_bytes, resp: Math.round(f.response_ns), q: f.pause_quanta, dur: (f.pause_duration_ns / 1000).toFixed(1),
+    }), [f.xoff_bytes, f.xon_bytes, f.headroom_bytes]];
+  }],
   // The report's one cross-path figure, shown in the RDMA column.
   ['latency_ratio', (r) => r.rdma_over_tcp_latency != null, (p, r) => (p.path === 'rdma'
     ? [r.rdma_over_tcp_latency.toFixed(3), r.rdma_over_tcp_latency]
@@ -216,6 +225,7 @@ function fieldError(el, spec) {
     const x = Number(v);
     return v !== '' && Number.isFinite(x) && x >= 0 && x <= 1 ? null : t('err.prob', { label });
   }
+  if (spec.auto && v === 'auto') return null;
   const range = spec.max >= BIG ? t('sim.atleast', { a: num(spec.min) }) : t('sim.range', { a: num(spec.min), b: num(spec.max) });
   if (!/^\d{1,19}$/.test(v)) return t('err.int', { label, range });
   const n = BigInt(v);

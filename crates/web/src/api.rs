@@ -67,6 +67,9 @@ struct KeyDoc {
     max: Option<u64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     choices: Vec<serde_json::Value>,
+    /// True when the key also takes the string `"auto"` (the model derives the value).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    auto: bool,
 }
 
 /// `GET /api/schema`: every scenario key with its type, unit, default and range.
@@ -76,7 +79,9 @@ pub async fn schema() -> Json<serde_json::Value> {
         .iter()
         .map(|k| {
             let (min, max, choices) = match k.kind {
-                Kind::Int { lo, hi } => (Some(lo), Some(hi), Vec::new()),
+                Kind::Int { lo, hi } | Kind::IntOrAuto { lo, hi } => {
+                    (Some(lo), Some(hi), Vec::new())
+                }
                 Kind::OneOf(v) => (None, None, v.iter().map(|x| json!(x)).collect()),
                 Kind::Enum(v) => (None, None, v.iter().map(|x| json!(x)).collect()),
                 Kind::Prob | Kind::Bool => (None, None, Vec::new()),
@@ -91,6 +96,7 @@ pub async fn schema() -> Json<serde_json::Value> {
                 min,
                 max,
                 choices,
+                auto: matches!(k.kind, Kind::IntOrAuto { .. }),
             }
         })
         .collect();

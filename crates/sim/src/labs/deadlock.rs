@@ -37,6 +37,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let d = SimDuration::from_us(p.int("duration_us") as u64);
     let watchdog = p.choice("fix") == "watchdog";
     let mut r = LabResult::new("deadlock", p);
+    r.note_pfc(LINK_GBPS);
 
     let link = LinkConfig::new(Bandwidth::gbps(LINK_GBPS), 3);
     let topo = Topology::ring(n, link).map_err(LabError::sim)?;

@@ -38,6 +38,9 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let d = SimDuration::from_us(p.int("duration_us") as u64);
     let window = SimDuration::from_ps(d.as_ps() / WINDOWS);
     let mut r = LabResult::new("hol", p);
+    if pfc {
+        r.note_pfc(LINK_GBPS);
+    }
 
     let mut with = build(senders, pfc, true)?;
     let mut alone = build(senders, pfc, false)?;

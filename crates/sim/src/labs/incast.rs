@@ -40,6 +40,9 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     })
     .map_err(LabError::sim)?;
     let mut r = LabResult::new("incast", p);
+    if p.flag("pfc") {
+        r.note_pfc(link_gbps);
+    }
     let x = |k: usize| (window * (k as u64 + 1)).as_us_f64();
     r.charts.push(chart(
         "queue",

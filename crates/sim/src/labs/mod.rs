@@ -522,6 +522,10 @@ pub struct LabResult {
     /// Wall-clock time the run took on this machine, ms (the only field that is not the same
     /// on every run).
     pub wall_ms: f64,
+    /// The PFC settings of the lab's lossless priority at a host's switch port (XOFF, XON,
+    /// headroom, each PAUSE's quanta and duration), when the lab runs PFC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<crate::report::PfcSummary>,
 }
 
 impl LabResult {
@@ -536,7 +540,19 @@ impl LabResult {
             fabric: None,
             events: None,
             wall_ms: 0.0,
+            pfc: None,
         }
+    }
+
+    /// Notes the lab's PFC ([`lab_pfc`]) on its hosts' 3 m links at `gbps`.
+    fn note_pfc(&mut self, gbps: u64) {
+        let link = fabric::LinkConfig::new(units::Bandwidth::gbps(gbps), 3);
+        self.pfc = Some(crate::report::PfcSummary::of_config(
+            &lab_pfc(),
+            &link,
+            &fabric::FabricConfig::default(),
+            "set",
+        ));
     }
 
     fn figure(&mut self, id: &'static str, value: Option<f64>, unit: &'static str) {

@@ -23,6 +23,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let detect = SimDuration::from_us(p.int("detect_us") as u64);
     let watchdog = p.flag("watchdog");
     let mut r = LabResult::new("storm", p);
+    r.note_pfc(LINK_GBPS);
 
     let link = LinkConfig::new(Bandwidth::gbps(LINK_GBPS), 3);
     let trunk = LinkConfig::new(Bandwidth::gbps(4 * LINK_GBPS), 3);

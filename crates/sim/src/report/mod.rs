@@ -160,6 +160,92 @@ pub struct ScenarioSummary {
     pub mode: &'static str,
     /// Stream length, µs (0 in count mode).
     pub stream_us: u64,
+    /// The PFC settings of the lossless priority, when `lossless.enabled`.
+    pub pfc: Option<PfcSummary>,
+}
+
+/// What PFC does on the lossless priority: its thresholds, the headroom each switch ingress
+/// port keeps above XOFF, and the PAUSE frames it sends, all as the simulated fabric uses them
+/// (from the same `fabric::pfc` functions the fabric calls).
+#[derive(Clone, Debug, Serialize)]
+pub struct PfcSummary {
+    /// `"auto"` (Linux mlx5's rule) or `"set"` (given in the scenario), for XOFF.
+    pub xoff_from: &'static str,
+    /// Ingress bytes of one port and priority at which PAUSE goes upstream.
+    pub xoff_bytes: u64,
+    /// Ingress bytes at or below which RESUME goes upstream.
+    pub xon_bytes: u64,
+    /// Bytes each switch port keeps above XOFF per lossless priority.
+    pub headroom_bytes: u64,
+    /// The port IP MTU the thresholds and the headroom are sized for, bytes.
+    pub port_mtu_bytes: u64,
+    /// The upstream's PAUSE response time the headroom counts, ns (IEEE 802.3 Table 31B–1).
+    pub response_ns: f64,
+    /// Quanta (512 bit times each) in every PAUSE.
+    pub pause_quanta: u16,
+    /// How long one PAUSE stops the upstream at this link rate, ns (refreshed at half).
+    pub pause_duration_ns: f64,
+}
+
+impl PfcSummary {
+    /// The summary of `plan`'s lossless priority, or `None` with PFC off.
+    pub fn of(plan: &scenario::Plan) -> Option<PfcSummary> {
+        if !plan.lossless.enabled {
+            return None;
+        }
+        let cfg = plan.fabric_config();
+        let pfc = cfg.switch.pfc?;
+        let from = if plan.lossless.xoff_bytes == scenario::Auto::Auto {
+            "auto"
+        } else {
+            "set"
+        };
+        Some(PfcSummary::of_config(&pfc, &plan.link_config(), &cfg, from))
+    }
+
+    /// The summary of `pfc` on a switch port cabled with `link` in a fabric built from `cfg`
+    /// (the labs, which configure the fabric themselves); `from` says where XOFF came from.
+    pub fn of_config(
+        pfc: &fabric::PfcConfig,
+        link: &fabric::LinkConfig,
+        cfg: &fabric::FabricConfig,
+        from: &'static str,
+    ) -> PfcSummary {
+        let ns = |d: units::SimDuration| d.as_ps() as f64 / 1_000.0;
+        PfcSummary {
+            xoff_from: from,
+            xoff_bytes: pfc.xoff_bytes,
+            xon_bytes: pfc.xon_bytes,
+            headroom_bytes: fabric::pfc::headroom_bytes(
+                link,
+                cfg.max_frame_bytes(),
+                pfc.response_time,
+            ),
+            port_mtu_bytes: u64::from(cfg.mtu_bytes),
+            response_ns: ns(pfc.response_time),
+            pause_quanta: pfc.pause_quanta,
+            pause_duration_ns: ns(wire::pfc::pause_duration(pfc.pause_quanta, link.bandwidth)),
+        }
+    }
+
+    /// One line of text: "PFC: XOFF 41,804 B (auto), XON 32,588 B, headroom ...".
+    pub fn line(&self) -> String {
+        format!(
+            "PFC (simulated): XOFF {} B ({}), XON {} B, headroom {} B per port above XOFF (port MTU {} B, response {:.0} ns); each PAUSE {} quanta = {:.1} µs",
+            self.xoff_bytes,
+            if self.xoff_from == "auto" {
+                "auto: mlx5's rule"
+            } else {
+                "set"
+            },
+            self.xon_bytes,
+            self.headroom_bytes,
+            self.port_mtu_bytes,
+            self.response_ns,
+            self.pause_quanta,
+            self.pause_duration_ns / 1_000.0
+        )
+    }
 }
 
 /// One path's column.
@@ -433,12 +519,14 @@ pub fn trace_json(path: &str, t: SimTime, r: &TraceRecord) -> serde_json::Value 
             port,
             class_enable,
             quanta,
+            duration,
         }
         | TraceRecord::PauseReceived {
             node,
             port,
             class_enable,
             quanta,
+            duration,
         } => {
             let k = if matches!(r, TraceRecord::PauseSent { .. }) {
                 "pause_sent"
@@ -450,6 +538,10 @@ pub fn trace_json(path: &str, t: SimTime, r: &TraceRecord) -> serde_json::Value 
             o.insert("port".into(), json!(port.0));
             o.insert("class_enable".into(), json!(class_enable));
             o.insert("quanta".into(), json!(quanta));
+            o.insert(
+                "duration_ns".into(),
+                json!(duration.as_ps() as f64 / 1_000.0),
+            );
         }
         TraceRecord::Retransmit {
             host,

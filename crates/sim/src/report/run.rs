@@ -220,6 +220,7 @@ fn run_plan_tapped(
             link_gbps: plan.topology.link_gbps,
             mode: if streaming { "stream" } else { "count" },
             stream_us: plan.workload.stream_us,
+            pfc: super::PfcSummary::of(plan),
         },
         tcp,
         rdma,
@@ -279,7 +280,8 @@ fn selective_window(plan: &Plan, profile: &host::HostProfile) -> u32 {
     let gbps = t.link_gbps.max(1);
     let ser_ps = frame_bits * 1_000 / gbps;
     let prop_ps = t.cable_m * 5_000; // 5 ns/m, as topology.cable_m says
-    let one_way = links * (prop_ps + ser_ps) + 2 * profile.nic.pipeline.as_ps();
+    let extra_ps = t.extra_delay_us * 1_000_000; // topology.extra_delay_us, one way
+    let one_way = links * (prop_ps + ser_ps) + extra_ps + 2 * profile.nic.pipeline.as_ps();
     let rtt_ps = 2 * one_way;
     let bdp_bytes = rtt_ps.saturating_mul(gbps) / 8_000;
     (2 * bdp_bytes.div_ceil(mtu)).clamp(4, 1 << 14) as u32
