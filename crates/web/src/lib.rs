@@ -11,6 +11,7 @@
 //! | `POST /api/run` | body `{preset? , scenario?, set?: ["key=value"], profile?}` → `{preset, plan: {key: value}, report}` (`report` is `rdmalab run --json`'s document: schema in `rdmalab::report`) |
 //! | `POST /api/verbs` | body `{session: "TOML", profile?}` → `rdmalab verbs run --json`'s document (every step, its result and checks, `passed`); at most [`api::MAX_VERBS_EVENTS`] events |
 //! | `GET /api/verbs/model` | `{states, qp_types, transitions: [{from, to, rc|uc|ud: {required, optional}}], attrs: [{key, mask}], profiles, wc_status: [{name, code, text}], errno: [{name, code}]}`: the QP state table the playground draws |
+//! | `POST /api/frame/dissect` | body `{wire: "hex", elided?: [start, end]}` (a frame record's `wire` and `wire_elided`; at most [`dissect::MAX_FRAME_BYTES`]) → `{len, elided, frame_check, stopped, headers: [{kind, name, spec, start, len, fields: [{name, bit_offset, bit_width, value, hex, meaning}]}]}`: the frame's headers in wire order, decoded by `wire::dissect`; 422 names `wire` or `elided` |
 //! | `GET /api/labs` | `[{id, params: [{name, kind: int|bool|choice, min?, max?, choices?, default, unit}]}]`: the fabric labs |
 //! | `POST /api/lab/{id}` | body `{param: value, ...}` (numbers, booleans, or the same as strings) → `{lab, params, figures: [{id, value, unit}], charts: [{id, kind, x_unit, y_unit, series: [{name, points: [[x, y]], labels?}]}], counters: [{host, name, value}], verdict: {...}, events, wall_ms}` (`rdmalab::labs`); 404 an unknown lab, 422 a parameter out of range |
 //! | `GET /api/course/{lang}/labs` | `{lang, labs: [{id, title, summary, intro_html, look_html, chapters: [{id, title}], cases: [{id, title, symptom_html, cause_html, fix_html}]}]}` |
@@ -53,6 +54,7 @@ pub mod chapter;
 pub mod code;
 pub mod content;
 pub mod diagram;
+pub mod dissect;
 pub mod error;
 pub mod examples;
 pub mod glossary;
@@ -139,6 +141,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/verbs/model", get(api::verbs_model))
         .route("/api/verbs/examples", get(api::verbs_examples))
         .route("/api/verbs/example/{name}", get(api::verbs_example))
+        .route("/api/frame/dissect", post(dissect::dissect))
         .route("/api/labs", get(api::labs))
         .route("/api/lab/{id}", post(api::lab))
         .route("/api/course/{lang}/labs", get(api::labs_text))
