@@ -17,6 +17,7 @@ import { t, tFrom, lang, href, esc } from './i18n.js';
 import { api, errorText } from './app.js';
 import { fmtNs } from './draw.js';
 import { courseLabs, labName } from './course.js';
+import './inspector.js';
 
 // ---------------------------------------------------------------------------------------------
 // Strings
@@ -1722,7 +1723,11 @@ function renderState() {
 
 const LADDER_MAX = 400;
 
+// The frames the ladder drew, in order: a click on one opens it in the inspector.
+let ladderFrames = [];
+
 function ladderSvg(groups, hosts) {
+  ladderFrames = [];
   const W = 720, left = 92, right = 20, top = 34, row = 24, sep = 22;
   const hs = hosts.length ? hosts : ['a', 'b'];
   const colX = (hname) => {
@@ -1747,7 +1752,8 @@ function ladderSvg(groups, hosts) {
       const label = `${f.opcode || f.kind || '?'}${f.psn != null ? ` PSN ${f.psn}` : ''}`;
       const tip = `${label} · ${f.src} → ${f.dst} · ${fmtPs(f.t_ps)} · ${f.len ?? '?'} B${f.qpn != null ? ` · QPN ${hex(f.qpn)}` : ''}${f.wr_id != null ? ` · wr_id ${f.wr_id}` : ''}${f.dropped ? ' · dropped' : ''}`;
       const mk = WR_COLORS.indexOf(col);
-      body += `<g class="pg-frame k-${esc(f.kind || 'other')}${f.dropped ? ' dropped' : ''}" data-opcode="${esc(f.opcode || '')}" data-psn="${esc(f.psn ?? '')}" data-wr-id="${esc(f.wr_id ?? '')}" data-dropped="${!!f.dropped}">
+      ladderFrames.push({ frame: f, title: label });
+      body += `<g class="pg-frame k-${esc(f.kind || 'other')}${f.dropped ? ' dropped' : ''}" data-fi="${ladderFrames.length - 1}" data-opcode="${esc(f.opcode || '')}" data-psn="${esc(f.psn ?? '')}" data-wr-id="${esc(f.wr_id ?? '')}" data-dropped="${!!f.dropped}">
         <title>${esc(tip)}</title>
         <text class="pg-lt" x="4" y="${y + 15}">${esc(fmtPs(f.t_ps))}</text>
         <line x1="${x1}" y1="${y1}" x2="${xe}" y2="${ye}" stroke="${col}" marker-end="${f.dropped ? 'none' : `url(#pg-larr-${mk < 0 ? 'g' : mk})`}"${f.dropped ? ' stroke-dasharray="5 4"' : ''}/>
@@ -1857,6 +1863,11 @@ function renderLadder() {
   view.textContent = label;
   el.dataset.view = mode;
   el.innerHTML = groups.length ? ladderSvg(groups, P.report.hosts || P.session.hosts) : (empty ? `<p class="muted">${esc(empty)}</p>` : '');
+  el.onclick = (e) => {
+    const g = e.target.closest('.pg-frame[data-fi]');
+    const x = g && ladderFrames[Number(g.dataset.fi)];
+    if (x) document.dispatchEvent(new CustomEvent('rdmalab:inspect', { detail: x }));
+  };
   data.innerHTML = groups.length ? ladderTableHtml(groups, label) : '';
 }
 

@@ -162,32 +162,34 @@ impl Kind {
         }
     }
 
-    /// The document and section that define the header. IBTA sections are those of the
-    /// InfiniBand Architecture Specification Vol. 1, Release 1.4; RoCEv2 is its Annex A17.
+    /// The document and section that define the header, with no words around them (a page
+    /// words them in its language). IBTA sections are those of the InfiniBand Architecture
+    /// Specification Vol. 1, Release 1.4; RoCEv2 is its Annex A17; the IRN header is
+    /// rdmalab's own, after the IRN paper.
     pub const fn spec(self) -> &'static str {
         match self {
-            Kind::Ethernet => "IEEE 802.3 §3.1.1 (MAC frame format)",
-            Kind::Vlan => "IEEE 802.1Q §9.6 (VLAN tag)",
-            Kind::MacControl => "IEEE 802.3 Annex 31B (PAUSE); IEEE 802.1Qbb §36.1 (PFC)",
-            Kind::Ipv4 => "RFC 791 §3.1; DSCP RFC 2474; ECN RFC 3168 §5",
-            Kind::Udp => "RFC 768; RoCEv2 port 4791: IBTA Annex A17",
-            Kind::Tcp => "RFC 9293 §3.1; options RFC 7323, RFC 2018",
+            Kind::Ethernet => "IEEE 802.3 §3.1.1",
+            Kind::Vlan => "IEEE 802.1Q §9.6",
+            Kind::MacControl => "IEEE 802.3 Annex 31B; IEEE 802.1Qbb",
+            Kind::Ipv4 => "RFC 791 §3.1; RFC 2474; RFC 3168 §5",
+            Kind::Udp => "RFC 768; IBTA Annex A17",
+            Kind::Tcp => "RFC 9293 §3.1; RFC 7323; RFC 2018",
             Kind::Bth => "IBTA Vol 1 §9.2",
             Kind::Rdeth => "IBTA Vol 1 §9.3.1",
             Kind::Deth => "IBTA Vol 1 §9.3.2",
-            Kind::Feth => "IBTA Vol 1 Rel 1.5, memory placement extensions (FLUSH)",
+            Kind::Feth => "IBTA Vol 1 Rel 1.5 (FLUSH)",
             Kind::Reth => "IBTA Vol 1 §9.3.3",
             Kind::AtomicEth => "IBTA Vol 1 §9.3.4",
             Kind::Aeth => "IBTA Vol 1 §9.3.5",
             Kind::AtomicAckEth => "IBTA Vol 1 §9.3.6",
             Kind::ImmDt => "IBTA Vol 1 §9.3.7",
             Kind::Ieth => "IBTA Vol 1 §9.3.8",
-            Kind::Irn => "rdmalab (not IBTA): IRN, Mittal et al., SIGCOMM 2018",
-            Kind::CnpReserved => "IBTA Annex A17 (RoCEv2 CNP)",
-            Kind::Payload => "IBTA Vol 1 §9.4 (packet payload)",
-            Kind::Pad => "IBTA Vol 1 §9.2 (PadCnt)",
-            Kind::Icrc => "IBTA Vol 1 §7.8.1 (invariant CRC); RoCEv2: Annex A17",
-            Kind::EthernetPad => "IEEE 802.3 §3.2.8 (pad to the minimum frame size)",
+            Kind::Irn => "IRN: Mittal et al., SIGCOMM 2018",
+            Kind::CnpReserved => "IBTA Annex A17",
+            Kind::Payload => "IBTA Vol 1 §9.2",
+            Kind::Pad => "IBTA Vol 1 §9.2",
+            Kind::Icrc => "IBTA Vol 1 §7.8.1; IBTA Annex A17",
+            Kind::EthernetPad => "IEEE 802.3 §3.2.8",
         }
     }
 }
