@@ -278,7 +278,7 @@ function render() {
           const shown = s.whole.slice(b0, b0 + f.bit_width / 8).filter((b) => b !== null);
           const txt = shown.map((b) => (b >= 32 && b < 127 ? String.fromCharCode(b) : '·')).join('');
           const left = f.bit_width / 8 - shown.length;
-          val += `<div class="insp-mean"><code>${esc(txt)}</code>${left > 0 ? esc(tr('more', { n: left })) : ''}</div>`;
+          val += `<div class="insp-mean"><code class="insp-data">${esc(txt)}</code>${left > 0 ? esc(tr('more', { n: left })) : ''}</div>`;
         }
       }
       const bad = f.meaning && f.meaning.id === 'check' && f.meaning.verdict === 'bad';

@@ -70,7 +70,10 @@ pub async fn dissect(
             (whole, Some(start..end))
         }
     };
-    Ok(Json(to_json(&bytes, &dissect::dissect_elided(&bytes, elided))))
+    Ok(Json(to_json(
+        &bytes,
+        &dissect::dissect_elided(&bytes, elided),
+    )))
 }
 
 /// The bytes of a hex string (whitespace allowed between bytes), or an error naming `wire`.
@@ -89,7 +92,7 @@ fn parse_hex(s: &str) -> Result<Vec<u8>, ApiError> {
             "the frame is longer than {MAX_FRAME_BYTES} bytes"
         )));
     }
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(bad(format!(
             "an odd number of hex digits ({})",
             digits.len()
@@ -190,7 +193,9 @@ fn meaning_json(m: Meaning) -> Json_ {
         }),
         Meaning::DefaultPkey => json!({"id": "default_pkey"}),
         Meaning::Syndrome(s) => match s {
-            Syndrome::Ack { credits } => json!({"id": "syndrome", "type": "ack", "credits": credits}),
+            Syndrome::Ack { credits } => {
+                json!({"id": "syndrome", "type": "ack", "credits": credits})
+            }
             Syndrome::RnrNak { timer } => json!({
                 "id": "syndrome", "type": "rnr_nak", "timer": timer,
                 "wait": rnr_timeout(timer).to_string(),
@@ -324,7 +329,10 @@ mod tests {
             opcode_words(Opcode::rc(Operation::RdmaReadResponseFirst)),
             "RDMA READ Response First"
         );
-        assert_eq!(opcode_words(Opcode::rc(Operation::Acknowledge)), "Acknowledge");
+        assert_eq!(
+            opcode_words(Opcode::rc(Operation::Acknowledge)),
+            "Acknowledge"
+        );
         assert_eq!(opcode_words(Opcode::CNP), "CNP");
     }
 

@@ -1543,10 +1543,22 @@ async fn the_packet_inspector_in_a_real_browser() {
             "the inspector's BTH",
         )
         .await;
-        let text: String = eval(&page, "document.querySelector('[data-testid=inspector]').innerText").await;
+        let text: String = eval(
+            &page,
+            "document.querySelector('[data-testid=inspector]').innerText",
+        )
+        .await;
         // What the learner reads: the opcode in words, the BTH fields, the RETH's key, the
         // sections that define them; every value decoded from the frame's bytes.
-        for want in ["OpCode", "DestQP", "PSN", "R_Key", "RDMA WRITE Only", "RC RDMA_WRITE_ONLY", "ICRC"] {
+        for want in [
+            "OpCode",
+            "DestQP",
+            "PSN",
+            "R_Key",
+            "RDMA WRITE Only",
+            "RC RDMA_WRITE_ONLY",
+            "ICRC",
+        ] {
             assert!(text.contains(want), "{lang}: no {want:?} in {text}");
         }
         let sections = if lang == "zh" {
@@ -1581,9 +1593,18 @@ async fn the_packet_inspector_in_a_real_browser() {
             "[...document.querySelectorAll('[data-testid=inspector] [data-kind=reth] tr[data-fi]')].find(t => t.textContent.includes('R_Key')).querySelector('code').textContent",
         )
         .await;
-        assert_eq!(format!("0x{}", lit.trim_start_matches('0')), rkey, "{lang}: the lit bytes are the R_Key");
+        assert_eq!(
+            format!("0x{}", lit.trim_start_matches('0')),
+            rkey,
+            "{lang}: the lit bytes are the R_Key"
+        );
         if lang == "zh" {
-            let runs = english_runs(&page, "document.querySelector('[data-testid=inspector]').innerText").await;
+            // The payload's own bytes (the session's text) are data, not the page's words.
+            let runs = english_runs(
+                &page,
+                "(() => { const c = document.querySelector('[data-testid=inspector]').cloneNode(true); c.querySelectorAll('.insp-data').forEach(e => e.remove()); document.body.appendChild(c); const t = c.innerText; c.remove(); return t; })()",
+            )
+            .await;
             assert!(runs.is_empty(), "the zh inspector has English: {runs:#?}");
         }
         shot_view(&page, &format!("inspector-{lang}-1440")).await;
@@ -1596,11 +1617,43 @@ async fn the_packet_inspector_in_a_real_browser() {
             "document.querySelector('[data-testid=inspector]').getBoundingClientRect().width",
         )
         .await;
-        assert!(w >= 389.0, "{lang}: at 390 px the inspector is a full-width sheet ({w})");
+        assert!(
+            w >= 389.0,
+            "{lang}: at 390 px the inspector is a full-width sheet ({w})"
+        );
         shot_view(&page, &format!("inspector-{lang}-390")).await;
         page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
             .await
             .unwrap();
     }
+    // A lesson's ladder is drawn by the server; its frames open in the same inspector.
+    open(&page, &format!("{base}/chapter/m3c16")).await;
+    wait_for(
+        &page,
+        "document.querySelector('svg.ladder g.frame[data-wire]')",
+        "the chapter's ladder",
+    )
+    .await;
+    eval::<bool>(
+        &page,
+        "(() => { const g = [...document.querySelectorAll('svg.ladder g.frame[data-wire]')].find(g => /SEND/.test(g.dataset.title)); g.dispatchEvent(new MouseEvent('click', {bubbles: true})); return true; })()",
+    )
+    .await;
+    wait_for(
+        &page,
+        "document.querySelector('[data-testid=inspector]:not([hidden]) [data-kind=bth] svg.insp-layout')",
+        "the inspector from a lesson ladder",
+    )
+    .await;
+    let text: String = eval(
+        &page,
+        "document.querySelector('[data-testid=inspector]').innerText",
+    )
+    .await;
+    assert!(
+        text.contains("SEND") && text.contains("IBTA 第 1 卷 §9.2"),
+        "{text}"
+    );
+    shot_view(&page, "inspector-zh-chapter").await;
     env.stop().await;
 }

@@ -20,8 +20,8 @@
 //! [`Verdict::Unchecked`] rather than wrong.
 
 use crate::ib::{
-    ICRC_LEN, ROCEV2_UDP_PORT, aeth, atomic_ack_eth, atomic_eth, bth, cnp, deth, feth, icrc,
-    ieth, immdt, irn, rdeth, reth,
+    ICRC_LEN, ROCEV2_UDP_PORT, aeth, atomic_ack_eth, atomic_eth, bth, cnp, deth, feth, icrc, ieth,
+    immdt, irn, rdeth, reth,
 };
 use crate::{
     Ecn, Error, EtherType, EthernetAddress, Ipv4Address, Opcode, Protocol, ethernet, ipv4, pfc,
@@ -473,14 +473,22 @@ impl Walk<'_> {
                 off,
                 vlan::HEADER_LEN,
                 vec![
-                    field("PCP", bits16(vf::TCI.start, pcp_mask), tag.pcp().get().into())
-                        .means(Meaning::Priority(tag.pcp())),
+                    field(
+                        "PCP",
+                        bits16(vf::TCI.start, pcp_mask),
+                        tag.pcp().get().into(),
+                    )
+                    .means(Meaning::Priority(tag.pcp())),
                     field(
                         "DEI",
                         bits16(vf::TCI.start, vlan::DEI_BIT),
                         tag.dei().into(),
                     ),
-                    field("VID", bits16(vf::TCI.start, vlan::VID_MAX), tag.vid().into()),
+                    field(
+                        "VID",
+                        bits16(vf::TCI.start, vlan::VID_MAX),
+                        tag.vid().into(),
+                    ),
                     field("EtherType", bytes_at(vf::ETHERTYPE), ethertype.0.into())
                         .means(Meaning::EtherType(ethertype)),
                 ],
@@ -532,8 +540,12 @@ impl Walk<'_> {
             pfc::OPCODE_PFC => {
                 let v = p.class_enable_vector();
                 fields.push(
-                    field("Reserved", bits16(pf::CLASS_ENABLE.start, 0xff00), (v >> 8).into())
-                        .means(Meaning::Reserved),
+                    field(
+                        "Reserved",
+                        bits16(pf::CLASS_ENABLE.start, 0xff00),
+                        (v >> 8).into(),
+                    )
+                    .means(Meaning::Reserved),
                 );
                 fields.push(
                     field(
@@ -622,8 +634,12 @@ impl Walk<'_> {
                 protocol.0.into(),
             )
             .means(Meaning::Protocol(protocol)),
-            field("Header Checksum", bytes_at(f::CHECKSUM), ip.checksum().into())
-                .means(Meaning::Check(ck)),
+            field(
+                "Header Checksum",
+                bytes_at(f::CHECKSUM),
+                ip.checksum().into(),
+            )
+            .means(Meaning::Check(ck)),
             FieldView {
                 value: Value::Ipv4(ip.src_addr()),
                 ..field("Source Address", bytes_at(f::SRC_ADDR), 0)
@@ -710,8 +726,12 @@ impl Walk<'_> {
                 },
                 field("SE", bits8(f::FLAGS, bth::SE), b.solicited_event().into()),
                 field("M", bits8(f::FLAGS, bth::MIG_REQ), b.mig_req().into()),
-                field("PadCnt", bits8(f::FLAGS, bth::PAD_MASK), b.pad_count().into())
-                    .means(Meaning::Bytes(b.pad_count().into())),
+                field(
+                    "PadCnt",
+                    bits8(f::FLAGS, bth::PAD_MASK),
+                    b.pad_count().into(),
+                )
+                .means(Meaning::Bytes(b.pad_count().into())),
                 field(
                     "TVer",
                     bits8(f::FLAGS, bth::TVER_MASK),
@@ -824,8 +844,12 @@ impl Walk<'_> {
             body_end,
             ICRC_LEN,
             vec![
-                field("ICRC", bytes_at(0..ICRC_LEN), icrc::as_displayed(carried).into())
-                    .means(Meaning::Check(verdict)),
+                field(
+                    "ICRC",
+                    bytes_at(0..ICRC_LEN),
+                    icrc::as_displayed(carried).into(),
+                )
+                .means(Meaning::Check(verdict)),
             ],
         );
         Ok(())
@@ -924,7 +948,11 @@ impl Walk<'_> {
             use aeth::field as f;
             let syn = p.syndrome();
             let typed = aeth::Syndrome::from_byte(syn);
-            let s = field("Syndrome", bytes_at(f::SYNDROME..f::SYNDROME + 1), syn.into());
+            let s = field(
+                "Syndrome",
+                bytes_at(f::SYNDROME..f::SYNDROME + 1),
+                syn.into(),
+            );
             self.push(
                 Kind::Aeth,
                 off,
@@ -960,7 +988,11 @@ impl Walk<'_> {
                 Kind::ImmDt,
                 off,
                 immdt::HEADER_LEN,
-                vec![field("Immediate Data", bytes_at(immdt::field::IMM), p.imm().into())],
+                vec![field(
+                    "Immediate Data",
+                    bytes_at(immdt::field::IMM),
+                    p.imm().into(),
+                )],
             );
             off += immdt::HEADER_LEN;
         }
@@ -1054,7 +1086,11 @@ impl Walk<'_> {
         };
         let mut fields = vec![
             field("Source Port", bytes_at(f::SRC_PORT), t.src_port().into()),
-            field("Destination Port", bytes_at(f::DST_PORT), t.dst_port().into()),
+            field(
+                "Destination Port",
+                bytes_at(f::DST_PORT),
+                t.dst_port().into(),
+            ),
             field("Sequence Number", bytes_at(f::SEQ), t.seq().into()),
             field("Acknowledgment Number", bytes_at(f::ACK), t.ack().into()),
             field("Data Offset", bits8(f::DATA_OFFSET, 0xf0), (hl / 4) as u64)
@@ -1095,20 +1131,24 @@ impl Walk<'_> {
                 tcp::TcpOption::EndOfList => rest.len(),
                 _ => opt.buffer_len(),
             };
-            fields.push(field("Kind", bytes_at(at..at + 1), kind.into()).means(Meaning::TcpOption(kind)));
+            fields.push(
+                field("Kind", bytes_at(at..at + 1), kind.into()).means(Meaning::TcpOption(kind)),
+            );
             let data = at + 2..at + len;
             match opt {
                 tcp::TcpOption::EndOfList | tcp::TcpOption::NoOperation => {
                     if len > 1 {
-                        fields.push(bytes_field("Padding", at + 1..at + len).means(Meaning::Reserved));
+                        fields.push(
+                            bytes_field("Padding", at + 1..at + len).means(Meaning::Reserved),
+                        );
                     }
                 }
                 _ => {
                     fields.push(field("Length", bytes_at(at + 1..at + 2), len as u64));
                     match opt {
-                        tcp::TcpOption::MaxSegmentSize(m) => {
-                            fields.push(field("MSS", bytes_at(data), m.into()).means(Meaning::Bytes(m.into())))
-                        }
+                        tcp::TcpOption::MaxSegmentSize(m) => fields.push(
+                            field("MSS", bytes_at(data), m.into()).means(Meaning::Bytes(m.into())),
+                        ),
                         tcp::TcpOption::WindowScale(s) => {
                             fields.push(field("Shift", bytes_at(data), s.into()))
                         }
@@ -1120,7 +1160,11 @@ impl Walk<'_> {
                             let mut b = at + 2;
                             for (left, right) in blocks.iter().flatten() {
                                 fields.push(field("Left Edge", bytes_at(b..b + 4), (*left).into()));
-                                fields.push(field("Right Edge", bytes_at(b + 4..b + 8), (*right).into()));
+                                fields.push(field(
+                                    "Right Edge",
+                                    bytes_at(b + 4..b + 8),
+                                    (*right).into(),
+                                ));
                                 b += 8;
                             }
                         }
@@ -1152,7 +1196,6 @@ impl Walk<'_> {
         Ok(())
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -1207,7 +1250,9 @@ mod tests {
 
     /// The bits `[at, at + width)` of `bytes`, most significant first, as a number.
     fn bits(bytes: &[u8], at: usize, width: usize) -> u64 {
-        (at..at + width).fold(0u64, |v, i| v << 1 | u64::from(bytes[i / 8] >> (7 - i % 8) & 1))
+        (at..at + width).fold(0u64, |v, i| {
+            v << 1 | u64::from(bytes[i / 8] >> (7 - i % 8) & 1)
+        })
     }
 
     /// Every numeric field's value is the bits at its position, and the fields of each header
@@ -1217,13 +1262,21 @@ mod tests {
         for h in &d.headers {
             let mut next = 0;
             for f in &h.fields {
-                assert_eq!(f.bit_offset, next, "{:?} {} starts where the last ended", h.kind, f.name);
+                assert_eq!(
+                    f.bit_offset, next,
+                    "{:?} {} starts where the last ended",
+                    h.kind, f.name
+                );
                 next = f.bit_offset + f.bit_width;
                 if let Value::Uint(v) = f.value
                     && f.bit_width <= 64
                 {
                     let got = bits(bytes, h.start * 8 + f.bit_offset, f.bit_width);
-                    assert_eq!(got, v, "{:?} {} value is the bits at its place", h.kind, f.name);
+                    assert_eq!(
+                        got, v,
+                        "{:?} {} value is the bits at its place",
+                        h.kind, f.name
+                    );
                 }
             }
             assert_eq!(next, h.len * 8, "{:?} fields cover the header", h.kind);
@@ -1267,11 +1320,20 @@ mod tests {
         );
         assert_eq!((op.bit_offset, op.bit_width), (0, 8));
         let qp = find(&d, Kind::Bth, "DestQP");
-        assert_eq!((qp.bit_offset, qp.bit_width, qp.value), (40, 24, Value::Uint(0x11)));
+        assert_eq!(
+            (qp.bit_offset, qp.bit_width, qp.value),
+            (40, 24, Value::Uint(0x11))
+        );
         let psn = find(&d, Kind::Bth, "PSN");
-        assert_eq!((psn.bit_offset, psn.bit_width, psn.value), (72, 24, Value::Uint(101)));
+        assert_eq!(
+            (psn.bit_offset, psn.bit_width, psn.value),
+            (72, 24, Value::Uint(101))
+        );
         let a = find(&d, Kind::Bth, "A");
-        assert_eq!((a.bit_offset, a.bit_width, a.value), (64, 1, Value::Uint(1)));
+        assert_eq!(
+            (a.bit_offset, a.bit_width, a.value),
+            (64, 1, Value::Uint(1))
+        );
         assert_eq!(find(&d, Kind::Reth, "R_Key").value, Value::Uint(0x1234));
         assert_eq!(find(&d, Kind::Vlan, "PCP").value, Value::Uint(3));
         assert_eq!(
@@ -1310,7 +1372,11 @@ mod tests {
         let cut = 18 + 20 + 8 + 5;
         let d = dissect(&bytes[..cut]);
         assert_eq!(d.headers.last().map(|h| h.kind), Some(Kind::Vlan));
-        assert!(matches!(d.stopped, Some(Error::Truncated(_))), "{:?}", d.stopped);
+        assert!(
+            matches!(d.stopped, Some(Error::Truncated(_))),
+            "{:?}",
+            d.stopped
+        );
         let d = dissect(&[0u8; 3]);
         assert!(d.headers.is_empty());
         assert!(matches!(d.stopped, Some(Error::Truncated(_))));
@@ -1382,10 +1448,7 @@ mod tests {
             window_scale: None,
             sack_permitted: false,
             sack_ranges: [None; tcp::MAX_SACK_BLOCKS],
-            timestamp: Some(tcp::Timestamp {
-                tsval: 7,
-                tsecr: 9,
-            }),
+            timestamp: Some(tcp::Timestamp { tsval: 7, tsecr: 9 }),
             payload_len: 100,
         };
         repr.sack_ranges[0] = Some((3000, 4000));
@@ -1414,7 +1477,11 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), Kind::ALL.len(), "ids are distinct");
-        assert!(Kind::ALL.iter().all(|k| !k.name().is_empty() && !k.spec().is_empty()));
+        assert!(
+            Kind::ALL
+                .iter()
+                .all(|k| !k.name().is_empty() && !k.spec().is_empty())
+        );
     }
 
     proptest! {

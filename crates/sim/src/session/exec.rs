@@ -1942,7 +1942,6 @@ pub(crate) fn describe(s: &Session, call: &Call) -> String {
     }
 }
 
-
 /// Lowercase hex of a frame's bytes, two digits a byte and no separator (`FrameRecord::wire`).
 fn wire_hex(bytes: &[u8]) -> String {
     use std::fmt::Write;

@@ -227,7 +227,11 @@ pub fn draw(report: &Value, steps: Option<(u32, u32)>, lang: Lang) -> Option<Str
             .get("wire_elided")
             .and_then(Value::as_array)
             .map(|r| {
-                let n: Vec<String> = r.iter().filter_map(Value::as_u64).map(|v| v.to_string()).collect();
+                let n: Vec<String> = r
+                    .iter()
+                    .filter_map(Value::as_u64)
+                    .map(|v| v.to_string())
+                    .collect();
                 format!(r#" data-wire-elided="{}""#, n.join(","))
             })
             .unwrap_or_default();
