@@ -2,6 +2,8 @@
 
 import { t, lang, href, esc } from './i18n.js';
 import { api } from './app.js';
+// Lesson ladders carry each frame's bytes (data-wire); a click opens the packet inspector.
+import './inspector.js';
 
 const colon = () => (lang() === 'en' ? ': ' : '：');
 const comma = () => (lang() === 'en' ? ', ' : '，');

@@ -29,6 +29,7 @@ import { renderLadder, ladderFrame } from './pg-ladder.js';
 import { renderMemory, mt } from './pg-memory.js';
 import { PANES, pt, wirePanes } from './pg-panes.js';
 import { tourButtonHtml, wireTours } from './tour.js';
+import './inspector.js';
 export { QUICK_START, emptySession, pinExpectations, encodeShare, decodeShare } from './pg-session.js';
 export { TomlFloat, tomlValue, sessionToToml, parseToml, sessionFromToml } from './pg-toml.js';
 

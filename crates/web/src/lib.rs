@@ -12,6 +12,7 @@
 //! | `POST /api/packets` | body as `/api/run` → `{preset, mode, tcp, rdma}`: each path's packet view, the frames around its first drop (`rdmalab::report::packets`; [`packets`]) |
 //! | `POST /api/verbs` | body `{session: "TOML", profile?}` → `rdmalab verbs run --json`'s document (every step, its result and checks, `passed`); at most [`api::MAX_VERBS_EVENTS`] events |
 //! | `GET /api/verbs/model` | `{states, qp_types, transitions: [{from, to, rc|uc|ud: {required, optional}}], attrs: [{key, mask}], profiles, wc_status: [{name, code, text}], errno: [{name, code}]}`: the QP state table the playground draws |
+//! | `POST /api/frame/dissect` | body `{wire: "hex", elided?: [start, end]}` (a frame record's `wire` and `wire_elided`; at most [`dissect::MAX_FRAME_BYTES`]) → `{len, elided, frame_check, stopped, headers: [{kind, name, spec, start, len, fields: [{name, bit_offset, bit_width, value, hex, meaning}]}]}`: the frame's headers in wire order, decoded by `wire::dissect`; 422 names `wire` or `elided` |
 //! | `GET /api/labs` | `[{id, params: [{name, kind: int|bool|choice, min?, max?, choices?, default, unit}]}]`: the fabric labs |
 //! | `POST /api/lab/{id}` | body `{param: value, ...}` (numbers, booleans, or the same as strings) → `{lab, params, figures: [{id, value, unit}], charts: [{id, kind, x_unit, y_unit, series: [{name, points: [[x, y]], labels?}]}], counters: [{host, name, value}], verdict: {...}, fabric?: {topology, nodes: [{name, kind}], links: [{a, b, gbps, dirs: [{from, to, util_pct, queue_bytes, held_pct, paused, pauses, frames, ecn_marks, first_pause_ps}; 2], drops, frames: [{t_ps, dir, kind, bytes, priority, ce, opcode?, psn?, dest_qp?, quanta?, uid}], frames_total}], t_ps, window_ps, priority}, events, wall_ms}` (`rdmalab::labs`; `fabric` for hol, storm and deadlock: one sample per window, bounded by `labs::fabric_view`); 404 an unknown lab, 422 a parameter out of range |
 //! | `GET /api/course/{lang}/labs` | `{lang, labs: [{id, title, summary, intro_html, look_html, chapters: [{id, title}], cases: [{id, title, symptom_html, cause_html, fix_html}]}]}` |
@@ -54,6 +55,7 @@ pub mod chapter;
 pub mod code;
 pub mod content;
 pub mod diagram;
+pub mod dissect;
 pub mod error;
 pub mod examples;
 pub mod glossary;
@@ -142,6 +144,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/verbs/model", get(api::verbs_model))
         .route("/api/verbs/examples", get(api::verbs_examples))
         .route("/api/verbs/example/{name}", get(api::verbs_example))
+        .route("/api/frame/dissect", post(dissect::dissect))
         .route("/api/labs", get(api::labs))
         .route("/api/lab/{id}", post(api::lab))
         .route("/api/course/{lang}/labs", get(api::labs_text))

@@ -1278,3 +1278,196 @@ async fn packets_cut_a_bounded_window_of_the_runs_frames() {
     let (s, e) = post("/api/packets", "{\"presett\": 1}").await;
     assert!(s.is_client_error() && e["error"].is_string(), "{s} {e}");
 }
+
+/// The packet inspector's route: a real frame from a session run, decoded field by field;
+/// bad input answered with the field at fault.
+#[tokio::test]
+async fn a_session_frame_dissected() {
+    let session = std::fs::read_to_string(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/verbs/write.toml"),
+    )
+    .unwrap();
+    let (s, report) = post("/api/verbs", &json!({ "session": session }).to_string()).await;
+    assert_eq!(s, StatusCode::OK, "{report}");
+    let frames: Vec<&Value> = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|st| st["frames"].as_array().unwrap())
+        .collect();
+    let write = frames
+        .iter()
+        .find(|f| f["opcode"] == "RC RDMA_WRITE_ONLY")
+        .expect("the session sends a WRITE");
+    let wire = write["wire"].as_str().unwrap();
+    // `len` counts the 4-byte FCS, which `wire` (like a pcap) leaves out.
+    assert_eq!(
+        wire.len() / 2 + 4,
+        write["len"].as_u64().unwrap() as usize,
+        "a short WRITE is sent whole"
+    );
+    assert!(
+        wire.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+        "lowercase hex"
+    );
+
+    let (s, d) = post("/api/frame/dissect", &json!({ "wire": wire }).to_string()).await;
+    assert_eq!(s, StatusCode::OK, "{d}");
+    let field = |kind: &str, name: &str| -> Value {
+        d["headers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["kind"] == kind)
+            .flat_map(|h| h["fields"].as_array().unwrap().clone())
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("no {kind} {name} in {d}"))
+    };
+    let kinds: Vec<&str> = d["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        &kinds[..6],
+        ["eth", "vlan", "ipv4", "udp", "bth", "reth"],
+        "{kinds:?}"
+    );
+    assert_eq!(*kinds.last().unwrap(), "icrc");
+    let op = field("bth", "OpCode");
+    assert_eq!(op["meaning"]["words"], "RDMA WRITE Only");
+    assert_eq!(
+        (op["bit_offset"].as_u64(), op["bit_width"].as_u64()),
+        (Some(0), Some(8))
+    );
+    // The fields the frame record already names agree with the decoded bytes.
+    assert_eq!(field("bth", "DestQP")["value"], write["qpn"].to_string());
+    assert_eq!(field("bth", "PSN")["value"], write["psn"].to_string());
+    assert_eq!(
+        field("reth", "R_Key")["value"],
+        write["reth"]["rkey"].to_string()
+    );
+    assert_eq!(
+        field("reth", "VA")["value"],
+        write["reth"]["va"].to_string()
+    );
+    assert_eq!(field("udp", "Destination Port")["meaning"]["id"], "rocev2");
+    assert_eq!(field("icrc", "ICRC")["meaning"]["verdict"], "good");
+    assert_eq!(d["frame_check"]["ok"], true);
+    let spec = d["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == "bth")
+        .unwrap()["spec"]
+        .clone();
+    assert_eq!(spec, "IBTA Vol 1 §9.2");
+    // The ACK's syndrome, in its parts.
+    let ack = frames
+        .iter()
+        .find(|f| f["opcode"] == "RC ACKNOWLEDGE")
+        .unwrap();
+    let (_, d) = post(
+        "/api/frame/dissect",
+        &json!({ "wire": ack["wire"] }).to_string(),
+    )
+    .await;
+    let syn = d["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == "aeth")
+        .unwrap()["fields"][0]
+        .clone();
+    assert_eq!(syn["meaning"]["type"], "ack", "{syn}");
+
+    // One flipped payload bit: shown, with the ICRC that no longer holds.
+    let mut bad = wire.to_string();
+    let at = bad.len() - 12;
+    let c = if &bad[at..at + 1] == "0" { "1" } else { "0" };
+    bad.replace_range(at..at + 1, c);
+    let (s, d) = post("/api/frame/dissect", &json!({ "wire": bad }).to_string()).await;
+    assert_eq!(s, StatusCode::OK);
+    let icrc = d["headers"].as_array().unwrap().last().unwrap()["fields"][0]["meaning"].clone();
+    assert_eq!(icrc["verdict"], "bad", "{icrc}");
+    assert_eq!(d["frame_check"]["ok"], false);
+
+    // Bad input: the field at fault, what it allows.
+    for (body, field) in [
+        (json!({ "wire": "0a0g" }), "wire"),
+        (json!({ "wire": "abc" }), "wire"),
+        (json!({ "wire": "" }), "wire"),
+        (json!({ "wire": "00".repeat(10_000) }), "wire"),
+        (
+            json!({ "wire": wire, "elided": [1_000_000, 1_000_001] }),
+            "elided",
+        ),
+        (json!({ "wire": wire, "elided": [10, 5] }), "elided"),
+    ] {
+        let (s, e) = post("/api/frame/dissect", &body.to_string()).await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{e}");
+        assert_eq!(e["field"], field, "{e}");
+        assert!(e["allowed"].as_str().is_some_and(|a| !a.is_empty()), "{e}");
+    }
+    let (s, e) = post("/api/frame/dissect", r#"{"wire": "00", "extra": 1}"#).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{e}");
+    assert_eq!(e["field"], "body");
+    // A truncated frame: decoded as far as it goes, and why it stops.
+    let (s, d) = post(
+        "/api/frame/dissect",
+        &json!({ "wire": &wire[..100] }).to_string(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(
+        d["stopped"]
+            .as_str()
+            .is_some_and(|e| e.contains("truncated")),
+        "{d}"
+    );
+}
+
+/// A long WRITE's frames carry their headers, the first 64 payload bytes and the ICRC; the
+/// route puts the left-out bytes back as zeros and says the ICRC was not checked.
+#[tokio::test]
+async fn an_elided_frame_dissected() {
+    let session = std::fs::read_to_string(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/verbs/segment_mtu.toml"),
+    )
+    .unwrap();
+    let (s, report) = post("/api/verbs", &json!({ "session": session }).to_string()).await;
+    assert_eq!(s, StatusCode::OK, "{report}");
+    let f = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|st| st["frames"].as_array().unwrap())
+        .find(|f| f.get("wire_elided").is_some())
+        .expect("a frame with more than 64 payload bytes")
+        .clone();
+    let [a, b] = [
+        f["wire_elided"][0].as_u64().unwrap(),
+        f["wire_elided"][1].as_u64().unwrap(),
+    ];
+    let wire = f["wire"].as_str().unwrap();
+    assert_eq!(
+        wire.len() as u64 / 2 + (b - a) + 4,
+        f["len"].as_u64().unwrap(),
+        "all but the FCS"
+    );
+    let (s, d) = post(
+        "/api/frame/dissect",
+        &json!({ "wire": wire, "elided": f["wire_elided"] }).to_string(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{d}");
+    assert_eq!(d["len"].as_u64().unwrap() + 4, f["len"].as_u64().unwrap());
+    assert_eq!(d["elided"], f["wire_elided"]);
+    let last = d["headers"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["kind"], "icrc");
+    assert_eq!(last["fields"][0]["meaning"]["verdict"], "unchecked");
+}

@@ -2581,3 +2581,184 @@ async fn the_simulation_page_tells_the_story() {
     }
     env.stop().await;
 }
+
+/// Screenshot of the viewport only (the inspector is a fixed panel over the page).
+async fn shot_view(page: &Page, name: &str) {
+    page.save_screenshot(
+        ScreenshotParams::builder().build(),
+        shots_dir().join(format!("{name}.png")),
+    )
+    .await
+    .unwrap();
+}
+
+/// Runs of three or more English words outside identifiers in `text` (the rule of the zh
+/// pages above).
+async fn english_runs(page: &Page, text_js: &str) -> Vec<String> {
+    eval(
+        page,
+        &format!(
+            "(() => {{ const allow = new Set(['rdmalab', 'RoCE', 'Mittal', 'et', 'al', 'SIGCOMM', 'B']); \
+             const ident = (w) => /[_()./0-9→+=§]/.test(w) || /^[A-Z0-9-]{{2,}}s?$/.test(w) || /^[A-Z][a-z]+[A-Z]/.test(w) || allow.has(w); \
+             const out = []; \
+             for (const line of ({text_js}).split('\\n')) {{ let run = []; \
+               for (const tok of line.split(/\\s+/).concat([''])) {{ const w = tok.replace(/^[\"'“‘(\\[（]+|[\"'”’)\\],.;:!?）：，。]+$/g, ''); \
+                 if (/^[A-Za-z][A-Za-z'-]*$/.test(w) && !ident(w)) run.push(w); else {{ if (run.length >= 3) out.push(run.join(' ') + '  ⟵ ' + line.slice(0, 120)); run = []; }} }} }} \
+             return out; }})()"
+        ),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_packet_inspector_in_a_real_browser() {
+    let _one = ONE_BROWSER.lock().await;
+    let Some(env) = Env::start("inspector").await else {
+        return;
+    };
+    let (base, page) = (env.base.clone(), env.page.clone());
+    page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+        .await
+        .unwrap();
+    for lang in ["zh", "en"] {
+        let q = if lang == "en" { "&lang=en" } else { "" };
+        // The write example: bring-up, then one RDMA WRITE and its ACK on the ladder.
+        open(&page, &format!("{base}/playground?example=write{q}")).await;
+        assert_eq!(settled(&page, "example").await, "done");
+        // Show every step's packets, then click the WRITE as a learner would.
+        eval::<bool>(
+            &page,
+            "(() => { const c = document.querySelector('#pg-all'); if (!c.checked) c.click(); return true; })()",
+        )
+        .await;
+        wait_for(
+            &page,
+            "document.querySelector('.pg-frame[data-opcode*=RDMA_WRITE]')",
+            "the WRITE on the ladder",
+        )
+        .await;
+        eval::<bool>(
+            &page,
+            "(() => { document.querySelector('.pg-frame[data-opcode*=RDMA_WRITE]').dispatchEvent(new MouseEvent('click', {bubbles: true})); return true; })()",
+        )
+        .await;
+        wait_for(
+            &page,
+            "document.querySelector('[data-testid=inspector]:not([hidden]) [data-kind=bth] svg.insp-layout')",
+            "the inspector's BTH",
+        )
+        .await;
+        let text: String = eval(
+            &page,
+            "document.querySelector('[data-testid=inspector]').innerText",
+        )
+        .await;
+        // What the learner reads: the opcode in words, the BTH fields, the RETH's key, the
+        // sections that define them; every value decoded from the frame's bytes.
+        for want in [
+            "OpCode",
+            "DestQP",
+            "PSN",
+            "R_Key",
+            "RDMA WRITE Only",
+            "RC RDMA_WRITE_ONLY",
+            "ICRC",
+        ] {
+            assert!(text.contains(want), "{lang}: no {want:?} in {text}");
+        }
+        let sections = if lang == "zh" {
+            ["IBTA 第 1 卷 §9.2", "IBTA 第 1 卷 §9.3.3"]
+        } else {
+            ["IBTA Vol 1 §9.2", "IBTA Vol 1 §9.3.3"]
+        };
+        for s in sections {
+            assert!(text.contains(s), "{lang}: no {s:?}");
+        }
+        // The bit layout is drawn from the same table: one box per BTH field (the 14 fields).
+        let boxes: usize = eval(
+            &page,
+            "document.querySelectorAll('[data-testid=inspector] [data-kind=bth] .insp-box').length",
+        )
+        .await;
+        assert_eq!(boxes, 14, "{lang}: BTH boxes");
+        // Picking the RETH's R_Key lights its 4 bytes in the hex dump.
+        eval::<bool>(
+            &page,
+            "(() => { const r = [...document.querySelectorAll('[data-testid=inspector] [data-kind=reth] tr[data-fi]')].find(t => t.textContent.includes('R_Key')); r.click(); return true; })()",
+        )
+        .await;
+        let lit: String = eval(
+            &page,
+            "[...document.querySelectorAll('[data-testid=insp-hex] span.f')].map(s => s.textContent).join('')",
+        )
+        .await;
+        assert_eq!(lit.len(), 8, "{lang}: R_Key is 4 bytes lit: {lit}");
+        let rkey: String = eval(
+            &page,
+            "[...document.querySelectorAll('[data-testid=inspector] [data-kind=reth] tr[data-fi]')].find(t => t.textContent.includes('R_Key')).querySelector('code').textContent",
+        )
+        .await;
+        assert_eq!(
+            format!("0x{}", lit.trim_start_matches('0')),
+            rkey,
+            "{lang}: the lit bytes are the R_Key"
+        );
+        if lang == "zh" {
+            // The payload's own bytes (the session's text) are data, not the page's words.
+            let runs = english_runs(
+                &page,
+                "(() => { const c = document.querySelector('[data-testid=inspector]').cloneNode(true); c.querySelectorAll('.insp-data').forEach(e => e.remove()); document.body.appendChild(c); const t = c.innerText; c.remove(); return t; })()",
+            )
+            .await;
+            assert!(runs.is_empty(), "the zh inspector has English: {runs:#?}");
+        }
+        shot_view(&page, &format!("inspector-{lang}-1440")).await;
+        page.execute(SetDeviceMetricsOverrideParams::new(390, 844, 2.0, true))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let w: f64 = eval(
+            &page,
+            "document.querySelector('[data-testid=inspector]').getBoundingClientRect().width",
+        )
+        .await;
+        assert!(
+            w >= 389.0,
+            "{lang}: at 390 px the inspector is a full-width sheet ({w})"
+        );
+        shot_view(&page, &format!("inspector-{lang}-390")).await;
+        page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+            .await
+            .unwrap();
+    }
+    // A lesson's ladder is drawn by the server; its frames open in the same inspector.
+    open(&page, &format!("{base}/chapter/m3c16")).await;
+    wait_for(
+        &page,
+        "document.querySelector('svg.ladder g.frame[data-wire]')",
+        "the chapter's ladder",
+    )
+    .await;
+    eval::<bool>(
+        &page,
+        "(() => { const g = [...document.querySelectorAll('svg.ladder g.frame[data-wire]')].find(g => /SEND/.test(g.dataset.title)); g.dispatchEvent(new MouseEvent('click', {bubbles: true})); return true; })()",
+    )
+    .await;
+    wait_for(
+        &page,
+        "document.querySelector('[data-testid=inspector]:not([hidden]) [data-kind=bth] svg.insp-layout')",
+        "the inspector from a lesson ladder",
+    )
+    .await;
+    let text: String = eval(
+        &page,
+        "document.querySelector('[data-testid=inspector]').innerText",
+    )
+    .await;
+    assert!(
+        text.contains("SEND") && text.contains("IBTA 第 1 卷 §9.2"),
+        "{text}"
+    );
+    shot_view(&page, "inspector-zh-chapter").await;
+    env.stop().await;
+}

@@ -15,7 +15,7 @@ use core::fmt;
 use crate::vlan;
 use crate::{Error, Result, be};
 
-mod field {
+pub(crate) mod field {
     use crate::{Field, Rest};
     pub const DESTINATION: Field = 0..6;
     pub const SOURCE: Field = 6..12;

@@ -12,7 +12,7 @@ use core::fmt;
 use crate::checksum;
 use crate::{Error, Result, be};
 
-mod field {
+pub(crate) mod field {
     use crate::Field;
     pub const VER_IHL: usize = 0;
     pub const DSCP_ECN: usize = 1;
@@ -31,9 +31,9 @@ pub const HEADER_LEN: usize = field::DST_ADDR.end;
 /// Length of a header with the most options IHL can describe (IHL 15).
 pub const MAX_HEADER_LEN: usize = 60;
 
-const FLAG_DF: u16 = 0x4000;
-const FLAG_MF: u16 = 0x2000;
-const FRAG_OFFSET_MASK: u16 = 0x1fff;
+pub(crate) const FLAG_DF: u16 = 0x4000;
+pub(crate) const FLAG_MF: u16 = 0x2000;
+pub(crate) const FRAG_OFFSET_MASK: u16 = 0x1fff;
 /// The largest DSCP value (six bits).
 pub const DSCP_MAX: u8 = 0x3f;
 

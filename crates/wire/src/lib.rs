@@ -29,6 +29,8 @@
 //! - [`frame`]: composites ([`RoceFrame`], [`CnpFrame`], [`TcpFrame`], [`PfcFrame`], the
 //!   [`Frame`] enum) that emit a complete Ethernet frame and parse one back ([`parse_frame`]).
 //! - [`pcap`]: a classic pcap writer with nanosecond timestamps, and a small reader.
+//! - [`dissect`]: a frame's headers in wire order, field by field (bit offset, width, value,
+//!   meaning, defining section), for the web lab's packet inspector.
 //!
 //! # Two layers per header
 //!
@@ -48,6 +50,7 @@
 //!   masked when emitted; a debug build asserts they were in range.
 
 pub mod checksum;
+pub mod dissect;
 pub mod ethernet;
 pub mod frame;
 #[doc(hidden)]

@@ -21,7 +21,7 @@ use units::{Bandwidth, ByteLen, Priority, SimDuration};
 
 use crate::{Error, EthernetAddress, Result, be};
 
-mod field {
+pub(crate) mod field {
     use crate::Field;
     pub const OPCODE: Field = 0..2;
     pub const PAUSE_TIME: Field = 2..4;

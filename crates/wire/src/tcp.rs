@@ -22,7 +22,7 @@ use crate::checksum;
 use crate::ipv4::{Ipv4Address, Protocol};
 use crate::{Error, Result, be};
 
-mod field {
+pub(crate) mod field {
     use crate::Field;
     pub const SRC_PORT: Field = 0..2;
     pub const DST_PORT: Field = 2..4;

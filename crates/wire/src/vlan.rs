@@ -17,7 +17,7 @@ use units::Priority;
 
 use crate::{Error, EtherType, Result, be};
 
-mod field {
+pub(crate) mod field {
     use crate::Field;
     pub const TCI: Field = 0..2;
     pub const ETHERTYPE: Field = 2..4;
@@ -29,8 +29,8 @@ pub const HEADER_LEN: usize = field::ETHERTYPE.end;
 /// The largest VLAN identifier (12 bits).
 pub const VID_MAX: u16 = 0x0fff;
 
-const PCP_SHIFT: u16 = 13;
-const DEI_BIT: u16 = 0x1000;
+pub(crate) const PCP_SHIFT: u16 = 13;
+pub(crate) const DEI_BIT: u16 = 0x1000;
 
 /// A read (and, for mutable buffers, write) view of a VLAN tag: TCI then EtherType.
 #[derive(Clone, Debug, Eq, PartialEq)]

@@ -764,7 +764,8 @@ impl Exec<'_> {
         let (log, skipped) = self.world.take_frame_log();
         let frames = log
             .into_iter()
-            .map(|(at, pkt, wr_id)| {
+            .map(|logged| {
+                let (at, pkt, wr_id) = (logged.at, logged.pkt, logged.wr_id);
                 let name = |node: units::NodeId| {
                     self.world.host_of_node(node).map_or_else(
                         || format!("node {}", node.0),
@@ -839,6 +840,8 @@ impl Exec<'_> {
                     aeth,
                     imm,
                     sack,
+                    wire: wire_hex(&logged.wire),
+                    wire_elided: logged.wire_elided.map(|r| [r.start, r.end]),
                     uid: pkt.uid,
                 }
             })
@@ -2026,4 +2029,15 @@ pub(crate) fn describe(s: &Session, call: &Call) -> String {
         }
         Call::ReadMemory { at, len } => format!("read_memory({}, {len})", mem_name(s, *at)),
     }
+}
+
+/// Lowercase hex of a frame's bytes, two digits a byte and no separator (`FrameRecord::wire`).
+fn wire_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }

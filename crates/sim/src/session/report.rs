@@ -308,6 +308,14 @@ pub struct FrameRecord {
     /// missing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sack: Option<SackView>,
+    /// The frame's bytes as they left the host (lowercase hex, no FCS), its payload cut to
+    /// the first [`WIRE_PAYLOAD_SHOWN`](crate::world::WIRE_PAYLOAD_SHOWN) (64) bytes: what the web lab's packet inspector
+    /// decodes (`POST /api/frame/dissect`). Empty if the packet could not be encoded.
+    pub wire: String,
+    /// The payload bytes left out of `wire`, as `[start, end)` offsets in the whole frame;
+    /// absent when the frame is whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wire_elided: Option<[usize; 2]>,
     /// The packet's number in the run, to match it with the fabric's drops.
     #[serde(skip)]
     pub(crate) uid: u64,

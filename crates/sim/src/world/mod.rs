@@ -445,7 +445,7 @@ pub struct World {
     pcap: Option<PcapWriter<Box<dyn std::io::Write>>>,
     /// Frames leaving hosts, kept for [`World::take_frame_log`] (the playground's ladder),
     /// with the send WR each carries or answers.
-    frame_log: Option<Vec<(SimTime, Packet, Option<u64>)>>,
+    frame_log: Option<Vec<LoggedFrame>>,
     /// While frames are logged: per (host, QPN & 0xffff) of a requester, the `wr_id` of each
     /// request PSN it has sent since its last reset.
     wr_psns: BTreeMap<(u32, u32), BTreeMap<u32, u64>>,
@@ -844,7 +844,7 @@ impl World {
     /// resent) or answers (an ACK, NAK or READ response: the request whose PSNs it names).
     /// At most [`FRAME_LOG_MAX`] frames are kept between two calls; the second value counts
     /// those left out.
-    pub fn take_frame_log(&mut self) -> (Vec<(SimTime, Packet, Option<u64>)>, usize) {
+    pub fn take_frame_log(&mut self) -> (Vec<LoggedFrame>, usize) {
         // Whatever the capture holds has not been sorted into the log yet.
         let _ = self.write_captured();
         let skipped = std::mem::take(&mut self.frame_log_skipped);
@@ -2389,7 +2389,7 @@ impl World {
 
     fn write_captured(&mut self) -> std::io::Result<()> {
         let frames = self.fabric.drain_captured();
-        if let Some(log) = self.frame_log.as_mut() {
+        if self.frame_log.is_some() {
             for (at, node, _, pkt) in &frames {
                 if self.by_node.get(&node.0).is_none() {
                     continue;
@@ -2410,50 +2410,95 @@ impl World {
                     }
                     _ => None,
                 };
-                if log.len() < FRAME_LOG_MAX {
-                    log.push((*at, *pkt, wr));
-                } else {
+                let full = self
+                    .frame_log
+                    .as_ref()
+                    .is_some_and(|log| log.len() >= FRAME_LOG_MAX);
+                if full {
                     self.frame_log_skipped += 1;
+                    continue;
+                }
+                // The bytes as they left, payload included, cut to what an inspector shows.
+                let (wire, wire_elided) = match self.encode(pkt) {
+                    Ok(()) => wire::dissect::elide_payload(&self.frame_buf, WIRE_PAYLOAD_SHOWN),
+                    Err(_) => (Vec::new(), None),
+                };
+                if let Some(log) = self.frame_log.as_mut() {
+                    log.push(LoggedFrame {
+                        at: *at,
+                        pkt: *pkt,
+                        wr_id: wr,
+                        wire,
+                        wire_elided,
+                    });
                 }
             }
         }
-        let Some(w) = self.pcap.as_mut() else {
+        if self.pcap.is_none() {
             return Ok(());
-        };
+        }
         for (at, _node, _port, pkt) in frames {
-            let src = self.by_node.get(&pkt.src.0).map_or([0; 4], |&h| host_ip(h));
-            let dst = self.by_node.get(&pkt.dst.0).map_or([0; 4], |&h| host_ip(h));
-            let payload: std::borrow::Cow<'_, [u8]> = match pkt.payload {
-                Payload::Roce {
-                    data, payload_len, ..
-                } if data != fabric::NO_DATA => {
-                    match self.pool.try_get(engine::Handle::from_index(data)) {
-                        Some(PoolData::Bytes(v)) => std::borrow::Cow::Borrowed(v.as_slice()),
-                        Some(PoolData::Synthetic(r)) => materialize(&[], Some(*r), payload_len),
-                        None => std::borrow::Cow::Borrowed(&[][..]),
-                    }
-                }
-                Payload::Tcp { data, .. } if data != fabric::NO_DATA => {
-                    match self.pool.try_get(engine::Handle::from_index(data)) {
-                        Some(PoolData::Bytes(v)) => std::borrow::Cow::Borrowed(v.as_slice()),
-                        _ => std::borrow::Cow::Borrowed(&[][..]),
-                    }
-                }
-                _ => std::borrow::Cow::Borrowed(&[][..]),
-            };
-            frame_bytes(
-                &pkt,
-                Ipv4Address(src),
-                Ipv4Address(dst),
-                &payload,
-                &mut self.frame_buf,
-            )
-            .map_err(std::io::Error::other)?;
-            w.write_frame(at, &self.frame_buf)?;
+            self.encode(&pkt).map_err(std::io::Error::other)?;
+            if let Some(w) = self.pcap.as_mut() {
+                w.write_frame(at, &self.frame_buf)?;
+            }
         }
         Ok(())
     }
+
+    /// The bytes of `pkt` as they go on the wire, its payload from the pool, into
+    /// `self.frame_buf`.
+    fn encode(&mut self, pkt: &Packet) -> wire::Result<()> {
+        let src = self.by_node.get(&pkt.src.0).map_or([0; 4], |&h| host_ip(h));
+        let dst = self.by_node.get(&pkt.dst.0).map_or([0; 4], |&h| host_ip(h));
+        let payload: std::borrow::Cow<'_, [u8]> = match pkt.payload {
+            Payload::Roce {
+                data, payload_len, ..
+            } if data != fabric::NO_DATA => {
+                match self.pool.try_get(engine::Handle::from_index(data)) {
+                    Some(PoolData::Bytes(v)) => std::borrow::Cow::Borrowed(v.as_slice()),
+                    Some(PoolData::Synthetic(r)) => materialize(&[], Some(*r), payload_len),
+                    None => std::borrow::Cow::Borrowed(&[][..]),
+                }
+            }
+            Payload::Tcp { data, .. } if data != fabric::NO_DATA => {
+                match self.pool.try_get(engine::Handle::from_index(data)) {
+                    Some(PoolData::Bytes(v)) => std::borrow::Cow::Borrowed(v.as_slice()),
+                    _ => std::borrow::Cow::Borrowed(&[][..]),
+                }
+            }
+            _ => std::borrow::Cow::Borrowed(&[][..]),
+        };
+        frame_bytes(
+            pkt,
+            Ipv4Address(src),
+            Ipv4Address(dst),
+            &payload,
+            &mut self.frame_buf,
+        )
+    }
 }
+
+/// A frame a host sent, as [`World::take_frame_log`] hands it out.
+#[derive(Clone, Debug)]
+pub struct LoggedFrame {
+    /// When its first bit left.
+    pub at: SimTime,
+    /// The packet.
+    pub pkt: Packet,
+    /// The send WR it carries or answers, if known.
+    pub wr_id: Option<u64>,
+    /// Its bytes (without FCS), the payload cut to its first [`WIRE_PAYLOAD_SHOWN`] bytes
+    /// (`wire::dissect::elide_payload`); empty if the packet could not be encoded.
+    pub wire: Vec<u8>,
+    /// The payload bytes (offsets in the whole frame) left out of `wire`, if any.
+    pub wire_elided: Option<std::ops::Range<usize>>,
+}
+
+/// Payload bytes a logged frame keeps: enough to see a message's first words land, while a
+/// step's frame list stays small (headers + 64 + ICRC is under 200 bytes a frame). An
+/// interface choice, not a model figure.
+pub const WIRE_PAYLOAD_SHOWN: usize = 64;
 
 /// Most frames [`World::take_frame_log`] keeps between two calls (a verbs session's step).
 pub const FRAME_LOG_MAX: usize = 4_096;

@@ -221,6 +221,25 @@ pub fn draw(report: &Value, steps: Option<(u32, u32)>, lang: Lang) -> Option<Str
             esc(dst),
             esc(&text)
         ));
+        // The frame's bytes, for the packet inspector (assets/inspector.js opens it on a click).
+        let wire = f.get("wire").and_then(Value::as_str).unwrap_or("");
+        let elided = f
+            .get("wire_elided")
+            .and_then(Value::as_array)
+            .map(|r| {
+                let n: Vec<String> = r
+                    .iter()
+                    .filter_map(Value::as_u64)
+                    .map(|v| v.to_string())
+                    .collect();
+                format!(r#" data-wire-elided="{}""#, n.join(","))
+            })
+            .unwrap_or_default();
+        svg.raw(&format!(
+            r#"<g class="frame" data-wire="{}"{elided} data-title="{}">"#,
+            esc(wire),
+            esc(&text)
+        ));
         svg.raw(&format!(
             r##"<text x="8" y="{:.1}" font-size="12" fill="#475569">{}</text>"##,
             y + 4.0,
@@ -256,6 +275,7 @@ pub fn draw(report: &Value, steps: Option<(u32, u32)>, lang: Lang) -> Option<Str
                 esc(&text)
             ));
         }
+        svg.raw("</g>");
         y += ROW;
     }
     if more > 0 {

@@ -21,7 +21,7 @@ use units::SimDuration;
 use super::U24_MASK;
 use crate::{Error, Result, be};
 
-mod field {
+pub(crate) mod field {
     use crate::Field;
     pub const SYNDROME: usize = 0;
     pub const MSN: Field = 1..4;
@@ -33,8 +33,8 @@ pub const HEADER_LEN: usize = field::MSN.end;
 /// The credit count that means "no flow-control limit".
 pub const CREDITS_UNLIMITED: u8 = 0x1f;
 
-const TYPE_SHIFT: u8 = 5;
-const VALUE_MASK: u8 = 0x1f;
+pub(crate) const TYPE_SHIFT: u8 = 5;
+pub(crate) const VALUE_MASK: u8 = 0x1f;
 const TYPE_ACK: u8 = 0b00;
 const TYPE_RNR_NAK: u8 = 0b01;
 const TYPE_NAK: u8 = 0b11;

@@ -6,7 +6,7 @@
 
 use crate::{Error, Result, be};
 
-mod field {
+pub(crate) mod field {
     use crate::Field;
     pub const ORIG_REMOTE_DATA: Field = 0..8;
 }

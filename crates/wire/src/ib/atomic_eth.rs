@@ -8,7 +8,7 @@
 
 use crate::{Error, Result, be};
 
-mod field {
+pub(crate) mod field {
     use crate::Field;
     pub const VA: Field = 0..8;
     pub const RKEY: Field = 8..12;

@@ -21,7 +21,7 @@
 use super::{Opcode, U24_MASK};
 use crate::{Error, Result, be};
 
-mod field {
+pub(crate) mod field {
     use crate::{Field, Rest};
     pub const OPCODE: usize = 0;
     pub const FLAGS: usize = 1;
@@ -36,14 +36,14 @@ mod field {
 /// Length of the BTH.
 pub const HEADER_LEN: usize = field::PSN.end;
 
-const SE: u8 = 0x80;
-const MIG_REQ: u8 = 0x40;
+pub(crate) const SE: u8 = 0x80;
+pub(crate) const MIG_REQ: u8 = 0x40;
 const PAD_SHIFT: u8 = 4;
-const PAD_MASK: u8 = 0x30;
-const TVER_MASK: u8 = 0x0f;
-const FECN: u8 = 0x80;
-const BECN: u8 = 0x40;
-const ACK_REQ: u8 = 0x80;
+pub(crate) const PAD_MASK: u8 = 0x30;
+pub(crate) const TVER_MASK: u8 = 0x0f;
+pub(crate) const FECN: u8 = 0x80;
+pub(crate) const BECN: u8 = 0x40;
+pub(crate) const ACK_REQ: u8 = 0x80;
 
 /// A read (and, for mutable buffers, write) view of a BTH and the bytes after it.
 #[derive(Clone, Debug, Eq, PartialEq)]

@@ -13,7 +13,7 @@
 use super::{Opcode, bth};
 use crate::{Error, Result};
 
-mod field {
+pub(crate) mod field {
     use crate::Field;
     pub const BTH: Field = 0..12;
     pub const RESERVED: Field = 12..28;

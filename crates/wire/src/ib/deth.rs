@@ -8,7 +8,7 @@
 use super::U24_MASK;
 use crate::{Error, Result, be};
 
-mod field {
+pub(crate) mod field {
     use crate::Field;
     pub const QKEY: Field = 0..4;
     pub const RESERVED: usize = 4;

@@ -7,7 +7,7 @@
 
 use crate::{Error, Result, be};
 
-mod field {
+pub(crate) mod field {
     use crate::Field;
     pub const BITS: Field = 0..4;
 }
@@ -15,8 +15,8 @@ mod field {
 /// Length of the FETH.
 pub const HEADER_LEN: usize = field::BITS.end;
 
-const PLT_MASK: u32 = 0x0000_000f;
-const SEL_MASK: u32 = 0x0000_0030;
+pub(crate) const PLT_MASK: u32 = 0x0000_000f;
+pub(crate) const SEL_MASK: u32 = 0x0000_0030;
 const SEL_SHIFT: u32 = 4;
 
 /// A read (and, for mutable buffers, write) view of a FETH.

@@ -7,7 +7,7 @@
 
 use crate::{Error, Result, be};
 
-mod field {
+pub(crate) mod field {
     use crate::Field;
     pub const RKEY: Field = 0..4;
 }

@@ -8,7 +8,7 @@
 use super::U24_MASK;
 use crate::{Error, Result, be};
 
-mod field {
+pub(crate) mod field {
     use crate::Field;
     pub const RESERVED: usize = 0;
     pub const EE_CONTEXT: Field = 1..4;
