@@ -12,6 +12,7 @@ import { api, errorText } from './app.js';
 import { courseLabs, labName } from './course.js';
 import { chartSvg, chartTableHtml, fmtNum } from './chart.js';
 import { renderFabricView } from './fabricview.js';
+import './inspector.js';
 
 export { chartSvg, chartTableHtml, niceTicks } from './chart.js';
 

@@ -9,6 +9,7 @@ import { api, errorText, go } from './app.js';
 import { pathsSvg, paintAt, spanNs, ladderSvg, cursorAt, barsSvg, batchesSvg, retentionSvg, fmtNs } from './draw.js';
 import { narrationHtml, stepButtonsHtml, pacing, stretchText, allSteps, markSteps, w as nw } from './narration.js';
 import { renderPacketView, stopPacketView } from './packetview.js';
+import './inspector.js';
 
 const PRESETS = [['lesson1', '①'], ['lesson2', '②'], ['lesson3', '③'], ['lesson4', '④'], ['lesson5', '⑤'], ['lesson5b', '⑤b'], ['lesson6', '⑥']];
 const SPEEDS = [0.25, 0.5, 1, 2, 4];

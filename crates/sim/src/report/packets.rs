@@ -24,6 +24,7 @@ use engine::{DropReason, PacketClass, PacketStage, TraceRecord};
 use fabric::{Packet, Payload};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use crate::world::LoggedFrame;
 use units::{NodeId, SimTime};
 
 /// Frames hosts send that the run keeps for the view, from the start of the run: enough for
@@ -117,6 +118,13 @@ pub struct Frame {
     /// TCP SACK blocks, relative as `seq`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sack: Vec<(u32, u32)>,
+    /// The frame's bytes as they left the host (lowercase hex, no FCS, the payload cut to
+    /// its first [`crate::world::WIRE_PAYLOAD_SHOWN`] bytes): what the packet inspector decodes.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub wire: String,
+    /// The payload bytes (`[start, end)` in the whole frame) left out of `wire`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wire_elided: Option<[usize; 2]>,
 }
 
 /// A PFC frame sent on a link (quanta 0 is a resume).
@@ -237,9 +245,17 @@ struct Sent {
     len: u32,
     sack: Vec<(u32, u32)>,
     uid: u64,
+    /// Its place in the frame log (for its bytes).
+    log_index: usize,
 }
 
-fn classify(path: &'static str, at: SimTime, p: &Packet, hosts: [NodeId; 2]) -> Option<Sent> {
+fn classify(
+    path: &'static str,
+    log_index: usize,
+    at: SimTime,
+    p: &Packet,
+    hosts: [NodeId; 2],
+) -> Option<Sent> {
     let from = if p.src == hosts[0] {
         From::Local
     } else if p.src == hosts[1] {
@@ -258,6 +274,7 @@ fn classify(path: &'static str, at: SimTime, p: &Packet, hosts: [NodeId; 2]) -> 
         len: p.len_bytes,
         sack: Vec::new(),
         uid: p.uid,
+        log_index,
     };
     match (&p.payload, path) {
         (Payload::Roce { hdr, .. }, "rdma") if from != From::Cross => {
@@ -309,14 +326,15 @@ fn classify(path: &'static str, at: SimTime, p: &Packet, hosts: [NodeId; 2]) -> 
 /// sent more frames than `frames` holds.
 pub fn view(
     path: &'static str,
-    frames: &[(SimTime, Packet)],
+    frames: &[LoggedFrame],
     records: &[(SimTime, TraceRecord)],
     hosts: [NodeId; 2],
     truncated: bool,
 ) -> View {
     let sent: Vec<Sent> = frames
         .iter()
-        .filter_map(|(t, p)| classify(path, *t, p, hosts))
+        .enumerate()
+        .filter_map(|(i, f)| classify(path, i, f.at, &f.pkt, hosts))
         .collect();
     // Fates by uid.
     let mut dropped: BTreeMap<u64, (SimTime, &'static str)> = BTreeMap::new();
@@ -418,6 +436,11 @@ pub fn view(
                 } else {
                     Vec::new()
                 },
+                wire: frames[s.log_index].wire_hex(),
+                wire_elided: frames[s.log_index]
+                    .wire_elided
+                    .as_ref()
+                    .map(|r| [r.start, r.end]),
             }
         })
         .collect();

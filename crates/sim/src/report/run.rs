@@ -1404,9 +1404,7 @@ fn finish(
         .unwrap_or_default();
     if let Some(sink) = &m.frames {
         let (log, skipped) = w.take_frame_log();
-        let sent: Vec<(SimTime, fabric::Packet)> =
-            log.into_iter().map(|(t, p, _)| (t, p)).collect();
-        let v = super::packets::view(path, &sent, &packets, nodes, skipped > 0);
+        let v = super::packets::view(path, &log, &packets, nodes, skipped > 0);
         sink.lock().expect("no panic holds the sink").push(v);
     }
     if let Some(sink) = &m.trace {

@@ -840,7 +840,7 @@ impl Exec<'_> {
                     aeth,
                     imm,
                     sack,
-                    wire: wire_hex(&logged.wire),
+                    wire: logged.wire_hex(),
                     wire_elided: logged.wire_elided.map(|r| [r.start, r.end]),
                     uid: pkt.uid,
                 }
@@ -2031,13 +2031,3 @@ pub(crate) fn describe(s: &Session, call: &Call) -> String {
     }
 }
 
-/// Lowercase hex of a frame's bytes, two digits a byte and no separator (`FrameRecord::wire`).
-fn wire_hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
-}

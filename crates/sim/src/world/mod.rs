@@ -2495,6 +2495,20 @@ pub struct LoggedFrame {
     pub wire_elided: Option<std::ops::Range<usize>>,
 }
 
+impl LoggedFrame {
+    /// Its bytes as lowercase hex, two digits a byte and no separator (what the web lab's
+    /// packet inspector decodes).
+    pub fn wire_hex(&self) -> String {
+        use std::fmt::Write;
+        self.wire
+            .iter()
+            .fold(String::with_capacity(self.wire.len() * 2), |mut s, b| {
+                let _ = write!(s, "{b:02x}");
+                s
+            })
+    }
+}
+
 /// Payload bytes a logged frame keeps: enough to see a message's first words land, while a
 /// step's frame list stays small (headers + 64 + ICRC is under 200 bytes a frame). An
 /// interface choice, not a model figure.
