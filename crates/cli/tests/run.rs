@@ -317,7 +317,8 @@ fn validate_compares_with_figures_md_and_fails_when_out() {
     assert!(
         excluded
             .iter()
-            .any(|e| e["reason"] == "sets_constant" && e["figure"].as_str().unwrap().contains("547 ns")),
+            .any(|e| e["reason"] == "sets_constant"
+                && e["figure"].as_str().unwrap().contains("547 ns")),
         "the PCIe round trip sets a constant: {v}"
     );
     let known = checks.iter().filter(|c| c["verdict"] == "out").count();
@@ -332,8 +333,14 @@ fn validate_compares_with_figures_md_and_fails_when_out() {
     )
     .unwrap();
     assert!(text.contains("simulated, not measured"), "{text}");
-    assert!(text.contains("| pfc.pause_max_100g") && text.contains("335.54 µs"), "{text}");
-    assert!(text.contains("Not checked: these figures set constants"), "{text}");
+    assert!(
+        text.contains("| pfc.pause_max_100g") && text.contains("335.54 µs"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Not checked: these figures set constants"),
+        "{text}"
+    );
     let err = rdmalab()
         .args(["validate", "--only", "nosuch"])
         .assert()
@@ -342,5 +349,8 @@ fn validate_compares_with_figures_md_and_fails_when_out() {
         .stderr
         .clone();
     let err = String::from_utf8(err).unwrap();
-    assert!(err.contains("matches no check") && err.contains("tcp.rr_10g"), "{err}");
+    assert!(
+        err.contains("matches no check") && err.contains("tcp.rr_10g"),
+        "{err}"
+    );
 }

@@ -236,7 +236,10 @@ fn pause(gbps: u64, quanta: Option<u16>, unit_ps: f64) -> Result<Simulated, Stri
     let d = wire::pfc::pause_duration(q, Bandwidth::gbps(gbps));
     exact(
         d.as_ps() as f64 / unit_ps,
-        format!("{q} quanta × 512 bit times at {gbps} Gb/s = {} ps", d.as_ps()),
+        format!(
+            "{q} quanta × 512 bit times at {gbps} Gb/s = {} ps",
+            d.as_ps()
+        ),
     )
 }
 

@@ -343,13 +343,21 @@ mod tests {
         for c in checks::CHECKS {
             assert!(ids.insert(c.id), "{} twice", c.id);
             assert!(c.section.starts_with('§'), "{}", c.id);
-            assert!(!c.source.is_empty() && !c.independence.is_empty(), "{}", c.id);
+            assert!(
+                !c.source.is_empty() && !c.independence.is_empty(),
+                "{}",
+                c.id
+            );
             assert!(!c.tolerance.why.is_empty(), "{}", c.id);
             // A check that cannot fail is a defect: some tolerance, but not everything.
             assert!(c.tolerance.relative < 0.5, "{}", c.id);
         }
         for e in excluded::EXCLUDED {
-            assert!(e.section.starts_with('§') && !e.why.is_empty(), "{}", e.figure);
+            assert!(
+                e.section.starts_with('§') && !e.why.is_empty(),
+                "{}",
+                e.figure
+            );
         }
     }
 }
