@@ -1409,6 +1409,29 @@ mod tests {
     }
 
     #[test]
+    fn a_skipped_datagram_takes_its_psn_in_post_order() {
+        // rxe's "fake a successful UD send": the suppressed datagram uses one PSN.
+        let mut r = Requester::new(RcConfig {
+            service: Service::Ud,
+            sq_psn: 10,
+            ..RcConfig::default()
+        });
+        r.skip_psn();
+        assert_eq!(r.next_psn(), 11, "nothing queued: taken at once");
+        r.post(req(1, WorkOp::Send { imm: None }, 10));
+        r.skip_psn();
+        r.post(req(2, WorkOp::Send { imm: None }, 10));
+        let psns: Vec<u32> = drain(&mut r).iter().map(|t| t.pkt.bth.psn).collect();
+        assert_eq!(
+            psns,
+            [11, 13],
+            "the skipped one took 12, after the request before it"
+        );
+        assert_eq!(r.next_psn(), 14);
+        assert_eq!(r.outstanding(), 0, "datagrams are done when they leave");
+    }
+
+    #[test]
     fn read_reserves_its_response_psns() {
         let mut r = Requester::new(RcConfig {
             pmtu: 1024,
