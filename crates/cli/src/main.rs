@@ -18,6 +18,7 @@ mod plot;
 mod run;
 mod sweep;
 mod trace;
+mod validate;
 mod verbs;
 
 use anyhow::Context;
@@ -83,6 +84,10 @@ enum Command {
     /// (PFC storm and watchdog), deadlock (PFC deadlock on a ring), loss (go-back-N vs
     /// selective repeat vs TCP), qps (1 vs N QPs over ECMP), trouble (troubleshooting cases).
     Lab(lab::LabArgs),
+    /// Compare the simulator's figures with the published ones in research/figures.md that it
+    /// can reproduce (PFC pause times, xoff and headroom, go-back-N and Mathis under loss,
+    /// copy rate, TCP round trip), each with its source and tolerance; exit 1 when one is out.
+    Validate(validate::ValidateArgs),
 }
 
 #[derive(clap::Args)]
@@ -173,6 +178,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Trace(a)) => trace::trace(a),
         Some(Command::Perftest(a)) => perftest::perftest(a),
         Some(Command::Lab(a)) => lab::lab(a),
+        Some(Command::Validate(a)) => validate::validate(a),
     }
 }
 

@@ -926,7 +926,19 @@ impl Plan {
                     "workload.stream_us",
                 );
             }
-            if self.topology.kind != TopologyKind::Switch || self.topology.hosts < 2 + ct.senders {
+            if self.topology.kind != TopologyKind::Switch {
+                return c(
+                    "cross_traffic.burst_bytes",
+                    &ct.burst_bytes,
+                    format!(
+                        "0 unless topology.kind = \"switch\" (the bursts share one switch's \
+                         egress queue with the path; {} does not build that switch)",
+                        self.topology.kind.name()
+                    ),
+                    "topology.kind",
+                );
+            }
+            if self.topology.hosts < 2 + ct.senders {
                 return c(
                     "topology.hosts",
                     &self.topology.hosts,
@@ -1082,6 +1094,29 @@ impl Plan {
             return Some((
                 "topology.kind",
                 format!("{path} needs a switch: topology.kind = back_to_back has none"),
+            ));
+        }
+        // A path that does not run reads none of its keys: the RDMA path's setup exchange
+        // and the permutation's flows use no [tcp] setting, the TCP path no [rdma] one.
+        let paths = self.workload.paths;
+        if table == "tcp" && self.workload.pattern == Pattern::Permutation {
+            return Some((
+                "workload.pattern",
+                format!(
+                    "{path} needs the TCP path: workload.pattern = \"permutation\" runs RDMA WRITEs only"
+                ),
+            ));
+        }
+        if table == "tcp" && paths == Paths::Rdma {
+            return Some((
+                "workload.paths",
+                format!("{path} needs the TCP path: workload.paths = \"rdma\" runs only RDMA"),
+            ));
+        }
+        if table == "rdma" && paths == Paths::Tcp {
+            return Some((
+                "workload.paths",
+                format!("{path} needs the RDMA path: workload.paths = \"tcp\" runs only TCP"),
             ));
         }
         let why = match path {

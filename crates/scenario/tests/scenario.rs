@@ -210,6 +210,25 @@ fn keys_that_cannot_apply_are_refused_by_name() {
             "cross_traffic.senders",
             "needs cross_traffic.burst_bytes",
         ),
+        (
+            &["workload.paths=rdma", "tcp.busy_poll=true"][..],
+            "tcp.busy_poll",
+            "tcp.busy_poll needs the TCP path: workload.paths = \"rdma\" runs only RDMA",
+        ),
+        (
+            &["workload.paths=tcp", "rdma.mtu_bytes=1024"][..],
+            "rdma.mtu_bytes",
+            "rdma.mtu_bytes needs the RDMA path: workload.paths = \"tcp\" runs only TCP",
+        ),
+        (
+            &[
+                "topology.kind=fat_tree",
+                "workload.pattern=permutation",
+                "tcp.sack=false",
+            ][..],
+            "tcp.sack",
+            "runs RDMA WRITEs only",
+        ),
     ] {
         let e = scenario::parse_with(one, sets).unwrap_err();
         assert_eq!(
@@ -229,6 +248,8 @@ fn keys_that_cannot_apply_are_refused_by_name() {
         &["switch.ecn=true", "switch.ecn_kmin_bytes=1"][..],
         &["topology.kind=back_to_back"][..],
         &["topology.kind=fat_tree", "topology.k=8"][..],
+        &["workload.paths=tcp", "tcp.busy_poll=true"][..],
+        &["workload.paths=rdma", "rdma.mtu_bytes=1024"][..],
     ] {
         scenario::parse_with(one, sets).unwrap_or_else(|e| panic!("{sets:?}: {e}"));
     }
@@ -418,11 +439,21 @@ fn cross_traffic_needs_a_stream_hosts_to_send_from_and_a_bounded_burst_count() {
     ))
     .unwrap();
     assert_eq!(ok.cross_traffic.burst_bytes, 4096);
-    // `back_to_back` has no switch to share.
-    let e = err(&format!(
-        "[topology]\nkind = \"back_to_back\"\n{stream}[cross_traffic]\nburst_bytes = 1\n"
-    ));
-    assert_eq!(e.key, "topology.hosts");
+    // `back_to_back` has no switch to share, and `leaf_spine` not the one the bursts need:
+    // the message names the topology, not a host count already large enough.
+    for topology in [
+        "kind = \"back_to_back\"",
+        "kind = \"leaf_spine\"\nhosts = 4",
+    ] {
+        let e = err(&format!(
+            "[topology]\n{topology}\n{stream}[cross_traffic]\nburst_bytes = 1\n"
+        ));
+        assert_eq!(e.key, "cross_traffic.burst_bytes", "{e}");
+        assert!(
+            e.allowed.contains("0 unless topology.kind = \"switch\""),
+            "{e}"
+        );
+    }
 }
 
 #[test]

@@ -14,6 +14,7 @@ pub mod perftest;
 pub mod permutation;
 pub mod report;
 pub mod session;
+pub mod validate;
 pub mod world;
 
 /// `len` bytes of xorshift64 output from `seed` (one byte per step): the "pattern" fill of

@@ -815,6 +815,46 @@ fn report_or_refusal(plan: &scenario::Plan) -> Result<String, String> {
     Ok(v.to_string())
 }
 
+/// Where a switch's egress queue stays paused long enough for the PFC watchdog: preset ⑤ on a
+/// leaf–spine fabric with PFC on, at 10 Gb/s, where a drawn overflow at a spine or at the far
+/// leaf pauses the switch upstream of it for several 4 KiB frame times (3.3 µs each).
+const WATCHDOG_CONTEXT: &[&str] = &[
+    "topology.kind=leaf_spine",
+    "lossless.enabled=true",
+    "topology.link_gbps=10",
+];
+
+/// `switch.pfc_watchdog_us` fires in a scenario run and the report says so: frames dropped by
+/// the watchdog, counted among the drops and named in the table; without it nothing is lost.
+#[test]
+fn the_pfc_watchdog_fires_in_a_scenario_and_shows_in_the_report() {
+    let base = run("lesson5", WATCHDOG_CONTEXT);
+    let (_, d) = paths(&base);
+    assert_eq!((d.drops, d.pfc_watchdog_drops), (0, 0));
+    assert!(d.pfc_pauses > 0);
+    let mut sets = WATCHDOG_CONTEXT.to_vec();
+    sets.push("switch.pfc_watchdog_us=1");
+    let r = run("lesson5", &sets);
+    let (_, d) = paths(&r);
+    assert!(d.pfc_watchdog_drops > 0, "{:?}", d.pfc_watchdog_drops);
+    assert_eq!(
+        d.drops, d.pfc_watchdog_drops,
+        "every drop is the watchdog's"
+    );
+    let row = r
+        .rows()
+        .into_iter()
+        .find(|(label, _, _)| label.starts_with("drops"))
+        .unwrap();
+    assert!(
+        row.2.starts_with(&format!(
+            "{} ({} dropped by the PFC watchdog)",
+            d.drops, d.pfc_watchdog_drops
+        )),
+        "{row:?}"
+    );
+}
+
 /// Model-fidelity issue, item 3 ("no silent knobs"): every key of the scenario schema (the
 /// list `/api/schema` serves) changes the report where it applies, or is refused with a
 /// message naming it. Each key gets a preset, the other keys that make it apply, and a
@@ -836,13 +876,6 @@ fn every_scenario_key_changes_the_report_or_is_refused() {
         (
             "budget.max_memory_mb",
             "a bound on counted memory, as max_sim_time_ms",
-        ),
-        // Not by design: no scenario context found that keeps a switch queue paused for a
-        // microsecond (hosts never send PAUSE in a scenario run; lesson5 on leaf_spine with
-        // PFC neither). The storm lab (tests/labs.rs) shows its effect. To be resolved.
-        (
-            "switch.pfc_watchdog_us",
-            "acts only on a switch queue paused that long, and no scenario context pauses one",
         ),
     ];
     // (key, preset, context that makes it apply, value)
@@ -918,12 +951,7 @@ fn every_scenario_key_changes_the_report_or_is_refused() {
             "true",
         ),
         ("switch.mtu_bytes", "lesson1", &[], "1500"),
-        (
-            "switch.pfc_watchdog_us",
-            "lesson5b",
-            &["lossless.enabled=true"],
-            "1",
-        ),
+        ("switch.pfc_watchdog_us", "lesson5", WATCHDOG_CONTEXT, "1"),
         (
             "loss.congestion_drop",
             "lesson1",

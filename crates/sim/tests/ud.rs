@@ -137,11 +137,19 @@ fn datagrams_under(profile: NicProfile) {
     assert!(w.poll_cq(1, b.cq, 4).unwrap().is_empty());
     assert_eq!(sent(&w), 2);
 
-    // Longer than the path MTU: nothing is sent, SUCCESS all the same.
+    // Longer than the path MTU: nothing is sent, SUCCESS all the same, and the datagram
+    // takes its PSN as rxe's requester does ("fake a successful UD send").
+    let psn = |w: &World| w.host(0).requester_next_psn(a.qpn).unwrap();
+    let before = psn(&w);
     w.post_send(0, a.qpn, &[send(3, 4096, QKEY)]).unwrap();
     run(&mut w, 20);
     assert_eq!(w.poll_cq(0, a.cq, 4).unwrap()[0].status, WcStatus::Success);
     assert_eq!(sent(&w), 2, "no packet for an oversized datagram");
+    assert_eq!(
+        psn(&w),
+        (before + 1) & 0xff_ffff,
+        "{profile:?}: its PSN is used"
+    );
 
     // The receive posted for the dropped one is still there and takes the next datagram.
     w.post_send(0, a.qpn, &[send(4, 10, QKEY)]).unwrap();

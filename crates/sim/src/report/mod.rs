@@ -60,8 +60,8 @@
 //!   bytes, sent_ns, at_switch_ns, left_switch_ns, arrived_ns, dropped}`;
 //! - `memory_bus_bytes_per_delivered_byte`: `{local, remote}` — (DMA bytes + 2 × CPU-copied
 //!   bytes) on that host during the data path ÷ bytes delivered;
-//! - `retransmitted_bytes`, `drops`, `pfc_pauses`, `drawn_overflows_paused`, `ecn_marks` (fabric and transport counters
-//!   of the data path);
+//! - `retransmitted_bytes`, `drops`, `pfc_pauses`, `pfc_watchdog_drops`, `drawn_overflows_paused`, `ecn_marks` (fabric
+//!   and transport counters of the data path);
 //! - `failed_attempt`: `null`, or when no message got through `{timeline,
 //!   timeline_truncated, frames, frames_truncated, gave_up_ns}` for the first attempt (as in `latency`);
 //! - `cross_traffic`: `null`, or with `[cross_traffic]` bursts [`CrossTraffic`]: `senders`,
@@ -281,6 +281,9 @@ pub struct PathReport {
     pub drops: u64,
     /// PFC PAUSE frames sent.
     pub pfc_pauses: u64,
+    /// Of `drops`, frames a switch's PFC watchdog (`switch.pfc_watchdog_us`) dropped from an
+    /// egress queue it found paused that long.
+    pub pfc_watchdog_drops: u64,
     /// Drawn congestion overflows (`loss.congestion_drop`) on a lossless priority, each
     /// turned into PFC back-pressure instead of a drop.
     pub drawn_overflows_paused: u64,
@@ -1031,7 +1034,11 @@ impl Report {
             p.retransmitted_bytes.to_string()
         });
         row("drops / PFC pauses / ECN marks", &|p| {
-            format!("{} / {} / {}", p.drops, p.pfc_pauses, p.ecn_marks)
+            let watchdog = match p.pfc_watchdog_drops {
+                0 => String::new(),
+                n => format!(" ({n} dropped by the PFC watchdog)"),
+            };
+            format!("{}{watchdog} / {} / {}", p.drops, p.pfc_pauses, p.ecn_marks)
         });
         row("setup: syscalls", &|p| p.setup.syscalls.to_string());
         row("setup: kernel crossed local / remote", &|p| {

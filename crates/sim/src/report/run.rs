@@ -1635,6 +1635,7 @@ fn finish(
         // The path's own frames: cross-traffic bursts (the world's only raw flows) apart.
         drops: f.drops() - b.drops() - cross_drops,
         pfc_pauses: f.pauses_sent - b.pauses_sent,
+        pfc_watchdog_drops: f.drops_watchdog - b.drops_watchdog,
         drawn_overflows_paused: f.congestion_draws_paused - b.congestion_draws_paused,
         throughput: None,
         recovery: None,

@@ -338,6 +338,11 @@ impl SimHost {
             .map(Requester::counters)
     }
 
+    /// The PSN QP `qpn`'s requester gives its next new packet, once it is in RTS.
+    pub fn requester_next_psn(&self, qpn: QpNum) -> Option<u32> {
+        Some(self.qps.get(&qpn.get())?.req.as_ref()?.next_psn())
+    }
+
     /// When QP `qpn`'s requester last did anything, if it is now waiting on its local ACK
     /// timer with packets outstanding (see [`Requester::waiting_since`]).
     pub fn requester_waiting_since(&self, qpn: QpNum) -> Option<SimTime> {
@@ -1689,6 +1694,10 @@ impl World {
                 .filter(|r| r.config().service == transport::roce::Service::Ud)
                 .map(|r| r.config().pmtu as u64);
             if ud_pmtu.is_some_and(|m| started.length > m) {
+                // It still takes its PSN (rxe: "fake a successful UD send").
+                if let Some(r) = host.qps.get_mut(&qpn).and_then(|e| e.req.as_mut()) {
+                    r.skip_psn();
+                }
                 let _ = host
                     .verbs
                     .complete_send(QpNum::masked(qpn), started.id, WcStatus::Success);

@@ -278,6 +278,9 @@ struct Wqe {
     /// The receive WQE this message consumes, counted from 0 (SENDs and WRITEs with
     /// immediate); selective repeat tells the responder with every SEND packet.
     recv_sn: u32,
+    /// UD: PSNs taken after this request's by datagrams posted behind it that sent nothing
+    /// ([`Requester::skip_psn`]).
+    skip_after: u32,
 }
 
 impl Wqe {
@@ -523,7 +526,25 @@ impl Requester {
             sent_hw: 0,
             done: false,
             recv_sn,
+            skip_after: 0,
         });
+    }
+
+    /// UD: a datagram the NIC does not send (longer than the path MTU) still takes a PSN, in
+    /// post order, as rxe's requester does (`rxe_req.c`, IBTA C10-93.1.1, "fake a successful
+    /// UD send": `qp->req.psn = (qp->req.psn + 1) & BTH_PSN_MASK`). Behind requests not yet
+    /// started the PSN is taken when the last of them has its own.
+    pub fn skip_psn(&mut self) {
+        match self.wqes.back_mut() {
+            Some(w) if w.first_psn.is_none() => w.skip_after += 1,
+            _ => {
+                self.next_psn = psn::add(self.next_psn, 1);
+                if self.cfg.service != Service::Rc {
+                    // Nothing will acknowledge it, as a datagram that left.
+                    self.una = self.next_psn;
+                }
+            }
+        }
     }
 
     /// The next deadline: the local ACK timer or the end of an RNR wait.
@@ -779,7 +800,7 @@ impl Requester {
                     return None;
                 }
                 let p = self.next_psn;
-                self.next_psn = psn::add(p, w.npsn);
+                self.next_psn = psn::add(p, w.npsn + w.skip_after);
                 if w.req.op.is_read_or_atomic() {
                     self.rd_atomic_outstanding += 1;
                 }
@@ -809,6 +830,7 @@ impl Requester {
             self.una = psn::add(p, 1);
             if last {
                 let done = self.cur - 1;
+                self.una = psn::add(self.una, self.wqes[done].skip_after);
                 self.wqes[done].done = true;
                 self.complete_in_order();
             }
@@ -1384,6 +1406,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_skipped_datagram_takes_its_psn_in_post_order() {
+        // rxe's "fake a successful UD send": the suppressed datagram uses one PSN.
+        let mut r = Requester::new(RcConfig {
+            service: Service::Ud,
+            sq_psn: 10,
+            ..RcConfig::default()
+        });
+        r.skip_psn();
+        assert_eq!(r.next_psn(), 11, "nothing queued: taken at once");
+        r.post(req(1, WorkOp::Send { imm: None }, 10));
+        r.skip_psn();
+        r.post(req(2, WorkOp::Send { imm: None }, 10));
+        let psns: Vec<u32> = drain(&mut r).iter().map(|t| t.pkt.bth.psn).collect();
+        assert_eq!(
+            psns,
+            [11, 13],
+            "the skipped one took 12, after the request before it"
+        );
+        assert_eq!(r.next_psn(), 14);
+        assert_eq!(r.outstanding(), 0, "datagrams are done when they leave");
     }
 
     #[test]
