@@ -71,20 +71,18 @@ pub const CHECKS: &[Check] = &[
         id: "pfc.xoff_100g_3m",
         section: "§6.3 PFC, \"NIC xoff/xon formula\"",
         quantity: "xoff of a lossless port left at its default, 100 Gb/s, 3 m, MTU 1500",
-        conditions: "a scenario that sets only topology.link_gbps = 100, topology.cable_m = 3, tcp.mtu_bytes = 1500 and lossless.enabled = true; the xoff its switch uses",
+        conditions: "a scenario that sets only topology.link_gbps = 100, topology.cable_m = 3, tcp.mtu_bytes = 1500, rdma.mtu_bytes = 1024 (so the port MTU is 1500) and lossless.enabled = true; the xoff its switch uses",
         published: Published::Value { value: 34_800.0 },
         unit: "B",
         digits: 0,
         source: "Linux mlx5e en/port_buffer.c, commits 0696d60853 and e28408e98b: xoff = (301 + 2.16·len[m])·speed[Gb/s] + 2.72·MTU[B]",
-        independence: "the model sets no xoff from this formula: lossless.xoff_bytes is a typed-in default",
+        independence: "not independent of the model: lossless.xoff_bytes = \"auto\" implements this formula (fabric::pfc::mlx5_xoff_bytes), so the row checks that implementation against the driver's own figures, not the model's physics",
         tolerance: Tolerance {
             relative: 0.01,
             absolute: 0.0,
             why: "figures.md rounds to 0.1 KB and the driver to its buffer cells",
         },
-        known_gap: Some(
-            "issue 20 item 2: lossless.xoff_bytes defaults to 256 KiB at every speed, cable and MTU; `auto` (the mlx5 rule) is being added",
-        ),
+        known_gap: None,
         simulate: || xoff(3),
     },
     Check {
@@ -102,9 +100,7 @@ pub const CHECKS: &[Check] = &[
             absolute: 0.0,
             why: "figures.md rounds to 0.1 KB and the driver to its buffer cells",
         },
-        known_gap: Some(
-            "issue 20 item 2: lossless.xoff_bytes defaults to 256 KiB at every speed, cable and MTU; `auto` (the mlx5 rule) is being added",
-        ),
+        known_gap: None,
         simulate: || xoff(100),
     },
     Check {
@@ -123,7 +119,7 @@ pub const CHECKS: &[Check] = &[
             why: "figures.md does not record the MTU and response time mlxsw assumes, so only agreement within 10% is expected",
         },
         known_gap: Some(
-            "issue 20 item 2: the headroom assumes a 4,178-byte frame whatever the MTU and a zero response time; headroom from the port's MTU, cable and a response time is being added",
+            "the model's headroom (two cable delays at line rate, the port MTU's largest frame twice, IEEE 802.3's PFC response time) is about half mlxsw's recommendation; what mlxsw adds (the switch's own internal delay, buffer-cell rounding) is not modelled and not yet sourced",
         ),
         simulate: headroom_100g_100m,
     },
@@ -249,6 +245,7 @@ fn xoff(cable_m: u64) -> Result<Simulated, String> {
         "topology.link_gbps=100",
         &cable,
         "tcp.mtu_bytes=1500",
+        "rdma.mtu_bytes=1024",
         "lossless.enabled=true",
     ])?;
     let pfc = plan
@@ -272,12 +269,12 @@ fn headroom_100g_100m() -> Result<Simulated, String> {
     let response = cfg.switch.pfc.map(|p| p.response_time).unwrap_or_default();
     let link = fabric::LinkConfig::new(Bandwidth::gbps(100), 100);
     // As the fabric builds each port (fabric::Fabric::new).
-    let h = fabric::pfc::headroom_bytes(&link, fabric::MAX_FRAME_BYTES, response);
+    let max_frame = cfg.max_frame_bytes();
+    let h = fabric::pfc::headroom_bytes(&link, max_frame, response);
     exact(
         h as f64,
         format!(
-            "largest frame {} B, response time {} ns",
-            fabric::MAX_FRAME_BYTES,
+            "largest frame {max_frame} B, response time {} ns",
             response.as_ps() / 1000
         ),
     )
