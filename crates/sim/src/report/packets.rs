@@ -20,11 +20,11 @@
 //! [`Story`]: `{drop: {t_ns, psn?, seq?, reason}, report?: {t_ns, kind: nak|sack|dupack, psn?,
 //! ack?}, resend?: {t_ns, from, to, packets, selective}}` — numbers only; the page words them.
 
+use crate::world::LoggedFrame;
 use engine::{DropReason, PacketClass, PacketStage, TraceRecord};
 use fabric::{Packet, Payload};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use crate::world::LoggedFrame;
 use units::{NodeId, SimTime};
 
 /// Frames hosts send that the run keeps for the view, from the start of the run: enough for

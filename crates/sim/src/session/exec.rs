@@ -2030,4 +2030,3 @@ pub(crate) fn describe(s: &Session, call: &Call) -> String {
         Call::ReadMemory { at, len } => format!("read_memory({}, {len})", mem_name(s, *at)),
     }
 }
-
