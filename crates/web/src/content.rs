@@ -220,6 +220,7 @@ pub const ROW_IDS: &[&str] = &[
     "cross_traffic",
     "retransmitted",
     "drops",
+    "pfc",
     "setup_syscalls",
     "setup_kernel",
     "setup_cpu",
