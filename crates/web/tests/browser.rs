@@ -160,6 +160,19 @@ fn expected(row: &str, p: &Value, r: &Value) -> Value {
         "setup_kernel" => Value::from(vec![g("setup.kernel_local"), g("setup.kernel_remote")]),
         "setup_cpu" => Value::from(vec![g("setup.cpu_ns_local"), g("setup.cpu_ns_remote")]),
         "setup_duration" => g("setup.duration_ns"),
+        // The thresholds the simulated fabric derived, in the RDMA column.
+        "pfc" => {
+            let f = &r["scenario"]["pfc"];
+            if p["path"] == "rdma" && !f.is_null() {
+                Value::from(vec![
+                    f["xoff_bytes"].clone(),
+                    f["xon_bytes"].clone(),
+                    f["headroom_bytes"].clone(),
+                ])
+            } else {
+                Value::Null
+            }
+        }
         other => panic!("the table has a row {other} the test does not know"),
     }
 }
