@@ -88,6 +88,23 @@ pub enum DropReason {
     Watchdog,
 }
 
+impl DropReason {
+    /// Its stable name in reports and traces (`buffer_full`, `congestion_draw`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::BufferFull => "buffer_full",
+            DropReason::CongestionDraw => "congestion_draw",
+            DropReason::Corruption => "corruption",
+            DropReason::Burst => "burst",
+            DropReason::Rule => "rule",
+            DropReason::NoRoute => "no_route",
+            DropReason::NotIp => "not_ip",
+            DropReason::Oversize => "oversize",
+            DropReason::Watchdog => "watchdog",
+        }
+    }
+}
+
 /// What executes a stage.
 #[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
 pub enum ExecUnit {

@@ -414,7 +414,7 @@ pub const MAX_TRACE_RECORDS: usize = 4_000_000;
 /// Nodes are the fabric's node numbers (`host` too: in a one-switch topology the switch is
 /// node 0 and host i is node i + 1). Times are integer picoseconds of simulated time.
 pub fn trace_json(path: &str, t: SimTime, r: &TraceRecord) -> serde_json::Value {
-    use engine::{DropReason, ExecUnit, PacketClass, PacketRef, PacketStage};
+    use engine::{ExecUnit, PacketClass, PacketRef, PacketStage};
     use serde_json::json;
     let class = |c: PacketClass| match c {
         PacketClass::RoceData => "roce_data",
@@ -492,18 +492,7 @@ pub fn trace_json(path: &str, t: SimTime, r: &TraceRecord) -> serde_json::Value 
             o.insert("node".into(), json!(node.0));
             o.insert("port".into(), json!(port.0));
             pkt(p, &mut o);
-            let why = match reason {
-                DropReason::BufferFull => "buffer_full",
-                DropReason::CongestionDraw => "congestion_draw",
-                DropReason::Corruption => "corruption",
-                DropReason::Burst => "burst",
-                DropReason::Rule => "rule",
-                DropReason::NoRoute => "no_route",
-                DropReason::NotIp => "not_ip",
-                DropReason::Oversize => "oversize",
-                DropReason::Watchdog => "watchdog",
-            };
-            o.insert("reason".into(), json!(why));
+            o.insert("reason".into(), json!(reason.name()));
         }
         TraceRecord::EcnMarked {
             node,

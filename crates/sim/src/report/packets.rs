@@ -21,7 +21,7 @@
 //! ack?}, resend?: {t_ns, from, to, packets, selective}}` — numbers only; the page words them.
 
 use crate::world::LoggedFrame;
-use engine::{DropReason, PacketClass, PacketStage, TraceRecord};
+use engine::{PacketClass, PacketStage, TraceRecord};
 use fabric::{Packet, Payload};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -219,20 +219,6 @@ pub struct View {
     pub story: Option<Story>,
 }
 
-fn reason_name(r: DropReason) -> &'static str {
-    match r {
-        DropReason::BufferFull => "buffer_full",
-        DropReason::CongestionDraw => "congestion_draw",
-        DropReason::Corruption => "corruption",
-        DropReason::Burst => "burst",
-        DropReason::Rule => "rule",
-        DropReason::NoRoute => "no_route",
-        DropReason::NotIp => "not_ip",
-        DropReason::Oversize => "oversize",
-        DropReason::Watchdog => "watchdog",
-    }
-}
-
 /// What the view needs of one host frame.
 struct Sent {
     at: SimTime,
@@ -342,7 +328,7 @@ pub fn view(
     for (t, r) in records {
         match r {
             TraceRecord::Dropped { pkt, reason, .. } => {
-                dropped.entry(pkt.uid).or_insert((*t, reason_name(*reason)));
+                dropped.entry(pkt.uid).or_insert((*t, reason.name()));
             }
             TraceRecord::Packet {
                 stage: PacketStage::Delivered,

@@ -1503,17 +1503,9 @@ impl World {
                                 self.fabric.take_held(pkt);
                                 continue;
                             };
-                            // The fabric holds the frame while it passes the NIC pipeline.
-                            let now = sched.now();
-                            let at = now + self.hosts[h as usize].profile.nic.pipeline;
-                            self.tracer.emit(now, || TraceRecord::Stage {
-                                host: node,
-                                unit: ExecUnit::Nic,
-                                stage: "NIC RX pipeline",
-                                setup: false,
-                                start: now,
-                                end: at,
-                            });
+                            // The fabric holds the frame while it passes the NIC pipeline
+                            // (traced by `rx_in`, which knows whose frame it is).
+                            let at = sched.now() + self.hosts[h as usize].profile.nic.pipeline;
                             sched.schedule_at(
                                 at,
                                 Event::Host(HostEvent::RxIn {
@@ -2075,6 +2067,22 @@ impl World {
         else {
             unreachable!("each RxIn names a frame the fabric holds, taken once");
         };
+        // The NIC pipeline the frame just passed; a frame of the out-of-band exchange is
+        // setup work, so a data path's timeline never shows it.
+        let setup = match &pkt.payload {
+            Payload::Tcp { repr, .. } => self.tcp_frame_is_setup(h, repr),
+            _ => false,
+        };
+        let start = now - self.hosts[h as usize].profile.nic.pipeline;
+        let node = self.hosts[h as usize].node;
+        self.tracer.emit(now, || TraceRecord::Stage {
+            host: node,
+            unit: ExecUnit::Nic,
+            stage: "NIC RX pipeline",
+            setup,
+            start,
+            end: now,
+        });
         if let Payload::Tcp { repr, data } = pkt.payload {
             return self.tcp_rx_frame(h, &pkt, repr, data, sched);
         }

@@ -897,6 +897,16 @@ impl World {
         });
     }
 
+    /// Whether a TCP segment arriving at host `h` is for a socket of the out-of-band
+    /// exchange (see [`Sock::setup`]).
+    pub(super) fn tcp_frame_is_setup(&self, h: u32, repr: &wire::tcp::Repr) -> bool {
+        self.tcp
+            .hosts
+            .get(h as usize)
+            .and_then(|t| t.by_port.get(&repr.dst_port))
+            .is_some_and(|&si| self.tcp.socks[si as usize].setup)
+    }
+
     /// Runs `f` with host `h`'s stages counted as setup when `setup` is true (work for a
     /// socket of the out-of-band exchange), restoring the previous mode after.
     fn as_setup_if<R>(&mut self, h: u32, setup: bool, f: impl FnOnce(&mut World) -> R) -> R {
