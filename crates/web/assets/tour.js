@@ -66,7 +66,7 @@ const RUN = { sel: '#run', open: PARAMS_OPEN };
 Object.assign(TOURS, {
   'sim-lesson1': [
     { ...WHAT,
-      zh: '这一行写着现在加载的是哪个预设、它演示什么。第 1 课和第 2 课都用这个基线：同一条消息分别走内核 TCP 和 RDMA。页面上的数字都是这次仿真算出来的（simulated），不是真机测量。',
+      zh: '这一行写着现在加载的是哪个预设、它演示什么。第 1 课和第 2 课都用这个基线：同一条消息分别走内核 TCP 和 RDMA。页面上的数字都是这次仿真算出来的，不是真机测量。',
       en: 'This line names the preset that is loaded and what it shows. Lessons 1 and 2 both use this baseline: one message sent over kernel TCP and over RDMA. Every figure on the page is simulated by this run, not measured on hardware.' },
     { sel: '#paths',
       zh: '两条路径的动画：消息正在经过的框会亮起，走过的框一直保持标记。TCP 的线穿过两端的内核框；RDMA 的线绕开内核框——那就是“内核旁路”。',
@@ -98,7 +98,7 @@ Object.assign(TOURS, {
   ],
   'sim-lesson2': [
     { ...WHAT,
-      zh: '预设②对应第 3 课：双边 SEND/RECV 和单边 WRITE。先跑的是 SEND/RECV。页面上的数字都是仿真结果（simulated）。',
+      zh: '预设②对应第 3 课：双边 SEND/RECV 和单边 WRITE。先跑的是 SEND/RECV。页面上的数字都是仿真结果。',
       en: 'Preset ② is lesson 3: two-sided SEND/RECV against one-sided WRITE. It starts with SEND/RECV. Every figure on the page is simulated.' },
     { sel: row('remote_cpu'),
       zh: '看“远端 CPU 参与度”一行的 RDMA 一格：双边时远端要先投递 RECV、再取完成，所以是轻度参与。',
@@ -121,7 +121,7 @@ Object.assign(TOURS, {
   ],
   'sim-lesson3': [
     { ...WHAT,
-      zh: '预设③是第 4 课的场景：程序忘了注册内存。TCP 一栏照常送达，RDMA 一栏会失败——看它在哪里、怎样失败。数字都是仿真结果（simulated）。',
+      zh: '预设③是第 4 课的场景：程序忘了注册内存。TCP 一栏照常送达，RDMA 一栏会失败——看它在哪里、怎样失败。数字都是仿真结果，不是真机测量。',
       en: 'Preset ③ is lesson 4\'s scenario: the program forgot to register its memory. TCP delivers as usual, RDMA fails — see where and how. Every figure is simulated.' },
     { sel: row('outcome'),
       zh: '“结果”一行：post_send 返回了 0，错误是之后从 ibv_poll_cq 拿回来的本地保护错误，QP 进入 ERR。失败只标在这一行，并写明在哪里出的错。',
@@ -141,7 +141,7 @@ Object.assign(TOURS, {
   ],
   'sim-lesson4': [
     { ...WHAT,
-      zh: '预设④也是第 4 课：QP 只走到 RTR 就开始投递，网卡按 mlx5 模拟。数字都是仿真结果（simulated）。',
+      zh: '预设④也是第 4 课：QP 只走到 RTR 就开始投递，网卡按 mlx5 模拟。数字都是仿真结果，不是真机测量。',
       en: 'Preset ④ is lesson 4 too: the QP reaches only RTR before posting, with the NIC modelled as mlx5. Every figure is simulated.' },
     { sel: row('outcome'),
       zh: '“结果”一行：post_send 返回了 0，却一直等不到完成——没有报文、没有 CQE，原因里写明 QP 还在 RTR。',
@@ -161,7 +161,7 @@ Object.assign(TOURS, {
   ],
   'sim-lesson5': [
     { ...WHAT,
-      zh: '预设⑤是第 5 课：链路上有拥塞丢包，网络不是无损的，两条路都跑一段持续的数据流。数字都是仿真结果（simulated）。',
+      zh: '预设⑤是第 5 课：链路上有拥塞丢包，网络不是无损的，两条路都跑一段持续的数据流。数字都是仿真结果，不是真机测量。',
       en: 'Preset ⑤ is lesson 5: congestion drops on the link, no lossless network, and a sustained stream on both paths. Every figure is simulated.' },
     { sel: row('retention'),
       zh: '先看“丢包后的吞吐保持率”：和没有丢包时相比，两条路各剩下多少。',
@@ -187,7 +187,7 @@ Object.assign(TOURS, {
   ],
   'sim-lesson5b': [
     { ...WHAT,
-      zh: '预设⑤b 是第 5 课打开无损网络的一次：RoCE 的优先级上开了 PFC，交换机缓冲快满时让上游暂停，而不是丢包。数字都是仿真结果（simulated）。',
+      zh: '预设⑤b 是第 5 课打开无损网络的一次：RoCE 的优先级上开了 PFC，交换机缓冲快满时让上游暂停，而不是丢包。数字都是仿真结果，不是真机测量。',
       en: 'Preset ⑤b is lesson 5 with the lossless network on: PFC on the RoCE priority, so a filling switch buffer pauses the upstream port instead of dropping. Every figure is simulated.' },
     { sel: row('drops'),
       zh: '“丢包 / PFC 暂停帧 / ECN 标记”：RDMA 一栏的丢包是零，暂停帧和 ECN 标记各有多少，读这一格。',
@@ -207,7 +207,7 @@ Object.assign(TOURS, {
   ],
   'sim-lesson6': [
     { ...WHAT,
-      zh: '预设⑥是第 6 课：消息变大到 1 MiB，看 RDMA 的优势怎样变化。数字都是仿真结果（simulated）。',
+      zh: '预设⑥是第 6 课：消息变大到 1 MiB，看 RDMA 的优势怎样变化。数字都是仿真结果，不是真机测量。',
       en: 'Preset ⑥ is lesson 6: the message grows to 1 MiB — see how RDMA\'s advantage changes. Every figure is simulated.' },
     { sel: row('latency'),
       zh: '“单条消息延迟”：读两栏各自的延迟，再和下一行的比值对照。',
