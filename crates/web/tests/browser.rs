@@ -2729,3 +2729,69 @@ async fn the_simulation_page_fits_a_phone_and_its_charts_have_units() {
     }
     env.stop().await;
 }
+
+/// The server's refusals of a step (field, allowed range) read in Chinese on the zh
+/// playground: each bad session below is refused by the real server, and pg-refusals.js has
+/// the Chinese for every one of them (a refusal without its Chinese fails here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_playground_translates_the_servers_refusals() {
+    let _one = ONE_BROWSER.lock().await;
+    let Some(env) = Env::start("refusals").await else {
+        return;
+    };
+    let (base, page) = (env.base.clone(), env.page.clone());
+    open(&page, &format!("{base}/playground")).await;
+    wait_for(
+        &page,
+        "document.querySelector('[data-testid=quick-start]') && document.body.dataset.run === 'done'",
+        "playground",
+    )
+    .await;
+    let head = r#"hosts = [\"a\", \"b\"]\n[[step]]\ncall = \"alloc_pd\"\nhost = \"a\"\nas = \"pd_a\"\n"#;
+    let bad = [
+        r#"[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"cq_a\"\ncqe = -1\n"#,
+        r#"[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"cq_a\"\ncqe = 99999999\n"#,
+        r#"[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"cq_a\"\n"#,
+        r#"[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"cq_a\"\ncqe = \"x\"\n"#,
+        r#"[[step]]\ncall = \"create_cq\"\nhost = \"c\"\nas = \"cq_a\"\ncqe = 4\n"#,
+        r#"[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"pd_a\"\ncqe = 4\n"#,
+        r#"[[step]]\ncall = \"reg_mr\"\nhost = \"a\"\npd = \"pd_x\"\nas = \"mr\"\nlen = 64\naccess = [\"LOCAL_WRITE\"]\n"#,
+        r#"[[step]]\ncall = \"reg_mr\"\nhost = \"a\"\npd = \"pd_a\"\nas = \"mr\"\nlen = 64\naccess = [\"NOPE\"]\n"#,
+        r#"[[step]]\ncall = \"poll_cq\"\nhost = \"a\"\ncq = \"pd_a\"\n"#,
+        r#"[[step]]\ncall = \"wait\"\nfor = \"0us\"\n"#,
+    ];
+    let mut shown = Vec::new();
+    for b in bad {
+        let (err, zh, html): (String, Option<String>, String) = eval(
+            &page,
+            &format!(
+                "(async () => {{ const r = await fetch('/api/verbs', {{method: 'POST', headers: {{'content-type': 'application/json'}}, body: JSON.stringify({{session: \"{head}{b}\"}})}}); const j = await r.json(); const why = String(j.error || '').replace(/^\\d+:\\d+:\\s*/, ''); const m = await import('/assets/pg-refusals.js'); return [why, m.refusalZh(why), m.refusalHtml(why)]; }})()"
+            ),
+        )
+        .await;
+        if err.is_empty() {
+            shown.push(format!("(accepted) {b}"));
+            continue;
+        }
+        let zh = zh.unwrap_or_else(|| panic!("no Chinese for the refusal {err:?}"));
+        assert!(
+            zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+            "{err:?} → {zh:?}"
+        );
+        assert!(!html.contains("data-untranslated"), "{err:?}");
+        // Outside `quoted` identifiers and the lists of allowed names, no English word is left.
+        let bare: String = zh.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+        let bare = bare.split('：').next().unwrap_or("").to_string();
+        let english: Vec<&str> = bare
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.chars().filter(|c| c.is_ascii_alphabetic()).count() >= 2)
+            .filter(|w| !w.contains('_') && !["TOML", "PD", "CQ", "MR", "QP", "WR"].contains(w))
+            .collect();
+        assert!(english.is_empty(), "{err:?} → {zh:?}: English {english:?}");
+        shown.push(format!("{err}  →  {zh}"));
+    }
+    println!("{}", shown.join("\n"));
+    let refused = shown.iter().filter(|s| !s.starts_with("(accepted)")).count();
+    assert!(refused >= 8, "only {refused} of the bad sessions were refused: {shown:#?}");
+    env.stop().await;
+}
