@@ -2585,10 +2585,44 @@ async fn the_simulation_page_tells_the_story() {
 /// ASCII words a zh tour step may contain: identifiers a learner types or reads (verbs,
 /// opcodes, states, errno names, protocol and unit names).
 const TOUR_ZH_IDENTIFIERS: &[&str] = &[
-    "TCP", "RDMA", "SEND", "RECV", "WRITE", "write", "post_send", "post_recv", "poll_cq",
-    "ibv_poll_cq", "ibv_post_send", "QP", "ERR", "RTR", "RTS", "EINVAL", "CQE", "WQE", "CQ",
-    "NAK", "ACK", "PFC", "ECN", "PAUSE", "RESUME", "PCIe", "go", "back", "rxe", "mlx5", "Soft",
-    "RoCE", "MiB", "KiB", "GbE", "CPU", "mr_a", "mr_b",
+    "TCP",
+    "RDMA",
+    "SEND",
+    "RECV",
+    "WRITE",
+    "write",
+    "post_send",
+    "post_recv",
+    "poll_cq",
+    "ibv_poll_cq",
+    "ibv_post_send",
+    "QP",
+    "ERR",
+    "RTR",
+    "RTS",
+    "EINVAL",
+    "CQE",
+    "WQE",
+    "CQ",
+    "NAK",
+    "ACK",
+    "PFC",
+    "ECN",
+    "PAUSE",
+    "RESUME",
+    "PCIe",
+    "go",
+    "back",
+    "rxe",
+    "mlx5",
+    "Soft",
+    "RoCE",
+    "MiB",
+    "KiB",
+    "GbE",
+    "CPU",
+    "mr_a",
+    "mr_b",
 ];
 
 /// Every lesson's tour on the zh simulation page runs through all its steps, each pointing at
@@ -2638,7 +2672,10 @@ async fn every_lesson_tour_on_the_simulation_page_runs_to_its_end() {
             )
             .await;
             assert_eq!(step, k.to_string(), "{tour}");
-            assert!(on_target, "{tour} step {k}: its target is missing or not outlined");
+            assert!(
+                on_target,
+                "{tour} step {k}: its target is missing or not outlined"
+            );
             assert!(visible, "{tour} step {k}: its target is not visible");
             let english: Vec<&str> = text
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -2675,7 +2712,12 @@ async fn the_simulation_page_fits_a_phone_and_its_charts_have_units() {
         page.execute(SetDeviceMetricsOverrideParams::new(w, h, 1.0, false))
             .await
             .unwrap();
-        for (preset, lang) in [("lesson1", "zh"), ("lesson5", "zh"), ("lesson1", "en"), ("lesson5", "en")] {
+        for (preset, lang) in [
+            ("lesson1", "zh"),
+            ("lesson5", "zh"),
+            ("lesson1", "en"),
+            ("lesson5", "en"),
+        ] {
             open_sim(&page, &format!("{base}/sim?preset={preset}&lang={lang}")).await;
             let (page_w, view_w, draw_r, box_r): (f64, f64, f64, f64) = eval(
                 &page,
@@ -2695,7 +2737,10 @@ async fn the_simulation_page_fits_a_phone_and_its_charts_have_units() {
                 "(() => { const p = document.querySelector('#paths'); return p.scrollWidth <= p.clientWidth + 1; })()",
             )
             .await;
-            assert!(fits, "{w} px, {preset} {lang}: the drawing scrolls inside its box");
+            assert!(
+                fits,
+                "{w} px, {preset} {lang}: the drawing scrolls inside its box"
+            );
             // Every chart: a y-axis label with its unit; the throughput chart an x label too.
             let charts: Vec<(String, Vec<String>)> = eval(
                 &page,
@@ -2747,7 +2792,8 @@ async fn the_playground_translates_the_servers_refusals() {
         "playground",
     )
     .await;
-    let head = r#"hosts = [\"a\", \"b\"]\n[[step]]\ncall = \"alloc_pd\"\nhost = \"a\"\nas = \"pd_a\"\n"#;
+    let head =
+        r#"hosts = [\"a\", \"b\"]\n[[step]]\ncall = \"alloc_pd\"\nhost = \"a\"\nas = \"pd_a\"\n"#;
     let bad = [
         r#"[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"cq_a\"\ncqe = -1\n"#,
         r#"[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"cq_a\"\ncqe = 99999999\n"#,
@@ -2791,7 +2837,13 @@ async fn the_playground_translates_the_servers_refusals() {
         shown.push(format!("{err}  →  {zh}"));
     }
     println!("{}", shown.join("\n"));
-    let refused = shown.iter().filter(|s| !s.starts_with("(accepted)")).count();
-    assert!(refused >= 8, "only {refused} of the bad sessions were refused: {shown:#?}");
+    let refused = shown
+        .iter()
+        .filter(|s| !s.starts_with("(accepted)"))
+        .count();
+    assert!(
+        refused >= 8,
+        "only {refused} of the bad sessions were refused: {shown:#?}"
+    );
     env.stop().await;
 }
