@@ -30,6 +30,7 @@ import { renderMemory, mt } from './pg-memory.js';
 import { PANES, pt, wirePanes } from './pg-panes.js';
 import { tourButtonHtml, wireTours } from './tour.js';
 import './inspector.js';
+import { refusalHtml, refusalZh } from './pg-refusals.js';
 export { QUICK_START, emptySession, pinExpectations, encodeShare, decodeShare } from './pg-session.js';
 export { TomlFloat, tomlValue, sessionToToml, parseToml, sessionFromToml } from './pg-toml.js';
 
@@ -141,8 +142,10 @@ async function run(edit = null) {
       if (edit.added) {
         status('');
         const err = $(`form.pg-add[data-call="${edit.added.call}"] .pg-ferr`);
-        if (err) { err.textContent = tt('f.refused', { e: why }); err.hidden = false; }
-        else status(tt('f.refused', { e: why }), true);
+        // The server's words in the page's language (pg-refusals.js); the form's own text around them.
+        const [pre, post] = tt('f.refused', { e: '\u0000' }).split('\u0000');
+        if (err) { err.innerHTML = `${esc(pre)}${refusalHtml(why)}${esc(post)}`; err.hidden = false; }
+        else status(tt('f.refused', { e: lang() === 'en' ? why : (refusalZh(why) ?? why) }), true);
       } else {
         status(tt('del.refused', { n: edit.at, e: why }), true);
         const b = $(`[data-sel="${edit.at}"]`);

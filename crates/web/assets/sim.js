@@ -6,10 +6,12 @@ import { t, href, esc, lang } from './i18n.js';
 import { term, sentence } from './terms.js';
 import { GROUPS, LESSON_KEYS, PARAMS as WORDS, UNITS } from './simparams.js';
 import { api, errorText, go } from './app.js';
-import { pathsSvg, paintAt, spanNs, ladderSvg, cursorAt, barsSvg, batchesSvg, retentionSvg, fmtNs } from './draw.js';
+import { pathsSvg, paintAt, spanNs, ladderSvg, cursorAt, fmtNs } from './draw.js';
+import { chartSvg } from './chart.js';
 import { narrationHtml, stepButtonsHtml, pacing, stretchText, allSteps, markSteps, w as nw } from './narration.js';
 import { renderPacketView, stopPacketView } from './packetview.js';
 import './inspector.js';
+import { TOURS, tourButtonHtml, startTour } from './tour.js';
 
 const PRESETS = [['lesson1', '①'], ['lesson2', '②'], ['lesson3', '③'], ['lesson4', '④'], ['lesson5', '⑤'], ['lesson5b', '⑤b'], ['lesson6', '⑥']];
 const SPEEDS = [0.25, 0.5, 1, 2, 4];
@@ -313,20 +315,70 @@ function startAnimation(root, report, speed) {
   a.raf = requestAnimationFrame(tick);
 }
 
-function chartsHtml(report) {
-  const out = [];
+/** Axis words of the page's charts (this page's own table, not i18n.js). */
+const CHART_WORDS = {
+  zh: { cpu_y: 'CPU 时间（µs）', lat_y: '延迟（µs）', tput_x: '测量窗口内的时间（µs）', tput_y: '吞吐（Gb/s）', ret_y: '保持率（%）',
+    ret: '保持率', lo: '95% 下限', hi: '95% 上限', lossfree: '无丢包时' },
+  en: { cpu_y: 'CPU time (µs)', lat_y: 'latency (µs)', tput_x: 'time in the measured window (µs)', tput_y: 'throughput (Gb/s)', ret_y: 'retention (%)',
+    ret: 'retention', lo: '95% low', hi: '95% high', lossfree: 'loss-free' },
+};
+const cw = (k) => CHART_WORDS[lang() === 'en' ? 'en' : 'zh'][k];
+const us = (ns) => ns / 1000;
+
+/**
+ * The page's charts, drawn by chart.js at `width` px: CPU time per message and (count runs)
+ * the one-message latency as bars; (stream runs) each batch's throughput over the measured
+ * window as steps, with each path's loss-free rate, and the retention with its 95% interval.
+ */
+function chartsHtml(report, width) {
   const paths = [['TCP', report.tcp], ['RDMA', report.rdma]].filter(([, p]) => p);
-  out.push(barsSvg(t('chart.cpu'), paths.flatMap(([n, p]) => [
-    [`${n} ${t('side.local')}`, p.data_path.cpu_ns_per_message_local, fmtNs(p.data_path.cpu_ns_per_message_local)],
-    [`${n} ${t('side.remote')}`, p.data_path.cpu_ns_per_message_remote, fmtNs(p.data_path.cpu_ns_per_message_remote)],
-  ]), 'cpu'));
+  const box = (svg) => `<figure class="sim-chart">${svg}</figure>`;
+  const out = [];
+  const sides = [t('side.local'), t('side.remote')];
+  out.push(chartSvg({ id: 'cpu', kind: 'bar', y_unit: 'µs', series: paths.map(([n, p]) => ({
+    name: n, labels: sides,
+    points: [[0, us(p.data_path.cpu_ns_per_message_local)], [1, us(p.data_path.cpu_ns_per_message_remote)]],
+  })) }, { title: t('chart.cpu'), width, yLabel: cw('cpu_y'), yUnit: 'µs' }));
   if (report.scenario.mode === 'count') {
-    out.push(barsSvg(t('chart.latency'), paths.filter(([, p]) => p.latency).map(([n, p]) => [n, p.latency.delivered_ns, fmtNs(p.latency.delivered_ns)]), 'latency'));
+    const lat = paths.filter(([, p]) => p.latency);
+    out.push(chartSvg({ id: 'latency', kind: 'bar', y_unit: 'µs', series: lat.map(([n, p]) => ({
+      name: n, labels: [t('chart.latency')], points: [[0, us(p.latency.delivered_ns)]],
+    })) }, { title: t('chart.latency'), width, yLabel: cw('lat_y'), yUnit: 'µs' }));
   } else {
-    out.push(batchesSvg(t('chart.tput'), report));
-    out.push(retentionSvg(t('chart.retention'), report));
+    const st = paths.filter(([, p]) => p.throughput);
+    const series = [];
+    for (const [n, p] of st) {
+      const th = p.throughput;
+      const k = th.batch_gbps.length;
+      // The report's batches split the measured window into equal spans of time.
+      const at = (i) => us((th.window_ns * i) / k);
+      series.push({ name: n, points: [[0, th.batch_gbps[0] ?? 0], ...th.batch_gbps.map((g, i) => [at(i + 1), g])] });
+      if (th.baseline_gbps) series.push({ name: `${n} ${cw('lossfree')}`, points: [[0, th.baseline_gbps], [at(k), th.baseline_gbps]] });
+    }
+    out.push(chartSvg({ id: 'tput', kind: 'step', x_unit: 'µs', y_unit: 'Gb/s', series },
+      { title: t('chart.tput'), width, xLabel: cw('tput_x'), yLabel: cw('tput_y'), xUnit: 'µs', yUnit: 'Gb/s' }));
+    const ret = st.filter(([, p]) => p.throughput.retention != null);
+    if (ret.length) {
+      const labels = ret.map(([n]) => n);
+      const col = (f) => ret.map(([, p], i) => [i, f(p.throughput)]);
+      const rs = [{ name: cw('ret'), labels, points: col((th) => th.retention * 100) }];
+      if (ret.every(([, p]) => p.throughput.retention_ci95)) {
+        rs.push({ name: cw('lo'), labels, points: col((th) => th.retention_ci95[0] * 100) });
+        rs.push({ name: cw('hi'), labels, points: col((th) => th.retention_ci95[1] * 100) });
+      }
+      out.push(chartSvg({ id: 'retention', kind: 'bar', y_unit: '%', series: rs },
+        { title: t('chart.retention'), width, yLabel: cw('ret_y'), yUnit: '%' }));
+    }
   }
-  return out.join('');
+  return out.map(box).join('');
+}
+
+/** Draws the charts at the width of one grid cell of `el` (one column on a phone). */
+function paintCharts(el, report) {
+  const full = el.clientWidth || 960;
+  const cols = full >= 2 * 420 + 12 ? 2 : 1;
+  const width = Math.max(280, Math.floor((full - (cols - 1) * 12) / cols));
+  el.innerHTML = chartsHtml(report, width);
 }
 
 /** The last run shown: `{preset, key, report}` (key: preset, overrides and profile). */
@@ -425,7 +477,7 @@ export async function renderSim(main, live) {
   document.title = `${t('nav.sim')} · ${t('title')}`;
   // Each preset says what it shows: its mark, a short name, and the one line of what it is for.
   const presetButtons = PRESETS.map(([p, mark]) => `<a class="preset${p === st.preset ? ' on' : ''}" data-link data-preset="${p}" href="${url({ ...st, preset: p, set: [], profile: null })}" title="${esc(t(`preset.${p}.what`))}" ${p === st.preset ? 'aria-current="true"' : ''}><span class="mark">${mark}</span> ${esc(t(`preset.${p}`))}</a>`).join('');
-  const what = `<p class="preset-what" data-testid="preset-what"><strong>${PRESETS.find(([p]) => p === st.preset)?.[1] ?? ''} ${esc(t(`preset.${st.preset}`))}</strong>${lang() === 'en' ? ': ' : '：'}${esc(t(`preset.${st.preset}.what`))}${st.set.length ? ` · ${esc(t('sim.changed', { n: st.set.length }))}` : ''}</p>`;
+  const what = `<p class="preset-what" data-testid="preset-what"><strong>${PRESETS.find(([p]) => p === st.preset)?.[1] ?? ''} ${esc(t(`preset.${st.preset}`))}</strong>${lang() === 'en' ? ': ' : '：'}${esc(t(`preset.${st.preset}.what`))}${st.set.length ? ` · ${esc(t('sim.changed', { n: st.set.length }))}` : ''}${TOURS[`sim-${st.preset}`] ? ` ${tourButtonHtml(`sim-${st.preset}`)}` : ''}</p>`;
   main.innerHTML = `
     <section class="sim">
       <h1>${esc(t('nav.sim'))}</h1>
@@ -468,6 +520,8 @@ export async function renderSim(main, live) {
       <div id="ladder"></div>
       <p class="muted">${esc(t('sim.url'))}</p>
     </section>`;
+  const tourBtn = main.querySelector('[data-tour]');
+  if (tourBtn) tourBtn.onclick = () => startTour(tourBtn.dataset.tour, main);
   schema ??= await api('/api/schema');
   if (!live()) return;
   keepOpen = false;
@@ -511,7 +565,7 @@ export async function renderSim(main, live) {
   wirePanel(main, res.plan);
   const span = spanNs(report);
   main.querySelector('#ladder').innerHTML = ['tcp', 'rdma'].map((p) => ladderSvg(p, report[p], span)).join('');
-  main.querySelector('#charts').innerHTML = chartsHtml(report);
+  paintCharts(main.querySelector('#charts'), report);
   const stream = report.scenario.mode === 'stream';
   // A stream has no first message: the packet view takes the narration's place and the
   // first-message player and timeline are not shown.

@@ -1,10 +1,21 @@
 // Guided tours: an optional walk through a page, one step at a time — what to click, what to
 // read — each step pointing at (and outlining) one element of the page. Started from a visible
 // button (`tourButtonHtml`), closed with Escape or ✕. A step may name the phone pane it lives in
-// (pg-panes.js) so the tour shows that pane first. Each tour's texts are in both languages here.
+// (pg-panes.js) so the tour shows that pane first, or a closed <details> (`open`) to open first.
+// Each tour's texts are in both languages here. The simulation page has one tour per preset
+// (`sim-<preset>`): the lesson's hands-on steps, pointing at the rows the lesson names.
 
 import { esc, lang } from './i18n.js';
 import { showPane } from './pg-panes.js';
+
+// The tour's card and outline styles, loaded once by whichever page imports the tours.
+if (!document.querySelector('link[data-tour-css]')) {
+  const l = document.createElement('link');
+  l.rel = 'stylesheet';
+  l.dataset.tourCss = '';
+  l.href = new URL('./tour.css', import.meta.url).href;
+  document.head.append(l);
+}
 
 const UI = {
   zh: { start: '导览', startTitle: '一步一步带你走一遍这个页面', next: '下一步', back: '上一步', done: '完成', close: '关闭导览', of: '第 {k} 步，共 {n} 步' },
@@ -44,6 +55,181 @@ export const TOURS = {
   ],
 };
 
+// The simulation page's tours, one per preset (`sim-<preset>`), following the lesson's hands-on
+// steps. They name rows and boxes, never a figure: every number on the page is the run's own.
+const row = (id) => `#table tr[data-row="${id}"]`;
+const WHAT = { sel: '[data-testid="preset-what"]' };
+const PARAMS_OPEN = 'details.params';
+const param = (key) => ({ sel: `.param[data-param="${key}"]`, open: PARAMS_OPEN });
+const RUN = { sel: '#run', open: PARAMS_OPEN };
+
+Object.assign(TOURS, {
+  'sim-lesson1': [
+    { ...WHAT,
+      zh: '这一行写着现在加载的是哪个预设、它演示什么。第 1 课和第 2 课都用这个基线：同一条消息分别走内核 TCP 和 RDMA。页面上的数字都是这次仿真算出来的，不是真机测量。',
+      en: 'This line names the preset that is loaded and what it shows. Lessons 1 and 2 both use this baseline: one message sent over kernel TCP and over RDMA. Every figure on the page is simulated by this run, not measured on hardware.' },
+    { sel: '#paths',
+      zh: '两条路径的动画：消息正在经过的框会亮起，走过的框一直保持标记。TCP 的线穿过两端的内核框；RDMA 的线绕开内核框——那就是“内核旁路”。',
+      en: 'The two paths, animated: the box the message is in lights up and every box it visited stays marked. The TCP line runs through both kernels; the RDMA line goes around the kernel boxes — that is the kernel bypass.' },
+    { sel: '#step-next',
+      zh: '点「下一步」一段一段往前走（动画会停下）；「上一步」退回。时间被拉长了，好让每一段都看得清，拉长多少写在播放条下面。',
+      en: 'Press Next to move one stage at a time (playback pauses); Back steps back. Time is stretched so that every stage stays visible; the line under the player says by how much.' },
+    { sel: '#narration',
+      zh: '旁白按顺序列出第一条消息的每一步，每步带着仿真得到的时间和开销；当前这一步高亮，和动画里亮起的框是同一个。',
+      en: 'The narration lists the first message\'s steps in order, each with its simulated time and cost; the current step is highlighted, the same one as the lit box in the drawing.' },
+    { sel: row('copies'),
+      zh: '对比表从这里开始读：“内存拷贝”一行，左边 TCP 一栏、右边 RDMA 一栏，比一比两边各拷了几次、拷了多少字节。',
+      en: 'Read the table from here: the memory-copies row, TCP on the left, RDMA on the right — compare how many copies each side makes, and how many bytes.' },
+    { sel: row('syscalls'),
+      zh: '“系统调用”一行：TCP 每送一条消息要陷入内核，RDMA 的数据路径上是多少，看右边那一格。',
+      en: 'The system-calls row: TCP enters the kernel for every message; read the RDMA cell to see what its data path needs.' },
+    { sel: row('cpu_stage_count'),
+      zh: '第 1 课要数的就是这一行：两端各有几个阶段占着 CPU（本端 / 远端）。下面两行把这些阶段逐个列了出来，看远端比本端多了哪些。',
+      en: 'Lesson 1 asks you to count this row: how many stages occupy a CPU on each side (local / remote). The next two rows list them one by one — see what the remote side adds.' },
+    { sel: row('cpu_stages'),
+      zh: '“远端 CPU 阶段”：TCP 的接收端被中断、软中断、协议栈、唤醒和拷贝一路拉进来；RDMA 这一格里还剩什么？',
+      en: 'Remote CPU stages: TCP\'s receiver is pulled in by the interrupt, softirq, protocol stack, wake-up and copy; what is left in the RDMA cell?' },
+    { sel: row('placed'),
+      zh: '第 2 课：“数据写入远端内存”和下一行“本端完成”不是同一个时刻。RDMA 的数据先落地，发送端要等 ACK 回来、网卡写完 CQE 才知道完成。',
+      en: 'Lesson 2: "data placed at the remote" and the next row, "local completion", are different moments. RDMA\'s data lands first; the sender learns of it only when the ACK is back and the NIC has written the CQE.' },
+    { sel: '#ladder',
+      zh: '时间线把第一条消息的每一段按仿真时间画出来：RDMA 一侧本端 CPU 只有开头的 post_send 和结尾的 poll_cq，中间是 PCIe、网卡和线缆。',
+      en: 'The timeline draws each stage of the first message on the simulated clock: on the RDMA side the local CPU has only post_send at the start and poll_cq at the end, with PCIe, the NIC and the cable in between.' },
+  ],
+  'sim-lesson2': [
+    { ...WHAT,
+      zh: '预设②对应第 3 课：双边 SEND/RECV 和单边 WRITE。先跑的是 SEND/RECV。页面上的数字都是仿真结果。',
+      en: 'Preset ② is lesson 3: two-sided SEND/RECV against one-sided WRITE. It starts with SEND/RECV. Every figure on the page is simulated.' },
+    { sel: row('remote_cpu'),
+      zh: '看“远端 CPU 参与度”一行的 RDMA 一格：双边时远端要先投递 RECV、再取完成，所以是轻度参与。',
+      en: 'Read the RDMA cell of the remote-CPU-participation row: with two-sided verbs the remote posts RECVs and polls for completions, so it takes a light part.' },
+    { sel: row('cpu_stages'),
+      zh: '“远端 CPU 阶段”列出远端做了什么：post_recv 和 poll_cq，都在用户态，没有系统调用。',
+      en: 'The remote-CPU-stages row lists what the remote does: post_recv and poll_cq, both in user space, no system call.' },
+    { sel: '#paths',
+      zh: '动画里注意远端的应用框：SEND 会点亮它（接收方要处理完成）。',
+      en: 'In the drawing, watch the remote application box: a SEND lights it, because the receiver handles the completion.' },
+    { ...param('rdma.operation'),
+      zh: '现在把「RDMA 操作」改成 write（单边）……',
+      en: 'Now set RDMA operation to write (one-sided)…' },
+    { ...RUN,
+      zh: '……再点「运行」。表里变了的格子会显示“之前 → 现在”。',
+      en: '…and press Run. Every cell that changed shows "before → now".' },
+    { sel: row('remote_cpu'),
+      zh: 'WRITE 之后这一行变成“无”，远端 CPU 阶段为空；动画里远端应用框不再亮。再对照“数据写入远端内存”一行，和 SEND 那次差不多。',
+      en: 'After WRITE this row reads none and the remote CPU stages are empty; the remote application box no longer lights. Compare the data-placed row too: about the same as with SEND.' },
+  ],
+  'sim-lesson3': [
+    { ...WHAT,
+      zh: '预设③是第 4 课的场景：程序忘了注册内存。TCP 一栏照常送达，RDMA 一栏会失败——看它在哪里、怎样失败。数字都是仿真结果，不是真机测量。',
+      en: 'Preset ③ is lesson 4\'s scenario: the program forgot to register its memory. TCP delivers as usual, RDMA fails — see where and how. Every figure is simulated.' },
+    { sel: row('outcome'),
+      zh: '“结果”一行：post_send 返回了 0，错误是之后从 ibv_poll_cq 拿回来的本地保护错误，QP 进入 ERR。失败只标在这一行，并写明在哪里出的错。',
+      en: 'The outcome row: post_send returned 0; the error came back later from ibv_poll_cq as a local protection error and the QP went to ERR. Only this row is marked, and it says where the failure happened.' },
+    { sel: '#narration',
+      zh: '旁白里能看到 post_send、门铃和一条出错的 CQE，却没有读负载那一步——网卡查不到这块内存，什么也没发出去。',
+      en: 'The narration shows post_send, the doorbell and a CQE with an error, but no payload read — the NIC found no registration for the buffer and sent nothing.' },
+    { sel: '#ladder',
+      zh: '时间线上 RDMA 一侧也没有线上的帧，只有本端的几段。',
+      en: 'The timeline shows no frame on the wire for RDMA either, only a few local stages.' },
+    { sel: row('setup_syscalls'),
+      zh: '“建连：系统调用”一行：注册内存本来是建连时付的一笔账，这次少了它，比较一下和基线①的差别。',
+      en: 'The setup-system-calls row: registering memory is a cost paid at setup; it is missing this time — compare with baseline ①.' },
+    { ...param('rdma.memory_registered'),
+      zh: '勾上「内存已注册」再点「运行」，RDMA 一栏就恢复成功，结果一行显示之前 → 现在。',
+      en: 'Tick Memory registered and press Run: the RDMA column succeeds again and the outcome row shows before → now.' },
+  ],
+  'sim-lesson4': [
+    { ...WHAT,
+      zh: '预设④也是第 4 课：QP 只走到 RTR 就开始投递，网卡按 mlx5 模拟。数字都是仿真结果，不是真机测量。',
+      en: 'Preset ④ is lesson 4 too: the QP reaches only RTR before posting, with the NIC modelled as mlx5. Every figure is simulated.' },
+    { sel: row('outcome'),
+      zh: '“结果”一行：post_send 返回了 0，却一直等不到完成——没有报文、没有 CQE，原因里写明 QP 还在 RTR。',
+      en: 'The outcome row: post_send returned 0 and no completion ever comes — no packet, no CQE; the reason says the QP is still in RTR.' },
+    { sel: '#paths',
+      zh: '动画里 RDMA 这条路什么也没发出去，TCP 照常送达。',
+      en: 'In the drawing the RDMA path sends nothing, while TCP delivers as usual.' },
+    { ...param('nic.profile'),
+      zh: '把「网卡型号」改成 rxe（Soft-RoCE 软件网卡）……',
+      en: 'Set NIC profile to rxe (the Soft-RoCE software NIC)…' },
+    { ...RUN,
+      zh: '……再点「运行」。',
+      en: '…and press Run.' },
+    { sel: row('outcome'),
+      zh: '这次 ibv_post_send 当场返回 EINVAL，原因写明 QP 在 RTR、必须到 RTS。同一个错误，两种网卡两种表现：一个静静地不完成，一个当场拒绝。',
+      en: 'This time ibv_post_send returns EINVAL on the spot, and the reason says the QP is in RTR and must reach RTS. One mistake, two NICs, two behaviours: one silently never completes, the other refuses at once.' },
+  ],
+  'sim-lesson5': [
+    { ...WHAT,
+      zh: '预设⑤是第 5 课：链路上有拥塞丢包，网络不是无损的，两条路都跑一段持续的数据流。数字都是仿真结果，不是真机测量。',
+      en: 'Preset ⑤ is lesson 5: congestion drops on the link, no lossless network, and a sustained stream on both paths. Every figure is simulated.' },
+    { sel: row('retention'),
+      zh: '先看“丢包后的吞吐保持率”：和没有丢包时相比，两条路各剩下多少。',
+      en: 'First read throughput retention under loss: how much of the loss-free throughput each path keeps.' },
+    { sel: row('recovery'),
+      zh: '“丢包恢复”一行：RDMA 一格数的是 NAK，也就是 go-back-N 恢复了几次、重发了多少包；TCP 一格是快速重传、超时和尾部探测。',
+      en: 'The loss-recovery row: the RDMA cell counts NAKs — how often go-back-N recovered and how many packets it resent; the TCP cell counts fast retransmits, timeouts and tail probes.' },
+    { sel: '#packetview',
+      zh: '报文视图从仿真的轨迹里取出一段：能看到在交换机被丢的那个包（✗）、响应方回的 NAK，以及 go-back-N 重发的整段范围（阴影）。拖动滑块或点「播放」。',
+      en: 'The packet view takes a window of the simulated trace: the packet dropped at the switch (✗), the responder\'s NAK, and the whole range go-back-N resends (shaded). Drag the slider or press Play.' },
+    { sel: row('loss_model'),
+      zh: '“丢包模型预测”把仿真的保持率和一个简单模型的预测放在一起，比值接近 1 说明模型说得通。',
+      en: 'The loss-model row sets the simulated retention beside a simple model\'s prediction; a ratio near 1 means the model explains it.' },
+    { ...param('lossless.enabled'),
+      zh: '现在勾上「无损网络（PFC）」……',
+      en: 'Now tick Lossless network (PFC)…' },
+    { ...RUN,
+      zh: '……再点「运行」。保持率一行会显示之前 → 现在。',
+      en: '…and press Run. The retention row shows before → now.' },
+    { sel: row('drops'),
+      zh: '“丢包 / PFC 暂停帧 / ECN 标记”：打开无损后 RDMA 一栏的丢包变成零，出现了 PFC 暂停帧；TCP 留在有损类别里。预设⑤b 就是打开无损的这一次。',
+      en: 'Drops / PFC pauses / ECN marks: with lossless on, the RDMA column drops nothing and PFC pause frames appear; TCP stays in the lossy class. Preset ⑤b is this lossless run.' },
+  ],
+  'sim-lesson5b': [
+    { ...WHAT,
+      zh: '预设⑤b 是第 5 课打开无损网络的一次：RoCE 的优先级上开了 PFC，交换机缓冲快满时让上游暂停，而不是丢包。数字都是仿真结果，不是真机测量。',
+      en: 'Preset ⑤b is lesson 5 with the lossless network on: PFC on the RoCE priority, so a filling switch buffer pauses the upstream port instead of dropping. Every figure is simulated.' },
+    { sel: row('drops'),
+      zh: '“丢包 / PFC 暂停帧 / ECN 标记”：RDMA 一栏的丢包是零，暂停帧和 ECN 标记各有多少，读这一格。',
+      en: 'Drops / PFC pauses / ECN marks: the RDMA column drops nothing; read the cell for how many pause frames and ECN marks there were.' },
+    { sel: row('retention'),
+      zh: '保持率接近但不到 100%：暂停本身也要花时间。和预设⑤比一比。',
+      en: 'Retention is close to, but not quite, 100%: pausing costs time too. Compare with preset ⑤.' },
+    { sel: '#packetview',
+      zh: '报文视图里看链路上的 PAUSE（‖）和 RESUME（▶），以及下面交换机队列深度的曲线：队列涨到阈值就暂停上游。',
+      en: 'In the packet view, watch PAUSE (‖) and RESUME (▶) on the link and the switch queue depth underneath: when the queue reaches the threshold the upstream port is paused.' },
+    { sel: '#charts',
+      zh: '图表按时间画出每一批的吞吐和保持率（仿真），坐标轴上写着单位。',
+      en: 'The charts plot each batch\'s simulated throughput and the retention over time, with units on the axes.' },
+    { ...param('lossless.enabled'),
+      zh: '取消「无损网络（PFC）」再点「运行」，就回到有损的情形，表里每个变化都显示之前 → 现在。',
+      en: 'Untick Lossless network (PFC) and press Run to go back to the lossy case; every change in the table shows before → now.' },
+  ],
+  'sim-lesson6': [
+    { ...WHAT,
+      zh: '预设⑥是第 6 课：消息变大到 1 MiB，看 RDMA 的优势怎样变化。数字都是仿真结果，不是真机测量。',
+      en: 'Preset ⑥ is lesson 6: the message grows to 1 MiB — see how RDMA\'s advantage changes. Every figure is simulated.' },
+    { sel: row('latency'),
+      zh: '“单条消息延迟”：读两栏各自的延迟，再和下一行的比值对照。',
+      en: 'One-message latency: read each column\'s latency, then the ratio in the last row.' },
+    { sel: row('latency_ratio'),
+      zh: '表的最后一行“RDMA ÷ TCP 单条消息延迟”：记下这个比值，等会儿换回 4 KiB 再比。',
+      en: 'The last row, RDMA ÷ TCP one-message latency: note the ratio, to compare after switching back to 4 KiB.' },
+    { sel: row('cpu_per_message'),
+      zh: '“每条消息 CPU 时间”：TCP 的 CPU 时间随字节数一起涨（拷贝按字节算），RDMA 本端还是只有写 WQE 和轮询 CQ。',
+      en: 'CPU time per message: TCP\'s grows with the bytes (copies are paid per byte), while RDMA\'s local side still only writes a WQE and polls the CQ.' },
+    { sel: row('bus_bytes'),
+      zh: '“内存总线字节”是每送达一个字节的成本，与消息大小无关。',
+      en: 'Memory-bus bytes are a cost per delivered byte, independent of the message size.' },
+    { ...param('workload.message_bytes'),
+      zh: '把「消息大小」改成 4096……',
+      en: 'Set Message size to 4096…' },
+    { ...RUN,
+      zh: '……再点「运行」，读延迟比值那一行的之前 → 现在：4 KiB 时 RDMA 的延迟优势最大。',
+      en: '…and press Run, then read before → now on the latency-ratio row: RDMA\'s latency advantage is largest at 4 KiB.' },
+  ],
+});
+
 const ui = (key, vars = {}) => (UI[lang()] || UI.zh)[key].replace(/\{(\w+)\}/g, (_, k) => String(vars[k] ?? ''));
 
 /** The button that starts `page`'s tour. */
@@ -68,6 +254,7 @@ function show(k) {
   const pane = root.querySelector('.pg-work');
   if (s.pane && pane) showPane(root, s.pane);
   for (const el of document.querySelectorAll('.tour-on')) el.classList.remove('tour-on');
+  if (s.open) for (const d of document.querySelectorAll(s.open)) d.open = true;
   const el = document.querySelector(s.sel);
   if (el) {
     el.classList.add('tour-on');

@@ -2775,3 +2775,269 @@ async fn the_packet_inspector_in_a_real_browser() {
     shot_view(&page, "inspector-zh-chapter").await;
     env.stop().await;
 }
+
+/// ASCII words a zh tour step may contain: identifiers a learner types or reads (verbs,
+/// opcodes, states, errno names, protocol and unit names).
+const TOUR_ZH_IDENTIFIERS: &[&str] = &[
+    "TCP",
+    "RDMA",
+    "SEND",
+    "RECV",
+    "WRITE",
+    "write",
+    "post_send",
+    "post_recv",
+    "poll_cq",
+    "ibv_poll_cq",
+    "ibv_post_send",
+    "QP",
+    "ERR",
+    "RTR",
+    "RTS",
+    "EINVAL",
+    "CQE",
+    "WQE",
+    "CQ",
+    "NAK",
+    "ACK",
+    "PFC",
+    "ECN",
+    "PAUSE",
+    "RESUME",
+    "PCIe",
+    "go",
+    "back",
+    "rxe",
+    "mlx5",
+    "Soft",
+    "RoCE",
+    "MiB",
+    "KiB",
+    "GbE",
+    "CPU",
+    "mr_a",
+    "mr_b",
+];
+
+/// Every lesson's tour on the zh simulation page runs through all its steps, each pointing at
+/// an element that is on the page and visible, each text Chinese (identifiers aside); every
+/// step has its English text too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_lesson_tour_on_the_simulation_page_runs_to_its_end() {
+    let _one = ONE_BROWSER.lock().await;
+    let Some(env) = Env::start("simtours").await else {
+        return;
+    };
+    let (base, page) = (env.base.clone(), env.page.clone());
+    page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+        .await
+        .unwrap();
+    let presets = [
+        "lesson1", "lesson2", "lesson3", "lesson4", "lesson5", "lesson5b", "lesson6",
+    ];
+    for preset in presets {
+        open_sim(&page, &format!("{base}/sim?preset={preset}")).await;
+        if preset.starts_with("lesson5") {
+            wait_for(
+                &page,
+                "document.querySelector('[data-testid=packetview] .pv-panel')",
+                "the packet view",
+            )
+            .await;
+        }
+        let tour = format!("sim-{preset}");
+        let (n, no_en): (usize, usize) = eval(
+            &page,
+            &format!("import('/assets/tour.js').then(m => [m.TOURS['{tour}'].length, m.TOURS['{tour}'].filter(s => !s.en || !s.zh).length])"),
+        )
+        .await;
+        assert!(n >= 5, "{tour} has {n} steps");
+        assert_eq!(no_en, 0, "{tour}: steps without both languages");
+        let label: String = eval(
+            &page,
+            "(() => { const b = document.querySelector('[data-testid=preset-what] [data-testid=tour-start]'); b.click(); return b.innerText; })()",
+        )
+        .await;
+        assert_eq!(label, "导览", "{tour}: the start button");
+        for k in 1..=n {
+            let (step, on_target, visible, text): (String, bool, bool, String) = eval(
+                &page,
+                &format!("import('/assets/tour.js').then(m => {{ const s = m.TOURS['{tour}'][{k} - 1]; const b = document.querySelector('.tour-box'); const el = document.querySelector(s.sel); const on = document.querySelector('.tour-on'); const r = el ? el.getBoundingClientRect() : null; return [b.dataset.step, !!el && el === on, !!r && r.width > 0 && r.height > 0, b.querySelector('.tour-text').innerText]; }})"),
+            )
+            .await;
+            assert_eq!(step, k.to_string(), "{tour}");
+            assert!(
+                on_target,
+                "{tour} step {k}: its target is missing or not outlined"
+            );
+            assert!(visible, "{tour} step {k}: its target is not visible");
+            let english: Vec<&str> = text
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| w.len() >= 2 && w.chars().any(|c| c.is_ascii_alphabetic()))
+                .filter(|w| !TOUR_ZH_IDENTIFIERS.contains(w))
+                .collect();
+            assert!(
+                english.is_empty(),
+                "{tour} step {k} has English {english:?}: {text}"
+            );
+            eval::<bool>(
+                &page,
+                "(() => { document.querySelector('[data-testid=tour-next]').click(); return true; })()",
+            )
+            .await;
+        }
+        let still: bool = eval(&page, "!!document.querySelector('.tour-box')").await;
+        assert!(!still, "{tour} did not end after {n} steps");
+        println!("{tour}: {n} steps, every target present");
+    }
+    env.stop().await;
+}
+
+/// At 390×844 the simulation page does not scroll sideways and the path drawing fits its box;
+/// the charts have axis labels with units, in the page's language.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_simulation_page_fits_a_phone_and_its_charts_have_units() {
+    let _one = ONE_BROWSER.lock().await;
+    let Some(env) = Env::start("simphone").await else {
+        return;
+    };
+    let (base, page) = (env.base.clone(), env.page.clone());
+    for (w, h) in [(390, 844), (1440, 900)] {
+        page.execute(SetDeviceMetricsOverrideParams::new(w, h, 1.0, false))
+            .await
+            .unwrap();
+        for (preset, lang) in [
+            ("lesson1", "zh"),
+            ("lesson5", "zh"),
+            ("lesson1", "en"),
+            ("lesson5", "en"),
+        ] {
+            open_sim(&page, &format!("{base}/sim?preset={preset}&lang={lang}")).await;
+            let (page_w, view_w, draw_r, box_r): (f64, f64, f64, f64) = eval(
+                &page,
+                "(() => { const s = document.querySelector('svg.paths').getBoundingClientRect(); const b = document.querySelector('#paths').getBoundingClientRect(); return [document.documentElement.scrollWidth, window.innerWidth, s.right, b.right]; })()",
+            )
+            .await;
+            assert!(
+                page_w <= view_w,
+                "{w} px, {preset} {lang}: the page scrolls sideways ({page_w} > {view_w})"
+            );
+            assert!(
+                draw_r <= box_r + 1.0,
+                "{w} px, {preset} {lang}: the drawing overflows its box ({draw_r} > {box_r})"
+            );
+            let fits: bool = eval(
+                &page,
+                "(() => { const p = document.querySelector('#paths'); return p.scrollWidth <= p.clientWidth + 1; })()",
+            )
+            .await;
+            assert!(
+                fits,
+                "{w} px, {preset} {lang}: the drawing scrolls inside its box"
+            );
+            // Every chart: a y-axis label with its unit; the throughput chart an x label too.
+            let charts: Vec<(String, Vec<String>)> = eval(
+                &page,
+                "[...document.querySelectorAll('#charts svg.chart')].map(s => [s.dataset.chart, [...s.querySelectorAll('.lc-unit')].map(u => u.textContent)])",
+            )
+            .await;
+            let want: &[&str] = if preset == "lesson1" {
+                &["cpu", "latency"]
+            } else {
+                &["cpu", "tput", "retention"]
+            };
+            let ids: Vec<&str> = charts.iter().map(|(id, _)| id.as_str()).collect();
+            assert_eq!(ids, want, "{preset} {lang}: charts");
+            for (id, units) in &charts {
+                assert!(
+                    units
+                        .iter()
+                        .any(|u| ["µs", "Gb/s", "%"].iter().any(|x| u.contains(x))),
+                    "{preset} {lang} chart {id}: no axis label with a unit: {units:?}"
+                );
+                if id == "tput" {
+                    assert_eq!(units.len(), 2, "{id}: both axes labelled: {units:?}");
+                }
+                for u in units {
+                    let zh = u.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+                    assert_eq!(zh, lang == "zh", "{preset} {lang} chart {id}: {u:?}");
+                }
+            }
+            shot(&page, &format!("tours-sim-{preset}-{lang}-{w}")).await;
+        }
+    }
+    env.stop().await;
+}
+
+/// The server's refusals of a step (field, allowed range) read in Chinese on the zh
+/// playground: each bad session below is refused by the real server, and pg-refusals.js has
+/// the Chinese for every one of them (a refusal without its Chinese fails here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_playground_translates_the_servers_refusals() {
+    let _one = ONE_BROWSER.lock().await;
+    let Some(env) = Env::start("refusals").await else {
+        return;
+    };
+    let (base, page) = (env.base.clone(), env.page.clone());
+    open(&page, &format!("{base}/playground")).await;
+    wait_for(
+        &page,
+        "document.querySelector('[data-testid=quick-start]') && document.body.dataset.run === 'done'",
+        "playground",
+    )
+    .await;
+    let head =
+        r#"hosts = [\"a\", \"b\"]\n[[step]]\ncall = \"alloc_pd\"\nhost = \"a\"\nas = \"pd_a\"\n"#;
+    let bad = [
+        r#"[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"cq_a\"\ncqe = -1\n"#,
+        r#"[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"cq_a\"\ncqe = 99999999\n"#,
+        r#"[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"cq_a\"\n"#,
+        r#"[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"cq_a\"\ncqe = \"x\"\n"#,
+        r#"[[step]]\ncall = \"create_cq\"\nhost = \"c\"\nas = \"cq_a\"\ncqe = 4\n"#,
+        r#"[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"pd_a\"\ncqe = 4\n"#,
+        r#"[[step]]\ncall = \"reg_mr\"\nhost = \"a\"\npd = \"pd_x\"\nas = \"mr\"\nlen = 64\naccess = [\"LOCAL_WRITE\"]\n"#,
+        r#"[[step]]\ncall = \"reg_mr\"\nhost = \"a\"\npd = \"pd_a\"\nas = \"mr\"\nlen = 64\naccess = [\"NOPE\"]\n"#,
+        r#"[[step]]\ncall = \"poll_cq\"\nhost = \"a\"\ncq = \"pd_a\"\n"#,
+        r#"[[step]]\ncall = \"wait\"\nfor = \"0us\"\n"#,
+    ];
+    let mut shown = Vec::new();
+    for b in bad {
+        let (err, zh, html): (String, Option<String>, String) = eval(
+            &page,
+            &format!(
+                "(async () => {{ const r = await fetch('/api/verbs', {{method: 'POST', headers: {{'content-type': 'application/json'}}, body: JSON.stringify({{session: \"{head}{b}\"}})}}); const j = await r.json(); const why = String(j.error || '').replace(/^\\d+:\\d+:\\s*/, ''); const m = await import('/assets/pg-refusals.js'); return [why, m.refusalZh(why), m.refusalHtml(why)]; }})()"
+            ),
+        )
+        .await;
+        if err.is_empty() {
+            shown.push(format!("(accepted) {b}"));
+            continue;
+        }
+        let zh = zh.unwrap_or_else(|| panic!("no Chinese for the refusal {err:?}"));
+        assert!(
+            zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+            "{err:?} → {zh:?}"
+        );
+        assert!(!html.contains("data-untranslated"), "{err:?}");
+        // Outside `quoted` identifiers and the lists of allowed names, no English word is left.
+        let bare: String = zh.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+        let bare = bare.split('：').next().unwrap_or("").to_string();
+        let english: Vec<&str> = bare
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.chars().filter(|c| c.is_ascii_alphabetic()).count() >= 2)
+            .filter(|w| !w.contains('_') && !["TOML", "PD", "CQ", "MR", "QP", "WR"].contains(w))
+            .collect();
+        assert!(english.is_empty(), "{err:?} → {zh:?}: English {english:?}");
+        shown.push(format!("{err}  →  {zh}"));
+    }
+    println!("{}", shown.join("\n"));
+    let refused = shown
+        .iter()
+        .filter(|s| !s.starts_with("(accepted)"))
+        .count();
+    assert!(
+        refused >= 8,
+        "only {refused} of the bad sessions were refused: {shown:#?}"
+    );
+    env.stop().await;
+}
