@@ -245,7 +245,9 @@ fn run_inner(
     }
     let view = view.map(|v| {
         let (view, inner) = v.finish_chained(&mut w.fabric);
-        if let Some(log) = inner.and_then(|i| (i as Box<dyn std::any::Any>).downcast::<SwitchLog>().ok()) {
+        if let Some(log) =
+            inner.and_then(|i| (i as Box<dyn std::any::Any>).downcast::<SwitchLog>().ok())
+        {
             w.fabric.set_tracer(Tracer::new(*log));
         }
         view

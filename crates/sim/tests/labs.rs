@@ -451,7 +451,10 @@ fn the_fabric_view_agrees_with_the_labs_counters_and_shows_the_pause_climbing() 
     // Every listed frame carries its bytes: no FCS, the payload cut to 64 bytes.
     let frames: Vec<_> = v.links.iter().flat_map(|l| l.frames.iter()).collect();
     assert!(frames.len() <= rdmalab::labs::fabric_view::MAX_FRAMES);
-    let pause = frames.iter().find(|f| f.kind == "pause").expect("a PAUSE listed");
+    let pause = frames
+        .iter()
+        .find(|f| f.kind == "pause")
+        .expect("a PAUSE listed");
     // 802.1Qbb: to 01:80:c2:00:00:01, MAC control (0x8808), opcode 0x0101.
     assert!(pause.wire.starts_with("0180c2000001"), "{}", pause.wire);
     assert_eq!(&pause.wire[24..32], "88080101");
@@ -460,7 +463,10 @@ fn the_fabric_view_agrees_with_the_labs_counters_and_shows_the_pause_climbing() 
         let elided = f.wire_elided.map_or(0, |[a, b]| b - a);
         assert_eq!(f.wire.len() / 2 + elided + 4, f.bytes as usize, "{f:?}");
         if f.kind == "roce" {
-            assert!(f.wire.len() / 2 <= 14 + 4 + 20 + 8 + 12 + 16 + 64 + 4, "{f:?}");
+            assert!(
+                f.wire.len() / 2 <= 14 + 4 + 20 + 8 + 12 + 16 + 64 + 4,
+                "{f:?}"
+            );
         }
     }
     // Labs on other machinery have none.

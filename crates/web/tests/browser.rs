@@ -1662,13 +1662,21 @@ async fn the_fabric_view_in_a_real_browser() {
                     "the inspector's PFC header",
                 )
                 .await;
-                let pfc = texts(&page, "[data-testid=inspector] [data-kind=macctl] tr[data-fi]").await;
+                let pfc = texts(
+                    &page,
+                    "[data-testid=inspector] [data-kind=macctl] tr[data-fi]",
+                )
+                .await;
                 assert!(
-                    pfc.iter().any(|r| r.starts_with("class_enable_vector") && r.contains("作用于优先级 3")),
+                    pfc.iter()
+                        .any(|r| r.starts_with("class_enable_vector")
+                            && r.contains("作用于优先级 3")),
                     "{pfc:#?}"
                 );
                 assert!(
-                    pfc.iter().any(|r| r.starts_with("time[3]") && r.contains("65535 个时间单位 × 512 位时间")),
+                    pfc.iter()
+                        .any(|r| r.starts_with("time[3]")
+                            && r.contains("65535 个时间单位 × 512 位时间")),
                     "{pfc:#?}"
                 );
                 shot_view(&page, "lab-storm-fabric-inspector-zh").await;

@@ -17,10 +17,10 @@ use engine::{Observer, TraceRecord, Tracer};
 use fabric::capture::frame_bytes;
 use fabric::packet::host_ip;
 use fabric::{Ecn, Fabric, NodeKind, Packet, Payload, Tap, Topology};
-use wire::Ipv4Address;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use units::{NodeId, PortId, SimDuration, SimTime};
+use wire::Ipv4Address;
 
 /// Most samples a view keeps per series (a lab samples 50–60 windows).
 pub const MAX_SAMPLES: usize = 200;
