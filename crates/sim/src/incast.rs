@@ -120,6 +120,24 @@ pub(crate) fn delivered_bytes(from: u32, to: u32, payload: u64) -> u64 {
 
 /// Runs the incast.
 pub fn run(c: &IncastConfig) -> Result<IncastReport, WorldError> {
+    Ok(run_inner(c, false)?.0)
+}
+
+/// Runs the incast and records the fabric view of it (sampled every window), as the
+/// congestion lab's page draws it. The recorder watches beside the run's own observer, so
+/// the report is the one [`run`] gives.
+pub fn run_with_view(
+    c: &IncastConfig,
+) -> Result<(IncastReport, crate::labs::fabric_view::FabricView), WorldError> {
+    let (rep, view) = run_inner(c, true)?;
+    Ok((rep, view.expect("recorded when asked")))
+}
+
+fn run_inner(
+    c: &IncastConfig,
+    with_view: bool,
+) -> Result<(IncastReport, Option<crate::labs::fabric_view::FabricView>), WorldError> {
+    use crate::labs::fabric_view::ViewRecorder;
     let n = c.senders.clamp(1, 63);
     let link = LinkConfig::new(Bandwidth::gbps(c.link_gbps.max(1)), 3);
     let topo = Topology::star(n as u64 + 1, link)?;
@@ -168,6 +186,15 @@ pub fn run(c: &IncastConfig) -> Result<IncastReport, WorldError> {
     }
     let start = w.now();
     let windows = (c.duration.as_ps() / c.window.as_ps().max(1)).max(1);
+    let mut view = with_view.then(|| {
+        // The switch log, if any, goes on seeing every record through the recorder.
+        let inner = w
+            .fabric
+            .tracer_mut()
+            .take::<SwitchLog>()
+            .map(|l| l as Box<dyn engine::Observer>);
+        ViewRecorder::attach_chained(&mut w.fabric, &topo, start, c.window, inner)
+    });
     let sent = |w: &World| -> Vec<u64> {
         pairs
             .iter()
@@ -212,7 +239,19 @@ pub fn run(c: &IncastConfig) -> Result<IncastReport, WorldError> {
         );
         last_psn = psn;
         rep.pauses_cum.push(w.fabric.counters().pauses_sent);
+        if let Some(v) = view.as_mut() {
+            v.sample(&mut w.fabric, c.window * k);
+        }
     }
+    let view = view.map(|v| {
+        let (view, inner) = v.finish_chained(&mut w.fabric);
+        if let Some(log) =
+            inner.and_then(|i| (i as Box<dyn std::any::Any>).downcast::<SwitchLog>().ok())
+        {
+            w.fabric.set_tracer(Tracer::new(*log));
+        }
+        view
+    });
     rep.pauses = w.fabric.ports().map(|(.., s)| s.pauses_sent).sum();
     rep.drops = w.fabric.counters().drops();
     if c.observe {
@@ -249,5 +288,5 @@ pub fn run(c: &IncastConfig) -> Result<IncastReport, WorldError> {
             }
         }
     }
-    Ok(rep)
+    Ok((rep, view))
 }

@@ -411,6 +411,64 @@ fn the_fabric_view_agrees_with_the_labs_counters_and_shows_the_pause_climbing() 
     let drops: u64 = v.links.iter().map(|l| *l.drops.last().unwrap()).sum();
     assert!(fig(&r, "watchdog_drops") > 0.0);
     assert!(drops as f64 >= fig(&r, "watchdog_drops"), "{drops}");
+    // The incast's view counts what its report counts, and its own switch log still saw
+    // every record beside the recorder (the queue it reports, the CNPs).
+    let r = lab("incast", json!({"dcqcn": "off", "ecn": false}));
+    let v = r.fabric.as_ref().expect("incast has a fabric view");
+    // Four senders, the receiver and the switch.
+    assert_eq!((v.nodes.len(), v.links.len()), (6, 5));
+    assert_eq!(v.t_ps.len(), 50);
+    let all: u64 = v
+        .links
+        .iter()
+        .flat_map(|l| l.dirs.iter())
+        .map(|d| *d.pauses.last().unwrap())
+        .sum();
+    assert!(all > 0);
+    assert_eq!(all as f64, fig(&r, "pauses"));
+    assert!(fig(&r, "peak_queue_kb") > 0.0);
+    let lossy = lab(
+        "incast",
+        json!({"dcqcn": "off", "ecn": false, "pfc": false}),
+    );
+    let v2 = lossy.fabric.as_ref().unwrap();
+    let drops: u64 = v2.links.iter().map(|l| *l.drops.last().unwrap()).sum();
+    assert!(drops > 0);
+    assert_eq!(drops as f64, fig(&lossy, "drops"));
+    let marked = lab("incast", json!({}));
+    assert!(fig(&marked, "cnps") > 0.0);
+    let marks: u64 = marked
+        .fabric
+        .as_ref()
+        .unwrap()
+        .links
+        .iter()
+        .flat_map(|l| l.dirs.iter())
+        .map(|d| *d.ecn_marks.last().unwrap())
+        .sum();
+    assert!(marks > 0);
+
+    // Every listed frame carries its bytes: no FCS, the payload cut to 64 bytes.
+    let frames: Vec<_> = v.links.iter().flat_map(|l| l.frames.iter()).collect();
+    assert!(frames.len() <= rdmalab::labs::fabric_view::MAX_FRAMES);
+    let pause = frames
+        .iter()
+        .find(|f| f.kind == "pause")
+        .expect("a PAUSE listed");
+    // 802.1Qbb: to 01:80:c2:00:00:01, MAC control (0x8808), opcode 0x0101.
+    assert!(pause.wire.starts_with("0180c2000001"), "{}", pause.wire);
+    assert_eq!(&pause.wire[24..32], "88080101");
+    for f in &frames {
+        assert!(!f.wire.is_empty(), "{f:?}");
+        let elided = f.wire_elided.map_or(0, |[a, b]| b - a);
+        assert_eq!(f.wire.len() / 2 + elided + 4, f.bytes as usize, "{f:?}");
+        if f.kind == "roce" {
+            assert!(
+                f.wire.len() / 2 <= 14 + 4 + 20 + 8 + 12 + 16 + 64 + 4,
+                "{f:?}"
+            );
+        }
+    }
     // Labs on other machinery have none.
     assert!(lab("trouble", json!({})).fabric.is_none());
 }

@@ -69,6 +69,7 @@ const S = {
     kb: 'KB', pct: '%', gbps: 'Gb/s', frames: 'frames',
     aria: 'Fabric drawing: {n} hosts, {s} switches, {l} links',
     hosts: '{n} hosts', switches: '{n} switches', links: '{n} links',
+    hosts_one: '1 host', switches_one: '1 switch', links_one: '1 link',
   },
 };
 
@@ -76,6 +77,8 @@ const tr = (key, vars = {}) => {
   const s = (S[lang()] && S[lang()][key]) ?? S.zh[key];
   return String(s).replace(/\{(\w+)\}/g, (_, k) => (vars[k] ?? `{${k}}`));
 };
+/** `key` for a count `n`: its `_one` form when there is exactly one and the language has one. */
+const trCount = (key, n) => tr(n === 1 && S[lang()] && S[lang()][`${key}_one`] ? `${key}_one` : key, { n });
 
 /** How long each window stays on screen while playing, ms. */
 const PLAY_MS = 220;
@@ -308,7 +311,7 @@ export function renderFabricView(holder, view) {
   holder.innerHTML = `<section class="fabric-view" data-testid="fabric-view" data-hosts="${hosts}" data-switches="${switches}" data-links="${view.links.length}">
     <h2>${esc(tr('title'))}</h2>
     <p class="fv-lead">${esc(tr('lead'))}</p>
-    <p class="fv-counts">${esc([tr('hosts', { n: hosts }), tr('switches', { n: switches }), tr('links', { n: view.links.length })].join(' · '))}</p>
+    <p class="fv-counts">${esc([trCount('hosts', hosts), trCount('switches', switches), trCount('links', view.links.length)].join(' · '))}</p>
     <div class="fv-controls">
       <button type="button" class="button fv-play">${esc(tr('play'))}</button>
       <button type="button" class="button secondary fv-step fv-prev" aria-label="${esc(tr('prev'))}" title="${esc(tr('prev'))}">◀</button>

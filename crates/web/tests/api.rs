@@ -1159,10 +1159,12 @@ async fn slow_clients_are_bounded_and_shutdown_is_too() {
 #[tokio::test]
 async fn a_labs_fabric_view_is_bounded_and_deterministic() {
     use rdmalab::labs::fabric_view::{FRAMES_PER_DIRECTION, MAX_FRAMES, MAX_SAMPLES};
+    let mut pause: Option<Value> = None;
     for (lab, body) in [
         ("storm", r#"{}"#),
         ("hol", r#"{"senders": 8, "duration_us": 5000}"#),
         ("deadlock", r#"{"switches": 8, "duration_us": 5000}"#),
+        ("incast", r#"{"dcqcn": "off", "ecn": false}"#),
     ] {
         let (s, a) = post(&format!("/api/lab/{lab}"), body).await;
         assert_eq!(s, StatusCode::OK, "{lab}: {a}");
@@ -1218,9 +1220,37 @@ async fn a_labs_fabric_view_is_bounded_and_deterministic() {
             );
             assert!(fs.len() as u64 <= l["frames_total"].as_u64().unwrap());
             frames += fs.len();
+            // Each listed frame carries its bytes, bounded: headers and at most 64 payload
+            // bytes, the rest named in `wire_elided`.
+            for f in fs {
+                let w = f["wire"].as_str().unwrap();
+                assert!(
+                    !w.is_empty()
+                        && w.len() <= 2 * 200
+                        && w.bytes()
+                            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
+                    "{lab}: {f}"
+                );
+            }
+            pause = pause.or_else(|| fs.iter().find(|f| f["kind"] == "pause").cloned());
         }
         assert!(frames <= MAX_FRAMES, "{lab}: {frames} frames");
     }
+    // A listed PAUSE decodes as the PFC frame it is.
+    let pause = pause.expect("a PAUSE frame listed");
+    let (s, d) = post(
+        "/api/frame/dissect",
+        &json!({ "wire": pause["wire"] }).to_string(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{d}");
+    let kinds: Vec<_> = d["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert!(kinds.contains(&"macctl".to_string()), "{kinds:?}");
     // Labs without a switched fabric of streams carry no view.
     let (_, r) = post("/api/lab/trouble", r#"{}"#).await;
     assert!(r.get("fabric").is_none());

@@ -1541,7 +1541,7 @@ async fn the_fabric_view_in_a_real_browser() {
         return;
     };
     let (base, page) = (env.base.clone(), env.page.clone());
-    for id in ["storm", "hol", "deadlock"] {
+    for id in ["storm", "hol", "deadlock", "incast"] {
         let params = rdmalab::labs::parse_params(id, &Value::Null).unwrap();
         let want = rdmalab::labs::run(id, &params).unwrap();
         let view = want.fabric.as_ref().expect("a fabric view");
@@ -1662,11 +1662,52 @@ async fn the_fabric_view_in_a_real_browser() {
                 .await;
                 assert_eq!(got.0, "pause");
                 assert!(got.1.starts_with("r-h0 → 右交换机"), "{got:?}");
+                // The frame carries its bytes: the inspector opens it at its PFC header, each
+                // field's meaning in Chinese.
+                eval::<bool>(
+                    &page,
+                    &format!("(() => {{ document.querySelectorAll('[data-testid=fv-frames] button.fv-frame')[{k}].click(); return true; }})()"),
+                )
+                .await;
+                wait_for(
+                    &page,
+                    "document.querySelector('[data-testid=inspector]:not([hidden]) [data-kind=macctl] table.insp-fields')",
+                    "the inspector's PFC header",
+                )
+                .await;
+                let pfc = texts(
+                    &page,
+                    "[data-testid=inspector] [data-kind=macctl] tr[data-fi]",
+                )
+                .await;
+                assert!(
+                    pfc.iter()
+                        .any(|r| r.starts_with("class_enable_vector")
+                            && r.contains("作用于优先级 3")),
+                    "{pfc:#?}"
+                );
+                assert!(
+                    pfc.iter()
+                        .any(|r| r.starts_with("time[3]")
+                            && r.contains("65535 个时间单位 × 512 位时间")),
+                    "{pfc:#?}"
+                );
+                shot_view(&page, "lab-storm-fabric-inspector-zh").await;
+                eval::<bool>(
+                    &page,
+                    "(() => { const c = document.querySelector('[data-testid=inspector] [data-insp-close]'); if (c) c.click(); return true; })()",
+                )
+                .await;
             }
             "hol" => assert_eq!(
                 total,
                 fig("pauses"),
                 "hol: PAUSE frames on the cards vs the report"
+            ),
+            "incast" => assert_eq!(
+                total,
+                fig("pauses"),
+                "incast: PAUSE frames on the cards vs the report"
             ),
             _ => {
                 // A deadlock holds every ring link: each shows XOFF at the end.

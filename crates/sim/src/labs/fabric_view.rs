@@ -14,10 +14,13 @@
 
 use super::PRIO;
 use engine::{Observer, TraceRecord, Tracer};
+use fabric::capture::frame_bytes;
+use fabric::packet::host_ip;
 use fabric::{Ecn, Fabric, NodeKind, Packet, Payload, Tap, Topology};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use units::{NodeId, PortId, SimDuration, SimTime};
+use wire::Ipv4Address;
 
 /// Most samples a view keeps per series (a lab samples 50–60 windows).
 pub const MAX_SAMPLES: usize = 200;
@@ -95,6 +98,14 @@ pub struct ViewFrame {
     pub quanta: Option<u16>,
     /// The packet's id in the run (unique, in creation order).
     pub uid: u64,
+    /// Its bytes as lowercase hex (no FCS), encoded as the pcap writer encodes them (payload
+    /// bytes zero: the streams' data is not kept) and cut to the first
+    /// [`crate::world::WIRE_PAYLOAD_SHOWN`] payload bytes, what the packet inspector decodes;
+    /// empty if the packet could not be encoded.
+    pub wire: String,
+    /// The payload bytes (offsets in the whole frame) left out of `wire`, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wire_elided: Option<[usize; 2]>,
 }
 
 /// One cable and what both its directions did.
@@ -159,6 +170,19 @@ impl ViewRecorder {
         start: SimTime,
         window: SimDuration,
     ) -> ViewRecorder {
+        Self::attach_chained(fabric, topo, start, window, None)
+    }
+
+    /// As [`Self::attach`], and every trace record the fabric makes is handed on to `inner`
+    /// too (a run that watches the fabric itself, as the incast does); [`Self::finish_chained`]
+    /// gives it back.
+    pub fn attach_chained(
+        fabric: &mut Fabric,
+        topo: &Topology,
+        start: SimTime,
+        window: SimDuration,
+        inner: Option<Box<dyn Observer>>,
+    ) -> ViewRecorder {
         let links: Vec<_> = topo.links.iter().take(MAX_LINKS).collect();
         let mut ends = vec![[(NodeId(0), PortId(0)); 2]; links.len()];
         let mut map = PortMap::new();
@@ -213,11 +237,17 @@ impl ViewRecorder {
             total: vec![0; view_links.len()],
             first_pause: vec![[None; 2]; view_links.len()],
             all: 0,
+            ips: fabric
+                .ports()
+                .map(|(node, ..)| (node, fabric.host_ordinal(node).unwrap_or(node.0)))
+                .collect(),
+            buf: Vec::with_capacity(4300),
         });
         fabric.set_tracer(Tracer::new(PortTally {
             map,
             drops: vec![0; view_links.len()],
             marks: vec![[0; 2]; view_links.len()],
+            inner,
         }));
         ViewRecorder {
             last: vec![[(0, 0); 2]; view_links.len()],
@@ -274,7 +304,15 @@ impl ViewRecorder {
     }
 
     /// The view, with the frames the tap kept (the tap and tracer are detached).
-    pub fn finish(mut self, fabric: &mut Fabric) -> FabricView {
+    pub fn finish(self, fabric: &mut Fabric) -> FabricView {
+        self.finish_chained(fabric).0
+    }
+
+    /// As [`Self::finish`], with the observer [`Self::attach_chained`] was given.
+    pub fn finish_chained(
+        mut self,
+        fabric: &mut Fabric,
+    ) -> (FabricView, Option<Box<dyn Observer>>) {
         if let Some(tap) = fabric.take_tap::<FrameTap>() {
             for (i, link) in self.view.links.iter_mut().enumerate() {
                 let mut frames = tap.frames[i].clone();
@@ -286,8 +324,11 @@ impl ViewRecorder {
                 }
             }
         }
-        fabric.tracer_mut().take::<PortTally>();
-        self.view
+        let inner = fabric
+            .tracer_mut()
+            .take::<PortTally>()
+            .and_then(|t| t.inner);
+        (self.view, inner)
     }
 }
 
@@ -312,6 +353,11 @@ struct FrameTap {
     /// Per link, per direction: the first PAUSE's time, ps since the start.
     first_pause: Vec<[Option<u64>; 2]>,
     all: usize,
+    /// Each node's host ordinal (its IPv4 address's last part), as the pcap writer numbers
+    /// them; a switch keeps its node number (it sends only PFC frames, which have no IP).
+    ips: BTreeMap<NodeId, u32>,
+    /// Scratch for a frame's bytes.
+    buf: Vec<u8>,
 }
 
 impl Tap for FrameTap {
@@ -345,11 +391,16 @@ impl Tap for FrameTap {
         if pfc {
             k.pfc = w;
         }
-        self.frames[link].push(view_frame(
-            at.saturating_duration_since(self.start),
-            dir,
-            pkt,
-        ));
+        let mut f = view_frame(at.saturating_duration_since(self.start), dir, pkt);
+        let ip = |n: NodeId| Ipv4Address(host_ip(self.ips.get(&n).copied().unwrap_or(n.0)));
+        let (src, dst) = (ip(pkt.src), ip(pkt.dst));
+        if frame_bytes(pkt, src, dst, &[], &mut self.buf).is_ok() {
+            let (bytes, gap) =
+                wire::dissect::elide_payload(&self.buf, crate::world::WIRE_PAYLOAD_SHOWN);
+            f.wire = hex(&bytes);
+            f.wire_elided = gap.map(|g| [g.start, g.end]);
+        }
+        self.frames[link].push(f);
         self.all += 1;
     }
 }
@@ -367,6 +418,8 @@ fn view_frame(t: SimDuration, dir: usize, p: &Packet) -> ViewFrame {
         dest_qp: None,
         quanta: None,
         uid: p.uid,
+        wire: String::new(),
+        wire_elided: None,
     };
     match &p.payload {
         Payload::Pause { quanta, .. } => {
@@ -386,15 +439,31 @@ fn view_frame(t: SimDuration, dir: usize, p: &Packet) -> ViewFrame {
     f
 }
 
-/// Counts drops and ECN marks per port.
+/// Bytes as lowercase hex, two digits a byte.
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// Counts drops and ECN marks per port, and hands every record on to the run's own
+/// observer, if it has one.
 struct PortTally {
     map: PortMap,
     drops: Vec<u64>,
     marks: Vec<[u64; 2]>,
+    inner: Option<Box<dyn Observer>>,
 }
 
 impl Observer for PortTally {
-    fn record(&mut self, _at: SimTime, rec: &TraceRecord) {
+    fn record(&mut self, at: SimTime, rec: &TraceRecord) {
+        if let Some(inner) = self.inner.as_mut() {
+            inner.record(at, rec);
+        }
         match *rec {
             TraceRecord::Dropped { node, port, .. } => {
                 if let Some(&(l, _)) = self.map.get(&(node, port)) {
@@ -408,6 +477,9 @@ impl Observer for PortTally {
             }
             _ => {}
         }
+    }
+    fn held_bytes(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |i| i.held_bytes())
     }
 }
 

@@ -4,7 +4,7 @@
 //! PFC as the backstop at the labs' XOFF.
 
 use super::{LabError, LabResult, Params, Series, chart, jain, lab_pfc};
-use crate::incast::{IncastConfig, run as run_incast};
+use crate::incast::{IncastConfig, run_with_view};
 use fabric::EcnConfig;
 use transport::roce::dcqcn::DcqcnParams;
 use units::{Probability, SimDuration};
@@ -28,7 +28,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         pmax: Probability::from_ratio(1, 100),
         on_dequeue: p.flag("ecn_on_dequeue"),
     });
-    let rep = run_incast(&IncastConfig {
+    let (rep, view) = run_with_view(&IncastConfig {
         senders,
         link_gbps,
         dcqcn,
@@ -129,6 +129,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         "KB",
     );
     r.verdict("bottleneck_gbps", rep.bottleneck_gbps);
+    r.fabric = Some(view);
     r.events = Some(rep.events);
     Ok(r)
 }
