@@ -950,11 +950,18 @@ fn a_lost_read_re_request_below_una_is_timed_and_sent_again() {
     p.drop_ab = Box::new(|i, _| i == 2);
     p.drive(SimTime::from_ps(u64::MAX / 2));
     let tail: Vec<_> = p.trace[7..].to_vec();
-    assert_eq!(tail, vec![("A>B", 3, true), ("A>B", 3, false), ("B>A", 3, false)]);
+    assert_eq!(
+        tail,
+        vec![("A>B", 3, true), ("A>B", 3, false), ("B>A", 3, false)]
+    );
     assert_eq!(
         p.completions,
         vec![(1, ReqStatus::Success), (2, ReqStatus::Success)]
     );
     assert_eq!(p.a_bufs[&1], pattern(7, 4096));
-    assert_eq!(p.req.counters().timeouts, 1, "one ACK timeout covered the lost re-request");
+    assert_eq!(
+        p.req.counters().timeouts,
+        1,
+        "one ACK timeout covered the lost re-request"
+    );
 }
