@@ -148,6 +148,11 @@ struct Pair {
     /// Drop decisions by A→B packet index (0-based), before random loss.
     drop_ab: DropRule,
     sent_ab: u64,
+    /// Drop decisions by B→A packet index (0-based), before random loss.
+    drop_ba: DropRule,
+    sent_ba: u64,
+    /// Every packet put on the link: `A>B` or `B>A`, its PSN, and `lost` when dropped.
+    trace: Vec<(&'static str, u32, bool)>,
     /// Payload bytes of A→B packets dropped.
     lost_ab_bytes: u64,
     completions: Vec<(u64, ReqStatus)>,
@@ -183,6 +188,9 @@ impl Pair {
             loss_ba_ppm: 0,
             drop_ab: Box::new(|_, _| false),
             sent_ab: 0,
+            drop_ba: Box::new(|_, _| false),
+            sent_ba: 0,
+            trace: vec![],
             lost_ab_bytes: 0,
             completions: vec![],
             go_backs: vec![],
@@ -231,6 +239,7 @@ impl Pair {
             let idx = self.sent_ab;
             self.sent_ab += 1;
             let dropped = (self.drop_ab)(idx, &t) || self.rng.chance(self.loss_ab_ppm);
+            self.trace.push(("A>B", t.pkt.bth.psn, dropped));
             if dropped {
                 self.lost_ab_bytes += t.pkt.payload_len as u64;
             } else {
@@ -243,7 +252,11 @@ impl Pair {
             let start = self.b_free.max(self.now);
             self.b_free =
                 start + SimDuration::from_ps((t.pkt.payload_len as u64 + 78) * self.ps_per_byte);
-            if !self.rng.chance(self.loss_ba_ppm) {
+            let idx = self.sent_ba;
+            self.sent_ba += 1;
+            let dropped = (self.drop_ba)(idx, &t) || self.rng.chance(self.loss_ba_ppm);
+            self.trace.push(("B>A", t.pkt.bth.psn, dropped));
+            if !dropped {
                 let at = self.b_free + self.latency;
                 self.push(at, Ev::ToA(t, bytes));
             }
@@ -841,4 +854,114 @@ fn a_write_with_immediate_waits_out_rnr_and_lands_once() {
     assert_eq!(p.b.received.len(), 1);
     assert_eq!(p.b.received[0].2, Some(7));
     assert!(p.b.mem[..300] == data[..]);
+}
+
+#[test]
+fn selective_repeat_asks_again_for_a_read_response_lost_behind_a_later_ack() {
+    // A 4-packet READ (PSNs 0-3) then a 1-packet WRITE (PSN 4). The READ's last response
+    // (PSN 3) is lost; the WRITE's ACK for PSN 4 then acknowledges the READ request too (the
+    // responder ran it), which moves `una` past the READ while its data is still owed. The
+    // requester must ask for PSN 3 again (a READ from its first missing response) and time
+    // that re-request; it used to queue the re-request and throw it away as below `una`, so
+    // the READ never completed and every later READ response was refused behind it (the
+    // sim's selective.rs ended in RetryExcErr at 1% loss).
+    let mut p = Pair::new(
+        RcConfig {
+            mode: RetransmitMode::SelectiveRepeat,
+            ..cfg()
+        },
+        1 << 20,
+    );
+    p.b.mem[..4096].copy_from_slice(&pattern(7, 4096));
+    p.post(
+        1,
+        WorkOp::Read {
+            va: BASE,
+            rkey: 0x77,
+        },
+        vec![0; 4096],
+    );
+    p.post(
+        2,
+        WorkOp::Write {
+            va: BASE + 8192,
+            rkey: 0x77,
+            imm: None,
+        },
+        pattern(8, 1024),
+    );
+    // B>A packets: READ responses 0, 1, 2, 3 (index 3, lost), then the ACK for 4.
+    p.drop_ba = Box::new(|i, _| i == 3);
+    p.drive(SimTime::from_ps(u64::MAX / 2));
+    assert_eq!(
+        p.trace,
+        vec![
+            ("A>B", 0, false),
+            ("A>B", 4, false),
+            ("B>A", 0, false),
+            ("B>A", 1, false),
+            ("B>A", 2, false),
+            ("B>A", 3, true),
+            ("B>A", 4, false),
+            // The re-request: a READ from PSN 3 for its last 1024 bytes, answered once.
+            ("A>B", 3, false),
+            ("B>A", 3, false),
+        ]
+    );
+    assert_eq!(
+        p.completions,
+        vec![(1, ReqStatus::Success), (2, ReqStatus::Success)]
+    );
+    assert_eq!(p.a_bufs[&1], pattern(7, 4096), "the READ's bytes arrived");
+    assert_eq!(p.req.counters().timeouts, 0);
+}
+
+#[test]
+fn a_lost_read_re_request_below_una_is_timed_and_sent_again() {
+    // As above, and the first re-request for PSN 3 is lost too: with `una` already past the
+    // READ, the ACK timer must still run for it (it used to stop: nothing after `una`).
+    let mut p = Pair::new(
+        RcConfig {
+            mode: RetransmitMode::SelectiveRepeat,
+            ..cfg()
+        },
+        1 << 20,
+    );
+    p.b.mem[..4096].copy_from_slice(&pattern(7, 4096));
+    p.post(
+        1,
+        WorkOp::Read {
+            va: BASE,
+            rkey: 0x77,
+        },
+        vec![0; 4096],
+    );
+    p.post(
+        2,
+        WorkOp::Write {
+            va: BASE + 8192,
+            rkey: 0x77,
+            imm: None,
+        },
+        pattern(8, 1024),
+    );
+    p.drop_ba = Box::new(|i, _| i == 3);
+    // A>B packets: READ 0, WRITE 4, then the first re-request (index 2, lost).
+    p.drop_ab = Box::new(|i, _| i == 2);
+    p.drive(SimTime::from_ps(u64::MAX / 2));
+    let tail: Vec<_> = p.trace[7..].to_vec();
+    assert_eq!(
+        tail,
+        vec![("A>B", 3, true), ("A>B", 3, false), ("B>A", 3, false)]
+    );
+    assert_eq!(
+        p.completions,
+        vec![(1, ReqStatus::Success), (2, ReqStatus::Success)]
+    );
+    assert_eq!(p.a_bufs[&1], pattern(7, 4096));
+    assert_eq!(
+        p.req.counters().timeouts,
+        1,
+        "one ACK timeout covered the lost re-request"
+    );
 }

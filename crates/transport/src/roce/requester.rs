@@ -561,7 +561,25 @@ impl Requester {
     }
 
     fn outstanding_psns(&self) -> bool {
-        psn::diff(self.next_psn, self.una) > 0
+        psn::diff(self.next_psn, self.una) > 0 || self.read_owed().is_some()
+    }
+
+    /// The first missing response of a READ or atomic below `una`, if any: an ACK for a later
+    /// request moves `una` past a READ whose responses were lost (the responder ran it; the
+    /// data did not arrive), and that READ must still be asked for again and timed.
+    fn read_owed(&self) -> Option<u32> {
+        for w in &self.wqes {
+            let (Some(first), Some(last)) = (w.first_psn, w.last_psn()) else {
+                break;
+            };
+            if psn::diff(last, self.una) >= 0 {
+                break;
+            }
+            if w.req.op.is_read_or_atomic() && !w.done {
+                return Some(psn::add(first, w.received));
+            }
+        }
+        None
     }
 
     fn arm_ack_timer(&mut self, now: SimTime) {
@@ -595,7 +613,7 @@ impl Requester {
                 return;
             }
             self.retry_left -= 1;
-            let una = self.una;
+            let una = self.read_owed().unwrap_or(self.una);
             if self.selective() {
                 // Resend the oldest missing packet only: whatever answers it (an ACK, or a
                 // SACK NAK when the responder still has a hole) says what else is missing,
@@ -751,7 +769,8 @@ impl Requester {
     /// Selective repeat: the next PSN queued for resending that is still missing.
     fn poll_resend(&mut self, now: SimTime) -> Option<Transmit> {
         while let Some(q) = self.sr.resend.pop_front() {
-            if psn::diff(q, self.una) < 0 || self.is_sacked(q) {
+            // Below `una` only a READ's re-request can still be owed (see `read_owed`).
+            if (psn::diff(q, self.una) < 0 && self.read_owed() != Some(q)) || self.is_sacked(q) {
                 continue;
             }
             let Some((i, idx)) = self.resendable(q) else {
