@@ -136,7 +136,7 @@ function meaningText(m, field) {
     case 'quanta': return m.quanta === 0 ? tr('m.quanta0') : tr('m.quanta', { q: m.quanta, b: m.bit_times });
     case 'tcp_flags': return m.names.length ? tr('m.tcp_flags', { n: m.names.join(' ') }) : tr('m.tcp_flags.none');
     case 'tcp_option': return TEXT[L()][`m.tcp_option.${m.name}`] ? tr(`m.tcp_option.${m.name}`) : tr('m.tcp_option.other', { k: m.name });
-    case 'ethertype': case 'protocol': return m.name;
+    case 'ethertype': case 'protocol': return L() === 'zh' && m.name === 'MAC Control' ? 'MAC 控制帧' : m.name;
     default: return tr(`m.${m.id}`, m);
   }
 }
