@@ -111,6 +111,11 @@ impl Cpu {
         self.free_at.len() as u16
     }
 
+    /// When `core` is free of every stage booked on it so far.
+    pub fn free_at(&self, core: u16) -> SimTime {
+        self.free_at[(core as usize).min(self.free_at.len() - 1)]
+    }
+
     /// Busy time run on `core` so far (stages scheduled, including ones still to come).
     pub fn core_busy(&self, core: u16) -> SimDuration {
         self.busy.get(core as usize).copied().unwrap_or_default()

@@ -6,10 +6,12 @@
 //!   interrupt, wake-up).
 //! - [`pcie`]: [`Pcie`], the link between host memory and the NIC: MMIO writes, DMA reads and
 //!   writes, a bandwidth cap per direction.
+//! - [`calendar`]: [`Calendar`](calendar::Calendar), the bookings of one PCIe direction.
 //!
 //! Every stage is traced as an [`engine::TraceRecord::Stage`] with the unit that ran it, so a UI
 //! can draw it and the report can count it.
 
+pub mod calendar;
 pub mod cpu;
 pub mod pcie;
 pub mod profile;

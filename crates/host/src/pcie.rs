@@ -10,10 +10,13 @@
 //!
 //! Each direction is a resource with a bandwidth cap: transfers in one direction queue behind
 //! each other (a 1 MiB gather cannot go faster than the link), while reads and writes overlap.
+//! Each direction keeps a [`Calendar`] of its bookings, so a transfer booked ahead of simulated
+//! time (a doorbell for when a core's work ends) does not hold back one that can start now.
 //! Simplifications: TLP header overhead is folded into the goodput figure; no read-completion
 //! reordering; no root-complex tail latency (figures.md notes p99.9 up to milliseconds on some
 //! hosts).
 
+use crate::calendar::Calendar;
 use crate::profile::PcieProfile;
 use units::{Bandwidth, ByteLen, SimTime};
 
@@ -22,10 +25,10 @@ use units::{Bandwidth, ByteLen, SimTime};
 pub struct Pcie {
     profile: PcieProfile,
     bw: Bandwidth,
-    /// Host → NIC direction (DMA read data, MMIO writes) is free from this time.
-    down_free: SimTime,
-    /// NIC → host direction (DMA write data) is free from this time.
-    up_free: SimTime,
+    /// Host → NIC direction (DMA read data, MMIO writes): its bookings.
+    down: Calendar,
+    /// NIC → host direction (DMA write data): its bookings.
+    up: Calendar,
     /// Bytes moved by DMA (both directions): the memory-bus bytes the NIC caused.
     pub dma_bytes: u64,
 }
@@ -36,8 +39,8 @@ impl Pcie {
         Pcie {
             profile,
             bw: profile.bandwidth(),
-            down_free: SimTime::ZERO,
-            up_free: SimTime::ZERO,
+            down: Calendar::new(),
+            up: Calendar::new(),
             dma_bytes: 0,
         }
     }
@@ -49,9 +52,9 @@ impl Pcie {
 
     /// An MMIO write of `bytes` issued at `now`: returns when it reaches the NIC.
     pub fn mmio_write(&mut self, now: SimTime, bytes: u64) -> (SimTime, SimTime) {
-        let start = now.max(self.down_free);
-        let end = start + self.bw.serialization_time(ByteLen::new(bytes));
-        self.down_free = end;
+        let (start, end) = self
+            .down
+            .book(now, self.bw.serialization_time(ByteLen::new(bytes)));
         (start, end + self.profile.posted_write)
     }
 
@@ -60,17 +63,16 @@ impl Pcie {
         // The request goes up, memory answers, data streams down behind earlier reads.
         let data_ready = now + self.profile.dma_read_rtt;
         let xfer = self.bw.serialization_time(ByteLen::new(bytes));
-        let end = data_ready.max(self.down_free) + xfer;
-        self.down_free = end;
+        let (_, end) = self.down.book(data_ready, xfer);
         self.dma_bytes += bytes;
         (now, end)
     }
 
     /// A DMA write of `bytes` the NIC starts at `now`: returns (start, visible in host memory).
     pub fn dma_write(&mut self, now: SimTime, bytes: u64) -> (SimTime, SimTime) {
-        let start = now.max(self.up_free);
-        let end = start + self.bw.serialization_time(ByteLen::new(bytes));
-        self.up_free = end;
+        let (start, end) = self
+            .up
+            .book(now, self.bw.serialization_time(ByteLen::new(bytes)));
         self.dma_bytes += bytes;
         (start, end + self.profile.posted_write)
     }

@@ -644,31 +644,20 @@ fn write_all(w: &mut World, h: u32, sock: SocketId, data: &[u8]) -> Result<(), P
 
 /// Reads exactly `buf.len()` bytes on `sock` into host `h`'s buffer.
 ///
-/// With `busy_poll` the thread calls `read()` before the data is there and blocks in it, as
-/// `rdmalab run`'s reader does, so the arriving segments take the busy-poll path (the spinning
-/// reader polls the ring: no interrupt, no wake-up, the spin charged to its core). Without it
-/// the thread waits until the data is readable and then reads, so the interrupt path runs but
-/// no wake-up is charged: tcp_rr's non-busy-poll figure is kept as it was (see the commit
-/// that added busy-poll here; `run`'s blocked reader also pays the wake-up).
-fn read_exact(
-    w: &mut World,
-    h: u32,
-    sock: SocketId,
-    buf: &mut [u8],
-    busy_poll: bool,
-) -> Result<(), PerftestError> {
+/// The thread calls `read()` before the data is there and blocks in it, as netperf's
+/// `recv()` loop and `rdmalab run`'s reader do: without busy-poll the arriving data raises an
+/// interrupt and wakes the thread (`wake-up (context switch)`); with it the spinning reader
+/// polls the ring (no interrupt, no wake-up, the spin charged to its core).
+fn read_exact(w: &mut World, h: u32, sock: SocketId, buf: &mut [u8]) -> Result<(), PerftestError> {
     let budget = Budget::default();
-    let mut got = 0;
-    if busy_poll {
-        got += w.tcp_read(h, sock, buf);
-    }
+    let mut got = w.tcp_read(h, sock, buf);
     while got < buf.len() {
         if !w.tcp_wait(sock, false, &budget)? {
             return Err(PerftestError::Verb("the connection closed".into()));
         }
         got += w.tcp_read(h, sock, &mut buf[got..]);
-        if busy_poll && got < buf.len() {
-            // Block again for the rest, spinning.
+        if got < buf.len() {
+            // Block again for the rest.
             got += w.tcp_read(h, sock, &mut buf[got..]);
         }
     }
@@ -683,9 +672,9 @@ fn tcp_rr(w: &mut World, plan: &Plan, size: u64, iters: u64) -> Result<LatRow, P
     for _ in 0..iters {
         let t0 = w.now().max(w.app_ready(0));
         write_all(w, 0, sa, &msg)?;
-        read_exact(w, 1, sb, &mut buf, plan.tcp.busy_poll)?;
+        read_exact(w, 1, sb, &mut buf)?;
         write_all(w, 1, sb, &msg)?;
-        read_exact(w, 0, sa, &mut buf, plan.tcp.busy_poll)?;
+        read_exact(w, 0, sa, &mut buf)?;
         let end = w.now().max(w.app_ready(0));
         samples.push(end.saturating_duration_since(t0).as_ps() as f64 / 1e3);
     }

@@ -319,7 +319,10 @@ fn lesson5_stream_measures_throughput_and_retention() {
         );
     };
     within(&dm, 1.3);
-    within(&tm, 1.5);
+    // CUBIC with SACK and RACK-TLP recovers faster than the formula's NewReno, and the RTT it
+    // is fed includes the ACKs' wait in the sender's socket backlog; the validate suite checks
+    // the formula's constant itself on NewReno at 0.3% loss (`tcp.mathis_newreno`).
+    within(&tm, 1.7);
     // Go-back-N meets as many loss events as it can before a lost NAK or resend leaves it
     // on the 67 ms timer for the rest of the window; TCP meets about twenty.
     assert!(dm.loss_events >= 5 && tm.loss_events > 10, "{dm:?} {tm:?}");
@@ -1158,4 +1161,54 @@ fn lesson5_selective_repeat_resends_only_the_lost_packet() {
         "lesson5 selective: resent {}..={} ({} packets)",
         re.from, re.to, re.packets
     );
+}
+
+/// Model-fidelity issue, item 4: on a loss-free path one TCP stream's throughput never falls as
+/// both socket buffers grow. It used to: a doorbell booked on PCIe for when the writing core's
+/// work ended held back the NIC's reads of earlier segments (8 MiB buffers gave 23.7 Gb/s, a
+/// 1 ms RTT of segments queued in the kernel's ring), and without the socket backlog the
+/// ACK-clocked sends of a window-limited stream ran on the other core (a 60 Gb/s peak at
+/// 384 KiB). The slack allowed is one 64 KiB message over the 3.5 ms window (0.15 Gb/s): where a
+/// message boundary falls against the window's edges.
+#[test]
+fn tcp_throughput_never_falls_as_both_buffers_grow() {
+    let kib = [64u64, 128, 256, 512, 1024, 4096, 8192, 65_536];
+    let mut last = 0.0f64;
+    let slack = 65_536.0 * 8.0 / 3.5e-3 / 1e9;
+    let mut seen = Vec::new();
+    for k in kib {
+        let b = format!("{}", k << 10);
+        let r = run(
+            "lesson5",
+            &[
+                "loss.congestion_drop=0",
+                "workload.paths=tcp",
+                &format!("tcp.send_buffer_bytes={b}"),
+                &format!("tcp.recv_buffer_bytes={b}"),
+            ],
+        );
+        let t = r.tcp.as_ref().unwrap();
+        let g = t.throughput.as_ref().unwrap().gbps;
+        seen.push((k, g));
+        assert!(
+            g + slack >= last,
+            "{k} KiB buffers: {g:.2} Gb/s after {last:.2}: {seen:?}"
+        );
+        last = last.max(g);
+        // A loss-free stream sits near the link only when the window, not the CPU, binds; at
+        // every size the RTT stays a data-centre one (no queue building in the kernel's ring).
+        let rtt = t
+            .throughput
+            .as_ref()
+            .unwrap()
+            .model
+            .as_ref()
+            .unwrap()
+            .rtt_ns
+            .unwrap();
+        assert!(rtt < 100_000.0, "{k} KiB: RTT {rtt} ns: {seen:?}");
+    }
+    eprintln!("loss-free TCP throughput by buffer (KiB, Gb/s): {seen:?}");
+    // Small buffers are window-bound, large ones CPU-bound: the curve rises, then flattens.
+    assert!(seen[0].1 < 0.5 * last, "{seen:?}");
 }

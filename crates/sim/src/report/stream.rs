@@ -6,21 +6,20 @@
 //! 1 ms of steady state); the warm-up is a quarter of the stream, at most 500 µs, so slow start
 //! and the first round trips are not averaged in.
 //!
-//! # Why a larger TCP buffer can measure slower (model-fidelity issue, item 4)
-//! The window is steady state for the network, not always for the sender's socket. With 64 KiB
-//! messages on 100 Gb/s the sender's CPU is the bottleneck, and where its transmit work runs
-//! depends on the send buffer. A buffer smaller than the congestion window sends everything
-//! from `write()` on the application core as full 64 KiB TSO super-segments. A larger one keeps
-//! room for the application to copy ahead while the congestion window holds the data back, and
-//! the data then goes out ACK-clocked from softirq context on the other core, a small TSO
-//! super-segment per ACK, each paying `TCP/IP TX`'s per-segment cost: 2 ms streams of 64 KiB
-//! messages give 42.4 Gb/s at 1 MiB buffers (27 KB per super-segment) and 23.7 Gb/s at 8 MiB and
-//! more (16.7 KB, twice as many bytes copied as delivered). Once a large buffer has filled, the
-//! application blocks and its sends come from `write()` again (8 MiB / 6 MiB over 4 ms: 23 Gb/s
-//! for the first 1.5 ms, then 60 Gb/s). So throughput against buffer size is not monotonic, and
-//! a window shorter than the buffer's fill time measures the transient. Linux does not send the
-//! tiny ACK-clocked segments: it defers them until a larger one fits (`tcp_tso_should_defer`,
-//! `tcp_tso_win_divisor`, net/ipv4/tcp_output.c); the model does not, which is the open fix.
+//! # TCP throughput against buffer size (model-fidelity issue, item 4)
+//! On a loss-free path a stream's throughput rises with both buffers until the window stops
+//! binding, then stays flat where a CPU binds (64 KiB messages at 100 Gb/s: the sender's
+//! application core, copying and running the stack): 16.3 Gb/s at 64 KiB buffers, 28.0 at
+//! 128 KiB, 44.8 from 256 KiB to 64 MiB (simulated; test
+//! `tcp_throughput_never_falls_as_both_buffers_grow`). Two model defects once made it fall
+//! instead. PCIe kept one "busy until" clock per direction, and a doorbell booked for when the
+//! writing core's work ended (microseconds ahead) held back the NIC's reads of segments already
+//! queued: with 8 MiB buffers 23.7 Gb/s and a 1 ms RTT of segments waiting in the kernel's ring
+//! (`host::calendar` books each transfer in the first free gap now). And the ACKs that arrive
+//! while the writer is inside `write()` ran, with the sends they clock, on the other core; Linux
+//! queues them in the socket's backlog and the writer processes them when it lets go of the
+//! socket (`world/tcp.rs`), which is what puts a window-open stream's transmit work on its core.
+//! With TSO deferral (`transport::tcp::tso`) the ACK-clocked sends are full super-segments.
 
 use super::{CrossTraffic, LossModel, Outcome, RunError, Throughput};
 use crate::world::{Endpoint, SocketId, World};

@@ -19,7 +19,14 @@
 //! it: with GRO, consecutive in-order segments of a connection are merged first (up to 64 KiB),
 //! so the stack, and the ACK it sends, run once per merged segment. ACKs and window updates go
 //! out through the same TX path (`TCP TX (ACK)`, driver, doorbell, DMA); on the sender, ACKs
-//! clock out more data from softirq context (`TCP/IP TX` on the softirq core). When data
+//! clock out more data from softirq context (`TCP/IP TX` on the softirq core), except while
+//! the application holds the socket: a `write()` or `read()` owns it (`lock_sock`) from its
+//! entry to its exit, and a segment the stack finishes then waits in the socket's backlog until
+//! the syscall lets go (`tcp_add_backlog`, `__release_sock`); the application core processes
+//! it, and runs the ACKs and sends it clocks. (Simplification: the segment's `TCP/IP RX` cost
+//! stays on the softirq core; Linux splits it, the lookup there and the rest in the backlog.)
+//! A host with TSO defers a small ACK-clocked piece of a larger write until the next ACK, as
+//! Linux's `tcp_tso_should_defer` does (`transport::tcp::tso`). When data
 //! becomes readable and the reader is blocked in `read()`, it is woken (`wake-up (context
 //! switch)` on core 0). `World::tcp_read`: `read() syscall entry`, `copy kernel→user`, `read()
 //! syscall exit`; a read that finds nothing blocks (the caller's loop waits, see
@@ -56,7 +63,7 @@ use engine::{Arena, Budget, ExecUnit, Scheduler, TraceRecord};
 use fabric::packet::{TCP_PRIORITY, tcp_frame_len};
 use fabric::{Ecn, FiveTuple, PacketSpec, Payload, packet::host_ip};
 use std::collections::{BTreeMap, VecDeque};
-use transport::tcp::{Config, Connection, Event as TcpConnEvent, State, Transmit};
+use transport::tcp::{Config, Connection, Event as TcpConnEvent, State, Transmit, TsoDefer};
 use units::{FlowId, SimDuration, SimTime};
 use wire::tcp::Flags;
 
@@ -202,6 +209,14 @@ pub enum TcpEvent {
         /// Host ordinal.
         host: u32,
     },
+    /// The application thread released the socket (`release_sock`): it processes the
+    /// segments that arrived while it held the lock.
+    Backlog {
+        /// Host ordinal.
+        host: u32,
+        /// The socket.
+        sock: u32,
+    },
     /// A socket's transport timer is due.
     Timer {
         /// Host ordinal.
@@ -262,6 +277,12 @@ struct Sock {
     uring_count: u64,
     written: u64,
     zc_pending: VecDeque<u64>,
+    /// When the application thread holds the socket's lock (`lock_sock`, from its syscall's
+    /// entry to its exit): a segment the stack finishes then waits in the backlog.
+    owned: (SimTime, SimTime),
+    /// Segments that arrived while the application held the socket, processed when it lets
+    /// go (`tcp_add_backlog`, `__release_sock`, net/ipv4/tcp_ipv4.c, net/core/sock.c).
+    backlog: Vec<RxSeg>,
     /// Opened while the host's CPU counted work as setup (the out-of-band exchange): the
     /// socket's work stays setup after the exchange returns, e.g. a delayed ACK that fires
     /// while the RDMA data path is already running.
@@ -398,8 +419,19 @@ impl World {
         let (ca, cb) = (n, n + 1);
         let pa = 40_000 + (ca as u16);
         let pb = 5_001 + (cb as u16);
-        let client = Connection::connect(opts.config.clone(), pa, pb, isn_for(a, pa))?;
-        let server = Connection::listen(opts.config.clone(), pb, isn_for(b, pb))?;
+        // A host that segments in the NIC defers small ACK-clocked pieces as Linux does.
+        let config_of = |h: u32| {
+            let mut c = opts.config.clone();
+            if opts.tso {
+                c.tso_defer = Some(TsoDefer {
+                    max_bytes: self.hosts[h as usize].profile.socket.offload_max_bytes,
+                    win_divisor: transport::tcp::tso::DEFAULT_WIN_DIVISOR,
+                });
+            }
+            c
+        };
+        let client = Connection::connect(config_of(a), pa, pb, isn_for(a, pa))?;
+        let server = Connection::listen(config_of(b), pb, isn_for(b, pb))?;
         let setup = self.hosts[a as usize].cpu.setup_mode();
         let mk = |host, peer_host, port, peer_port, conn| Sock {
             host,
@@ -418,6 +450,8 @@ impl World {
             uring_count: 0,
             written: 0,
             zc_pending: VecDeque::new(),
+            owned: (SimTime::ZERO, SimTime::ZERO),
+            backlog: Vec::new(),
             setup,
         };
         self.tcp.socks.push(mk(a, b, pa, pb, client));
@@ -471,10 +505,12 @@ impl World {
             self.tcp.socks[si].writer_blocked = !data.is_empty();
             return 0;
         }
+        self.tcp_release_before_syscall(sock.0);
         let opts = self.tcp.socks[si].opts.clone();
         let host = &mut self.hosts[h as usize];
         let c = host.profile.socket;
         let mut ready = now.max(host.app_ready);
+        let lock_from = ready;
         let half = SimDuration::from_ps(c.syscall.as_ps() / 2);
         let uring = opts.io_uring_batch > 1;
         let mut syscall = None;
@@ -549,6 +585,7 @@ impl World {
                 .run(&mut self.tracer, now, APP_CORE, end, half, name, false);
         }
         host.app_ready = end;
+        self.tcp.socks[si].owned = (lock_from, end);
         let st = &mut self.tcp_host(h).stats;
         if let Some(name) = syscall {
             *st.syscalls.entry(name).or_default() += 1;
@@ -566,6 +603,7 @@ impl World {
     pub fn tcp_read(&mut self, h: u32, sock: SocketId, buf: &mut [u8]) -> usize {
         let now = self.sched.now();
         let si = sock.0 as usize;
+        self.tcp_release_before_syscall(sock.0);
         let host = &mut self.hosts[h as usize];
         let c = host.profile.socket;
         let half = SimDuration::from_ps(c.syscall.as_ps() / 2);
@@ -625,6 +663,7 @@ impl World {
         }
         s.reader_blocked = false;
         s.wake_at = SimTime::ZERO;
+        let lock_from = ready;
         let n = s.conn.recv(buf);
         (_, ready) = host.cpu.run(
             &mut self.tracer,
@@ -650,6 +689,7 @@ impl World {
             false,
         );
         host.app_ready = end;
+        self.tcp.socks[si].owned = (lock_from, end);
         let st = &mut self.tcp_host(h).stats;
         if new_syscall {
             *st.syscalls.entry("read").or_default() += 1;
@@ -950,7 +990,9 @@ impl World {
                     .and_then(|g| g.first())
                     .is_some_and(|s| sock_setup(s.sock)),
             ),
-            TcpEvent::Timer { host, sock } => (host, sock_setup(sock)),
+            TcpEvent::Timer { host, sock } | TcpEvent::Backlog { host, sock } => {
+                (host, sock_setup(sock))
+            }
         }
     }
 
@@ -1147,12 +1189,57 @@ impl World {
         };
         let core = self.tcp.hosts[h as usize].napi_core;
         let si = g[0].sock;
+        let s = &mut self.tcp.socks[si as usize];
+        if s.owned.0 <= now && now < s.owned.1 {
+            // The application holds the socket: the segments wait for it to let go.
+            if s.backlog.is_empty() {
+                sched.schedule_at(
+                    s.owned.1,
+                    Event::Host(HostEvent::Tcp(TcpEvent::Backlog { host: h, sock: si })),
+                );
+            }
+            s.backlog.extend(g);
+            return;
+        }
         for seg in g {
             let s = &mut self.tcp.socks[si as usize];
             s.conn.handle_segment(now, &seg.repr, &seg.payload, seg.ecn);
             drop(seg.payload); // the transport allocates a fresh Vec per segment: no reuse
         }
         self.tcp_after(si, core, now, sched);
+    }
+
+    /// The application thread lets go of socket `si`: it processes the backlog on its own core
+    /// (what the segments trigger — ACK-clocked transmits, ACKs — runs there, not in softirq).
+    /// Called when the syscall that held the socket ends, and before the next one on it starts.
+    fn tcp_release_backlog(&mut self, si: u32, sched: &mut Scheduler<Event>) {
+        let s = &mut self.tcp.socks[si as usize];
+        if s.backlog.is_empty() {
+            return;
+        }
+        let segs = std::mem::take(&mut s.backlog);
+        let now = sched.now();
+        let h = s.host;
+        for seg in segs {
+            let s = &mut self.tcp.socks[si as usize];
+            s.conn.handle_segment(now, &seg.repr, &seg.payload, seg.ecn);
+        }
+        let ready = now.max(self.hosts[h as usize].app_ready);
+        self.tcp_after(si, APP_CORE, ready, sched);
+        let host = &mut self.hosts[h as usize];
+        host.app_ready = host.app_ready.max(host.cpu.free_at(APP_CORE));
+    }
+
+    /// A syscall on `si` is about to start: the previous one's release processes the backlog
+    /// first, if its end has come.
+    fn tcp_release_before_syscall(&mut self, si: u32) {
+        let s = &self.tcp.socks[si as usize];
+        if s.backlog.is_empty() || self.sched.now() < s.owned.1 {
+            return;
+        }
+        let mut sched = self.lend_sched();
+        self.tcp_release_backlog(si, &mut sched);
+        self.return_sched(sched);
     }
 
     /// After the transport of `si` took input: send what it wants (on `core`), keep its timer,
@@ -1256,6 +1343,21 @@ impl World {
             TcpEvent::IrqTimer { host } => self.tcp_irq(host, sched),
             TcpEvent::Napi { host } => self.tcp_napi(host, sched),
             TcpEvent::RxStack { host } => self.tcp_rx_stack(host, sched),
+            TcpEvent::Backlog { sock, .. } => {
+                let s = &self.tcp.socks[sock as usize];
+                let now = sched.now();
+                if !s.backlog.is_empty() && now < s.owned.1 {
+                    // Another syscall took the socket since: its end releases the backlog.
+                    let at = s.owned.1;
+                    let host = s.host;
+                    sched.schedule_at(
+                        at,
+                        Event::Host(HostEvent::Tcp(TcpEvent::Backlog { host, sock })),
+                    );
+                } else {
+                    self.tcp_release_backlog(sock, sched);
+                }
+            }
             TcpEvent::Timer { sock, .. } => {
                 let now = sched.now();
                 let s = &mut self.tcp.socks[sock as usize];

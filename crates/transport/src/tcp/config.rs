@@ -10,6 +10,8 @@ use core::fmt;
 
 use units::SimDuration;
 
+use super::tso::TsoDefer;
+
 /// A configuration value outside what the model accepts.
 #[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
 #[error("tcp.{field} = {value} is out of range: allowed {allowed}")]
@@ -120,6 +122,11 @@ pub struct Config {
     /// Consecutive retransmission timeouts on data before giving up. Default 15 (Linux
     /// `tcp_retries2`). Allowed 1..=255.
     pub max_retries: u32,
+    /// TSO deferral (Linux `tcp_tso_should_defer`, see [`tso`](super::tso)): hold a small
+    /// ACK-clocked piece of a large write until the next ACK so one large super-segment goes
+    /// out. `None` (the default) sends every piece at once: the transport alone does not
+    /// segment in a NIC; a host that offloads segmentation sets it.
+    pub tso_defer: Option<TsoDefer>,
 }
 
 impl Default for Config {
@@ -143,6 +150,7 @@ impl Default for Config {
             time_wait: SimDuration::from_secs(60),
             syn_retries: 6,
             max_retries: 15,
+            tso_defer: None,
         }
     }
 }
@@ -220,6 +228,10 @@ impl Config {
         )?;
         in_range("syn_retries", u64::from(self.syn_retries), 1, 255)?;
         in_range("max_retries", u64::from(self.max_retries), 1, 255)?;
+        if let Some(t) = self.tso_defer {
+            in_range("tso_defer.max_bytes", u64::from(t.max_bytes), 1, 65_536)?;
+            in_range("tso_defer.win_divisor", u64::from(t.win_divisor), 1, 64)?;
+        }
         if self.congestion_control == CongestionControl::Dctcp && !self.ecn {
             return Err(ConfigError::new(
                 "ecn",

@@ -72,6 +72,7 @@ use super::scoreboard::{Scoreboard, SentSegment};
 use super::seq::SeqSpace;
 use super::state::{RecoveryState, State};
 use super::timer::{Timer, TimerTable};
+use super::tso;
 
 /// RFC 9293 §3.7.1: the send MSS assumed when the peer sends no MSS option.
 const DEFAULT_MSS: u16 = 536;
@@ -245,6 +246,11 @@ pub struct Connection {
     syn_retransmitted: bool,
     /// When the last segment left (for [`Counters::rto_wait_ps`]).
     last_tx_at: SimTime,
+    /// When the last data segment left (Linux `lsndtime`), for TSO deferral.
+    last_data_tx_at: SimTime,
+    /// Bytes of the super-segment TSO deferral last let go that are still to be sent: the test
+    /// runs once per super-segment, not once per MSS.
+    tso_budget: u64,
     /// `send` accepted less than offered; emit `SendSpaceAvailable` when room returns.
     send_blocked: bool,
 
@@ -363,6 +369,8 @@ impl Connection {
             syn_sent_at: None,
             syn_retransmitted: false,
             last_tx_at: SimTime::ZERO,
+            last_data_tx_at: SimTime::ZERO,
+            tso_budget: 0,
             send_blocked: false,
             rx_space: SeqSpace::default(),
             peer_fin: None,
@@ -1637,6 +1645,11 @@ impl Connection {
             if !probe && self.pipe() + len > self.cc.window() {
                 return None;
             }
+            if !probe && self.tso_defers(now, usable, unsent, fin_due) {
+                return None;
+            }
+            self.tso_budget = self.tso_budget.saturating_sub(len);
+            self.last_data_tx_at = now;
         }
         let fin = fin_due && self.snd_nxt + len == data_end;
         let start = self.snd_nxt;
@@ -1675,6 +1688,41 @@ impl Connection {
             self.control_ecn()
         };
         Some(Transmit { repr, payload, ecn })
+    }
+
+    /// TSO deferral at the start of a super-segment of more than one MSS (see [`tso`]); when
+    /// it lets the data go, the budget covers the rest of that super-segment.
+    fn tso_defers(&mut self, now: SimTime, send_win: u64, unsent: u64, fin: bool) -> bool {
+        let Some(rule) = self.config.tso_defer else {
+            return false;
+        };
+        let mss = u64::from(self.negotiated.send_mss);
+        if self.tso_budget > 0 || unsent <= mss {
+            return false;
+        }
+        let cwnd = self.cc.window();
+        let cong_win = cwnd.saturating_sub(self.pipe());
+        let outlook = tso::Outlook {
+            now,
+            recovering: matches!(self.recovery, RecoveryState::Recovery | RecoveryState::Loss),
+            last_data_sent: self.last_data_tx_at,
+            send_win,
+            cong_win,
+            peer_wnd: self.snd_wnd,
+            cwnd,
+            unsent,
+            fin,
+            oldest_in_flight: (!self.board.is_empty()).then(|| self.board.get(0).xmit_time),
+            srtt: self.rtt.srtt(),
+        };
+        if rule.should_defer(&outlook) {
+            return true;
+        }
+        self.tso_budget = send_win
+            .min(cong_win)
+            .min(unsent)
+            .min(u64::from(rule.max_bytes));
+        false
     }
 
     /// Resend segment `i` of the scoreboard.

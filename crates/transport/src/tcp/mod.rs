@@ -30,6 +30,7 @@
 //! - `scoreboard`: the SACK scoreboard, `pipe` and RFC 6675 IsLost.
 //! - `rack`: RACK time-based loss detection (RFC 8985 §6).
 //! - `rtt`: SRTT/RTTVAR/RTO (RFC 6298).
+//! - [`tso`]: TSO deferral (Linux `tcp_tso_should_defer`).
 
 pub mod config;
 pub mod congestion;
@@ -37,6 +38,7 @@ pub mod connection;
 pub mod seq;
 pub mod state;
 pub mod timer;
+pub mod tso;
 
 mod buffer;
 mod rack;
@@ -49,3 +51,4 @@ pub use connection::{Connection, Counters, Event, Negotiated, Transmit};
 pub use seq::SeqNumber;
 pub use state::{RecoveryState, State};
 pub use timer::{Timer, TimerTable};
+pub use tso::TsoDefer;
