@@ -1212,3 +1212,39 @@ fn tcp_throughput_never_falls_as_both_buffers_grow() {
     // Small buffers are window-bound, large ones CPU-bound: the curve rises, then flattens.
     assert!(seen[0].1 < 0.5 * last, "{seen:?}");
 }
+
+/// Model-fidelity issue, item 4: a frame that does not fit a port's MTU is a counted drop
+/// whose report names the port, its MTU and the path's MTU, never a silent loss.
+#[test]
+fn frames_too_long_for_a_switch_port_are_drops_that_name_the_mtus() {
+    let r = run("lesson1", &["switch.mtu_bytes=1500"]);
+    let (t, d) = paths(&r);
+    // TCP's 1500-byte IP packets fit; RoCE's 4096-byte payloads do not.
+    assert_eq!(t.outcome, Outcome::Success);
+    assert!(t.oversize.is_none());
+    assert!(
+        matches!(d.outcome, Outcome::Failed { .. }),
+        "{:?}",
+        d.outcome
+    );
+    let o = d
+        .oversize
+        .as_ref()
+        .expect("the RDMA path's drops are explained");
+    assert_eq!(o.drops, d.drops);
+    assert_eq!(
+        (o.port.as_str(), o.port_key, o.port_mtu_bytes),
+        ("switch", "switch.mtu_bytes", 1500)
+    );
+    assert_eq!(o.frame_limit_bytes, 1522);
+    assert_eq!((o.path_key, o.path_mtu_bytes), ("rdma.mtu_bytes", 4096));
+    let rows = r.rows();
+    let (_, _, rdma) = rows
+        .iter()
+        .find(|(k, _, _)| k.starts_with("drops"))
+        .expect("drops row");
+    assert!(
+        rdma.contains("too long for the MTU: a switch port passes frames of at most 1522 bytes"),
+        "{rdma}"
+    );
+}

@@ -63,9 +63,8 @@ const BASE_MS = 6000;
 
 /** ①…㊿, then (51)…: the mark of step `n` (from 1). */
 export function mark(n) {
+  // ①–⑳ are in every CJK font; ㉑ and beyond are not (WenQuanYi, DejaVu draw boxes).
   if (n <= 20) return String.fromCodePoint(0x2460 + n - 1);
-  if (n <= 35) return String.fromCodePoint(0x3251 + n - 21);
-  if (n <= 50) return String.fromCodePoint(0x32b1 + n - 36);
   return `(${n})`;
 }
 

@@ -44,6 +44,15 @@ const colon = () => (lang() === 'en' ? ': ' : '：');
 const sep = () => (lang() === 'en' ? ', ' : '、');
 const paren = (s) => (lang() === 'en' ? `(${s})` : `（${s}）`);
 const pct = (x) => (x == null ? '—' : `${(x * 100).toFixed(1)}%`);
+/** The drops a port's MTU caused, said in the page's language (report field `oversize`). */
+function oversize(o) {
+  if (!o) return '';
+  const port = o.port === 'switch' ? (lang() === 'en' ? 'a switch port' : '交换机端口') : o.port.replace(/^host (\d+)$/, lang() === 'en' ? "host $1's port" : '主机 $1 的端口');
+  const frame = o.first_frame_bytes == null ? '' : (lang() === 'en' ? ` (a ${o.first_frame_bytes}-byte frame)` : `（其中一帧 ${o.first_frame_bytes} 字节）`);
+  return lang() === 'en'
+    ? ` (${o.drops} too long for the MTU: ${port} passes frames of at most ${o.frame_limit_bytes} bytes, ${o.port_key} = ${o.port_mtu_bytes}; the path sends ${o.path_key} = ${o.path_mtu_bytes}${frame})`
+    : `（其中 ${o.drops} 帧超过 MTU：${port}只放行不超过 ${o.frame_limit_bytes} 字节的帧，${o.port_key} = ${o.port_mtu_bytes}；本路径 ${o.path_key} = ${o.path_mtu_bytes}${frame}）`;
+}
 
 // Rows of the comparison table: id, whether it applies, and (text, raw value) per path. The raw
 // value goes in `data-value` so a test can compare the page with the API.
@@ -95,7 +104,7 @@ const ROWS = [
     return [`${c.senders} × ${c.bursts} · ${c.offered_gbps.toFixed(2)} Gb/s · ${t('sim.ceiling')} ${pct(c.ceiling)}`, c.bytes_offered];
   }],
   ['retransmitted', () => true, (p) => [`${p.retransmitted_bytes} B`, p.retransmitted_bytes]],
-  ['drops', () => true, (p) => [`${p.drops} / ${p.pfc_pauses} / ${p.ecn_marks}`, [p.drops, p.pfc_pauses, p.ecn_marks]]],
+  ['drops', () => true, (p) => [`${p.drops}${oversize(p.oversize)} / ${p.pfc_pauses} / ${p.ecn_marks}`, [p.drops, p.pfc_pauses, p.ecn_marks]]],
   ['setup_syscalls', () => true, (p) => [String(p.setup.syscalls), p.setup.syscalls]],
   ['setup_kernel', () => true, (p) => [`${yn(p.setup.kernel_local)} / ${yn(p.setup.kernel_remote)}`, [p.setup.kernel_local, p.setup.kernel_remote]]],
   ['setup_cpu', () => true, (p) => [`${fmtNs(p.setup.cpu_ns_local)} / ${fmtNs(p.setup.cpu_ns_remote)}`, [p.setup.cpu_ns_local, p.setup.cpu_ns_remote]]],

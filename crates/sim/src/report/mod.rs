@@ -60,7 +60,7 @@
 //!   bytes, sent_ns, at_switch_ns, left_switch_ns, arrived_ns, dropped}`;
 //! - `memory_bus_bytes_per_delivered_byte`: `{local, remote}` — (DMA bytes + 2 × CPU-copied
 //!   bytes) on that host during the data path ÷ bytes delivered;
-//! - `retransmitted_bytes`, `drops`, `pfc_pauses`, `pfc_watchdog_drops`, `drawn_overflows_paused`, `ecn_marks` (fabric
+//! - `retransmitted_bytes`, `drops`, `pfc_pauses`, `pfc_watchdog_drops`, `oversize`, `drawn_overflows_paused`, `ecn_marks` (fabric
 //!   and transport counters of the data path);
 //! - `failed_attempt`: `null`, or when no message got through `{timeline,
 //!   timeline_truncated, frames, frames_truncated, gave_up_ns}` for the first attempt (as in `latency`);
@@ -109,6 +109,7 @@ pub use run::{run_plan, run_plan_packets, run_plan_with};
 use engine::TraceRecord;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::fmt;
 use units::SimTime;
 
 /// CPU stages that run in user space; every other CPU stage is kernel work.
@@ -284,6 +285,9 @@ pub struct PathReport {
     /// Of `drops`, frames a switch's PFC watchdog (`switch.pfc_watchdog_us`) dropped from an
     /// egress queue it found paused that long.
     pub pfc_watchdog_drops: u64,
+    /// Frames of `drops` longer than the MTU of the port they met (`DropReason::Oversize`):
+    /// which port, its MTU and the path's, so the drops explain themselves.
+    pub oversize: Option<Oversize>,
     /// Drawn congestion overflows (`loss.congestion_drop`) on a lossless priority, each
     /// turned into PFC back-pressure instead of a drop.
     pub drawn_overflows_paused: u64,
@@ -299,6 +303,52 @@ pub struct PathReport {
     /// When no message got through (③, ④): the first attempt's stages and frames, so a
     /// drawing shows the step where it stopped.
     pub failed_attempt: Option<FailedAttempt>,
+}
+
+/// Frames a path lost because they were longer than a port's MTU.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Oversize {
+    /// How many of the path's frames.
+    pub drops: u64,
+    /// The port that refused them: `host N` (its own port) or `switch`.
+    pub port: String,
+    /// The scenario key that sets that port's MTU.
+    pub port_key: &'static str,
+    /// That port's IP MTU, bytes.
+    pub port_mtu_bytes: u64,
+    /// The longest frame it passes: the MTU plus Ethernet header, VLAN tag and FCS, bytes.
+    pub frame_limit_bytes: u64,
+    /// The first refused frame's length, bytes (known for a host port).
+    pub first_frame_bytes: Option<u64>,
+    /// The key of the path's own MTU.
+    pub path_key: &'static str,
+    /// Its value, bytes (payload per packet for RoCE, the IP MTU for TCP).
+    pub path_mtu_bytes: u64,
+}
+
+impl fmt::Display for Oversize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} too long for the MTU: {} passes frames of at most {} bytes ({} = {}), \
+             the path sends {} = {}",
+            self.drops,
+            if self.port == "switch" {
+                "a switch port".to_string()
+            } else {
+                format!("{}'s port", self.port)
+            },
+            self.frame_limit_bytes,
+            self.port_key,
+            self.port_mtu_bytes,
+            self.path_key,
+            self.path_mtu_bytes
+        )?;
+        if let Some(b) = self.first_frame_bytes {
+            write!(f, " (a {b}-byte frame)")?;
+        }
+        Ok(())
+    }
 }
 
 /// The first message's attempt on a path where it failed.
@@ -1027,7 +1077,14 @@ impl Report {
                 0 => String::new(),
                 n => format!(" ({n} dropped by the PFC watchdog)"),
             };
-            format!("{}{watchdog} / {} / {}", p.drops, p.pfc_pauses, p.ecn_marks)
+            let oversize = match &p.oversize {
+                None => String::new(),
+                Some(o) => format!(" ({o})"),
+            };
+            format!(
+                "{}{watchdog}{oversize} / {} / {}",
+                p.drops, p.pfc_pauses, p.ecn_marks
+            )
         });
         row("setup: syscalls", &|p| p.setup.syscalls.to_string());
         row("setup: kernel crossed local / remote", &|p| {

@@ -37,6 +37,8 @@ struct Snap {
     syscalls: [u64; 2],
     cpu_data: [SimDuration; 2],
     fabric: fabric::Counters,
+    /// The first frame a host port refused as longer than its MTU, if any yet.
+    oversize: Option<fabric::OversizeDrop>,
     at: SimTime,
 }
 
@@ -62,6 +64,7 @@ fn settle(w: &mut World) -> Result<(), RunError> {
 fn snap(w: &World) -> Snap {
     let mut s = Snap {
         fabric: w.fabric.counters(),
+        oversize: w.fabric.oversize(),
         at: w.now(),
         ..Default::default()
     };
@@ -1615,6 +1618,38 @@ fn finish(
         .iter()
         .map(|r| r.frames_dropped)
         .sum();
+    let oversize_drops = f.drops_oversize - b.drops_oversize;
+    let oversize = (oversize_drops > 0).then(|| {
+        let (path_key, path_mtu_bytes) = if path == "rdma" {
+            ("rdma.mtu_bytes", plan.rdma.mtu_bytes)
+        } else {
+            ("tcp.mtu_bytes", plan.tcp.mtu_bytes)
+        };
+        let (port, port_key, port_mtu, first_frame_bytes) = match after.oversize {
+            Some(o) => (
+                format!("host {}", o.host.0),
+                "max(tcp.mtu_bytes, rdma.mtu_bytes + 60)",
+                u64::from(o.mtu_bytes),
+                Some(o.frame_bytes),
+            ),
+            None => (
+                "switch".to_string(),
+                "switch.mtu_bytes",
+                plan.switch.mtu_bytes,
+                None,
+            ),
+        };
+        super::Oversize {
+            drops: oversize_drops,
+            port,
+            port_key,
+            port_mtu_bytes: port_mtu,
+            frame_limit_bytes: port_mtu + fabric::config::L2_BYTES,
+            first_frame_bytes,
+            path_key,
+            path_mtu_bytes,
+        }
+    });
     Ok(PathReport {
         path,
         operation,
@@ -1636,6 +1671,7 @@ fn finish(
         drops: f.drops() - b.drops() - cross_drops,
         pfc_pauses: f.pauses_sent - b.pauses_sent,
         pfc_watchdog_drops: f.drops_watchdog - b.drops_watchdog,
+        oversize,
         drawn_overflows_paused: f.congestion_draws_paused - b.congestion_draws_paused,
         throughput: None,
         recovery: None,
