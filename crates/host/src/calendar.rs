@@ -10,18 +10,23 @@
 //! it can start: in time order, the link is work-conserving and serial as before; out of order,
 //! an early transfer goes in the gap before a later one.
 //!
-//! Bounded: at most [`MAX_INTERVALS`] disjoint intervals are kept (touching ones merge). When a
-//! booking would exceed that, the earliest interval is forgotten: a later booking that starts
-//! before it ends could overlap it, which needs a transfer booked that far (hundreds of
-//! intervals) behind the rest.
+//! Bounded: intervals that ended [`HORIZON`] before the latest booking are forgotten, and at
+//! most [`MAX_INTERVALS`] are kept (touching ones merge); a booking that starts before a
+//! forgotten interval ended could overlap it, which needs a transfer booked that far behind the
+//! rest. A booking after every other one (the usual case) costs O(1).
 
 use std::collections::VecDeque;
 
 use units::{SimDuration, SimTime};
 
-/// Disjoint intervals kept per calendar. Assumption: bookings out of order reach back a few
-/// intervals (a doorbell microseconds ahead of the NIC's reads), far fewer than this.
-pub const MAX_INTERVALS: usize = 256;
+/// Disjoint intervals kept per calendar at most (a memory bound).
+pub const MAX_INTERVALS: usize = 4096;
+
+/// How far behind the latest booking a booking may still start. Assumption: bookings out of
+/// order reach back microseconds (a core's work booked ahead of simulated time: a doorbell after
+/// a 64 KiB copy, a batch of posted WRs), far less than this; intervals older than that are
+/// forgotten.
+pub const HORIZON: SimDuration = SimDuration::from_us(100);
 
 /// Booked intervals of one resource, sorted, disjoint and not touching.
 #[derive(Clone, Debug, Default)]
@@ -37,6 +42,22 @@ impl Calendar {
 
     /// Books `dur` at the first free gap starting at or after `at`; returns (start, end).
     pub fn book(&mut self, at: SimTime, dur: SimDuration) -> (SimTime, SimTime) {
+        // The common case, in time order: after every booking so far.
+        match self.busy.back_mut() {
+            None => {}
+            Some(last) if at == last.1 => {
+                last.1 = at + dur;
+                return (at, at + dur);
+            }
+            Some(last) if at > last.1 => {
+                if dur > SimDuration::ZERO {
+                    self.busy.push_back((at, at + dur));
+                    self.forget_before(at);
+                }
+                return (at, at + dur);
+            }
+            Some(_) => {}
+        }
         // The first interval that ends after `at`: everything before it is over by then.
         let mut i = self.busy.partition_point(|&(_, end)| end <= at);
         let mut start = at;
@@ -58,6 +79,17 @@ impl Calendar {
     /// diagnostics.
     pub fn free_from(&self) -> SimTime {
         self.busy.back().map_or(SimTime::ZERO, |&(_, e)| e)
+    }
+
+    /// Drops intervals that ended [`HORIZON`] before `now` (and the oldest beyond
+    /// [`MAX_INTERVALS`]): no booking reaches back that far.
+    fn forget_before(&mut self, now: SimTime) {
+        while let Some(&(_, e)) = self.busy.front() {
+            if e + HORIZON >= now && self.busy.len() <= MAX_INTERVALS {
+                break;
+            }
+            self.busy.pop_front();
+        }
     }
 
     /// Inserts [start, end) before interval `i` (which starts at or after `end`), merging with
@@ -120,10 +152,17 @@ mod tests {
     #[test]
     fn the_calendar_stays_bounded() {
         let mut c = Calendar::new();
-        for k in 0..(MAX_INTERVALS as u64 * 3) {
+        // One booking every 10 ns: only the last 100 µs of them are kept.
+        for k in 0..100_000u64 {
             c.book(t(10 * k), d(1));
         }
-        assert_eq!(c.busy.len(), MAX_INTERVALS);
-        assert_eq!(c.free_from(), t(10 * (MAX_INTERVALS as u64 * 3 - 1) + 1));
+        assert!(c.busy.len() <= MAX_INTERVALS + 1, "{}", c.busy.len());
+        assert_eq!(c.free_from(), t(10 * 99_999 + 1));
+        // Sparse bookings: the count bound holds too.
+        let mut c = Calendar::new();
+        for k in 0..(MAX_INTERVALS as u64 * 3) {
+            c.book(t(k), d(0) + SimDuration::from_ps(1));
+        }
+        assert!(c.busy.len() <= MAX_INTERVALS + 1);
     }
 }
