@@ -16,12 +16,15 @@
 //! samples, the derived constants and the mapping; `host::HostProfile::apply_overrides` reads
 //! the `[profile]` table.
 
+use anyhow::Context;
+use comfy_table::Table;
 use indicatif::{ProgressBar, ProgressStyle};
 use rdmalab::host::HostProfile;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 /// How long and how big the measurements are.
@@ -374,4 +377,55 @@ pub fn check(profile: &BTreeMap<String, u64>) -> Result<HostProfile, String> {
 /// A human-readable duration for the summary.
 pub fn fmt_elapsed(d: Duration) -> String {
     format!("{:.1} s", d.as_secs_f64())
+}
+
+#[derive(clap::Args)]
+pub struct CalibrateArgs {
+    /// Where to write the host profile.
+    #[arg(long, default_value = "host-profile.toml")]
+    out: std::path::PathBuf,
+    /// Smaller measurements (under a second), for tests.
+    #[arg(long)]
+    quick: bool,
+}
+
+/// `rdmalab calibrate`: measure, print the table, write the profile.
+pub fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let plan = if a.quick { Plan::QUICK } else { Plan::FULL };
+    let ms = measure(plan);
+    let mut t = Table::new();
+    t.set_header(["measurement", "value", "model constant"]);
+    let (profile, _) = derive(&ms);
+    for m in &ms {
+        let value = match &m.value {
+            Ok(v) if m.unit == "bytes/s" => format!("{:.2} GB/s", v / 1e9),
+            Ok(v) => format!("{v:.0} {}", m.unit),
+            Err(e) => format!("not measured: {e}"),
+        };
+        let constants: Vec<String> = constants_of(m.name)
+            .iter()
+            .filter_map(|k| profile.get(*k).map(|v| format!("{k} = {v} ps")))
+            .collect();
+        let constant = if constants.is_empty() {
+            if m.value.is_ok() {
+                "a check of the TCP model".to_string()
+            } else {
+                "default kept".to_string()
+            }
+        } else {
+            constants.join(", ")
+        };
+        t.add_row([m.name.to_string(), value, constant]);
+    }
+    outln!("{t}")?;
+    check(&profile).map_err(|e| anyhow::anyhow!("the measured constants are out of range: {e}"))?;
+    let text = to_toml(&ms).context("writing the profile")?;
+    rdmalab::output::write_file(&a.out, text.as_bytes())?;
+    outln!(
+        "\nwrote {} in {}; failed measurements keep the default profile's value",
+        a.out.display(),
+        fmt_elapsed(started.elapsed())
+    )?;
+    Ok(ExitCode::SUCCESS)
 }

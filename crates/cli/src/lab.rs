@@ -26,9 +26,8 @@ pub struct LabArgs {
     json: bool,
 }
 
-fn bad(msg: impl std::fmt::Display) -> ExitCode {
-    errln!("rdmalab lab: {msg}");
-    ExitCode::from(2)
+fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
+    crate::bad_input::bad("lab", msg)
 }
 
 pub fn lab(a: LabArgs) -> anyhow::Result<ExitCode> {
@@ -39,7 +38,7 @@ pub fn lab(a: LabArgs) -> anyhow::Result<ExitCode> {
     let mut body = serde_json::Map::new();
     for s in &a.sets {
         let Some((k, v)) = s.split_once('=') else {
-            return Ok(bad(format!("--set {s:?}: expected NAME=VALUE")));
+            return bad(format!("--set {s:?}: expected NAME=VALUE"));
         };
         body.insert(
             k.trim().to_string(),
@@ -53,7 +52,7 @@ pub fn lab(a: LabArgs) -> anyhow::Result<ExitCode> {
                 .allowed
                 .map(|x| format!(" (allowed: {x})"))
                 .unwrap_or_default();
-            return Ok(bad(format!("{}{allowed}", e.message)));
+            return bad(format!("{}{allowed}", e.message));
         }
     };
     let r = match labs::run(&a.lab, &params) {

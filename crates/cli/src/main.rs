@@ -11,7 +11,10 @@
 #[macro_use]
 mod out;
 
+mod bad_input;
+
 mod calibrate;
+mod demo;
 mod lab;
 mod perftest;
 mod plot;
@@ -23,9 +26,6 @@ mod verbs;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use comfy_table::Table;
-use rdmalab::demo::{DemoError, DemoParams, ideal_time, run_demo};
-use rdmalab::units::{Bandwidth, ByteLen};
 use std::process::ExitCode;
 
 /// mimalloc instead of the system allocator. A large simulation's state (packets in flight,
@@ -60,7 +60,7 @@ enum Command {
     /// Run the fabric demo: an N→1 incast through one switch with drop-tail, PFC, PFC+ECN and
     /// PFC with a 1% congestion draw.
     #[command(after_help = "Example:\n  rdmalab demo --senders 8 --kib 1024 --buffer-kib 512")]
-    Demo(DemoArgs),
+    Demo(demo::DemoArgs),
     /// Verbs sessions: run a file of verbs calls against the simulated fabric.
     Verbs(verbs::VerbsArgs),
     /// Measure this machine (memcpy, a null syscall, loopback TCP, mlock) and write a host
@@ -68,7 +68,7 @@ enum Command {
     #[command(
         after_help = "Example:\n  rdmalab calibrate --out host-profile.toml && rdmalab run 1 --profile host-profile.toml"
     )]
-    Calibrate(CalibrateArgs),
+    Calibrate(calibrate::CalibrateArgs),
     /// List the lesson presets, one line each.
     #[command(after_help = "Example:\n  rdmalab presets && rdmalab run lesson5b")]
     Presets,
@@ -120,44 +120,16 @@ impl Default for ServeArgs {
     }
 }
 
-#[derive(clap::Args)]
-struct CalibrateArgs {
-    /// Where to write the host profile.
-    #[arg(long, default_value = "host-profile.toml")]
-    out: std::path::PathBuf,
-    /// Smaller measurements (under a second), for tests.
-    #[arg(long)]
-    quick: bool,
-}
-
-#[derive(clap::Args, Default)]
-struct DemoArgs {
-    /// Senders in the incast (1–64).
-    #[arg(long, default_value_t = 4)]
-    senders: u64,
-    /// Payload each sender sends, in KiB (1–65536).
-    #[arg(long, default_value_t = 4096)]
-    kib: u64,
-    /// Link rate in Gb/s (1–1600).
-    #[arg(long, default_value_t = 100)]
-    gbps: u64,
-    /// Cable length in metres (0–100000).
-    #[arg(long, default_value_t = 3)]
-    cable_m: u64,
-    /// Shared switch buffer in KiB (64–1048576).
-    #[arg(long, default_value_t = 1024)]
-    buffer_kib: u64,
-    /// Seed for every random draw.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
         // `rdmalab ... | head`: the reader has what it wanted.
         Err(e) if out::is_closed(&e) => ExitCode::SUCCESS,
+        Err(e) if e.is::<bad_input::BadInput>() => {
+            errln!("{e}");
+            ExitCode::from(2)
+        }
         Err(e) => {
             errln!("rdmalab: {e:#}");
             ExitCode::from(1)
@@ -169,9 +141,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => serve(ServeArgs::default()),
         Some(Command::Serve(a)) => serve(a),
-        Some(Command::Demo(a)) => demo(a),
+        Some(Command::Demo(a)) => demo::demo(a),
         Some(Command::Verbs(a)) => verbs::verbs(a),
-        Some(Command::Calibrate(a)) => calibrate_cmd(a),
+        Some(Command::Calibrate(a)) => calibrate::calibrate_cmd(a),
         Some(Command::Presets) => run::presets(),
         Some(Command::Run(a)) => run::run(a),
         Some(Command::Sweep(a)) => sweep::sweep(a),
@@ -212,10 +184,10 @@ fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         let listener = match tokio::net::TcpListener::bind(addr).await {
             Ok(l) => l,
             Err(e) => {
-                errln!(
-                    "rdmalab serve: cannot listen on {addr}: {e} (try --port with another number)"
+                return bad_input::bad(
+                    "serve",
+                    format!("cannot listen on {addr}: {e} (try --port with another number)"),
                 );
-                return Ok(ExitCode::from(2));
             }
         };
         let url = format!("http://{}/", listener.local_addr()?);
@@ -241,131 +213,4 @@ fn open_browser(url: &str) {
     if let Err(e) = std::process::Command::new(opener).arg(url).spawn() {
         errln!("rdmalab serve: could not open a browser ({opener}: {e}); open {url} yourself");
     }
-}
-
-fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
-    let started = std::time::Instant::now();
-    let plan = if a.quick {
-        calibrate::Plan::QUICK
-    } else {
-        calibrate::Plan::FULL
-    };
-    let ms = calibrate::measure(plan);
-    let mut t = Table::new();
-    t.set_header(["measurement", "value", "model constant"]);
-    let (profile, _) = calibrate::derive(&ms);
-    for m in &ms {
-        let value = match &m.value {
-            Ok(v) if m.unit == "bytes/s" => format!("{:.2} GB/s", v / 1e9),
-            Ok(v) => format!("{v:.0} {}", m.unit),
-            Err(e) => format!("not measured: {e}"),
-        };
-        let constants: Vec<String> = calibrate::constants_of(m.name)
-            .iter()
-            .filter_map(|k| profile.get(*k).map(|v| format!("{k} = {v} ps")))
-            .collect();
-        let constant = if constants.is_empty() {
-            if m.value.is_ok() {
-                "a check of the TCP model".to_string()
-            } else {
-                "default kept".to_string()
-            }
-        } else {
-            constants.join(", ")
-        };
-        t.add_row([m.name.to_string(), value, constant]);
-    }
-    outln!("{t}")?;
-    calibrate::check(&profile)
-        .map_err(|e| anyhow::anyhow!("the measured constants are out of range: {e}"))?;
-    let text = calibrate::to_toml(&ms).context("writing the profile")?;
-    rdmalab::output::write_file(&a.out, text.as_bytes())?;
-    outln!(
-        "\nwrote {} in {}; failed measurements keep the default profile's value",
-        a.out.display(),
-        calibrate::fmt_elapsed(started.elapsed())
-    )?;
-    Ok(ExitCode::SUCCESS)
-}
-
-fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
-    let bad = |msg: String| {
-        errln!("rdmalab demo: {msg}");
-        Ok(ExitCode::from(2))
-    };
-    if !(1..=1600).contains(&a.gbps) {
-        return bad(format!(
-            "--gbps {} is out of range: allowed 1..=1600",
-            a.gbps
-        ));
-    }
-    if !(64..=1 << 20).contains(&a.buffer_kib) {
-        return bad(format!(
-            "--buffer-kib {} is out of range: allowed 64..=1048576",
-            a.buffer_kib
-        ));
-    }
-    let p = DemoParams {
-        senders: a.senders,
-        bytes_per_sender: a.kib.saturating_mul(1024),
-        link: Bandwidth::gbps(a.gbps),
-        cable_m: a.cable_m,
-        buffer_bytes: a.buffer_kib * 1024,
-        seed: a.seed,
-    };
-    let rows = match run_demo(&p) {
-        Ok(rows) => rows,
-        Err(DemoError::Config(e)) => return bad(e.to_string()),
-        Err(e) => return Err(e).context("demo run failed"),
-    };
-    outln!(
-        "{}→1 incast through one switch: {} per sender, {} links, {} m cables, {} shared buffer, seed {}",
-        p.senders,
-        ByteLen::new(p.bytes_per_sender),
-        p.link,
-        p.cable_m,
-        ByteLen::new(p.buffer_bytes),
-        p.seed
-    )?;
-    outln!(
-        "ideal: all payload through the receiver's link at line rate takes {}\n",
-        ideal_time(&p)
-    )?;
-    let mut t = Table::new();
-    t.set_header([
-        "switch",
-        "delivered",
-        "flows done",
-        "last byte at",
-        "drops",
-        "PAUSE / RESUME",
-        "ECN marks",
-        "peak buffer",
-        "events",
-        "wall",
-    ]);
-    for r in &rows {
-        t.add_row([
-            r.variant.to_string(),
-            format!(
-                "{:.1}%",
-                100.0 * r.delivered_bytes as f64 / r.sent_bytes as f64
-            ),
-            format!("{}/{}", r.flows_complete, p.senders),
-            r.last_arrival.since_start().to_string(),
-            r.drops.to_string(),
-            format!("{} / {}", r.pauses, r.resumes),
-            r.ecn_marks.to_string(),
-            ByteLen::new(r.peak_buffer_bytes).to_string(),
-            r.events.to_string(),
-            format!("{:.1} ms", r.wall.as_secs_f64() * 1e3),
-        ]);
-    }
-    outln!("{t}")?;
-    outln!(
-        "\nDrop-tail loses frames once the buffer fills; nothing retransmits them yet (transports come next).\n\
-         PFC pauses the senders instead: nothing is lost and the receiver's link stays busy.\n\
-         ECN marks show where DCQCN would slow the senders; the congestion draw shows lesson ⑤'s PAUSEs."
-    )?;
-    Ok(ExitCode::SUCCESS)
 }

@@ -89,8 +89,7 @@ the header shows both. Exit codes: 0 done; 1 the test failed (a verb error, a bu
 const MAX_TOTAL_BYTES: u64 = 16 << 30;
 
 fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    errln!("rdmalab perftest: {msg}");
-    Ok(ExitCode::from(2))
+    crate::bad_input::bad("perftest", msg)
 }
 
 /// `rdmalab perftest`.

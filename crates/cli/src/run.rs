@@ -80,8 +80,7 @@ message and at most 2 µs of CPU per message; full = anything else (kernel proto
 syscalls). Times are ns of simulated time.";
 
 fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    errln!("rdmalab run: {msg}");
-    Ok(ExitCode::from(2))
+    crate::bad_input::bad("run", msg)
 }
 
 /// `rdmalab presets`: one line each.

@@ -160,8 +160,7 @@ const METRICS: &[(&str, &str)] = &[
 ];
 
 fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    errln!("rdmalab sweep: {msg}");
-    Ok(ExitCode::from(2))
+    crate::bad_input::bad("sweep", msg)
 }
 
 /// One varied key and its values as written.

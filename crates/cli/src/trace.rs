@@ -59,8 +59,7 @@ is node 0 and host i is node i + 1); times are integer picoseconds. At most
 Exit codes: 0 done; 1 the run failed (an event budget); 2 bad input.";
 
 fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    errln!("rdmalab trace: {msg}");
-    Ok(ExitCode::from(2))
+    crate::bad_input::bad("trace", msg)
 }
 
 /// `rdmalab trace`.

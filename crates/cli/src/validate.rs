@@ -40,12 +40,14 @@ pub fn validate(a: ValidateArgs) -> anyhow::Result<ExitCode> {
         .any(|c| c.id.starts_with(&a.only))
     {
         let ids: Vec<&str> = validate::checks::CHECKS.iter().map(|c| c.id).collect();
-        errln!(
-            "rdmalab validate: --only {:?} matches no check (the checks: {})",
-            a.only,
-            ids.join(", ")
+        return crate::bad_input::bad(
+            "validate",
+            format!(
+                "--only {:?} matches no check (the checks: {})",
+                a.only,
+                ids.join(", ")
+            ),
         );
-        return Ok(ExitCode::from(2));
     }
     let suite = validate::run(&a.only);
     if a.json {

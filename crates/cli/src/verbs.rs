@@ -76,8 +76,7 @@ pub fn verbs(a: VerbsArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn bad_input(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    errln!("{msg}");
-    Ok(ExitCode::from(2))
+    crate::bad_input::bad("", msg)
 }
 
 fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
