@@ -49,6 +49,37 @@ pub struct Cpu {
     account: CpuAccount,
 }
 
+/// One stage of CPU work for [`Cpu::run`].
+#[derive(Clone, Copy, Debug)]
+pub struct CpuWork {
+    /// The core it runs on (the application's or the interrupt's); clamped to the host's.
+    pub core: u16,
+    /// It starts no earlier than this (and no earlier than the core is free).
+    pub ready: SimTime,
+    /// How long it keeps the core.
+    pub cost: SimDuration,
+    /// The stage's name, as traced and counted.
+    pub stage: &'static str,
+    /// It serves connection setup rather than the data path (also while the CPU is in setup
+    /// mode, whatever this says).
+    pub setup: bool,
+}
+
+/// Time a spinning thread spent on a core, for [`Cpu::charge_spin`].
+#[derive(Clone, Copy, Debug)]
+pub struct Spin {
+    /// The core it spun on.
+    pub core: u16,
+    /// When it started spinning and when it stopped.
+    pub from: SimTime,
+    /// See `from`.
+    pub to: SimTime,
+    /// The time the spin itself took (the window less the other stages run in it).
+    pub cost: SimDuration,
+    /// The stage's name, as traced and counted.
+    pub stage: &'static str,
+}
+
 impl Cpu {
     /// `cores` idle cores of `host`.
     pub fn new(host: NodeId, cores: u16) -> Self {
@@ -62,32 +93,28 @@ impl Cpu {
         }
     }
 
-    /// Runs stage `name` for `cost` on `core` (the application's or the interrupt's core),
-    /// no earlier than `ready`; returns (start, end). The trace record is emitted at `now`, the
-    /// time the stage is decided.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run(
-        &mut self,
-        tracer: &mut Tracer,
-        now: SimTime,
-        core: u16,
-        ready: SimTime,
-        cost: SimDuration,
-        name: &'static str,
-        setup: bool,
-    ) -> (SimTime, SimTime) {
+    /// Runs `work` (no earlier than its `ready`, on its core); returns (start, end). The trace
+    /// record is emitted at `now`, the time the stage is decided.
+    pub fn run(&mut self, tracer: &mut Tracer, now: SimTime, work: CpuWork) -> (SimTime, SimTime) {
+        let CpuWork {
+            core,
+            ready,
+            cost,
+            stage,
+            setup,
+        } = work;
         let c = (core as usize).min(self.free_at.len() - 1);
         let start = ready.max(self.free_at[c]);
         let end = start + cost;
         self.free_at[c] = end;
         self.busy[c] += cost;
         let setup = setup || self.setup_mode;
-        self.account.add(name, cost, setup);
+        self.account.add(stage, cost, setup);
         let host = self.host;
         tracer.emit(now, || TraceRecord::Stage {
             host,
             unit: ExecUnit::Cpu(c as u16),
-            stage: name,
+            stage,
             setup,
             start,
             end,
@@ -121,32 +148,29 @@ impl Cpu {
         self.busy.get(core as usize).copied().unwrap_or_default()
     }
 
-    /// Charges `cost` of `name` to `core` over `[start, end]` without moving the core's
+    /// Charges `spin.cost` to its core over `[spin.from, spin.to]` without moving the core's
     /// timeline: for a thread that was spinning in the gaps between other stages (busy-poll),
     /// whose time the core spent but no later stage has to wait for.
-    #[allow(clippy::too_many_arguments)]
-    pub fn charge_spin(
-        &mut self,
-        tracer: &mut Tracer,
-        now: SimTime,
-        core: u16,
-        start: SimTime,
-        end: SimTime,
-        cost: SimDuration,
-        name: &'static str,
-    ) {
+    pub fn charge_spin(&mut self, tracer: &mut Tracer, now: SimTime, spin: Spin) {
+        let Spin {
+            core,
+            from,
+            to,
+            cost,
+            stage,
+        } = spin;
         let c = (core as usize).min(self.free_at.len() - 1);
         self.busy[c] += cost;
         let setup = self.setup_mode;
-        self.account.add(name, cost, setup);
+        self.account.add(stage, cost, setup);
         let host = self.host;
         tracer.emit(now, || TraceRecord::Stage {
             host,
             unit: ExecUnit::Cpu(c as u16),
-            stage: name,
+            stage,
             setup,
-            start,
-            end,
+            start: from,
+            end: to,
         });
     }
 
@@ -168,31 +192,37 @@ mod tests {
         let (_, e1) = cpu.run(
             &mut t,
             SimTime::ZERO,
-            0,
-            SimTime::ZERO,
-            SimDuration::from_ns(100),
-            "copy",
-            false,
+            CpuWork {
+                core: 0,
+                ready: SimTime::ZERO,
+                cost: SimDuration::from_ns(100),
+                stage: "copy",
+                setup: false,
+            },
         );
         let (s2, e2) = cpu.run(
             &mut t,
             SimTime::ZERO,
-            0,
-            SimTime::ZERO,
-            SimDuration::from_ns(50),
-            "syscall",
-            false,
+            CpuWork {
+                core: 0,
+                ready: SimTime::ZERO,
+                cost: SimDuration::from_ns(50),
+                stage: "syscall",
+                setup: false,
+            },
         );
         assert_eq!(s2, e1, "core 0 was busy");
         assert_eq!(e2.as_ps(), 150_000);
         let (s3, _) = cpu.run(
             &mut t,
             SimTime::ZERO,
-            1,
-            SimTime::ZERO,
-            SimDuration::from_ns(10),
-            "reg_mr",
-            true,
+            CpuWork {
+                core: 1,
+                ready: SimTime::ZERO,
+                cost: SimDuration::from_ns(10),
+                stage: "reg_mr",
+                setup: true,
+            },
         );
         assert_eq!(s3, SimTime::ZERO, "core 1 was free");
         let a = cpu.account();
@@ -206,11 +236,13 @@ mod tests {
         cpu.run(
             &mut t,
             SimTime::ZERO,
-            0,
-            SimTime::ZERO,
-            SimDuration::from_ns(7),
-            "copy",
-            false,
+            CpuWork {
+                core: 0,
+                ready: SimTime::ZERO,
+                cost: SimDuration::from_ns(7),
+                stage: "copy",
+                setup: false,
+            },
         );
         let a = cpu.account();
         assert_eq!(

@@ -17,7 +17,7 @@ pub mod pcie;
 pub mod profile;
 pub mod socket;
 
-pub use cpu::{Cpu, CpuAccount};
+pub use cpu::{Cpu, CpuAccount, CpuWork, Spin};
 pub use pcie::Pcie;
 pub use profile::{
     ControlPath, CpuProfile, HostProfile, NicTiming, PORT_AHEAD_FRAMES, PcieProfile, ProfileError,

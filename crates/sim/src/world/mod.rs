@@ -40,7 +40,7 @@ use fabric::{
     Delivery, Ecn, EtherType, Fabric, FabricConfig, FabricEvent, FiveTuple, Packet, PacketSpec,
     Payload, RoceHeaders, Topology, capture::frame_bytes, packet::host_ip, roce_frame_len,
 };
-use host::{Cpu, HostProfile, Pcie};
+use host::{Cpu, CpuWork, HostProfile, Pcie};
 use nic_tx::Work;
 use std::collections::{BTreeMap, VecDeque};
 use transport::roce::dcqcn::{self, DcqcnParams};
@@ -884,18 +884,28 @@ impl World {
         let host = &mut self.hosts[h as usize];
         let c = host.profile.control;
         let ready = now.max(host.app_ready);
-        let (_, mut end) = host
-            .cpu
-            .run(&mut self.tracer, now, 0, ready, c.syscall, verb, true);
+        let (_, mut end) = host.cpu.run(
+            &mut self.tracer,
+            now,
+            CpuWork {
+                core: 0,
+                ready: ready,
+                cost: c.syscall,
+                stage: verb,
+                setup: true,
+            },
+        );
         if pages > 0 {
             (_, end) = host.cpu.run(
                 &mut self.tracer,
                 now,
-                0,
-                end,
-                c.pin_per_page * pages,
-                "pin pages",
-                true,
+                CpuWork {
+                    core: 0,
+                    ready: end,
+                    cost: c.pin_per_page * pages,
+                    stage: "pin pages",
+                    setup: true,
+                },
             );
         }
         let fw = c.firmware_command + c.translation_per_page * pages;
@@ -1007,11 +1017,13 @@ impl World {
         host.cpu.run(
             &mut self.tracer,
             now,
-            0,
-            ready,
-            cost,
-            "req_notify_cq",
-            false,
+            CpuWork {
+                core: 0,
+                ready: ready,
+                cost: cost,
+                stage: "req_notify_cq",
+                setup: false,
+            },
         );
         host.verbs.req_notify_cq(cq, solicited_only)
     }
@@ -1060,20 +1072,24 @@ impl World {
                 let (_, irq) = host.cpu.run(
                     &mut self.tracer,
                     now,
-                    1,
-                    now,
-                    c.interrupt,
-                    "completion interrupt",
-                    false,
+                    CpuWork {
+                        core: 1,
+                        ready: now,
+                        cost: c.interrupt,
+                        stage: "completion interrupt",
+                        setup: false,
+                    },
                 );
                 let (_, woke) = host.cpu.run(
                     &mut self.tracer,
                     now,
-                    0,
-                    irq,
-                    c.wakeup,
-                    "wake-up (context switch)",
-                    false,
+                    CpuWork {
+                        core: 0,
+                        ready: irq,
+                        cost: c.wakeup,
+                        stage: "wake-up (context switch)",
+                        setup: false,
+                    },
                 );
                 host.cq_events.push_back((woke, ch));
             }
@@ -1218,11 +1234,13 @@ impl World {
             let (_, cpu_end) = host.cpu.run(
                 &mut self.tracer,
                 now,
-                0,
-                now,
-                cost,
-                "post_send (write WQE)",
-                false,
+                CpuWork {
+                    core: 0,
+                    ready: now,
+                    cost: cost,
+                    stage: "post_send (write WQE)",
+                    setup: false,
+                },
             );
             let bf = host.profile.nic.blueflame;
             let bytes = if bf { 64 } else { 8 };
@@ -1267,11 +1285,13 @@ impl World {
         host.cpu.run(
             &mut self.tracer,
             now,
-            0,
-            now,
-            cost,
-            "post_recv (write WQE)",
-            false,
+            CpuWork {
+                core: 0,
+                ready: now,
+                cost: cost,
+                stage: "post_recv (write WQE)",
+                setup: false,
+            },
         );
         self.deliver_notifications(h, now);
         result
@@ -1287,8 +1307,17 @@ impl World {
         let now = self.sched.now();
         let host = &mut self.hosts[h as usize];
         let cost = host.profile.cpu.poll_cq;
-        host.cpu
-            .run(&mut self.tracer, now, 0, now, cost, "poll_cq", false);
+        host.cpu.run(
+            &mut self.tracer,
+            now,
+            CpuWork {
+                core: 0,
+                ready: now,
+                cost: cost,
+                stage: "poll_cq",
+                setup: false,
+            },
+        );
         host.verbs.poll_cq(cq, max)
     }
 

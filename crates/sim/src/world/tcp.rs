@@ -62,6 +62,7 @@ use super::{Event, HostEvent, PoolData, World, WorldError};
 use engine::{Arena, Budget, ExecUnit, Scheduler, TraceRecord};
 use fabric::packet::{TCP_PRIORITY, tcp_frame_len};
 use fabric::{Ecn, FiveTuple, PacketSpec, Payload, packet::host_ip};
+use host::{CpuWork, Spin};
 use std::collections::{BTreeMap, VecDeque};
 use transport::tcp::{Config, Connection, Event as TcpConnEvent, State, Transmit, TsoDefer};
 use units::{FlowId, SimDuration, SimTime};
@@ -463,9 +464,17 @@ impl World {
             let host = &mut self.hosts[h as usize];
             let ready = now.max(host.app_ready);
             let cost = host.profile.socket.syscall;
-            let (_, end) = host
-                .cpu
-                .run(&mut self.tracer, now, APP_CORE, ready, cost, name, true);
+            let (_, end) = host.cpu.run(
+                &mut self.tracer,
+                now,
+                CpuWork {
+                    core: APP_CORE,
+                    ready: ready,
+                    cost: cost,
+                    stage: name,
+                    setup: true,
+                },
+            );
             host.app_ready = end;
             *self
                 .tcp_host(h)
@@ -523,21 +532,25 @@ impl World {
             (_, ready) = host.cpu.run(
                 &mut self.tracer,
                 now,
-                APP_CORE,
-                ready,
-                c.io_uring_sqe,
-                "io_uring SQE prep",
-                false,
+                CpuWork {
+                    core: APP_CORE,
+                    ready: ready,
+                    cost: c.io_uring_sqe,
+                    stage: "io_uring SQE prep",
+                    setup: false,
+                },
             );
             if syscall.is_some() {
                 (_, ready) = host.cpu.run(
                     &mut self.tracer,
                     now,
-                    APP_CORE,
-                    ready,
-                    half,
-                    "io_uring_enter syscall entry",
-                    false,
+                    CpuWork {
+                        core: APP_CORE,
+                        ready: ready,
+                        cost: half,
+                        stage: "io_uring_enter syscall entry",
+                        setup: false,
+                    },
                 );
             }
         } else {
@@ -545,11 +558,13 @@ impl World {
             (_, ready) = host.cpu.run(
                 &mut self.tracer,
                 now,
-                APP_CORE,
-                ready,
-                half,
-                "write() syscall entry",
-                false,
+                CpuWork {
+                    core: APP_CORE,
+                    ready: ready,
+                    cost: half,
+                    stage: "write() syscall entry",
+                    setup: false,
+                },
             );
         }
         let s = &mut self.tcp.socks[si];
@@ -562,11 +577,13 @@ impl World {
             (_, ready) = host.cpu.run(
                 &mut self.tracer,
                 now,
-                APP_CORE,
-                ready,
-                c.copy.time(n as u64),
-                "copy user→kernel",
-                false,
+                CpuWork {
+                    core: APP_CORE,
+                    ready: ready,
+                    cost: c.copy.time(n as u64),
+                    stage: "copy user→kernel",
+                    setup: false,
+                },
             );
         }
         let mut sched = self.lend_sched();
@@ -580,9 +597,17 @@ impl World {
             } else {
                 "write() syscall exit"
             };
-            (_, end) = host
-                .cpu
-                .run(&mut self.tracer, now, APP_CORE, end, half, name, false);
+            (_, end) = host.cpu.run(
+                &mut self.tracer,
+                now,
+                CpuWork {
+                    core: APP_CORE,
+                    ready: end,
+                    cost: half,
+                    stage: name,
+                    setup: false,
+                },
+            );
         }
         host.app_ready = end;
         self.tcp.socks[si].owned = (lock_from, end);
@@ -619,11 +644,13 @@ impl World {
             (_, ready) = host.cpu.run(
                 &mut self.tracer,
                 now,
-                APP_CORE,
-                ready,
-                half,
-                "read() syscall entry",
-                false,
+                CpuWork {
+                    core: APP_CORE,
+                    ready: ready,
+                    cost: half,
+                    stage: "read() syscall entry",
+                    setup: false,
+                },
             );
             host.app_ready = ready;
         }
@@ -653,11 +680,13 @@ impl World {
                 host.cpu.charge_spin(
                     &mut self.tracer,
                     now,
-                    APP_CORE,
-                    s.blocked_since,
-                    now,
-                    spin,
-                    "busy-poll spin",
+                    Spin {
+                        core: APP_CORE,
+                        from: s.blocked_since,
+                        to: now,
+                        cost: spin,
+                        stage: "busy-poll spin",
+                    },
                 );
             }
         }
@@ -668,11 +697,13 @@ impl World {
         (_, ready) = host.cpu.run(
             &mut self.tracer,
             now,
-            APP_CORE,
-            ready,
-            c.copy.time(n as u64),
-            "copy kernel→user",
-            false,
+            CpuWork {
+                core: APP_CORE,
+                ready: ready,
+                cost: c.copy.time(n as u64),
+                stage: "copy kernel→user",
+                setup: false,
+            },
         );
         // A window update the read made due goes out from process context.
         let mut sched = self.lend_sched();
@@ -682,11 +713,13 @@ impl World {
         let (_, end) = host.cpu.run(
             &mut self.tracer,
             now,
-            APP_CORE,
-            end,
-            half,
-            "read() syscall exit",
-            false,
+            CpuWork {
+                core: APP_CORE,
+                ready: end,
+                cost: half,
+                stage: "read() syscall exit",
+                setup: false,
+            },
         );
         host.app_ready = end;
         self.tcp.socks[si].owned = (lock_from, end);
@@ -753,17 +786,27 @@ impl World {
                 cost = c.tcp_tx.time(bytes);
             }
             passes += 1;
-            (_, end) = host
-                .cpu
-                .run(&mut self.tracer, now, core, end, cost, name, false);
             (_, end) = host.cpu.run(
                 &mut self.tracer,
                 now,
-                core,
-                end,
-                c.driver_tx.time(0),
-                "driver TX + doorbell",
-                false,
+                CpuWork {
+                    core: core,
+                    ready: end,
+                    cost: cost,
+                    stage: name,
+                    setup: false,
+                },
+            );
+            (_, end) = host.cpu.run(
+                &mut self.tracer,
+                now,
+                CpuWork {
+                    core: core,
+                    ready: end,
+                    cost: c.driver_tx.time(0),
+                    stage: "driver TX + doorbell",
+                    setup: false,
+                },
             );
             let (start, landed) = host.pcie.mmio_write(end, 8);
             let node = host.node;
@@ -1081,11 +1124,13 @@ impl World {
         let (_, end) = host.cpu.run(
             &mut self.tracer,
             now,
-            SOFTIRQ_CORE,
-            now,
-            cost,
-            "hard interrupt",
-            false,
+            CpuWork {
+                core: SOFTIRQ_CORE,
+                ready: now,
+                cost: cost,
+                stage: "hard interrupt",
+                setup: false,
+            },
         );
         sched.schedule_at(end, Event::Host(HostEvent::Tcp(TcpEvent::Napi { host: h })));
     }
@@ -1116,11 +1161,13 @@ impl World {
         let (_, mut end) = host.cpu.run(
             &mut self.tracer,
             now,
-            core,
-            now,
-            c.softirq,
-            "softirq (NAPI poll)",
-            false,
+            CpuWork {
+                core: core,
+                ready: now,
+                cost: c.softirq,
+                stage: "softirq (NAPI poll)",
+                setup: false,
+            },
         );
         // GRO: merge runs of in-order data segments of one socket.
         let mut groups: Vec<Vec<RxSeg>> = Vec::new();
@@ -1128,11 +1175,13 @@ impl World {
             (_, end) = host.cpu.run(
                 &mut self.tracer,
                 now,
-                core,
-                end,
-                c.driver_rx.time(seg.payload.len() as u64),
-                "driver RX",
-                false,
+                CpuWork {
+                    core: core,
+                    ready: end,
+                    cost: c.driver_rx.time(seg.payload.len() as u64),
+                    stage: "driver RX",
+                    setup: false,
+                },
             );
             let mergeable = |g: &Vec<RxSeg>| {
                 let last = g.last().expect("groups are not empty");
@@ -1163,11 +1212,13 @@ impl World {
             (_, end) = host.cpu.run(
                 &mut self.tracer,
                 now,
-                core,
-                end,
-                c.tcp_rx.time(bytes as u64),
-                "TCP/IP RX (softirq)",
-                false,
+                CpuWork {
+                    core: core,
+                    ready: end,
+                    cost: c.tcp_rx.time(bytes as u64),
+                    stage: "TCP/IP RX (softirq)",
+                    setup: false,
+                },
             );
             th.stats.stack_segments += 1;
             th.stack_q.push_back(g);
@@ -1278,11 +1329,13 @@ impl World {
             (_, end) = host.cpu.run(
                 &mut self.tracer,
                 now,
-                core,
-                end,
-                c.zerocopy_notify,
-                "MSG_ZEROCOPY completion",
-                false,
+                CpuWork {
+                    core: core,
+                    ready: end,
+                    cost: c.zerocopy_notify,
+                    stage: "MSG_ZEROCOPY completion",
+                    setup: false,
+                },
             );
         }
         let mut switched = false;
@@ -1295,11 +1348,13 @@ impl World {
                 let (_, woke) = host.cpu.run(
                     &mut self.tracer,
                     now,
-                    APP_CORE,
-                    end,
-                    c.wakeup,
-                    "wake-up (context switch)",
-                    false,
+                    CpuWork {
+                        core: APP_CORE,
+                        ready: end,
+                        cost: c.wakeup,
+                        stage: "wake-up (context switch)",
+                        setup: false,
+                    },
                 );
                 if s.reader_blocked {
                     s.wake_at = woke;
