@@ -18,7 +18,7 @@ pub mod profile;
 pub mod socket;
 
 pub use cpu::{Cpu, CpuAccount, CpuWork, Spin};
-pub use pcie::Pcie;
+pub use pcie::{Pcie, Xfer, XferKind};
 pub use profile::{
     ControlPath, CpuProfile, HostProfile, NicTiming, PORT_AHEAD_FRAMES, PcieProfile, ProfileError,
     REFERENCE_CLOCK_MHZ,

@@ -18,11 +18,14 @@
 
 use crate::calendar::Calendar;
 use crate::profile::PcieProfile;
-use units::{Bandwidth, ByteLen, SimTime};
+use engine::{ExecUnit, TraceRecord, Tracer};
+use units::{Bandwidth, ByteLen, NodeId, SimTime};
 
 /// One host's PCIe link, with a busy-until clock per direction.
 #[derive(Clone, Debug)]
 pub struct Pcie {
+    /// The host whose link this is (named in trace records).
+    host: NodeId,
     profile: PcieProfile,
     bw: Bandwidth,
     /// Host → NIC direction (DMA read data, MMIO writes): its bookings.
@@ -34,9 +37,10 @@ pub struct Pcie {
 }
 
 impl Pcie {
-    /// A link with `profile`'s timing.
-    pub fn new(profile: PcieProfile) -> Self {
+    /// Host `host`'s link, with `profile`'s timing.
+    pub fn new(host: NodeId, profile: PcieProfile) -> Self {
         Pcie {
+            host,
             profile,
             bw: profile.bandwidth(),
             down: Calendar::new(),
@@ -78,6 +82,55 @@ impl Pcie {
     }
 }
 
+/// A transfer to run and trace: which kind, when it may start, how many bytes, the stage's
+/// name and whether it serves connection setup.
+#[derive(Clone, Copy, Debug)]
+pub struct Xfer {
+    /// MMIO write, DMA read or DMA write.
+    pub kind: XferKind,
+    /// When it may start (a DMA read's request, an MMIO write's issue).
+    pub at: SimTime,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// The stage's name, as traced.
+    pub stage: &'static str,
+    /// It serves connection setup rather than the data path.
+    pub setup: bool,
+}
+
+/// The three kinds of PCIe transfer (see the module documentation).
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum XferKind {
+    /// CPU → NIC, posted.
+    MmioWrite,
+    /// The NIC reads host memory.
+    DmaRead,
+    /// The NIC writes host memory, posted.
+    DmaWrite,
+}
+
+impl Pcie {
+    /// Runs `x` and traces it as a PCIe stage (the record emitted at `now`, when the transfer
+    /// is decided); returns (start, end) as the untraced call of its kind does.
+    pub fn run(&mut self, tracer: &mut Tracer, now: SimTime, x: Xfer) -> (SimTime, SimTime) {
+        let (start, end) = match x.kind {
+            XferKind::MmioWrite => self.mmio_write(x.at, x.bytes),
+            XferKind::DmaRead => self.dma_read(x.at, x.bytes),
+            XferKind::DmaWrite => self.dma_write(x.at, x.bytes),
+        };
+        let host = self.host;
+        tracer.emit(now, || TraceRecord::Stage {
+            host,
+            unit: ExecUnit::Pcie,
+            stage: x.stage,
+            setup: x.setup,
+            start,
+            end,
+        });
+        (start, end)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,12 +138,12 @@ mod tests {
 
     #[test]
     fn small_read_costs_a_round_trip_large_reads_the_link() {
-        let mut p = Pcie::new(HostProfile::default().pcie);
+        let mut p = Pcie::new(NodeId(0), HostProfile::default().pcie);
         let (_, done) = p.dma_read(SimTime::ZERO, 64);
         // 547 ns + 64 B at 115.76 Gb/s (4.42 ns).
         assert_eq!(done.as_ps(), 547_000 + 4_423);
         // A 1 MiB gather takes about 1 MiB / 115.76 Gb/s = 72.5 µs after the round trip.
-        let mut p = Pcie::new(HostProfile::default().pcie);
+        let mut p = Pcie::new(NodeId(0), HostProfile::default().pcie);
         let (_, done) = p.dma_read(SimTime::ZERO, 1 << 20);
         let expect = 547_000
             + Bandwidth::mbps(115_760)

@@ -40,7 +40,7 @@ use fabric::{
     Delivery, Ecn, EtherType, Fabric, FabricConfig, FabricEvent, FiveTuple, Packet, PacketSpec,
     Payload, RoceHeaders, Topology, capture::frame_bytes, packet::host_ip, roce_frame_len,
 };
-use host::{Cpu, CpuWork, HostProfile, Pcie};
+use host::{Cpu, CpuWork, HostProfile, Pcie, Xfer, XferKind};
 use nic_tx::Work;
 use std::collections::{BTreeMap, VecDeque};
 use transport::roce::dcqcn::{self, DcqcnParams};
@@ -675,7 +675,7 @@ impl World {
                 node,
                 verbs: Context::for_host(nic, i as u32),
                 profile,
-                pcie: Pcie::new(profile.pcie),
+                pcie: Pcie::new(node, profile.pcie),
                 cpu: Cpu::new(node, profile.cpu.cores),
                 qps: BTreeMap::new(),
                 tx_slots: Arena::new(),
@@ -889,7 +889,7 @@ impl World {
             now,
             CpuWork {
                 core: 0,
-                ready: ready,
+                ready,
                 cost: c.syscall,
                 stage: verb,
                 setup: true,
@@ -1019,8 +1019,8 @@ impl World {
             now,
             CpuWork {
                 core: 0,
-                ready: ready,
-                cost: cost,
+                ready,
+                cost,
                 stage: "req_notify_cq",
                 setup: false,
             },
@@ -1237,27 +1237,28 @@ impl World {
                 CpuWork {
                     core: 0,
                     ready: now,
-                    cost: cost,
+                    cost,
                     stage: "post_send (write WQE)",
                     setup: false,
                 },
             );
             let bf = host.profile.nic.blueflame;
             let bytes = if bf { 64 } else { 8 };
-            let (start, landed) = host.pcie.mmio_write(cpu_end, bytes);
-            let node = host.node;
-            self.tracer.emit(now, || TraceRecord::Stage {
-                host: node,
-                unit: ExecUnit::Pcie,
-                stage: if bf {
-                    "MMIO doorbell + WQE (BlueFlame)"
-                } else {
-                    "MMIO doorbell"
+            let (_, landed) = host.pcie.run(
+                &mut self.tracer,
+                now,
+                Xfer {
+                    kind: XferKind::MmioWrite,
+                    at: cpu_end,
+                    bytes,
+                    stage: if bf {
+                        "MMIO doorbell + WQE (BlueFlame)"
+                    } else {
+                        "MMIO doorbell"
+                    },
+                    setup: false,
                 },
-                setup: false,
-                start,
-                end: landed,
-            });
+            );
             self.sched.schedule_at(
                 landed,
                 Event::Host(HostEvent::Doorbell {
@@ -1288,7 +1289,7 @@ impl World {
             CpuWork {
                 core: 0,
                 ready: now,
-                cost: cost,
+                cost,
                 stage: "post_recv (write WQE)",
                 setup: false,
             },
@@ -1313,7 +1314,7 @@ impl World {
             CpuWork {
                 core: 0,
                 ready: now,
-                cost: cost,
+                cost,
                 stage: "poll_cq",
                 setup: false,
             },
@@ -1661,16 +1662,17 @@ impl World {
             {
                 now
             } else {
-                let (start, end) = host.pcie.dma_read(now, wqe_bytes as u64);
-                let node = host.node;
-                self.tracer.emit(now, || TraceRecord::Stage {
-                    host: node,
-                    unit: ExecUnit::Pcie,
-                    stage: "DMA read WQE",
-                    setup: false,
-                    start,
-                    end,
-                });
+                let (_, end) = host.pcie.run(
+                    &mut self.tracer,
+                    now,
+                    Xfer {
+                        kind: XferKind::DmaRead,
+                        at: now,
+                        bytes: wqe_bytes as u64,
+                        stage: "DMA read WQE",
+                        setup: false,
+                    },
+                );
                 sched.schedule_at(end, Event::Host(HostEvent::Doorbell { host: h, qpn }));
                 end
             };
@@ -1883,19 +1885,20 @@ impl World {
         let now = sched.now();
         let len = t.pkt.payload_len as usize;
         let host = &mut self.hosts[h as usize];
-        let node = host.node;
         let mut dma_end = now;
         let mut read_bytes = 0;
         let dma = |host: &mut SimHost, tracer: &mut Tracer, stage: &'static str| {
-            let (start, end) = host.pcie.dma_read(now, len as u64);
-            tracer.emit(now, || TraceRecord::Stage {
-                host: node,
-                unit: ExecUnit::Pcie,
-                stage,
-                setup: false,
-                start,
-                end,
-            });
+            let (_, end) = host.pcie.run(
+                tracer,
+                now,
+                Xfer {
+                    kind: XferKind::DmaRead,
+                    at: now,
+                    bytes: len as u64,
+                    stage,
+                    setup: false,
+                },
+            );
             end
         };
         let payload = match t.data {
@@ -2157,7 +2160,6 @@ impl World {
             payload_len,
         };
         let host = &mut self.hosts[h as usize];
-        let node = host.node;
         if hdr.bth.opcode.is_request() {
             if host.verbs.accepts_requests(QpNum::masked(qpn)) != Ok(true) {
                 self.recycle(bytes);
@@ -2186,28 +2188,32 @@ impl World {
             let taken = std::mem::take(&mut env.taken);
             let _ = env.ctx.request_arrived(QpNum::masked(qpn));
             if payload_len > 0 {
-                let (start, end) = host.pcie.dma_write(now, payload_len as u64);
-                self.tracer.emit(now, || TraceRecord::Stage {
-                    host: node,
-                    unit: ExecUnit::Pcie,
-                    stage: "DMA write payload",
-                    setup: false,
-                    start,
-                    end,
-                });
+                host.pcie.run(
+                    &mut self.tracer,
+                    now,
+                    Xfer {
+                        kind: XferKind::DmaWrite,
+                        at: now,
+                        bytes: payload_len as u64,
+                        stage: "DMA write payload",
+                        setup: false,
+                    },
+                );
             }
             // A receive's CQE follows its payload over PCIe (posted writes stay in order): the
             // application can see the completion only once the data is in memory.
             for t in taken {
-                let (start, end) = host.pcie.dma_write(now, 64);
-                self.tracer.emit(now, || TraceRecord::Stage {
-                    host: node,
-                    unit: ExecUnit::Pcie,
-                    stage: "DMA write receive CQE",
-                    setup: false,
-                    start,
-                    end,
-                });
+                let (_, end) = host.pcie.run(
+                    &mut self.tracer,
+                    now,
+                    Xfer {
+                        kind: XferKind::DmaWrite,
+                        at: now,
+                        bytes: 64,
+                        stage: "DMA write receive CQE",
+                        setup: false,
+                    },
+                );
                 e.recv_cqes.push_back(t);
                 sched.schedule_at(end, Event::Host(HostEvent::RecvDone { host: h, qpn }));
             }
@@ -2247,15 +2253,17 @@ impl World {
                         offset,
                         &bytes,
                     );
-                    let (start, end) = host.pcie.dma_write(now, bytes.len() as u64);
-                    self.tracer.emit(now, || TraceRecord::Stage {
-                        host: node,
-                        unit: ExecUnit::Pcie,
-                        stage: "DMA write READ data",
-                        setup: false,
-                        start,
-                        end,
-                    });
+                    host.pcie.run(
+                        &mut self.tracer,
+                        now,
+                        Xfer {
+                            kind: XferKind::DmaWrite,
+                            at: now,
+                            bytes: bytes.len() as u64,
+                            stage: "DMA write READ data",
+                            setup: false,
+                        },
+                    );
                 }
                 Placement::AtomicResult { id, orig } => {
                     let _ = host.verbs.write_atomic_result(
@@ -2312,15 +2320,17 @@ impl World {
                     });
                 }
                 if let RequesterEvent::Completed { id, status } = ev {
-                    let (start, end) = host.pcie.dma_write(now, 64);
-                    self.tracer.emit(now, || TraceRecord::Stage {
-                        host: node,
-                        unit: ExecUnit::Pcie,
-                        stage: "DMA write CQE",
-                        setup: false,
-                        start,
-                        end,
-                    });
+                    let (_, end) = host.pcie.run(
+                        &mut self.tracer,
+                        now,
+                        Xfer {
+                            kind: XferKind::DmaWrite,
+                            at: now,
+                            bytes: 64,
+                            stage: "DMA write CQE",
+                            setup: false,
+                        },
+                    );
                     let slot = host.send_done.insert((id, status)).index();
                     sched.schedule_at(end, Event::Host(HostEvent::SendDone { host: h, qpn, slot }));
                 }

@@ -62,7 +62,7 @@ use super::{Event, HostEvent, PoolData, World, WorldError};
 use engine::{Arena, Budget, ExecUnit, Scheduler, TraceRecord};
 use fabric::packet::{TCP_PRIORITY, tcp_frame_len};
 use fabric::{Ecn, FiveTuple, PacketSpec, Payload, packet::host_ip};
-use host::{CpuWork, Spin};
+use host::{CpuWork, Spin, Xfer, XferKind};
 use std::collections::{BTreeMap, VecDeque};
 use transport::tcp::{Config, Connection, Event as TcpConnEvent, State, Transmit, TsoDefer};
 use units::{FlowId, SimDuration, SimTime};
@@ -469,8 +469,8 @@ impl World {
                 now,
                 CpuWork {
                     core: APP_CORE,
-                    ready: ready,
-                    cost: cost,
+                    ready,
+                    cost,
                     stage: name,
                     setup: true,
                 },
@@ -534,7 +534,7 @@ impl World {
                 now,
                 CpuWork {
                     core: APP_CORE,
-                    ready: ready,
+                    ready,
                     cost: c.io_uring_sqe,
                     stage: "io_uring SQE prep",
                     setup: false,
@@ -546,7 +546,7 @@ impl World {
                     now,
                     CpuWork {
                         core: APP_CORE,
-                        ready: ready,
+                        ready,
                         cost: half,
                         stage: "io_uring_enter syscall entry",
                         setup: false,
@@ -560,7 +560,7 @@ impl World {
                 now,
                 CpuWork {
                     core: APP_CORE,
-                    ready: ready,
+                    ready,
                     cost: half,
                     stage: "write() syscall entry",
                     setup: false,
@@ -579,7 +579,7 @@ impl World {
                 now,
                 CpuWork {
                     core: APP_CORE,
-                    ready: ready,
+                    ready,
                     cost: c.copy.time(n as u64),
                     stage: "copy user→kernel",
                     setup: false,
@@ -646,7 +646,7 @@ impl World {
                 now,
                 CpuWork {
                     core: APP_CORE,
-                    ready: ready,
+                    ready,
                     cost: half,
                     stage: "read() syscall entry",
                     setup: false,
@@ -699,7 +699,7 @@ impl World {
             now,
             CpuWork {
                 core: APP_CORE,
-                ready: ready,
+                ready,
                 cost: c.copy.time(n as u64),
                 stage: "copy kernel→user",
                 setup: false,
@@ -790,9 +790,9 @@ impl World {
                 &mut self.tracer,
                 now,
                 CpuWork {
-                    core: core,
+                    core,
                     ready: end,
-                    cost: cost,
+                    cost,
                     stage: name,
                     setup: false,
                 },
@@ -801,24 +801,25 @@ impl World {
                 &mut self.tracer,
                 now,
                 CpuWork {
-                    core: core,
+                    core,
                     ready: end,
                     cost: c.driver_tx.time(0),
                     stage: "driver TX + doorbell",
                     setup: false,
                 },
             );
-            let (start, landed) = host.pcie.mmio_write(end, 8);
-            let node = host.node;
             let setup = host.cpu.setup_mode();
-            self.tracer.emit(now, || TraceRecord::Stage {
-                host: node,
-                unit: ExecUnit::Pcie,
-                stage: "MMIO doorbell",
-                setup,
-                start,
-                end: landed,
-            });
+            let (_, landed) = host.pcie.run(
+                &mut self.tracer,
+                now,
+                Xfer {
+                    kind: XferKind::MmioWrite,
+                    at: end,
+                    bytes: 8,
+                    stage: "MMIO doorbell",
+                    setup,
+                },
+            );
             for t in group {
                 let zerocopy = zc && !t.payload.is_empty();
                 batch.push(NicSeg {
@@ -868,23 +869,25 @@ impl World {
             }
             let seg = th.nic_q.pop_front().expect("front exists");
             let bytes = seg.t.payload.len() as u64 + HEADER_BYTES;
-            let (start, dma_end) = host.pcie.dma_read(now, bytes);
             th.stats.dma_bytes += bytes;
             th.stats.segments_sent += 1;
             let node = host.node;
             let setup = host.cpu.setup_mode();
-            self.tracer.emit(now, || TraceRecord::Stage {
-                host: node,
-                unit: ExecUnit::Pcie,
-                stage: if seg.zerocopy {
-                    "DMA read segment (user pages, MSG_ZEROCOPY)"
-                } else {
-                    "DMA read segment (kernel buffer)"
+            let (_, dma_end) = host.pcie.run(
+                &mut self.tracer,
+                now,
+                Xfer {
+                    kind: XferKind::DmaRead,
+                    at: now,
+                    bytes,
+                    stage: if seg.zerocopy {
+                        "DMA read segment (user pages, MSG_ZEROCOPY)"
+                    } else {
+                        "DMA read segment (kernel buffer)"
+                    },
+                    setup,
                 },
-                setup,
-                start,
-                end: dma_end,
-            });
+            );
             let ready = (dma_end + host.profile.nic.pipeline).max(host.tx_last_ready);
             host.tx_last_ready = ready;
             self.tracer.emit(now, || TraceRecord::Stage {
@@ -1053,17 +1056,18 @@ impl World {
         let now = sched.now();
         let host = &mut self.hosts[h as usize];
         let bytes = payload.len() as u64 + HEADER_BYTES;
-        let (start, end) = host.pcie.dma_write(now, bytes);
-        let node = host.node;
         let setup = host.cpu.setup_mode();
-        self.tracer.emit(now, || TraceRecord::Stage {
-            host: node,
-            unit: ExecUnit::Pcie,
-            stage: "DMA write segment (kernel ring)",
-            setup,
-            start,
-            end,
-        });
+        let (_, end) = host.pcie.run(
+            &mut self.tracer,
+            now,
+            Xfer {
+                kind: XferKind::DmaWrite,
+                at: now,
+                bytes,
+                stage: "DMA write segment (kernel ring)",
+                setup,
+            },
+        );
         let s = &self.tcp.socks[si as usize];
         let busy = s.opts.busy_poll && s.reader_blocked;
         let (frames, usecs) = (s.opts.coalesce_frames.max(1), s.opts.coalesce_usecs);
@@ -1127,7 +1131,7 @@ impl World {
             CpuWork {
                 core: SOFTIRQ_CORE,
                 ready: now,
-                cost: cost,
+                cost,
                 stage: "hard interrupt",
                 setup: false,
             },
@@ -1162,7 +1166,7 @@ impl World {
             &mut self.tracer,
             now,
             CpuWork {
-                core: core,
+                core,
                 ready: now,
                 cost: c.softirq,
                 stage: "softirq (NAPI poll)",
@@ -1176,7 +1180,7 @@ impl World {
                 &mut self.tracer,
                 now,
                 CpuWork {
-                    core: core,
+                    core,
                     ready: end,
                     cost: c.driver_rx.time(seg.payload.len() as u64),
                     stage: "driver RX",
@@ -1213,7 +1217,7 @@ impl World {
                 &mut self.tracer,
                 now,
                 CpuWork {
-                    core: core,
+                    core,
                     ready: end,
                     cost: c.tcp_rx.time(bytes as u64),
                     stage: "TCP/IP RX (softirq)",
@@ -1330,7 +1334,7 @@ impl World {
                 &mut self.tracer,
                 now,
                 CpuWork {
-                    core: core,
+                    core,
                     ready: end,
                     cost: c.zerocopy_notify,
                     stage: "MSG_ZEROCOPY completion",
