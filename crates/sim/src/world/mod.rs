@@ -101,8 +101,16 @@ impl From<FabricEvent> for Event {
 /// Events of a host's NIC.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum HostEvent {
-    /// The NIC looks at QP `qpn`'s send queue (a doorbell landed, or a fetched WQE is ready).
+    /// A doorbell (or BlueFlame write) for QP `qpn` landed in the NIC: it looks at the send
+    /// queue.
     Doorbell {
+        /// Host ordinal.
+        host: u32,
+        /// The QP.
+        qpn: u32,
+    },
+    /// A WQE of QP `qpn` the NIC read over PCIe has arrived: the QP may start sending it.
+    WqeFetched {
         /// Host ordinal.
         host: u32,
         /// The QP.
@@ -1570,7 +1578,9 @@ impl World {
                     let _ = self.write_captured();
                 }
             }
-            Event::Host(HostEvent::Doorbell { host, qpn }) => {
+            Event::Host(
+                HostEvent::Doorbell { host, qpn } | HostEvent::WqeFetched { host, qpn },
+            ) => {
                 self.doorbell(host, qpn, sched);
                 // A WQE that failed as it started (a bad opcode) completed in error just now.
                 self.deliver_notifications(host, sched.now());
@@ -1673,7 +1683,7 @@ impl World {
                         setup: false,
                     },
                 );
-                sched.schedule_at(end, Event::Host(HostEvent::Doorbell { host: h, qpn }));
+                sched.schedule_at(end, Event::Host(HostEvent::WqeFetched { host: h, qpn }));
                 end
             };
             let w = &started.wr;
