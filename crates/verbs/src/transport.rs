@@ -659,6 +659,27 @@ impl Context {
         )
     }
 
+    /// Whether send WQE `id`'s SGEs can take a READ's response: every SGE's lkey valid in
+    /// the QP's PD with LOCAL_WRITE over its whole range, its memory mapped. Nothing is
+    /// written. The NIC checks this as the response data arrives (rxe `do_read`:
+    /// `copy_data(.., IB_ACCESS_LOCAL_WRITE, ..)`); failing it is LOC_PROT_ERR.
+    pub fn check_read_target(&self, qpn: QpNum, id: WqeId) -> Result<(), ScatterError> {
+        let qp = self.qps.get(&qpn).ok_or(VerbsError::NoSuchQp(qpn))?;
+        let w = qp.sq_wqe(id).ok_or(VerbsError::NoSuchWqe { qpn, id })?;
+        for sge in w.wr.sg_list.iter().filter(|s| s.length > 0) {
+            let len = u64::from(sge.length);
+            self.mrs
+                .check_local(sge.lkey, qp.pd, sge.addr, len, AccessFlags::LOCAL_WRITE)?;
+            if !self.memory.is_mapped(sge.addr, len) {
+                return Err(ScatterError::Memory(MemoryError::Unmapped {
+                    va: sge.addr,
+                    len,
+                }));
+            }
+        }
+        Ok(())
+    }
+
     /// Writes an atomic's original value (8 bytes, little-endian) into send WQE `id`'s SGEs.
     /// Under `mlx5` the 8 bytes go to the first SGE whatever its length, as
     /// `set_data_ptr_seg_atomic` makes the NIC do.

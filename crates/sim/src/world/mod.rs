@@ -2255,14 +2255,41 @@ impl World {
                 self.recycle(bytes);
                 return;
             };
+            // A READ's (or atomic's) response lands in the request's own buffer: the NIC
+            // checks LOCAL_WRITE as it arrives, before anything is placed or completed.
+            let lands = matches!(
+                rp.bth.opcode.operation(),
+                Some(
+                    wire::ib::opcode::Operation::RdmaReadResponseFirst
+                        | wire::ib::opcode::Operation::RdmaReadResponseMiddle
+                        | wire::ib::opcode::Operation::RdmaReadResponseLast
+                        | wire::ib::opcode::Operation::RdmaReadResponseOnly
+                        | wire::ib::opcode::Operation::AtomicAcknowledge
+                )
+            );
+            if lands
+                && let Some(id) = req.request_of(rp.bth.psn)
+                && host
+                    .verbs
+                    .check_read_target(QpNum::masked(qpn), verbs::qp::WqeId(id))
+                    .is_err()
+            {
+                req.fail_request(id, ReqStatus::LocalProtection);
+                self.recycle(bytes);
+                self.after_transport(h, qpn, sched);
+                return;
+            }
             match req.handle_response(now, &rp) {
                 Placement::ReadData { id, offset } => {
-                    let _ = host.verbs.scatter_send(
+                    let r = host.verbs.scatter_send(
                         QpNum::masked(qpn),
                         verbs::qp::WqeId(id),
                         offset,
                         &bytes,
                     );
+                    // check_read_target passed for this WQE, and a READ's responses never
+                    // carry more than the request asked for.
+                    debug_assert!(r.is_ok(), "READ data could not be placed: {r:?}");
                     host.pcie.run(
                         &mut self.tracer,
                         now,
@@ -2276,11 +2303,12 @@ impl World {
                     );
                 }
                 Placement::AtomicResult { id, orig } => {
-                    let _ = host.verbs.write_atomic_result(
+                    let r = host.verbs.write_atomic_result(
                         QpNum::masked(qpn),
                         verbs::qp::WqeId(id),
                         orig,
                     );
+                    debug_assert!(r.is_ok(), "checked by check_read_target: {r:?}");
                 }
                 Placement::None => {}
             }
