@@ -225,9 +225,20 @@ fn field_spec(kind: Kind, name: &str, header: &'static str) -> &'static str {
         (Kind::MacControl, n) if n.starts_with("time[") => "IEEE 802.3 Annex 31D",
         (
             Kind::Ipv4,
-            "Version" | "IHL" | "Total Length" | "Identification" | "Reserved" | "DF" | "MF"
-            | "Fragment Offset" | "TTL" | "Protocol" | "Header Checksum" | "Source Address"
-            | "Destination Address" | "Options",
+            "Version"
+            | "IHL"
+            | "Total Length"
+            | "Identification"
+            | "Reserved"
+            | "DF"
+            | "MF"
+            | "Fragment Offset"
+            | "TTL"
+            | "Protocol"
+            | "Header Checksum"
+            | "Source Address"
+            | "Destination Address"
+            | "Options",
         ) => "RFC 791 §3.1",
         (Kind::Ipv4, "DSCP") => "RFC 2474 §3",
         (Kind::Ipv4, "ECN") => "RFC 3168 §5",
@@ -236,9 +247,21 @@ fn field_spec(kind: Kind, name: &str, header: &'static str) -> &'static str {
         (Kind::Udp, "Checksum") => "RFC 768; IBTA Annex A17 §A17.3.2.4",
         (
             Kind::Tcp,
-            "Source Port" | "Destination Port" | "Sequence Number" | "Acknowledgment Number"
-            | "Data Offset" | "Rsrvd" | "URG" | "ACK" | "PSH" | "RST" | "SYN" | "FIN" | "Window"
-            | "Checksum" | "Urgent Pointer",
+            "Source Port"
+            | "Destination Port"
+            | "Sequence Number"
+            | "Acknowledgment Number"
+            | "Data Offset"
+            | "Rsrvd"
+            | "URG"
+            | "ACK"
+            | "PSH"
+            | "RST"
+            | "SYN"
+            | "FIN"
+            | "Window"
+            | "Checksum"
+            | "Urgent Pointer",
         ) => "RFC 9293 §3.1",
         (Kind::Tcp, "CWR" | "ECE") => "RFC 3168 §6.1",
         (
