@@ -13,16 +13,16 @@ import { api } from './app.js';
 const TEXT = {
   zh: {
     title: '帧检查器', close: '关闭', loading: '正在解码…', nobytes: '这个帧没有带字节，无法逐字段解码。',
-    error: '解码失败：{e}', frame: '{n} 字节（不含 FCS）', elided: '载荷第 {a}–{b} 字节（共 {n} 字节）没有随页面发送，显示为省略；覆盖它们的校验（ICRC、TCP 校验和）不检查。',
+    error: '解码失败：{e}', frame: '{n} 字节（不含 FCS）', framefcs: '{n} 字节（不含 FCS）；加上 4 字节 FCS 共 {m} 字节，就是帧列表里的“长度”。', elided: '载荷第 {a}–{b} 字节（共 {n} 字节）没有随页面发送，显示为省略；覆盖它们的校验（ICRC、TCP 校验和）不检查。',
     ok: '仿真器自己的解析器（wire::parse_frame）接受这个帧：每个校验和与 ICRC 都正确。', bad: '仿真器的解析器拒绝这个帧：{e}',
     stopped: '解码在这里停下：{e}', bits: '位', bytes: '字节', field: '字段', value: '值', meaning: '含义', offset: '位偏移',
     width: '宽度', spec: '定义', hex: '十六进制转储', layout: '位布局（每行 32 位）', gap: '… 省略 {n} 字节 …',
     pick: '点一个字段：它的字节在下面的转储里高亮。', nolayout: '{n} 字节，不画位布局。', more: '，另有 {n} 字节未显示',
     'm.multicast': '组播地址', 'm.rocev2': 'RoCEv2（IANA 分配给 RoCE 的端口 4791）', 'm.default_pkey': '默认分区，完全成员',
     'm.bytes': '{n} 字节', 'm.reserved': '保留：发送为 0，接收时忽略', 'm.priority': '优先级 {p}（PFC 按它暂停）',
-    'm.ecn.Not-ECT': '不支持 ECN：拥塞时交换机只能丢包', 'm.ecn.ECT(0)': '支持 ECN（ECT(0)）：拥塞时交换机可标记 CE', 'm.ecn.ECT(1)': '支持 ECN（ECT(1)）', 'm.ecn.CE': '拥塞已标记（CE）：接收方会回 CNP',
+    'm.ecn.Not-ECT': '不支持 ECN：拥塞时交换机只能丢包', 'm.ecn.ECT(0)': '支持 ECN（ECT(0)）：拥塞时交换机可标记 CE', 'm.ecn.ECT(1)': '支持 ECN（ECT(1)）', 'm.ecn.CE': '拥塞已标记（CE）：RoCEv2 接收方回 CNP，TCP 接收方在 ACK 里置 ECE',
     'm.check.good': '校验正确', 'm.check.bad': '校验错误：按字节算出的是 {c}', 'm.check.not_computed': '为 0：发送方没有计算（RoCEv2 网卡都这样发，ICRC 保护整个包）', 'm.check.unchecked': '未检查：它覆盖的字节被省略了',
-    'm.ack': 'ACK，信用 {c}{u}', 'm.unlimited': '（31 = 不限）', 'm.rnr': 'RNR NAK：接收方还没有接收 WQE，{w} 后重试（定时器代码 {t}）', 'm.nak': 'NAK：{n}（代码 {c}）',
+    'm.ack': 'ACK，信用代码 {c}：响应方还有 {n} 个接收 WQE（代码是对数刻度，不是个数）', 'm.ack31': 'ACK，信用代码 31：不带信用值，请求方不受信用限制（rxe 总是这样发）', 'm.rnr': 'RNR NAK：接收方还没有接收 WQE，{w} 后重试（定时器代码 {t}）', 'm.nak': 'NAK：{n}（代码 {c}）',
     'nak.PSN sequence error': 'PSN 序号错误——有包丢了，请求方从这个 PSN 重发', 'nak.Invalid request': '无效请求', 'nak.Remote access error': '远端访问错误（R_Key、地址范围或权限不符）', 'nak.Remote operational error': '远端操作错误', 'nak.Invalid RD request': '无效的 RD 请求',
     'm.opcode': '{w}（{t}）', 'm.macctl.PAUSE': 'PAUSE：暂停整条链路', 'm.macctl.PFC': 'PFC：按优先级暂停',
     'm.class_enable': '作用于优先级 {p}', 'm.class_enable.none': '不作用于任何优先级', 'm.quanta': '{q} 个时间单位 × 512 位时间 = {b} 位时间', 'm.quanta0': '0：恢复发送',
@@ -33,16 +33,16 @@ const TEXT = {
   },
   en: {
     title: 'Frame inspector', close: 'Close', loading: 'Decoding…', nobytes: 'This frame carries no bytes, so it cannot be decoded field by field.',
-    error: 'Could not decode: {e}', frame: '{n} bytes (FCS not included)', elided: 'Payload bytes {a}–{b} ({n} bytes) were not sent with the page and show as left out; checks that cover them (ICRC, TCP checksum) are not checked.',
+    error: 'Could not decode: {e}', frame: '{n} bytes (FCS not included)', framefcs: '{n} bytes without the FCS; {m} with its 4 bytes, the length the frame list shows.', elided: 'Payload bytes {a}–{b} ({n} bytes) were not sent with the page and show as left out; checks that cover them (ICRC, TCP checksum) are not checked.',
     ok: 'The simulator\'s own parser (wire::parse_frame) accepts this frame: every checksum and the ICRC hold.', bad: 'The simulator\'s parser refuses this frame: {e}',
     stopped: 'Decoding stopped here: {e}', bits: 'bits', bytes: 'bytes', field: 'Field', value: 'Value', meaning: 'Meaning', offset: 'Bit offset',
     width: 'Width', spec: 'Defined in', hex: 'Hex dump', layout: 'Bit layout (32 bits a row)', gap: '… {n} bytes left out …',
     pick: 'Pick a field: its bytes light up in the dump below.', nolayout: '{n} bytes; no bit layout drawn.', more: ', {n} more bytes not shown',
     'm.multicast': 'multicast address', 'm.rocev2': 'RoCEv2 (port 4791, assigned to RoCE by IANA)', 'm.default_pkey': 'default partition, full member',
     'm.bytes': '{n} bytes', 'm.reserved': 'reserved: sent as 0, ignored on receipt', 'm.priority': 'priority {p} (what PFC pauses)',
-    'm.ecn.Not-ECT': 'not ECN-capable: a congested switch can only drop', 'm.ecn.ECT(0)': 'ECN-capable (ECT(0)): a congested switch may mark CE', 'm.ecn.ECT(1)': 'ECN-capable (ECT(1))', 'm.ecn.CE': 'congestion experienced (CE): the receiver answers with a CNP',
+    'm.ecn.Not-ECT': 'not ECN-capable: a congested switch can only drop', 'm.ecn.ECT(0)': 'ECN-capable (ECT(0)): a congested switch may mark CE', 'm.ecn.ECT(1)': 'ECN-capable (ECT(1))', 'm.ecn.CE': 'congestion experienced (CE): a RoCEv2 receiver answers with a CNP, a TCP receiver sets ECE in its ACKs',
     'm.check.good': 'verifies', 'm.check.bad': 'wrong: the bytes give {c}', 'm.check.not_computed': '0: not computed by the sender (RoCEv2 NICs send it so; the ICRC protects the packet)', 'm.check.unchecked': 'not checked: it covers bytes that were left out',
-    'm.ack': 'ACK, credits {c}{u}', 'm.unlimited': ' (31 = unlimited)', 'm.rnr': 'RNR NAK: no receive WQE yet; retry after {w} (timer code {t})', 'm.nak': 'NAK: {n} (code {c})',
+    'm.ack': 'ACK, credit code {c}: {n} receive WQEs free at the responder (the code is a log scale, not a count)', 'm.ack31': 'ACK, credit code 31: no credit count; the requester is not limited (what rxe always sends)', 'm.rnr': 'RNR NAK: no receive WQE yet; retry after {w} (timer code {t})', 'm.nak': 'NAK: {n} (code {c})',
     'nak.PSN sequence error': 'PSN sequence error: a packet was lost; the requester resends from this PSN', 'nak.Invalid request': 'invalid request', 'nak.Remote access error': 'remote access error (R_Key, address range or rights)', 'nak.Remote operational error': 'remote operational error', 'nak.Invalid RD request': 'invalid RD request',
     'm.opcode': '{w} ({t})', 'm.macctl.PAUSE': 'PAUSE: the whole link', 'm.macctl.PFC': 'PFC: per priority',
     'm.class_enable': 'addresses priority {p}', 'm.class_enable.none': 'addresses no priority', 'm.quanta': '{q} quanta × 512 bit times = {b} bit times', 'm.quanta0': '0: resume',
@@ -74,34 +74,34 @@ const ABOUT = {
   zh: {
     'eth.Destination': '下一跳的 MAC 地址。', 'eth.Source': '发送端口的 MAC 地址。', 'eth.EtherType': '后面是什么：0x0800 IPv4，0x8100 VLAN 标签，0x8808 MAC 控制帧（PAUSE/PFC）。',
     'vlan.PCP': '优先级（0–7）：交换机按它分队列，PFC 按它暂停。', 'vlan.DEI': '可丢弃指示。', 'vlan.VID': 'VLAN 号；0 表示只带优先级。',
-    'ipv4.DSCP': '区分服务码点：交换机据此映射流量类别。', 'ipv4.ECN': '显式拥塞通知的两位：DCQCN 和 DCTCP 都靠它。', 'ipv4.TTL': '生存时间：每经过一跳减 1。', 'ipv4.DF': '不分片：RoCE 包从不分片。',
+    'ipv4.DSCP': '区分服务码点：交换机据此映射流量类别。', 'ipv4.ECN': '显式拥塞通知的两位：DCQCN 和 DCTCP 都靠它。', 'ipv4.TTL': '生存时间：每经过一跳减 1。', 'ipv4.DF': '不分片：RoCEv2 必须置 1（附录 A17 CA17-7），RoCE 包从不分片。',
     'ipv4.Header Checksum': '只覆盖 IPv4 首部。', 'udp.Source Port': 'RoCEv2 用它做 ECMP 熵：每个 QP 一个值，同一连接的包走同一路径。', 'udp.Destination Port': '4791 表示后面是 InfiniBand 传输头。',
-    'bth.OpCode': '高 3 位是传输服务（RC/UC/RD/UD），低 5 位是操作；它决定后面跟哪些扩展头。', 'bth.SE': '请求的事件：接收方完成时要触发完成事件。', 'bth.M': '路径迁移状态。',
+    'bth.OpCode': '高 3 位是传输服务（RC/UC/RD/UD），低 5 位是操作；它决定后面跟哪些扩展头。', 'bth.SE': '请求事件（Solicited Event）：接收方的完成队列若只等这类事件，这条消息完成时会触发通知。', 'bth.M': '迁移状态（MigReq）：自动路径迁移（APM）用。',
     'bth.PadCnt': '载荷后补了几个字节，使载荷长度是 4 的倍数。', 'bth.TVer': '传输头版本，只定义了 0。', 'bth.P_Key': '分区键：两端必须在同一分区。',
-    'bth.FECN': '前向拥塞通知（InfiniBand 交换机置位）。', 'bth.BECN': '后向拥塞通知：CNP 里置位。', 'bth.DestQP': '这个包要送到的目的 QP 号。',
-    'bth.A': '请求确认：响应方必须为这个包回 ACK。', 'bth.IRN': 'IBTA 中是保留位；rdmalab 用它标出后面有 IRN 扩展头。', 'bth.PSN': '包序号（24 位）：响应方按它检查丢包和重复。',
+    'bth.FECN': '前向拥塞通知：InfiniBand 交换机拥塞时置位（附录 A10）；RoCEv2 端口忽略它（附录 A17 CA17-29），拥塞靠 IPv4 的 ECN 传达。', 'bth.BECN': '后向拥塞通知（附录 A10）：RoCEv2 端口同样忽略；rdmalab 发出的 CNP 把它置 1。', 'bth.DestQP': '这个包要送到的目的 QP 号。',
+    'bth.A': '请求确认：响应方必须为这个包回 ACK。', 'bth.IRN': 'IBTA 的 Resv7 保留字段的最高位；rdmalab 用它标出后面有 IRN 扩展头。', 'bth.Resv7': 'IBTA 的 Resv7 共 7 位，最高一位被 rdmalab 的 IRN 标志占用，这里是剩下的 6 位。', 'bth.Resv6': 'FECN、BECN 之后的 6 个保留位。', 'bth.PSN': '包序号（24 位）：响应方按它检查丢包和重复。',
     'reth.VA': '远端内存的虚拟地址：数据写到（或读自）这里。', 'reth.R_Key': '远端内存区的钥匙：不匹配就是远端访问错误。', 'reth.DMA Length': '整条消息的字节数（不是这个包的）。',
-    'aeth.Syndrome': '高位说 ACK / RNR NAK / NAK，低 5 位是信用、RNR 定时器或 NAK 代码。', 'aeth.MSN': '消息序号：响应方已完成的消息数。',
+    'aeth.Syndrome': '第 7 位保留；6–5 位是类型（00 ACK、01 RNR NAK、11 NAK）；低 5 位是信用代码、RNR 定时器代码或 NAK 代码。', 'aeth.MSN': '消息序号：响应方已完成的消息数。',
     'deth.Q_Key': 'UD 队列钥匙：接收 QP 的 Q_Key 必须相同。', 'deth.SrcQP': '发送方的 QP 号（UD 回复用）。', 'immdt.Immediate Data': '随消息送达的 32 位立即数，出现在接收方的完成里。',
     'ieth.R_Key': '要让接收方作废的 R_Key。', 'atomiceth.VA': '要原子操作的 8 字节远端地址。', 'atomiceth.SwapAddData': '交换值或加数。', 'atomiceth.CmpData': '比较值（只对 COMPARE_SWAP）。',
-    'atomicacketh.OrigRemDt': '原子操作前远端那 8 字节的值。', 'icrc.ICRC': '不变 CRC：覆盖整个 IP 包，路上会变的字段（TTL、DSCP/ECN、校验和、FECN/BECN）先置为全 1。',
+    'atomicacketh.OrigRemDt': '原子操作前远端那 8 字节的值。', 'icrc.ICRC': '不变 CRC（CRC-32）：先算 64 位全 1，再从 IPv4 首部算到载荷后的填充；路上会变的字段——IPv4 的 TTL、DSCP/ECN 和首部校验和、UDP 校验和、BTH 中 FECN/BECN 所在的那个字节——按全 1 计算。',
     'macctl.class_enable_vector': '每一位对应一个优先级：置位表示该优先级的暂停时间有效。', 'macctl.pause_time': '暂停时间，单位是 512 位时间。',
     'tcp.Sequence Number': '这个报文段第一个字节的序号。', 'tcp.Acknowledgment Number': '期望对方下一个字节的序号。', 'tcp.Window': '接收窗口（缩放前）。', 'tcp.ECE': 'ECN 回显：接收方看到了 CE 标记。', 'tcp.CWR': '拥塞窗口已减小。',
   },
   en: {
     'eth.Destination': 'The next hop\'s MAC address.', 'eth.Source': 'The sending port\'s MAC address.', 'eth.EtherType': 'What follows: 0x0800 IPv4, 0x8100 a VLAN tag, 0x8808 a MAC control frame (PAUSE/PFC).',
     'vlan.PCP': 'Priority (0–7): the switch queues by it and PFC pauses by it.', 'vlan.DEI': 'Drop eligible indicator.', 'vlan.VID': 'VLAN id; 0 means a priority tag only.',
-    'ipv4.DSCP': 'Differentiated services codepoint: what a switch maps to a traffic class.', 'ipv4.ECN': 'The two ECN bits DCQCN and DCTCP rely on.', 'ipv4.TTL': 'Time to live: one less at every hop.', 'ipv4.DF': 'Don\'t fragment: RoCE packets are never fragmented.',
+    'ipv4.DSCP': 'Differentiated services codepoint: what a switch maps to a traffic class.', 'ipv4.ECN': 'The two ECN bits DCQCN and DCTCP rely on.', 'ipv4.TTL': 'Time to live: one less at every hop.', 'ipv4.DF': 'Don\'t fragment: RoCEv2 must set it (Annex A17 CA17-7); RoCE packets are never fragmented.',
     'ipv4.Header Checksum': 'Covers the IPv4 header only.', 'udp.Source Port': 'RoCEv2\'s ECMP entropy: one value per QP, so a connection\'s packets take one path.', 'udp.Destination Port': '4791 says an InfiniBand transport header follows.',
-    'bth.OpCode': 'The top 3 bits are the transport service (RC/UC/RD/UD), the low 5 the operation; it decides which extension headers follow.', 'bth.SE': 'Solicited event: the receiver raises a completion event.', 'bth.M': 'Path migration state.',
+    'bth.OpCode': 'The top 3 bits are the transport service (RC/UC/RD/UD), the low 5 the operation; it decides which extension headers follow.', 'bth.SE': 'Solicited event: if the receiver\'s completion queue waits for solicited events only, this message\'s completion raises one.', 'bth.M': 'MigReq: migration state, for automatic path migration (APM).',
     'bth.PadCnt': 'How many bytes follow the payload to make it a multiple of 4.', 'bth.TVer': 'Transport header version; only 0 is defined.', 'bth.P_Key': 'Partition key: both ends must share the partition.',
-    'bth.FECN': 'Forward congestion notification (set by an InfiniBand switch).', 'bth.BECN': 'Backward congestion notification: set in a CNP.', 'bth.DestQP': 'The destination QP this packet is for.',
-    'bth.A': 'Acknowledge request: the responder must ACK this packet.', 'bth.IRN': 'Reserved in IBTA; rdmalab sets it when an IRN extension header follows.', 'bth.PSN': 'Packet sequence number (24 bits): how the responder sees loss and duplicates.',
+    'bth.FECN': 'Forward congestion notification: set by a congested InfiniBand switch (Annex A10); a RoCEv2 port ignores it (Annex A17 CA17-29) and learns of congestion from the IPv4 ECN bits.', 'bth.BECN': 'Backward congestion notification (Annex A10): ignored by RoCEv2 ports too; rdmalab sets it in the CNPs it sends.', 'bth.DestQP': 'The destination QP this packet is for.',
+    'bth.A': 'Acknowledge request: the responder must ACK this packet.', 'bth.IRN': 'The first bit of IBTA\'s reserved Resv7; rdmalab sets it when an IRN extension header follows.', 'bth.Resv7': 'IBTA\'s Resv7 has 7 bits; rdmalab\'s IRN flag takes the first, these are the other 6.', 'bth.Resv6': 'The 6 reserved bits after FECN and BECN.', 'bth.PSN': 'Packet sequence number (24 bits): how the responder sees loss and duplicates.',
     'reth.VA': 'The remote virtual address the data goes to (or comes from).', 'reth.R_Key': 'The remote memory region\'s key: a mismatch is a remote access error.', 'reth.DMA Length': 'Bytes of the whole message (not of this packet).',
-    'aeth.Syndrome': 'The top bits say ACK / RNR NAK / NAK; the low 5 are credits, the RNR timer or the NAK code.', 'aeth.MSN': 'Message sequence number: messages the responder has completed.',
+    'aeth.Syndrome': 'Bit 7 is reserved; bits 6–5 are the type (00 ACK, 01 RNR NAK, 11 NAK); the low 5 are the credit code, the RNR timer code or the NAK code.', 'aeth.MSN': 'Message sequence number: messages the responder has completed.',
     'deth.Q_Key': 'UD queue key: the receiving QP\'s Q_Key must match.', 'deth.SrcQP': 'The sender\'s QP (for a UD reply).', 'immdt.Immediate Data': '32 bits delivered with the message, in the receiver\'s completion.',
     'ieth.R_Key': 'The R_Key the receiver is to invalidate.', 'atomiceth.VA': 'The remote 8 bytes the atomic works on.', 'atomiceth.SwapAddData': 'The swap value or the addend.', 'atomiceth.CmpData': 'The compare value (COMPARE_SWAP only).',
-    'atomicacketh.OrigRemDt': 'The remote 8 bytes before the atomic.', 'icrc.ICRC': 'Invariant CRC over the whole IP packet, with the fields that change on the way (TTL, DSCP/ECN, checksums, FECN/BECN) set to all ones first.',
+    'atomicacketh.OrigRemDt': 'The remote 8 bytes before the atomic.', 'icrc.ICRC': 'Invariant CRC (CRC-32): 64 one bits first, then the IPv4 header through the pad after the payload, with the fields that change on the way (IPv4 TTL, DSCP/ECN and header checksum, the UDP checksum, the BTH byte holding FECN/BECN) counted as all ones.',
     'macctl.class_enable_vector': 'One bit per priority: set means that priority\'s pause time is in force.', 'macctl.pause_time': 'Pause time, in units of 512 bit times.',
     'tcp.Sequence Number': 'Sequence number of the segment\'s first byte.', 'tcp.Acknowledgment Number': 'The next byte expected from the peer.', 'tcp.Window': 'Receive window (before scaling).', 'tcp.ECE': 'ECN echo: the receiver saw a CE mark.', 'tcp.CWR': 'Congestion window reduced.',
   },
@@ -119,7 +119,14 @@ const fieldName = (n) => NAMES[L()][n] ?? n;
 const HEADER_NAMES = { zh: { payload: '载荷', pad: '填充', ethpad: '以太网填充', macctl: 'MAC 控制帧', cnp: 'CNP 保留区', irn: 'IRN 扩展头', eth: '以太网' }, en: {} };
 const headerName = (h) => HEADER_NAMES[L()][h.kind] ?? h.name;
 // Section references: the documents' own numbering, with the words around it in the language.
-const specText = (s) => (L() === 'zh' ? s.replace(/Vol (\d+)/g, '第 $1 卷').replace(/Rel ([\d.]+)/g, '$1 版').replace(/Annex /g, '附录 ') : s);
+// The server's citations look like "IBTA Vol 1 ch. 9 (AETH); IBTA Annex A17 §A17.3.3"; the IRN
+// paper's is a bibliographic reference and stays as it is.
+const specText = (s) => {
+  if (L() !== 'zh' || !s || s.startsWith('IRN:')) return s || '';
+  return s.replace(/Vol (\d+) ch\. (\d+)/g, '第 $1 卷第 $2 章').replace(/Vol (\d+)/g, '第 $1 卷')
+    .replace(/Rel ([\d.]+)/g, '$1 版').replace(/Annex /g, '附录 ').replace(/ \(([^)]*)\)/g, '（$1）')
+    .replace(/; /g, '；').replace(/, /g, '、');
+};
 
 function meaningText(m, field) {
   if (!m) return '';
@@ -127,7 +134,7 @@ function meaningText(m, field) {
     case 'ecn': return tr(`m.ecn.${m.name}`);
     case 'check': return tr(`m.check.${m.verdict}`, { c: m.computed });
     case 'syndrome':
-      if (m.type === 'ack') return tr('m.ack', { c: m.credits, u: m.credits === 31 ? tr('m.unlimited') : '' });
+      if (m.type === 'ack') return m.count == null ? tr('m.ack31') : tr('m.ack', { c: m.credits, n: m.count });
       if (m.type === 'rnr_nak') return tr('m.rnr', { w: m.wait, t: m.timer });
       return tr('m.nak', { n: tr(`nak.${m.nak}`), c: m.code });
     case 'opcode': return tr('m.opcode', { w: m.words, t: m.name });
@@ -260,7 +267,10 @@ function render() {
     const b0 = h.start * 8 + f.bit_offset;
     sel = { h0: h.start, h1: h.start + h.len, f0: Math.floor(b0 / 8), f1: Math.ceil((b0 + f.bit_width) / 8) };
   }
-  const notes = [`<li>${esc(tr('frame', { n: d.len }))}</li>`];
+  // The frame list counts the FCS (as a MAC does), the bytes here do not (as a pcap does):
+  // say both when the two agree on the same frame.
+  const withFcs = Number(s.frame && s.frame.len);
+  const notes = [`<li data-testid="insp-len">${esc(withFcs === d.len + 4 ? tr('framefcs', { n: d.len, m: withFcs }) : tr('frame', { n: d.len }))}</li>`];
   if (d.elided) notes.push(`<li class="insp-elided">${esc(tr('elided', { a: d.elided[0], b: d.elided[1] - 1, n: d.elided[1] - d.elided[0] }))}</li>`);
   if (d.frame_check) notes.push(`<li class="${d.frame_check.ok ? 'insp-ok' : 'insp-bad'}">${esc(d.frame_check.ok ? tr('ok') : tr('bad', { e: d.frame_check.error }))}</li>`);
   const sections = d.headers.map((h, i) => {
@@ -283,7 +293,7 @@ function render() {
       }
       const bad = f.meaning && f.meaning.id === 'check' && f.meaning.verdict === 'bad';
       return `<tr data-fi="${k}" class="${i === hh && k === ff ? 'on' : ''}${bad ? ' bad' : ''}">
-        <th scope="row"><span class="insp-fname">${esc(fieldName(f.name))}</span>${a ? `<small>${esc(a)}</small>` : ''}</th>
+        <th scope="row"><span class="insp-fname">${esc(fieldName(f.name))}</span>${a ? `<small>${esc(a)}</small>` : ''}${f.spec && f.spec !== h.spec ? `<cite class="insp-fspec">${esc(specText(f.spec))}</cite>` : ''}</th>
         <td class="insp-bits">${f.bit_offset}+${f.bit_width}</td><td class="insp-val">${val}${m ? `<div class="insp-mean">${esc(m)}</div>` : ''}</td></tr>`;
     }).join('');
     return `<section class="insp-h" data-hi="${i}" data-kind="${esc(h.kind)}">
@@ -348,6 +358,7 @@ document.addEventListener('click', (e) => {
   const el = e.target.closest && e.target.closest('[data-wire]');
   if (!el || el.closest('.insp')) return;
   const frame = { wire: el.dataset.wire };
+  if (el.dataset.len) frame.len = Number(el.dataset.len);
   if (el.dataset.wireElided) frame.wire_elided = el.dataset.wireElided.split(',').map(Number);
   document.dispatchEvent(new CustomEvent('rdmalab:inspect', { detail: { frame, title: el.dataset.title || '' } }));
 });
@@ -379,7 +390,8 @@ svg.pg-ladder .pg-frame, [data-wire] { cursor: pointer; }
 .insp-fields thead th { color: var(--muted, #5e6873); font-weight: 500; font-size: .78rem; }
 .insp-fields tbody tr { cursor: pointer; } .insp-fields tbody tr:hover { background: #f5f8fc; } .insp-fields tr.on { background: #fff4c2; }
 .insp-fields tr.bad .insp-mean { color: var(--warn, #b3261e); font-weight: 600; }
-.insp-fname { font-weight: 600; font-family: ui-monospace, monospace; } .insp-fields small { display: block; color: var(--muted, #5e6873); font-weight: 400; }
+.insp-fname { font-weight: 600; font-family: ui-monospace, monospace; }
+.insp-fspec { display: block; font-style: normal; font-size: .74rem; color: var(--accent, #0b6bcb); } .insp-fields small { display: block; color: var(--muted, #5e6873); font-weight: 400; }
 .insp-bits { white-space: nowrap; font-family: ui-monospace, monospace; color: var(--muted, #5e6873); }
 .insp-val { font-family: ui-monospace, monospace; overflow-wrap: anywhere; } .insp-mean { font-family: inherit; color: #2c4a6b; }
 .insp-dump { border-top: 1px solid var(--line, #d9dde2); padding: 4px 14px 10px; max-height: 32vh; overflow: auto; background: #fafbfc; }

@@ -10,8 +10,11 @@
 //!
 //! Body `{wire: "hex", elided?: [start, end]}`; answer `{len, elided, frame_check, stopped,
 //! headers: [{kind, name, spec, start, len, fields: [{name, bit_offset, bit_width, value, hex,
-//! meaning}]}]}`. `value` is a string (a 64-bit VA does not fit a JSON number a page can
-//! read exactly); `meaning` is `{id, ...}` with a stable id the page words in its language.
+//! meaning, spec}]}]}`. `len` is the frame without its FCS, as `wire` carries it (a frame
+//! record's `len` counts the 4-byte FCS too). `value` is a string (a 64-bit VA does not fit a
+//! JSON number a page can read exactly); `meaning` is `{id, ...}` with a stable id the page
+//! words in its language; `spec` is the document and section that define the header or the
+//! field (`docs/inspector-sources.md` says where each was checked).
 
 use crate::api::rejection;
 use crate::error::ApiError;
@@ -19,7 +22,7 @@ use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::http::StatusCode;
 use rdmalab::wire::dissect::{self, Dissection, FieldView, Meaning, Value, Verdict};
-use rdmalab::wire::ib::aeth::{NakCode, Syndrome, rnr_timeout};
+use rdmalab::wire::ib::aeth::{NakCode, Syndrome, credit_count, rnr_timeout};
 use rdmalab::wire::{Ecn, EtherType, Protocol};
 use serde::Deserialize;
 use serde_json::{Value as Json_, json};
@@ -129,7 +132,7 @@ pub fn to_json(bytes: &[u8], d: &Dissection) -> Json_ {
             json!({
                 "kind": h.kind.id(),
                 "name": h.kind.name(),
-                "spec": h.kind.spec(),
+                "spec": h.spec,
                 "start": h.start,
                 "len": h.len,
                 "fields": fields,
@@ -166,6 +169,7 @@ fn field_json(header: &[u8], f: &FieldView) -> Json_ {
         "value": value,
         "hex": hex,
         "meaning": f.meaning.map(meaning_json),
+        "spec": f.spec,
     })
 }
 
@@ -193,9 +197,12 @@ fn meaning_json(m: Meaning) -> Json_ {
         }),
         Meaning::DefaultPkey => json!({"id": "default_pkey"}),
         Meaning::Syndrome(s) => match s {
-            Syndrome::Ack { credits } => {
-                json!({"id": "syndrome", "type": "ack", "credits": credits})
-            }
+            // The five bits are a credit code, not a count: `count` is what it announces,
+            // null for 31 (no credit count: the requester is not limited).
+            Syndrome::Ack { credits } => json!({
+                "id": "syndrome", "type": "ack", "credits": credits,
+                "count": credit_count(credits),
+            }),
             Syndrome::RnrNak { timer } => json!({
                 "id": "syndrome", "type": "rnr_nak", "timer": timer,
                 "wait": rnr_timeout(timer).to_string(),

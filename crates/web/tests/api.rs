@@ -1501,3 +1501,53 @@ async fn an_elided_frame_dissected() {
     assert_eq!(last["kind"], "icrc");
     assert_eq!(last["fields"][0]["meaning"]["verdict"], "unchecked");
 }
+
+// ---------------------------------------------------------------------------------------------
+// ibta: the inspector's citations and the AETH credit code, as the route answers them.
+
+/// Every header and every field of a session's frames names the document that defines it,
+/// the ECN bits their own RFC, and an ACK's credit field is read as a code: rxe's 31 is "no
+/// credit count" (`count` null), not 31 credits.
+#[tokio::test]
+async fn ibta_every_dissected_field_cites_its_section() {
+    let session = std::fs::read_to_string(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/verbs/write.toml"),
+    )
+    .unwrap();
+    let (s, report) = post("/api/verbs", &json!({ "session": session }).to_string()).await;
+    assert_eq!(s, StatusCode::OK, "{report}");
+    let frames: Vec<Value> = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|st| st["frames"].as_array().unwrap().clone())
+        .filter(|f| f["wire"].as_str().is_some_and(|w| !w.is_empty()))
+        .collect();
+    assert!(frames.len() >= 2, "{} frames", frames.len());
+    let mut acks = 0;
+    for f in &frames {
+        let mut body = json!({ "wire": f["wire"] });
+        if let Some(e) = f.get("wire_elided") {
+            body["elided"] = e.clone();
+        }
+        let (s, d) = post("/api/frame/dissect", &body.to_string()).await;
+        assert_eq!(s, StatusCode::OK, "{d}");
+        for h in d["headers"].as_array().unwrap() {
+            assert!(h["spec"].as_str().is_some_and(|x| !x.is_empty()), "{h}");
+            for fl in h["fields"].as_array().unwrap() {
+                let spec = fl["spec"].as_str().unwrap_or("");
+                assert!(!spec.is_empty(), "{} {}: no section", h["kind"], fl["name"]);
+                if h["kind"] == "ipv4" && fl["name"] == "ECN" {
+                    assert_eq!(spec, "RFC 3168 §5");
+                }
+                if fl["meaning"]["id"] == "syndrome" && fl["meaning"]["type"] == "ack" {
+                    acks += 1;
+                    assert_eq!(fl["meaning"]["credits"], 31, "rxe's credit code");
+                    assert!(fl["meaning"]["count"].is_null(), "{fl}");
+                }
+            }
+        }
+    }
+    assert!(acks >= 1, "the session's ACK was dissected");
+}

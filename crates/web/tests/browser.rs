@@ -2725,6 +2725,21 @@ async fn the_packet_inspector_in_a_real_browser() {
         for s in sections {
             assert!(text.contains(s), "{lang}: no {s:?}");
         }
+        // ibta: a field defined elsewhere than its header cites its own section (the ECN bits
+        // are RFC 3168's), and the byte count says how it meets the ladder's, which counts
+        // the FCS.
+        assert!(text.contains("RFC 3168 §5"), "{lang}: no ECN section");
+        let len_note: String = eval(
+            &page,
+            "document.querySelector('[data-testid=insp-len]').textContent",
+        )
+        .await;
+        let fcs = if lang == "zh" {
+            "加上 4 字节 FCS 共"
+        } else {
+            "with its 4 bytes"
+        };
+        assert!(len_note.contains(fcs), "{lang}: {len_note}");
         // The bit layout is drawn from the same table: one box per BTH field (the 14 fields).
         let boxes: usize = eval(
             &page,

@@ -243,7 +243,8 @@ pub struct RethView {
 pub struct AethView {
     /// `ACK`, `RNR_NAK` or `NAK`.
     pub syndrome: &'static str,
-    /// An ACK's end-to-end credit count (31: no credits are advertised).
+    /// An ACK's five-bit end-to-end credit code, not a count (`wire::ib::aeth::credit_count`
+    /// gives the credits it announces; 31 announces none, so the requester is not limited).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub credits: Option<u8>,
     /// An RNR NAK's timer code (0–31; `wire::ib::aeth::rnr_timeout` gives the wait it stands for).
@@ -278,15 +279,20 @@ pub struct FrameRecord {
     pub dst: String,
     /// `roce`, `cnp`, `pfc`, `tcp` or `other`.
     pub kind: String,
-    /// What it is: the RoCE opcode as Wireshark names it (`RDMA WRITE First`,
-    /// `Acknowledge`), an ACK's syndrome (`NAK PSN sequence error`, `RNR NAK`), `PAUSE`,
-    /// `TCP`.
+    /// What it is, as the playground's ladder labels it: a RoCE packet's transport and
+    /// operation as Linux names the opcode (`RC RDMA_WRITE_ONLY` for
+    /// `IB_OPCODE_RC_RDMA_WRITE_ONLY` in `include/rdma/ib_pack.h`, `RC ACKNOWLEDGE`, `CNP`),
+    /// identifiers a learner reads in code; a NAK as `NAK` and its [`AethView::nak`] id
+    /// (`NAK PsnSequenceError`) or `RNR NAK`; `PAUSE`, `TCP`, `raw`. Wireshark's words for the
+    /// opcode (`RDMA WRITE Only`) are the packet inspector's, from the frame's bytes.
     pub opcode: String,
     /// The BTH's PSN (RoCE).
     pub psn: Option<u32>,
     /// The BTH's destination QP (RoCE).
     pub qpn: Option<u32>,
-    /// Frame length in bytes.
+    /// Frame length in bytes as a MAC counts it, destination address to FCS and at least 64:
+    /// [`wire`](Self::wire)'s bytes (with any left-out payload) plus the 4-byte FCS, which
+    /// `wire`, like a pcap, does not carry. The inspector says both.
     pub len: u32,
     /// The fabric dropped it on the way (a drop rule, loss or a full buffer).
     pub dropped: bool,
@@ -308,7 +314,8 @@ pub struct FrameRecord {
     /// missing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sack: Option<SackView>,
-    /// The frame's bytes as they left the host (lowercase hex, no FCS), its payload cut to
+    /// The frame's bytes as they left the host (lowercase hex, no FCS: [`len`](Self::len) less
+    /// 4, less any [`wire_elided`](Self::wire_elided) bytes), its payload cut to
     /// the first [`WIRE_PAYLOAD_SHOWN`](crate::world::WIRE_PAYLOAD_SHOWN) (64) bytes: what the web lab's packet inspector
     /// decodes (`POST /api/frame/dissect`). Empty if the packet could not be encoded.
     pub wire: String,

@@ -235,8 +235,15 @@ pub fn draw(report: &Value, steps: Option<(u32, u32)>, lang: Lang) -> Option<Str
                 format!(r#" data-wire-elided="{}""#, n.join(","))
             })
             .unwrap_or_default();
+        // The frame's length as the record counts it (with the FCS `wire` leaves out), so
+        // the inspector can say how its byte count and the ladder's agree.
+        let len = f
+            .get("len")
+            .and_then(Value::as_u64)
+            .map(|n| format!(r#" data-len="{n}""#))
+            .unwrap_or_default();
         svg.raw(&format!(
-            r#"<g class="frame" data-wire="{}"{elided} data-title="{}">"#,
+            r#"<g class="frame" data-wire="{}"{elided}{len} data-title="{}">"#,
             esc(wire),
             esc(&text)
         ));

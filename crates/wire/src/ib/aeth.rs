@@ -1,12 +1,14 @@
 //! The ACK extended transport header (AETH), 4 bytes: syndrome and MSN.
 //!
 //! Follows IBTA Vol. 1 chapter 9 (the AETH layout, and the reliable service's rules for ACK,
-//! RNR NAK and NAK), as summarised in `verbs-spec.md` §6. The syndrome byte holds a reserved bit 7, a two-bit type
-//! in bits 6:5 and a five-bit value:
+//! RNR NAK and NAK), as summarised in `verbs-spec.md` §6 and as Linux encodes it
+//! (`drivers/infiniband/sw/rxe/rxe_hdr.h` `enum aeth_syndrome`, `include/rdma/ib_hdrs.h`).
+//! The syndrome byte holds a reserved bit 7, a two-bit type in bits 6:5 and a five-bit value:
 //!
 //! | type | meaning | value                                                              |
 //! |------|---------|--------------------------------------------------------------------|
-//! | 00   | ACK     | credit count (0x1f: "unlimited", what rxe sends)                    |
+//! | 00   | ACK     | credit code: end-to-end credits ([`credit_count`]); 0x1f is the     |
+//! |      |         | invalid code, "no limit" (rxe's `AETH_ACK_UNLIMITED`, what it sends)|
 //! | 01   | RNR NAK | RNR timer code: how long the requester waits ([`rnr_timeout`])      |
 //! | 10   | reserved| -                                                                  |
 //! | 11   | NAK     | 0 PSN sequence error, 1 invalid request, 2 remote access error,    |
@@ -30,8 +32,28 @@ pub(crate) mod field {
 /// Length of the AETH.
 pub const HEADER_LEN: usize = field::MSN.end;
 
-/// The credit count that means "no flow-control limit".
+/// The credit code that carries no credit count (rdmavt's `IB_AETH_CREDIT_INVAL`): the
+/// requester is not limited by end-to-end credits (rdmavt `rvt_get_credit`; rxe names it
+/// `AETH_ACK_UNLIMITED` and sends it on every ACK).
 pub const CREDITS_UNLIMITED: u8 = 0x1f;
+
+/// How many receive WQEs (credits) an ACK's five-bit credit code announces, `None` for
+/// [`CREDITS_UNLIMITED`]. The code is logarithmic, not a count: 0–4 are themselves, then each
+/// step multiplies by 1.5 or by 4/3 in turn, up to 32768 at code 30 — the table Linux rdmavt
+/// keeps as `credit_table` (`drivers/infiniband/sw/rdmavt/rc.c`), after the IBTA's. Codes
+/// above 31 are read as their low five bits.
+pub const fn credit_count(code: u8) -> Option<u32> {
+    const TABLE: [u32; 31] = [
+        0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536,
+        2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768,
+    ];
+    let code = code & VALUE_MASK;
+    if code == CREDITS_UNLIMITED {
+        None
+    } else {
+        Some(TABLE[code as usize])
+    }
+}
 
 pub(crate) const TYPE_SHIFT: u8 = 5;
 pub(crate) const VALUE_MASK: u8 = 0x1f;
@@ -86,9 +108,9 @@ impl NakCode {
 /// The typed syndrome: what the AETH says about the request it answers.
 #[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
 pub enum Syndrome {
-    /// Positive acknowledgment with an end-to-end credit count (0–31).
+    /// Positive acknowledgment with an end-to-end credit code (0–31).
     Ack {
-        /// Credit count; [`CREDITS_UNLIMITED`] for none.
+        /// Credit code ([`credit_count`] gives the credits); [`CREDITS_UNLIMITED`] for none.
         credits: u8,
     },
     /// Receiver not ready: no receive WQE was posted. Retry after the timer.
@@ -131,7 +153,8 @@ impl Syndrome {
 
 /// How long a requester waits after an RNR NAK with timer `code` before retrying, from the
 /// IBTA table (also rxe's `rnrnak_usec`, listed in `verbs-spec.md` §5). Code 0 is the longest,
-/// 655.36 ms; codes above 31 are treated as their low five bits.
+/// 655.36 ms; codes above 31 are treated as their low five bits. Code 25 is 61.44 ms, as the
+/// kernel's `IB_RNR_TIMER_061_44` names it (rxe's table holds 61410 µs there, a typo).
 pub const fn rnr_timeout(code: u8) -> SimDuration {
     const TABLE_NS: [u64; 32] = [
         655_360_000,
@@ -274,6 +297,21 @@ mod tests {
     static RNR_BYTES: [u8; 4] = [0x2c, 0x01, 0x02, 0x03];
     // NAK PSN sequence error, MSN 5.
     static NAK_BYTES: [u8; 4] = [0x60, 0x00, 0x00, 0x05];
+
+    /// The credit code is a logarithmic scale, not a count: code 5 announces 6 credits, code
+    /// 30 32768 (rdmavt's `credit_table`); 31 announces none at all.
+    #[test]
+    fn credit_codes_decode_to_counts() {
+        assert_eq!(credit_count(0), Some(0));
+        assert_eq!(credit_count(4), Some(4));
+        assert_eq!(credit_count(5), Some(6));
+        assert_eq!(credit_count(0x0a), Some(32));
+        assert_eq!(credit_count(0x1e), Some(32768));
+        assert_eq!(credit_count(CREDITS_UNLIMITED), None);
+        // Strictly increasing: a binary search over it (rdmavt's encoder) is well defined.
+        let counts: Vec<u32> = (0..31).map(|c| credit_count(c).unwrap()).collect();
+        assert!(counts.windows(2).all(|w| w[0] < w[1]), "{counts:?}");
+    }
 
     #[test]
     fn test_deconstruct() {

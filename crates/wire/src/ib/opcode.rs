@@ -549,6 +549,19 @@ mod tests {
     use super::*;
     use Operation::*;
 
+    /// The defined opcodes are exactly Linux's (`include/rdma/ib_pack.h`: `IB_OPCODE(RC, ...)`
+    /// and the rest, each transport's base plus the operation), with the RoCEv2 CNP's
+    /// `b'10000001` from Annex A17 Figure 6. Note RD FLUSH is 0x40 + 0x1C = 0x5c.
+    #[test]
+    fn opcodes_are_linux_ib_pack_h() {
+        let mut want: Vec<u8> = (0x00..=0x14).chain([0x16, 0x17, 0x1c, 0x1d]).collect();
+        want.extend(0x20..=0x2b);
+        want.extend((0x40..=0x54).chain([0x5c]));
+        want.extend([0x64, 0x65, 0x81]);
+        let got: Vec<u8> = Opcode::all().map(Opcode::as_u8).collect();
+        assert_eq!(got, want);
+    }
+
     #[test]
     fn table_bytes() {
         assert_eq!(Opcode::rc(SendOnly).as_u8(), 0x04);
