@@ -188,8 +188,8 @@ function stackedLayout(width, report) {
   const titleH = 8 + 18 * Math.max(titles.tcp.length, titles.rdma.length);
   // The setup tag and the ✓n mark share the box's last line when both fit, else the setup tag
   // gets a line of its own.
-  const setupW = ems(t('box.setup')) * STACK_FONT.small * 1.1;
-  const ownLine = setupW + 6 + 30 > colW - 6;
+  const setupW = ems(t('box.setup')) * STACK_FONT.small;
+  const ownLine = 7 + setupW + 6 + 26 > colW;
   // A run with no first message drawn (a stream) never lights a box: no stage lines, no ✓n,
   // so the boxes are shorter and the drawing leaves more of the phone's screen to the rest.
   const quiet = !drawn(report.tcp) && !drawn(report.rdma);
