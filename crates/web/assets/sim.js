@@ -6,7 +6,7 @@ import { t, href, esc, lang } from './i18n.js';
 import { term, sentence } from './terms.js';
 import { GROUPS, LESSON_KEYS, PARAMS as WORDS, UNITS } from './simparams.js';
 import { api, errorText, go } from './app.js';
-import { pathsSvg, paintAt, spanNs, ladderSvg, cursorAt, fmtNs } from './draw.js';
+import { pathsSvg, paintAt, spanNs, ladderSvg, cursorAt, fmtNs, layoutKey } from './draw.js';
 import { chartSvg } from './chart.js';
 import { narrationHtml, stepButtonsHtml, pacing, stretchText, allSteps, markSteps, w as nw } from './narration.js';
 import { renderPacketView, stopPacketView } from './packetview.js';
@@ -262,9 +262,31 @@ function stopAnimation() {
   anim = null;
 }
 
+/** Watches the drawing's box: a change of layout (side by side ↔ stacked, or the stacked
+ * drawing's width) redraws the paths. */
+let pathsWatch = null;
+
+/**
+ * Draws the two paths at the width of their box and redraws them when that width changes
+ * (a resize, a phone turned sideways), repainting the time shown: the animation's own frame
+ * when one runs, else the resting drawing.
+ */
+function drawPaths(main, report) {
+  if (pathsWatch) pathsWatch.disconnect();
+  const box = main.querySelector('#paths');
+  box.innerHTML = pathsSvg(report, box.clientWidth);
+  pathsWatch = new ResizeObserver(() => {
+    const svg = box.querySelector('svg.paths');
+    if (!box.isConnected || !svg || svg.dataset.layout === layoutKey(box.clientWidth)) return;
+    box.innerHTML = pathsSvg(report, box.clientWidth);
+    if (anim && anim.show) anim.show();
+    else paintAt(box.querySelector('svg.paths'), report, -1);
+  });
+  pathsWatch.observe(box);
+}
+
 function startAnimation(root, report, speed) {
   stopAnimation();
-  const svg = root.querySelector('svg.paths');
   const span = spanNs(report);
   const slider = root.querySelector('#time');
   const label = root.querySelector('#tlabel');
@@ -273,7 +295,7 @@ function startAnimation(root, report, speed) {
   const next = root.querySelector('#step-next');
   const stepof = root.querySelector('#stepof');
   if (!span) {
-    paintAt(svg, report, -1);
+    paintAt(root.querySelector('svg.paths'), report, -1);
     slider.disabled = true; btn.disabled = true; prev.disabled = true; next.disabled = true;
     return;
   }
@@ -287,7 +309,8 @@ function startAnimation(root, report, speed) {
   const show = () => {
     const tn = pace.toSim(a.ms);
     window.__rdmalabTime = tn;
-    paintAt(svg, report, tn);
+    // The drawing is looked up each frame: a resize may have redrawn it (drawPaths).
+    paintAt(root.querySelector('svg.paths'), report, tn);
     cursorAt(root, span, tn);
     const k = markSteps(root, report, tn, all);
     stepof.textContent = nw('stepof', { i: k + 1, n: all.length });
@@ -295,6 +318,7 @@ function startAnimation(root, report, speed) {
     label.textContent = `${fmtNs(tn)} / ${fmtNs(span)}`;
     btn.textContent = a.playing ? t('sim.pause') : t('sim.play');
   };
+  a.show = show;
   const tick = (now) => {
     if (anim !== a) return;
     if (a.playing && a.last != null) {
@@ -480,6 +504,7 @@ function wirePanel(main, plan) {
 export async function renderSim(main, live) {
   stopAnimation();
   stopPacketView();
+  if (pathsWatch) { pathsWatch.disconnect(); pathsWatch = null; }
   const st = state();
   const t0 = performance.now();
   document.body.dataset.run = 'running';
@@ -565,7 +590,7 @@ export async function renderSim(main, live) {
   const report = res.report;
   // For the browser test, which reads the page's own pacing back.
   window.__rdmalabReport = report;
-  main.querySelector('#paths').innerHTML = pathsSvg(report);
+  drawPaths(main, report);
   // Before/after: the previous run of this preset with other parameters stays beside this one.
   const before = previous && previous.preset === st.preset && previous.key !== key ? previous.report : null;
   main.querySelector('#table').innerHTML = tableHtml(report, st.hl, before);

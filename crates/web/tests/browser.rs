@@ -3094,3 +3094,328 @@ async fn the_playground_translates_the_servers_refusals() {
     );
     env.stop().await;
 }
+
+// --- phone: the simulation page's path drawing stacks on a phone (issue 19 item 11) ---
+
+/// A box of the path drawing as drawn: its path, and its rect's x, y, width and height (SVG units).
+type PhoneBoxRect = (String, f64, f64, f64, f64);
+
+/// Every label of the path drawing at the time shown, measured as rendered: `n` labels, the
+/// smallest font in CSS px (`min`), and the labels under 12 px (`small`), wider or taller than
+/// their box (`wide`), outside the drawing (`outside`), or on the same line as another label
+/// of their box and overlapping it (`clash`).
+const PHONE_LABELS_JS: &str = "(() => {
+  const svg = document.querySelector('svg.paths');
+  const sr = svg.getBoundingClientRect();
+  const scale = sr.width / svg.viewBox.baseVal.width;
+  const out = { n: 0, min: 1e9, small: [], wide: [], outside: [], clash: [] };
+  const labels = (root) => [...root.querySelectorAll('text')].flatMap((t) => {
+    const sp = [...t.querySelectorAll('tspan')];
+    return (sp.length ? sp : [t]).filter((e) => e.textContent.trim() && getComputedStyle(e).display !== 'none');
+  });
+  const font = (e) => parseFloat(getComputedStyle(e).fontSize) * scale;
+  for (const e of labels(svg)) {
+    out.n += 1;
+    const f = font(e);
+    out.min = Math.min(out.min, f);
+    if (f < 12) out.small.push(`${e.textContent} ${f.toFixed(1)} px`);
+    const r = e.getBoundingClientRect();
+    if (r.left < sr.left - 0.5 || r.right > sr.right + 0.5) out.outside.push(e.textContent);
+  }
+  for (const g of svg.querySelectorAll('g.box')) {
+    const b = g.querySelector('rect').getBoundingClientRect();
+    const where = `${g.dataset.path}-${g.dataset.side}-${g.dataset.lane}`;
+    const ls = labels(g).map((e) => ({ e, r: e.getBoundingClientRect(), f: font(e) }));
+    for (const { e, r } of ls) {
+      if (r.left < b.left - 0.5 || r.right > b.right + 0.5 || r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5) {
+        out.wide.push(`${where}: ${e.textContent} (${r.width.toFixed(0)} px in ${b.width.toFixed(0)} px)`);
+      }
+    }
+    for (let i = 0; i < ls.length; i += 1) for (let j = i + 1; j < ls.length; j += 1) {
+      const a = ls[i], c = ls[j];
+      const x = Math.min(a.r.right, c.r.right) - Math.max(a.r.left, c.r.left);
+      const dy = Math.abs((a.r.top + a.r.bottom) / 2 - (c.r.top + c.r.bottom) / 2);
+      if (x > 1 && dy < 0.8 * Math.max(a.f, c.f)) out.clash.push(`${where}: ${a.e.textContent} / ${c.e.textContent}`);
+    }
+  }
+  out.small = [...new Set(out.small)]; out.wide = [...new Set(out.wide)];
+  out.outside = [...new Set(out.outside)]; out.clash = [...new Set(out.clash)];
+  return out;
+})()";
+
+/// `PHONE_LABELS_JS` at every 2% of the first message's played time (the slider), merged;
+/// once when the run has no first message (a stream: the player is hidden).
+const PHONE_LABELS_SCRUB_JS: &str = "(() => {
+  const one = () => PHONE_LABELS;
+  const s = document.querySelector('#time');
+  const all = { n: 0, min: 1e9, small: [], wide: [], outside: [], clash: [], samples: 0 };
+  const add = (o) => { all.n = Math.max(all.n, o.n); all.min = Math.min(all.min, o.min); all.samples += 1;
+    for (const k of ['small', 'wide', 'outside', 'clash']) all[k] = [...new Set([...all[k], ...o[k]])]; };
+  if (document.querySelector('#player').style.display === 'none' || s.disabled) add(one());
+  else for (let k = 0; k <= 1000; k += 20) { s.value = String(k); s.dispatchEvent(new Event('input')); add(one()); }
+  return all;
+})()";
+
+/// Asserts the labels of the drawing as `PHONE_LABELS_SCRUB_JS` measures them; returns the
+/// smallest rendered font.
+async fn phone_labels_ok(page: &Page, what: &str) -> f64 {
+    let js = PHONE_LABELS_SCRUB_JS.replace("PHONE_LABELS", PHONE_LABELS_JS);
+    let o: Value = eval(page, &js).await;
+    let list = |k: &str| o[k].as_array().cloned().unwrap_or_default();
+    assert!(o["n"].as_f64().unwrap() >= 14.0, "{what}: labels {o}");
+    assert!(
+        list("small").is_empty(),
+        "{what}: labels under 12 px: {:?}",
+        list("small")
+    );
+    assert!(
+        list("wide").is_empty(),
+        "{what}: labels wider than their box: {:?}",
+        list("wide")
+    );
+    assert!(
+        list("outside").is_empty(),
+        "{what}: labels outside the drawing: {:?}",
+        list("outside")
+    );
+    assert!(
+        list("clash").is_empty(),
+        "{what}: labels on top of each other: {:?}",
+        list("clash")
+    );
+    println!(
+        "{what}: {} labels, {} samples, smallest font {:.1} px",
+        o["n"],
+        o["samples"],
+        o["min"].as_f64().unwrap()
+    );
+    o["min"].as_f64().unwrap()
+}
+
+/// Steps through the whole first message with "next step"; at each step, per path: the box
+/// ringed is the box of the narrated step, rendered, inside the drawing and (the drawing
+/// scrolled to the top of the screen) inside the viewport and not covered by anything; the
+/// timeline outlines that step's bar; every visited box shows its "✓n". Returns the steps.
+async fn phone_ring_ok(page: &Page, what: &str) -> usize {
+    eval::<bool>(
+        page,
+        "(() => { const s = document.querySelector('#time'); s.value = '0'; s.dispatchEvent(new Event('input')); \
+           document.querySelector('.drawing').scrollIntoView({ block: 'start' }); return true; })()",
+    )
+    .await;
+    let n: usize = eval(page, "document.querySelectorAll('ol.narr li').length").await;
+    assert!(n > 4, "{what}: {n} narrated steps");
+    let mut rings = 0;
+    for step in 0..=n {
+        let bad: Vec<String> = eval(
+            page,
+            "(() => { const bad = []; const svg = document.querySelector('svg.paths'); const sr = svg.getBoundingClientRect();
+               for (const p of ['tcp', 'rdma']) {
+                 const li = document.querySelector(`ol.narr[data-path=${p}] li.current`);
+                 const ring = [...svg.querySelectorAll(`g.box.current[data-path=${p}]`)];
+                 if (!li) { if (ring.length) bad.push(`${p}: a ring with no current step`); continue; }
+                 const [side, lane] = li.dataset.key.split('|');
+                 const key = lane === 'switch' ? 'fabric-switch' : `${side}-${lane}`;
+                 if (ring.length !== 1) { bad.push(`${p}: ${ring.length} rings at ${li.innerText}`); continue; }
+                 const g = ring[0];
+                 if (`${g.dataset.side}-${g.dataset.lane}` !== key) bad.push(`${p}: ring on ${g.dataset.side}-${g.dataset.lane}, step in ${key}`);
+                 const r = g.querySelector('rect').getBoundingClientRect();
+                 if (!(r.width > 20 && r.height > 20)) bad.push(`${p}: ring box ${r.width}×${r.height}`);
+                 if (r.left < sr.left - 1 || r.right > sr.right + 1 || r.top < sr.top - 1 || r.bottom > sr.bottom + 1) bad.push(`${p}: ring outside the drawing`);
+                 if (r.left < 0 || r.right > innerWidth || r.top < 0 || r.bottom > innerHeight) bad.push(`${p}: ring box ${key} off screen (${r.left.toFixed(0)},${r.top.toFixed(0)})–(${r.right.toFixed(0)},${r.bottom.toFixed(0)})`);
+                 else { const hit = document.elementFromPoint(r.left + 5, r.top + r.height / 2); if (!hit || hit.closest('g.box') !== g) bad.push(`${p}: ring box ${key} covered by ${hit && hit.outerHTML.slice(0, 60)}`); }
+                 const st = getComputedStyle(g.querySelector('rect'));
+                 if (st.visibility === 'hidden' || st.display === 'none' || +st.opacity === 0) bad.push(`${p}: ring box hidden`);
+                 if (parseFloat(st.strokeWidth) < 3) bad.push(`${p}: ring stroke ${st.strokeWidth}`);
+                 const bars = [...document.querySelectorAll(`svg.ladder[data-path=${p}] rect.bar.current`)];
+                 if (!bars.length || bars.some((b) => b.dataset.key !== li.dataset.key)) bad.push(`${p}: the timeline does not outline ${li.dataset.key}`);
+               }
+               for (const g of svg.querySelectorAll('g.box.visited')) { const v = g.querySelector('text.visits').textContent; if (!/^✓[1-9][0-9]*$/.test(v)) bad.push(`visited ${g.dataset.path}-${g.dataset.side}-${g.dataset.lane} shows ${JSON.stringify(v)}`); }
+               for (const g of svg.querySelectorAll('g.box:not(.visited)')) { if (g.querySelector('text.visits').textContent) bad.push('a ✓ on a box not visited'); }
+               return bad; })()",
+        )
+        .await;
+        assert!(bad.is_empty(), "{what}, step {step}: {bad:#?}");
+        rings += eval::<usize>(
+            page,
+            "document.querySelectorAll('svg.paths g.box.current').length",
+        )
+        .await;
+        let more: bool = eval(
+            page,
+            "(() => { const b = document.querySelector('#step-next'); const before = document.querySelector('#stepof').textContent; b.click(); return document.querySelector('#stepof').textContent !== before; })()",
+        )
+        .await;
+        if !more {
+            break;
+        }
+    }
+    assert!(rings >= n, "{what}: {rings} rings over {n} steps");
+    n
+}
+
+/// Issue 19 item 11: at 390×844 the path drawing is stacked — two columns, local host above the
+/// switch above the remote host — with every label at 12 px or more and inside its box, no
+/// sideways scroll, the narrated step's ring on a box on screen, the ✓n marks and the
+/// timeline's outline; turning the phone re-lays it out; at 1440 the side-by-side drawing is
+/// the one it always was. Screenshots in both languages at both sizes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_path_drawing_stacks_on_a_phone() {
+    let _one = ONE_BROWSER.lock().await;
+    let Some(env) = Env::start("phonestack").await else {
+        return;
+    };
+    let (base, page) = (env.base.clone(), env.page.clone());
+    let phone = || SetDeviceMetricsOverrideParams::new(390, 844, 2.0, true);
+    for lang in ["zh", "en"] {
+        for preset in ["lesson1", "lesson3", "lesson5"] {
+            let what = format!("390 px {preset} {lang}");
+            page.execute(phone()).await.unwrap();
+            open_sim(&page, &format!("{base}/sim?preset={preset}&lang={lang}")).await;
+            let (layout, svg_w, box_w, vb_h, view_h): (String, f64, f64, f64, f64) = eval(
+                &page,
+                "(() => { const s = document.querySelector('svg.paths'); return [s.dataset.layout, s.getBoundingClientRect().width, document.querySelector('#paths').clientWidth, s.viewBox.baseVal.height * s.getBoundingClientRect().width / s.viewBox.baseVal.width, innerHeight]; })()",
+            )
+            .await;
+            assert!(layout.starts_with("stacked-"), "{what}: layout {layout}");
+            assert!(
+                (svg_w - box_w).abs() <= 1.0,
+                "{what}: drawing {svg_w} px in a {box_w} px box"
+            );
+            // One scroll shows the whole drawing.
+            assert!(
+                vb_h < view_h,
+                "{what}: the drawing is {vb_h} px tall, the screen {view_h}"
+            );
+            // Local host above the switch above the remote host, TCP left of RDMA.
+            let order: Vec<(String, f64, f64)> = eval(
+                &page,
+                "[...document.querySelectorAll('svg.paths g.box')].map(g => { const r = g.querySelector('rect').getBoundingClientRect(); return [g.dataset.path + '-' + g.dataset.side + '-' + g.dataset.lane, r.left, r.top]; })",
+            )
+            .await;
+            assert_eq!(order.len(), 14, "{what}: boxes");
+            for col in order.chunks(7) {
+                assert!(
+                    col.windows(2)
+                        .all(|w| w[1].2 > w[0].2 && (w[1].1 - w[0].1).abs() < 1.0),
+                    "{what}: a column top to bottom: {col:?}"
+                );
+            }
+            assert!(order[7].1 > order[0].1, "{what}: RDMA right of TCP");
+            let sideways: f64 = eval(
+                &page,
+                "document.documentElement.scrollWidth - window.innerWidth",
+            )
+            .await;
+            assert!(
+                sideways <= 0.0,
+                "{what}: the page scrolls {sideways} px sideways"
+            );
+            let min = phone_labels_ok(&page, &what).await;
+            assert!(min >= 12.0, "{what}: {min}");
+            if preset == "lesson5" {
+                // A stream narrates no first message: no step, no ring; the drawing still
+                // shows both RDMA kernels bypassed, the line going around them.
+                let (steps, rings, around, bypassed): (usize, usize, usize, usize) = eval(
+                    &page,
+                    "[document.querySelectorAll('ol.narr li').length, document.querySelectorAll('svg.paths g.box.current').length, document.querySelectorAll('svg.paths g.row[data-path=rdma] path.wire.around').length, document.querySelectorAll('svg.paths g.box[data-path=rdma][data-skip=bypassed]').length]",
+                )
+                .await;
+                assert_eq!((steps, rings), (0, 0), "{what}: narration of a stream");
+                assert_eq!((around, bypassed), (2, 2), "{what}: the bypass");
+                wait_for(&page, "document.body.dataset.packets === 'done'", "packets").await;
+            } else {
+                let n = phone_ring_ok(&page, &what).await;
+                println!("{what}: the ring on screen at each of {n} steps");
+            }
+            if preset == "lesson3" {
+                let why: String = eval(
+                    &page,
+                    "document.querySelector('.failure-mark .why').textContent",
+                )
+                .await;
+                assert!(why.contains("LocProtErr"), "{what}: failure note {why:?}");
+            }
+            // A screen's worth with the drawing at the top, and the whole page.
+            eval::<bool>(&page, "(() => { document.querySelector('.drawing').scrollIntoView({ block: 'start' }); return true; })()").await;
+            shot_view(&page, &format!("phone-{preset}-{lang}-390")).await;
+            shot(&page, &format!("phone-{preset}-{lang}-390-full")).await;
+        }
+    }
+
+    // Turned sideways (844 px), the box is wide enough for the side-by-side drawing; turned
+    // back, the stacked one returns at the new width, the animation still marking its step.
+    page.execute(phone()).await.unwrap();
+    open_sim(&page, &format!("{base}/sim?preset=lesson1")).await;
+    page.execute(SetDeviceMetricsOverrideParams::new(844, 390, 2.0, true))
+        .await
+        .unwrap();
+    wait_for(
+        &page,
+        "document.querySelector('svg.paths').dataset.layout === 'wide'",
+        "side by side when turned",
+    )
+    .await;
+    page.execute(phone()).await.unwrap();
+    wait_for(
+        &page,
+        "document.querySelector('svg.paths').dataset.layout.startsWith('stacked-')",
+        "stacked when turned back",
+    )
+    .await;
+    phone_labels_ok(&page, "390 px lesson1 zh, turned and back").await;
+    phone_ring_ok(&page, "390 px lesson1 zh, turned and back").await;
+
+    // 1440: the side-by-side drawing, boxes where they always were.
+    page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+        .await
+        .unwrap();
+    for lang in ["zh", "en"] {
+        for preset in ["lesson1", "lesson5"] {
+            let what = format!("1440 px {preset} {lang}");
+            open_sim(&page, &format!("{base}/sim?preset={preset}&lang={lang}")).await;
+            let (layout, vb, rects): (String, String, Vec<PhoneBoxRect>) = eval(
+                &page,
+                "(() => { const s = document.querySelector('svg.paths'); return [s.dataset.layout, s.getAttribute('viewBox'), [...s.querySelectorAll('g.box')].map(g => { const r = g.querySelector('rect'); return [g.dataset.path, +r.getAttribute('x'), +r.getAttribute('y'), +r.getAttribute('width'), +r.getAttribute('height')]; })]; })()",
+            )
+            .await;
+            assert_eq!(
+                (layout.as_str(), vb.as_str()),
+                ("wide", "0 0 1000 300"),
+                "{what}"
+            );
+            let xs = [6.0, 144.0, 282.0, 438.0, 594.0, 732.0, 870.0];
+            for (i, (path, x, y, w, h)) in rects.iter().enumerate() {
+                let row_y = if path == "tcp" { 38.0 } else { 188.0 };
+                assert_eq!(
+                    (*x, *y, *w, *h),
+                    (xs[i % 7], row_y, 124.0, 78.0),
+                    "{what}: box {i}"
+                );
+            }
+            let sideways: f64 = eval(
+                &page,
+                "document.documentElement.scrollWidth - window.innerWidth",
+            )
+            .await;
+            assert!(sideways <= 0.0, "{what}: sideways {sideways}");
+            if preset == "lesson1" {
+                eval::<bool>(&page, "(() => { document.querySelector('#step-next').click(); document.querySelector('#step-next').click(); return true; })()").await;
+                let rings: usize = eval(
+                    &page,
+                    "document.querySelectorAll('svg.paths g.box.current').length",
+                )
+                .await;
+                assert!(rings >= 1, "{what}: no ring");
+            } else {
+                wait_for(&page, "document.body.dataset.packets === 'done'", "packets").await;
+            }
+            page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+                .await
+                .unwrap();
+            eval::<bool>(&page, "(() => { window.scrollTo(0, 0); return true; })()").await;
+            shot_view(&page, &format!("phone-{preset}-{lang}-1440")).await;
+        }
+    }
+    env.stop().await;
+}
