@@ -399,8 +399,9 @@ export function startTour(page, root) {
     const note = current.box.querySelector('.tour-note');
     note.textContent = ui('refused');
     note.hidden = false;
-    const el = control(s.act.key);
-    if (el) el.closest('.param').scrollIntoView({ block: 'center', behavior: 'instant' });
+    // The field the panel refused (it says why under it), else the step's own control.
+    const bad = document.querySelector('#params [aria-invalid="true"]') || control(s.act.key);
+    if (bad) bad.closest('.param').scrollIntoView({ block: 'center', behavior: 'instant' });
   };
   document.addEventListener('keydown', key);
   document.addEventListener('rdmalab:sim-done', ran);
