@@ -3389,7 +3389,71 @@ async fn tours_every_playground_chapter_has_a_tour_that_walks_on_zh() {
             assert!(!still, "{id} did not end after {n} steps at {w}");
         }
         println!("{} chapter tours walked at {w}×{h}", tours.len());
+        // The menu on a phone: the open list takes the bar's width.
+        open(&page, &format!("{base}/playground")).await;
+        wait_for(
+            &page,
+            "document.body.dataset.run === 'done' && document.querySelector('[data-testid=tour-menu]')",
+            "the playground's tour menu",
+        )
+        .await;
+        let fits: bool = eval(
+            &page,
+            "(() => { const d = document.querySelector('[data-testid=tour-menu]'); d.open = true; d.scrollIntoView({ block: 'start' }); const r = d.querySelector('.tour-menu-list').getBoundingClientRect(); return r.left >= 0 && r.right <= innerWidth && r.height > 100; })()",
+        )
+        .await;
+        assert!(fits, "the open tour menu does not fit the screen at {w}");
+        shot_view(&page, &format!("tours-pg-menu-open-zh-{w}")).await;
     }
+
+    // In English: the same steps, English words on the card, no Chinese.
+    page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+        .await
+        .unwrap();
+    open(
+        &page,
+        &format!("{base}/playground?tour=m1c8&example=mr_access&lang=en"),
+    )
+    .await;
+    wait_for(
+        &page,
+        "document.body.dataset.run === 'done' && document.querySelector('.tour-box[data-tour=\"pg-m1c8\"]')",
+        "m1c8's tour in English",
+    )
+    .await;
+    let n = tours.iter().find(|t| t.0 == "m1c8").unwrap().2;
+    for k in 1..=n {
+        let (text, next): (String, String) = eval(
+            &page,
+            "[document.querySelector('.tour-box .tour-text').innerText, document.querySelector('.tour-box [data-tour-go=next]').innerText]",
+        )
+        .await;
+        assert!(
+            !text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+            "m1c8 step {k} in English: {text}"
+        );
+        assert!(next == "Next" || next == "Done", "{next}");
+        if k == 4 {
+            shot_view(&page, "tours-pg-m1c8-4-en-1440").await;
+        }
+        tour_click(&page, "next").await;
+    }
+    // The chapter page's chip says it starts a tour.
+    open(&page, &format!("{base}/chapter/m1c8")).await;
+    wait_for(
+        &page,
+        "document.querySelector('a.lab-chip[data-lab=playground]')",
+        "m1c8's chip",
+    )
+    .await;
+    let (href, label): (String, String) = eval(
+        &page,
+        "(() => { const a = document.querySelector('a.lab-chip[data-lab=playground]'); a.scrollIntoView({ block: 'center' }); return [a.getAttribute('href'), a.innerText]; })()",
+    )
+    .await;
+    assert_eq!(href, "/playground?tour=m1c8&example=mr_access");
+    assert!(label.contains("导览"), "{label}");
+    shot_view(&page, "tours-chapter-m1c8-chip-zh-1440").await;
     env.stop().await;
 }
 
