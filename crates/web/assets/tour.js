@@ -284,6 +284,7 @@ function close() {
   document.removeEventListener('keydown', current.key);
   document.removeEventListener('rdmalab:sim-done', current.ran);
   document.removeEventListener('rdmalab:sim-refused', current.refused);
+  document.removeEventListener('rdmalab:route', current.routed);
   current = null;
 }
 
@@ -403,11 +404,21 @@ export function startTour(page, root) {
     const bad = document.querySelector('#params [aria-invalid="true"]') || control(s.act.key);
     if (bad) bad.closest('.param').scrollIntoView({ block: 'center', behavior: 'instant' });
   };
+  // Another page (app.js's router) ends the tour; the same page drawn again (another language,
+  // another session) keeps it, its card in the page's language.
+  const path = location.pathname;
+  const routed = () => {
+    if (!current) return;
+    if (location.pathname !== path) close();
+    // A run "Do it" started is being drawn: its rdmalab:sim-done moves the tour on.
+    else if (!current.acting) show(current.k, { scroll: false });
+  };
   document.addEventListener('keydown', key);
+  document.addEventListener('rdmalab:route', routed);
   document.addEventListener('rdmalab:sim-done', ran);
   document.addEventListener('rdmalab:sim-refused', refused);
   document.body.append(box);
-  current = { steps, box, root, k: 0, key, ran, refused, acting: false };
+  current = { steps, box, root, k: 0, key, ran, refused, routed, acting: false };
   show(0);
 }
 

@@ -3329,6 +3329,18 @@ async fn tours_every_playground_chapter_has_a_tour_that_walks_on_zh() {
         "the menu's m1c8 tour",
     )
     .await;
+    // Another page ends the tour.
+    eval::<bool>(
+        &page,
+        "(() => { document.querySelector('nav a[href^=\"/labs\"]').click(); return true; })()",
+    )
+    .await;
+    wait_for(
+        &page,
+        "location.pathname === '/labs' && !document.querySelector('.tour-box')",
+        "the tour ending on another page",
+    )
+    .await;
 
     for (w, h) in [(1440, 900), (390, 844)] {
         page.execute(SetDeviceMetricsOverrideParams::new(w, h, 1.0, w < 600))
