@@ -63,6 +63,8 @@ let generation = 0;
 
 async function route() {
   const gen = ++generation;
+  // Page-wide helpers that belong to one page (the guided tour) hear that the page changed.
+  document.dispatchEvent(new CustomEvent('rdmalab:route'));
   chrome();
   const main = document.getElementById('app');
   const path = location.pathname;

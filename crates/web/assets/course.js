@@ -4,6 +4,7 @@ import { t, lang, href, esc } from './i18n.js';
 import { api } from './app.js';
 // Lesson ladders carry each frame's bytes (data-wire); a click opens the packet inspector.
 import './inspector.js';
+import { CHAPTER_TOURS, chapterTourHref } from './tour-chapters.js';
 
 const colon = () => (lang() === 'en' ? ': ' : '：');
 const comma = () => (lang() === 'en' ? ', ' : '，');
@@ -45,10 +46,16 @@ export function labName(labs, id) {
   return (text && text.title) || (LAB_NAMES[lang()] || LAB_NAMES.zh)[id] || id;
 }
 
-function labLinks(ids = [], labs = null) {
+/**
+ * The chips to the labs of a chapter. The playground's opens the chapter's example session
+ * with the chapter's tour (tour-chapters.js) when it has one.
+ */
+function labLinks(ids = [], labs = null, chapter = null) {
   return ids.map((id) => {
-    const path = id === 'playground' ? '/playground' : `/lab/${id}`;
-    return `<a class="chip lab-chip" data-link data-lab="${esc(id)}" href="${href(path)}">${esc(t('open.lab', { t: labName(labs, id) }))}</a>`;
+    const toured = id === 'playground' && chapter && Object.hasOwn(CHAPTER_TOURS, chapter);
+    const url = toured ? chapterTourHref(chapter) : href(id === 'playground' ? '/playground' : `/lab/${id}`);
+    const tour = toured ? ` <span class="chip-tour">${esc(lang() === 'en' ? '(guided tour)' : '（带导览）')}</span>` : '';
+    return `<a class="chip lab-chip" data-link data-lab="${esc(id)}"${toured ? ` data-tour-chapter="${esc(chapter)}"` : ''} href="${esc(url)}">${esc(t('open.lab', { t: labName(labs, id) }))}${tour}</a>`;
   }).join(' ');
 }
 
@@ -174,7 +181,7 @@ export async function renderChapter(main, id, live) {
   document.title = `${c.title} · ${t('title')}`;
   const labs = c.labs || [];
   const demo = c.lessons.length || c.presets.length || labs.length
-    ? `<aside class="demo-box"><h2>${esc(t('chapter.demo'))}</h2><p>${lessonLinks(c.lessons)} ${presetLinks(c.presets)} ${labLinks(labs, texts)}</p></aside>` : '';
+    ? `<aside class="demo-box"><h2>${esc(t('chapter.demo'))}</h2><p>${lessonLinks(c.lessons)} ${presetLinks(c.presets)} ${labLinks(labs, texts, c.id)}</p></aside>` : '';
   const nav = (x, label) => x ? `<a data-link href="${href(`/chapter/${x.id}`)}">${esc(label)} ${esc(x.title)}</a>` : '<span></span>';
   const tries = c.tries.map((x, i) => `
     <li><a class="button${i ? ' secondary' : ''}" data-link data-try="${i}" href="${esc(x.href)}">${x.label}</a>

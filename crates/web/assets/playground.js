@@ -28,7 +28,7 @@ import { renderState } from './pg-objects.js';
 import { renderLadder, ladderFrame } from './pg-ladder.js';
 import { renderMemory, mt } from './pg-memory.js';
 import { PANES, pt, wirePanes } from './pg-panes.js';
-import { tourButtonHtml, wireTours } from './tour.js';
+import { startTour, tourButtonHtml, tourMenuHtml, wireTours } from './tour.js';
 import './inspector.js';
 import { refusalHtml, refusalZh } from './pg-refusals.js';
 export { QUICK_START, emptySession, pinExpectations, encodeShare, decodeShare } from './pg-session.js';
@@ -519,6 +519,7 @@ export async function renderPlayground(main, live) {
         <label class="pg-file"><span>${esc(tt('import'))}</span> <input type="file" id="pg-import" data-testid="import" accept=".toml,text/plain,application/toml"></label>
         <button type="button" id="pg-share" class="secondary" data-testid="share">${esc(tt('share'))}</button>
         ${tourButtonHtml('playground')}
+        <span id="pg-tour-menu"></span>
       </div>
       <details class="pg-paste"><summary>${esc(tt('paste'))}</summary>
         <label for="pg-paste-text">${esc(tt('paste.label'))}</label>
@@ -574,6 +575,9 @@ export async function renderPlayground(main, live) {
   root.querySelector('#pg-title').textContent = labName(texts, 'playground');
   document.title = `${labName(texts, 'playground')} · ${t('title')}`;
   root.querySelector('#pg-intro').innerHTML = introHtml(texts);
+  // One tour per chapter the course sends here, over that chapter's example session.
+  const pgText = texts && texts.find((l) => l.id === 'playground');
+  root.querySelector('#pg-tour-menu').innerHTML = tourMenuHtml(pgText ? pgText.chapters : []);
   if (P.modelError) status(tt('model.error', { e: P.modelError }), true);
   root.querySelector('#pg-ref').innerHTML = referenceHtml();
   const s = q.get('s');
@@ -604,4 +608,7 @@ export async function renderPlayground(main, live) {
   root.querySelector('#pg-profile').value = P.session.profile;
   selectTab(P.session.raw ? P.tab : suggestTab());
   await run();
+  // A chapter's link (`?tour=<chapter>`, tour.js) starts that chapter's tour over its session.
+  const tour = q.get('tour');
+  if (tour && live()) startTour(tour === 'playground' ? 'playground' : `pg-${tour}`, root);
 }

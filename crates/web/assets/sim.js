@@ -421,6 +421,12 @@ let pending = null;
 /** The panel stays open across the run it started. */
 let keepOpen = false;
 
+/**
+ * Tells whoever listens (the guided tour's "Do it", tour.js) how a run ended: `sim-done` once
+ * its result is drawn, `sim-refused` when the panel or the server refused it.
+ */
+const announce = (what, detail = {}) => document.dispatchEvent(new CustomEvent(`rdmalab:sim-${what}`, { detail }));
+
 const runKey = (st) => JSON.stringify([st.preset, st.set, st.profile]);
 
 /** The body of `/api/run` for a state. */
@@ -472,6 +478,7 @@ function wirePanel(main, plan) {
       summary.textContent = t('sim.fix', { n: bad });
       summary.classList.add('error');
       form.querySelector('[aria-invalid=true]').focus();
+      announce('refused');
       return;
     }
     summary.textContent = '';
@@ -493,6 +500,7 @@ function wirePanel(main, plan) {
       } else {
         form.querySelector('[aria-invalid=true]').focus();
       }
+      announce('refused');
       return;
     }
     pending = { key: runKey(next), res };
@@ -584,6 +592,7 @@ export async function renderSim(main, live) {
       if (a.field) showFieldError(form, a.field, t('err.server', { label: words(a.field)[0], allowed: a.allowed || '' }));
     } catch { /* the preset itself failed: the status line says why */ }
     document.body.dataset.run = 'error';
+    announce('refused');
     return;
   }
   if (!live()) return;
@@ -616,6 +625,7 @@ export async function renderSim(main, live) {
   // The row the lesson is about, in view after the run.
   const hlRow = st.hl && main.querySelector(`tr[data-row="${st.hl}"]`);
   if (hlRow) hlRow.scrollIntoView({ block: 'center' });
+  announce('done', { preset: st.preset, set: st.set });
   if (stream) {
     stopAnimation();
     paintAt(main.querySelector('svg.paths'), report, -1);

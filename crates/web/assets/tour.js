@@ -3,10 +3,17 @@
 // button (`tourButtonHtml`), closed with Escape or ✕. A step may name the phone pane it lives in
 // (pg-panes.js) so the tour shows that pane first, or a closed <details> (`open`) to open first.
 // Each tour's texts are in both languages here. The simulation page has one tour per preset
-// (`sim-<preset>`): the lesson's hands-on steps, pointing at the rows the lesson names.
+// (`sim-<preset>`): the lesson's hands-on steps, pointing at the rows the lesson names. A step
+// that asks the learner to change a setting and run (`act`) also offers "Do it": the tour sets
+// that control in the page's own parameter panel, presses Run, waits for the result, and goes
+// on to the next step, which points at the row that changed (sim.js shows before → now). The
+// playground has a general tour and one per chapter (`pg-<chapter>`, tour-chapters.js), each
+// over the chapter's example session; a step may select one of the session's steps (`select`)
+// so the packets, memory and state panes show what that step did.
 
-import { esc, lang } from './i18n.js';
+import { esc, href, lang } from './i18n.js';
 import { showPane } from './pg-panes.js';
+import { CHAPTER_TOURS, chapterTourHref } from './tour-chapters.js';
 
 // The tour's card and outline styles, loaded once by whichever page imports the tours.
 if (!document.querySelector('link[data-tour-css]')) {
@@ -18,8 +25,14 @@ if (!document.querySelector('link[data-tour-css]')) {
 }
 
 const UI = {
-  zh: { start: '导览', startTitle: '一步一步带你走一遍这个页面', next: '下一步', back: '上一步', done: '完成', close: '关闭导览', of: '第 {k} 步，共 {n} 步' },
-  en: { start: 'Guided tour', startTitle: 'Walk through this page one step at a time', next: 'Next', back: 'Back', done: 'Done', close: 'Close the tour', of: 'Step {k} of {n}' },
+  zh: { start: '导览', startTitle: '一步一步带你走一遍这个页面', next: '下一步', back: '上一步', done: '完成', close: '关闭导览', of: '第 {k} 步，共 {n} 步',
+    act: '做这一步', actTitle: '导览替你在参数面板里改好这一项，再点「运行」；也可以自己动手', acting: '正在运行……',
+    refused: '这次没能运行：参数面板里写着原因。改好后可以再点「做这一步」，或者自己点「运行」。',
+    menu: '按章节导览', menuTitle: '每一章在实验台上有自己的导览，打开这一章的示例会话一步一步看', basics: '实验台入门：从零搭一对 QP' },
+  en: { start: 'Guided tour', startTitle: 'Walk through this page one step at a time', next: 'Next', back: 'Back', done: 'Done', close: 'Close the tour', of: 'Step {k} of {n}',
+    act: 'Do it', actTitle: 'The tour sets this in the parameter panel and presses Run for you; or do it by hand', acting: 'Running…',
+    refused: 'That run did not start: the parameter panel says why. Fix it and press Do it again, or press Run yourself.',
+    menu: 'Chapter tours', menuTitle: 'Each chapter has its own playground tour over the chapter\'s example session', basics: 'Playground basics: a QP pair from scratch' },
 };
 
 /**
@@ -61,7 +74,10 @@ const row = (id) => `#table tr[data-row="${id}"]`;
 const WHAT = { sel: '[data-testid="preset-what"]' };
 const PARAMS_OPEN = 'details.params';
 const param = (key) => ({ sel: `.param[data-param="${key}"]`, open: PARAMS_OPEN });
-const RUN = { sel: '#run', open: PARAMS_OPEN };
+/** A step that changes `key` to `value` and runs: by hand, or with the tour's "Do it". */
+const act = (key, value) => ({ ...param(key), act: { key, value } });
+/** The step after an acting one: the row the change is about, with its before → now. */
+const changed = (id) => ({ sel: row(id) });
 
 Object.assign(TOURS, {
   'sim-lesson1': [
@@ -109,15 +125,12 @@ Object.assign(TOURS, {
     { sel: '#paths',
       zh: '动画里注意远端的应用框：SEND 会点亮它（接收方要处理完成）。',
       en: 'In the drawing, watch the remote application box: a SEND lights it, because the receiver handles the completion.' },
-    { ...param('rdma.operation'),
-      zh: '现在把「RDMA 操作」改成 write（单边）……',
-      en: 'Now set RDMA operation to write (one-sided)…' },
-    { ...RUN,
-      zh: '……再点「运行」。表里变了的格子会显示“之前 → 现在”。',
-      en: '…and press Run. Every cell that changed shows "before → now".' },
-    { sel: row('remote_cpu'),
-      zh: 'WRITE 之后这一行变成“无”，远端 CPU 阶段为空；动画里远端应用框不再亮。再对照“数据写入远端内存”一行，和 SEND 那次差不多。',
-      en: 'After WRITE this row reads none and the remote CPU stages are empty; the remote application box no longer lights. Compare the data-placed row too: about the same as with SEND.' },
+    { ...act('rdma.operation', 'write'),
+      zh: '现在把「RDMA 操作」改成 write（单边），再点面板下面的「运行」；也可以点「做这一步」，让导览替你改好并运行。表里变了的格子会显示“之前 → 现在”。',
+      en: 'Now set RDMA operation to write (one-sided) and press Run under the panel — or press Do it and the tour does both. Every cell that changed shows "before → now".' },
+    { ...changed('remote_cpu'),
+      zh: '运行之后，这一行显示之前 → 现在：WRITE 之后变成“无”，远端 CPU 阶段为空；动画里远端应用框不再亮。再对照“数据写入远端内存”一行，和 SEND 那次差不多。',
+      en: 'After the run this row reads before → now: after WRITE it reads none and the remote CPU stages are empty; the remote application box no longer lights. Compare the data-placed row too: about the same as with SEND.' },
   ],
   'sim-lesson3': [
     { ...WHAT,
@@ -135,9 +148,12 @@ Object.assign(TOURS, {
     { sel: row('setup_syscalls'),
       zh: '“建连：系统调用”一行：注册内存本来是建连时付的一笔账，这次少了它，比较一下和基线①的差别。',
       en: 'The setup-system-calls row: registering memory is a cost paid at setup; it is missing this time — compare with baseline ①.' },
-    { ...param('rdma.memory_registered'),
-      zh: '勾上「内存已注册」再点「运行」，RDMA 一栏就恢复成功，结果一行显示之前 → 现在。',
-      en: 'Tick Memory registered and press Run: the RDMA column succeeds again and the outcome row shows before → now.' },
+    { ...act('rdma.memory_registered', true),
+      zh: '勾上「内存已注册」再点「运行」；也可以点「做这一步」，让导览替你勾上并运行。',
+      en: 'Tick Memory registered and press Run — or press Do it and the tour does both.' },
+    { ...changed('outcome'),
+      zh: '运行之后，“结果”一行显示之前 → 现在：注册过内存，网卡查得到这块缓冲区，RDMA 一栏恢复成功。再回头看“建连：系统调用”一行，注册的那笔账又回来了。',
+      en: 'After the run the outcome row reads before → now: with the memory registered the NIC finds the buffer and the RDMA column succeeds. Look back at the setup-system-calls row too: the registration\'s cost is back.' },
   ],
   'sim-lesson4': [
     { ...WHAT,
@@ -149,15 +165,12 @@ Object.assign(TOURS, {
     { sel: '#paths',
       zh: '动画里 RDMA 这条路什么也没发出去，TCP 照常送达。',
       en: 'In the drawing the RDMA path sends nothing, while TCP delivers as usual.' },
-    { ...param('nic.profile'),
-      zh: '把「网卡型号」改成 rxe（Soft-RoCE 软件网卡）……',
-      en: 'Set NIC profile to rxe (the Soft-RoCE software NIC)…' },
-    { ...RUN,
-      zh: '……再点「运行」。',
-      en: '…and press Run.' },
-    { sel: row('outcome'),
-      zh: '这次 ibv_post_send 当场返回 EINVAL，原因写明 QP 在 RTR、必须到 RTS。同一个错误，两种网卡两种表现：一个静静地不完成，一个当场拒绝。',
-      en: 'This time ibv_post_send returns EINVAL on the spot, and the reason says the QP is in RTR and must reach RTS. One mistake, two NICs, two behaviours: one silently never completes, the other refuses at once.' },
+    { ...act('nic.profile', 'rxe'),
+      zh: '把「网卡型号」改成 rxe（Soft-RoCE 软件网卡），再点「运行」；也可以点「做这一步」，让导览替你改好并运行。',
+      en: 'Set NIC profile to rxe (the Soft-RoCE software NIC) and press Run — or press Do it and the tour does both.' },
+    { ...changed('outcome'),
+      zh: '运行之后，“结果”一行显示之前 → 现在：这次 ibv_post_send 当场返回 EINVAL，原因写明 QP 在 RTR、必须到 RTS。同一个错误，两种网卡两种表现：一个静静地不完成，一个当场拒绝。',
+      en: 'After the run the outcome row reads before → now: this time ibv_post_send returns EINVAL on the spot, and the reason says the QP is in RTR and must reach RTS. One mistake, two NICs, two behaviours: one silently never completes, the other refuses at once.' },
   ],
   'sim-lesson5': [
     { ...WHAT,
@@ -175,35 +188,44 @@ Object.assign(TOURS, {
     { sel: row('loss_model'),
       zh: '“丢包模型预测”把仿真的保持率和一个简单模型的预测放在一起，比值接近 1 说明模型说得通。',
       en: 'The loss-model row sets the simulated retention beside a simple model\'s prediction; a ratio near 1 means the model explains it.' },
-    { ...param('lossless.enabled'),
-      zh: '现在勾上「无损网络（PFC）」……',
-      en: 'Now tick Lossless network (PFC)…' },
-    { ...RUN,
-      zh: '……再点「运行」。保持率一行会显示之前 → 现在。',
-      en: '…and press Run. The retention row shows before → now.' },
+    { ...act('lossless.enabled', true),
+      zh: '现在勾上「无损网络（PFC）」，再点「运行」；也可以点「做这一步」，让导览替你勾上并运行。',
+      en: 'Now tick Lossless network (PFC) and press Run — or press Do it and the tour does both.' },
+    { ...changed('retention'),
+      zh: '运行之后，保持率一行显示之前 → 现在：箭头左边是有损时的，右边是打开 PFC 之后的。TCP 一栏留在有损类别里，比一比它变了没有。',
+      en: 'After the run the retention row reads before → now: lossy on the left of the arrow, with PFC on the right. The TCP column stays in the lossy class: see whether it moved.' },
     { sel: row('drops'),
-      zh: '“丢包 / PFC 暂停帧 / ECN 标记”：打开无损后 RDMA 一栏的丢包变成零，出现了 PFC 暂停帧；TCP 留在有损类别里。预设⑤b 就是打开无损的这一次。',
-      en: 'Drops / PFC pauses / ECN marks: with lossless on, the RDMA column drops nothing and PFC pause frames appear; TCP stays in the lossy class. Preset ⑤b is this lossless run.' },
+      zh: '“丢包 / PFC 暂停帧 / ECN 标记”：打开无损后 RDMA 一栏的丢包变成零，出现了 PFC 暂停帧；TCP 留在有损类别里。预设⑤b 换成真实的突发流量再做一遍。',
+      en: 'Drops / PFC pauses / ECN marks: with lossless on, the RDMA column drops nothing and PFC pause frames appear; TCP stays in the lossy class. Preset ⑤b does it again with real bursty traffic.' },
   ],
   'sim-lesson5b': [
     { ...WHAT,
-      zh: '预设⑤b 是第 5 课打开无损网络的一次：RoCE 的优先级上开了 PFC，交换机缓冲快满时让上游暂停，而不是丢包。数字都是仿真结果，不是真机测量。',
-      en: 'Preset ⑤b is lesson 5 with the lossless network on: PFC on the RoCE priority, so a filling switch buffer pauses the upstream port instead of dropping. Every figure is simulated.' },
+      zh: '预设⑤b 是第 5 课的第二个实验：不再按概率抽样丢包，而是主机 2 和 3 每隔一段时间以线速向主机 1 发一阵突发，和被测路径在同一个优先级上，三路在主机 1 的出口队列相遇，队列溢出就真的丢包。一开始无损网络是关着的。数字都是仿真结果，不是真机测量。',
+      en: 'Preset ⑤b is lesson 5\'s second experiment: no drawn drops; instead hosts 2 and 3 send host 1 a burst at line rate every so often, in the same traffic class as the path under test, so three senders meet at host 1\'s egress queue and it really overflows. The lossless network starts off. Every figure is simulated, not measured.' },
+    { sel: row('cross_traffic'),
+      zh: '“交叉流量”一行：几台主机、各发了几次突发、平均占了多少带宽，最后是“上限”——被测路径和突发分享链路，最多能拿到无丢包时的几成。',
+      en: 'The cross-traffic row: how many hosts, how many bursts each, the average load they add, and last the ceiling — the share of its loss-free rate the path can get at most while it shares the link with the bursts.' },
     { sel: row('drops'),
-      zh: '“丢包 / PFC 暂停帧 / ECN 标记”：RDMA 一栏的丢包是零，暂停帧和 ECN 标记各有多少，读这一格。',
-      en: 'Drops / PFC pauses / ECN marks: the RDMA column drops nothing; read the cell for how many pause frames and ECN marks there were.' },
-    { sel: row('retention'),
-      zh: '保持率接近但不到 100%：暂停本身也要花时间。和预设⑤比一比。',
-      en: 'Retention is close to, but not quite, 100%: pausing costs time too. Compare with preset ⑤.' },
+      zh: '“丢包 / PFC 暂停帧 / ECN 标记”：RDMA 一栏有丢包、没有暂停帧——没有 PFC，缓冲满了只能丢。',
+      en: 'Drops / PFC pauses / ECN marks: the RDMA column has drops and no pause frames — without PFC a full buffer can only drop.' },
     { sel: '#packetview',
-      zh: '报文视图里看链路上的 PAUSE（‖）和 RESUME（▶），以及下面交换机队列深度的曲线：队列涨到阈值就暂停上游。',
-      en: 'In the packet view, watch PAUSE (‖) and RESUME (▶) on the link and the switch queue depth underneath: when the queue reaches the threshold the upstream port is paused.' },
+      zh: '报文视图里看丢包怎样扎堆出现在突发里：被丢的包（✗）、响应方回的 NAK，以及 go-back-N 重发的范围（阴影）。拖动滑块或点「播放」。',
+      en: 'In the packet view, see the drops cluster inside a burst: the dropped packets (✗), the responder\'s NAK, and the range go-back-N resends (shaded). Drag the slider or press Play.' },
+    { ...act('lossless.enabled', true),
+      zh: '现在勾上「无损网络（PFC）」，再点「运行」；也可以点「做这一步」，让导览替你勾上并运行。',
+      en: 'Now tick Lossless network (PFC) and press Run — or press Do it and the tour does both.' },
+    { ...changed('drops'),
+      zh: '运行之后，这一行显示之前 → 现在：RoCE 的优先级开了 PFC，RDMA 一栏的丢包变成零，换来的是 PFC 暂停帧——交换机让三个发送方都暂停，而不是丢它们的包。TCP 留在有损类别里，照样丢包。',
+      en: 'After the run this row reads before → now: with PFC on RoCE\'s priority the RDMA column drops nothing and pause frames appear instead — the switch pauses all three senders rather than dropping their packets. TCP stays in the lossy class and still drops.' },
+    { sel: '#packetview',
+      zh: '报文视图里现在是链路上的 PAUSE（‖）和 RESUME（▶），下面是交换机队列深度的曲线：队列涨到阈值就暂停上游，降下来再恢复。',
+      en: 'The packet view now shows PAUSE (‖) and RESUME (▶) on the link, and the switch queue depth underneath: when the queue reaches the threshold the upstream port is paused, and resumed once it drains.' },
+    { sel: row('retention'),
+      zh: '保持率不一定跟着变高：RoCE 一个包也没丢，但它要和突发流量分享链路。对照“交叉流量”一行的上限读这一格。',
+      en: 'Retention does not necessarily rise: RoCE loses nothing, but it shares the link with the bursts. Read this cell against the ceiling in the cross-traffic row.' },
     { sel: '#charts',
       zh: '图表按时间画出每一批的吞吐和保持率（仿真），坐标轴上写着单位。',
       en: 'The charts plot each batch\'s simulated throughput and the retention over time, with units on the axes.' },
-    { ...param('lossless.enabled'),
-      zh: '取消「无损网络（PFC）」再点「运行」，就回到有损的情形，表里每个变化都显示之前 → 现在。',
-      en: 'Untick Lossless network (PFC) and press Run to go back to the lossy case; every change in the table shows before → now.' },
   ],
   'sim-lesson6': [
     { ...WHAT,
@@ -221,20 +243,36 @@ Object.assign(TOURS, {
     { sel: row('bus_bytes'),
       zh: '“内存总线字节”是每送达一个字节的成本，与消息大小无关。',
       en: 'Memory-bus bytes are a cost per delivered byte, independent of the message size.' },
-    { ...param('workload.message_bytes'),
-      zh: '把「消息大小」改成 4096……',
-      en: 'Set Message size to 4096…' },
-    { ...RUN,
-      zh: '……再点「运行」，读延迟比值那一行的之前 → 现在：4 KiB 时 RDMA 的延迟优势最大。',
-      en: '…and press Run, then read before → now on the latency-ratio row: RDMA\'s latency advantage is largest at 4 KiB.' },
+    { ...act('workload.message_bytes', 4096),
+      zh: '把「消息大小」改成 4096（4 KiB），再点「运行」；也可以点「做这一步」，让导览替你改好并运行。',
+      en: 'Set Message size to 4096 (4 KiB) and press Run — or press Do it and the tour does both.' },
+    { ...changed('latency_ratio'),
+      zh: '运行之后，延迟比值这一行显示之前 → 现在：消息小了，比值往哪边走？再看“每条消息 CPU 时间”一行，TCP 一栏跟着字节数一起变小。',
+      en: 'After the run the latency-ratio row reads before → now: with a small message, which way does the ratio move? Then read CPU time per message: TCP\'s column shrinks with the bytes.' },
   ],
 });
+
+// The playground's chapter tours (tour-chapters.js), as `pg-<chapter>`.
+for (const [id, c] of Object.entries(CHAPTER_TOURS)) TOURS[`pg-${id}`] = c.steps;
 
 const ui = (key, vars = {}) => (UI[lang()] || UI.zh)[key].replace(/\{(\w+)\}/g, (_, k) => String(vars[k] ?? ''));
 
 /** The button that starts `page`'s tour. */
 export function tourButtonHtml(page) {
   return `<button type="button" class="secondary tour-start" data-tour="${esc(page)}" data-testid="tour-start" title="${esc(ui('startTitle'))}">${esc(ui('start'))}</button>`;
+}
+
+export { chapterTourHref };
+
+/**
+ * The playground's tour menu: the basics tour, then one entry per chapter that has a tour, in
+ * the order of `chapters` (`[{id, title}]`, the course's list for the playground).
+ */
+export function tourMenuHtml(chapters) {
+  const list = (chapters || []).filter((c) => Object.hasOwn(CHAPTER_TOURS, c.id));
+  const items = list.map((c) => `<li><a data-link data-tour-chapter="${esc(c.id)}" href="${esc(chapterTourHref(c.id))}">${esc(c.title)}</a></li>`).join('');
+  return `<details class="tour-menu" data-testid="tour-menu"><summary title="${esc(ui('menuTitle'))}">${esc(ui('menu'))}</summary>
+    <ul class="tour-menu-list"><li><a data-link data-tour-chapter="playground" href="${esc(href('/playground', [['tour', 'playground']]))}">${esc(ui('basics'))}</a></li>${items}</ul></details>`;
 }
 
 let current = null;
@@ -244,55 +282,143 @@ function close() {
   current.box.remove();
   for (const el of document.querySelectorAll('.tour-on')) el.classList.remove('tour-on');
   document.removeEventListener('keydown', current.key);
+  document.removeEventListener('rdmalab:sim-done', current.ran);
+  document.removeEventListener('rdmalab:sim-refused', current.refused);
+  document.removeEventListener('rdmalab:route', current.routed);
   current = null;
 }
 
-function show(k) {
+/** The parameter panel's control of `key` (sim.js), or null. */
+const control = (key) => document.querySelector(`#params [data-key="${CSS.escape(key)}"]`);
+
+/** Whether the panel's control of `key` holds `value`. */
+function holds({ key, value }) {
+  const el = control(key);
+  if (!el) return false;
+  return el.type === 'checkbox' ? el.checked === (value === true) : el.value === String(value);
+}
+
+function show(k, { scroll = true } = {}) {
   const { steps, box, root } = current;
   current.k = k;
+  current.acting = false;
   const s = steps[k];
   const pane = root.querySelector('.pg-work');
   if (s.pane && pane) showPane(root, s.pane);
   for (const el of document.querySelectorAll('.tour-on')) el.classList.remove('tour-on');
   if (s.open) for (const d of document.querySelectorAll(s.open)) d.open = true;
+  // A playground step about one of the session's steps selects it first, so the packets,
+  // memory and state panes show what that step did.
+  if (s.select) {
+    const b = root.querySelector(`[data-sel="${s.select}"]`);
+    if (b && b.getAttribute('aria-pressed') !== 'true') b.click();
+  }
   const el = document.querySelector(s.sel);
   if (el) {
     el.classList.add('tour-on');
-    el.scrollIntoView({ block: 'center', behavior: 'instant' });
+    // On a phone the card covers the lower part of the screen: the target goes to the top.
+    if (scroll) el.scrollIntoView({ block: matchMedia('(max-width: 700px)').matches ? 'start' : 'center', behavior: 'instant' });
   }
   box.dataset.step = String(k + 1);
+  box.dataset.act = s.act ? 'ready' : '';
   box.innerHTML = `<p class="tour-of">${esc(ui('of', { k: k + 1, n: steps.length }))}</p>
     <p class="tour-text" data-testid="tour-text">${esc(s[lang()] || s.zh)}</p>
+    <p class="tour-note" data-testid="tour-note" role="status" hidden></p>
     <div class="tour-btns">
       <button type="button" class="secondary" data-tour-go="back"${k ? '' : ' disabled'}>${esc(ui('back'))}</button>
-      <button type="button" data-tour-go="next" data-testid="tour-next">${esc(ui(k + 1 < steps.length ? 'next' : 'done'))}</button>
+      ${s.act ? `<button type="button" class="tour-act" data-tour-go="act" data-testid="tour-act" title="${esc(ui('actTitle'))}">${esc(ui('act'))}</button>` : ''}
+      <button type="button"${s.act ? ' class="secondary"' : ''} data-tour-go="next" data-testid="tour-next">${esc(ui(k + 1 < steps.length ? 'next' : 'done'))}</button>
       <button type="button" class="secondary tour-x" data-tour-go="close" aria-label="${esc(ui('close'))}">✕</button>
     </div>`;
-  box.querySelector('[data-tour-go="next"]').focus({ preventScroll: true });
+  box.querySelector(s.act ? '[data-tour-go="act"]' : '[data-tour-go="next"]').focus({ preventScroll: true });
+}
+
+/**
+ * "Do it": sets the step's control in the parameter panel, as a learner would, and presses Run.
+ * The panel validates and runs as for a click; the page's `rdmalab:sim-done` then moves the tour
+ * on (see `startTour`), and `rdmalab:sim-refused` leaves it here with a note.
+ */
+function doIt() {
+  const s = current.steps[current.k];
+  const el = control(s.act.key);
+  if (!el) return;
+  // Already done (by hand, or from the link): the page shows that run; go on.
+  const sets = new URLSearchParams(location.search).getAll('set');
+  if (holds(s.act) && sets.some((x) => x.startsWith(`${s.act.key}=`))) { show(current.k + 1); return; }
+  const d = el.closest('details');
+  if (d) d.open = true;
+  if (el.type === 'checkbox') el.checked = s.act.value === true;
+  else el.value = String(s.act.value);
+  el.dispatchEvent(new Event('input', { bubbles: true }));
+  el.dispatchEvent(new Event('change', { bubbles: true }));
+  current.acting = true;
+  const { box } = current;
+  box.dataset.act = 'running';
+  for (const b of box.querySelectorAll('[data-tour-go="act"], [data-tour-go="next"]')) b.disabled = true;
+  const b = box.querySelector('[data-tour-go="act"]');
+  b.textContent = ui('acting');
+  document.querySelector('#run').click();
 }
 
 /** Starts `page`'s tour over `root` (the page's element). */
 export function startTour(page, root) {
   close();
+  if (!Object.hasOwn(TOURS, page)) return;
   const steps = TOURS[page];
-  if (!steps) return;
   const box = document.createElement('div');
   box.className = 'tour-box';
   box.setAttribute('role', 'dialog');
   box.setAttribute('aria-live', 'polite');
+  box.setAttribute('aria-label', ui('start'));
   box.dataset.testid = 'tour';
+  box.dataset.tour = page;
   box.addEventListener('click', (e) => {
     const go = e.target.closest('[data-tour-go]');
-    if (!go) return;
+    if (!go || go.disabled) return;
     if (go.dataset.tourGo === 'close') close();
     else if (go.dataset.tourGo === 'back') show(Math.max(0, current.k - 1));
+    else if (go.dataset.tourGo === 'act') doIt();
     else if (current.k + 1 < steps.length) show(current.k + 1);
     else close();
   });
   const key = (e) => { if (e.key === 'Escape') close(); };
+  // The simulation page drew a new run (the panel's Run, by hand or by "Do it"): a step that
+  // asked for that setting is done, so the tour goes on to the row it changed; any other step
+  // is shown again on the new page. Another preset's run ends this preset's tour.
+  const ran = (e) => {
+    if (!current) return;
+    const preset = e.detail && e.detail.preset;
+    if (page.startsWith('sim-') && preset && page !== `sim-${preset}`) { close(); return; }
+    const s = current.steps[current.k];
+    if (s.act && holds(s.act) && current.k + 1 < steps.length) show(current.k + 1);
+    else show(current.k, { scroll: false });
+  };
+  const refused = () => {
+    if (!current || !current.acting) return;
+    const s = current.steps[current.k];
+    show(current.k, { scroll: false });
+    const note = current.box.querySelector('.tour-note');
+    note.textContent = ui('refused');
+    note.hidden = false;
+    // The field the panel refused (it says why under it), else the step's own control.
+    const bad = document.querySelector('#params [aria-invalid="true"]') || control(s.act.key);
+    if (bad) bad.closest('.param').scrollIntoView({ block: 'center', behavior: 'instant' });
+  };
+  // Another page (app.js's router) ends the tour; the same page drawn again (another language,
+  // another session) keeps it, its card in the page's language.
+  const path = location.pathname;
+  const routed = () => {
+    if (!current) return;
+    if (location.pathname !== path) close();
+    // A run "Do it" started is being drawn: its rdmalab:sim-done moves the tour on.
+    else if (!current.acting) show(current.k, { scroll: false });
+  };
   document.addEventListener('keydown', key);
+  document.addEventListener('rdmalab:route', routed);
+  document.addEventListener('rdmalab:sim-done', ran);
+  document.addEventListener('rdmalab:sim-refused', refused);
   document.body.append(box);
-  current = { steps, box, root, k: 0, key };
+  current = { steps, box, root, k: 0, key, ran, refused, routed, acting: false };
   show(0);
 }
 

@@ -3417,5 +3417,547 @@ async fn the_path_drawing_stacks_on_a_phone() {
             shot_view(&page, &format!("phone-{preset}-{lang}-1440")).await;
         }
     }
+}
+
+// ---- tours: steps that act, and the playground's chapter tours (issue 19 item 9) ----------
+
+/// ASCII words a zh chapter tour may contain: identifiers a learner types or reads (verbs and
+/// their arguments, opcodes and header names, states, statuses and errnos, attribute and flag
+/// names, the session's own object names) and the proper names of protocols, products and
+/// kernel modules. Everything else in a zh tour text must be Chinese.
+const CHAPTER_TOUR_ZH_IDENTIFIERS: &[&str] = &[
+    "ACCESS_FLAGS",
+    "ACK",
+    "AETH",
+    "ALT_PATH",
+    "ATOMIC_ACKNOWLEDGE",
+    "AtomicETH",
+    "BTH",
+    "CM",
+    "CPU",
+    "CQ",
+    "CQE",
+    "DEST_QPN",
+    "DMA",
+    "DREP",
+    "DREQ",
+    "EAGAIN",
+    "EINVAL",
+    "ENOMEM",
+    "ERR",
+    "FIRST",
+    "Fabrics",
+    "GPU",
+    "GPUDirect",
+    "IBV_SEND_FENCE",
+    "IBV_SEND_INLINE",
+    "INIT",
+    "ImmDt",
+    "InfiniBand",
+    "LAST",
+    "LOCAL_WRITE",
+    "Linux",
+    "MAX_DEST_RD_ATOMIC",
+    "MIDDLE",
+    "MIN_RNR_TIMER",
+    "MR",
+    "MTU",
+    "NAK",
+    "NCCL",
+    "NVMe",
+    "PATH_MTU",
+    "PD",
+    "PSN",
+    "QP",
+    "QPN",
+    "RC",
+    "RDMA",
+    "RDMA_WRITE_ONLY",
+    "READ",
+    "RECV",
+    "RECV_RDMA_WITH_IMM",
+    "REMOTE_ATOMIC",
+    "REMOTE_READ",
+    "REMOTE_WRITE",
+    "REM_ACCESS_ERR",
+    "REM_INV_REQ_ERR",
+    "RESET",
+    "RETH",
+    "RETRY_EXC_ERR",
+    "RNR",
+    "RNR_RETRY_EXC_ERR",
+    "RQ",
+    "RTR",
+    "RTS",
+    "RoCE",
+    "SEND",
+    "SEND_FIRST",
+    "SEND_LAST",
+    "SEND_MIDDLE",
+    "SEND_ONLY",
+    "SGE",
+    "SGL",
+    "SIGNALED",
+    "SQ",
+    "SSD",
+    "SUCCESS",
+    "TCP",
+    "UC",
+    "WQE",
+    "WR",
+    "WRITE",
+    "WRITE_WITH_IMM",
+    "WR_FLUSH_ERR",
+    "ack_cq_events",
+    "back",
+    "bad_wr",
+    "byte_len",
+    "compare",
+    "create_qp",
+    "get_cq_event",
+    "go",
+    "ibv_post_send",
+    "ibv_reg_mr",
+    "imm_data",
+    "lkey",
+    "min_rnr_timer",
+    "modify_qp",
+    "mr_b",
+    "nvme",
+    "nvmet",
+    "over",
+    "pd_a",
+    "poll_cq",
+    "post_send",
+    "rcq_a",
+    "rdma",
+    "rdma_disconnect",
+    "reg_mr",
+    "req_notify_cq",
+    "retry_cnt",
+    "rkey",
+    "rnr_retry",
+    "scq_a",
+    "swap",
+    "timeout",
+    "verbs",
+];
+
+/// The words of `text` with two or more ASCII letters that are not in `allowed`.
+fn tour_english(text: &str, allowed: &[&str]) -> Vec<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.chars().filter(|c| c.is_ascii_alphabetic()).count() >= 2)
+        .filter(|w| !allowed.contains(w))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Clicks the tour card's button `go` (next, back, act, close).
+async fn tour_click(page: &Page, go: &str) {
+    eval::<bool>(
+        page,
+        &format!("(() => {{ document.querySelector('.tour-box [data-tour-go={go}]').click(); return true; }})()"),
+    )
+    .await;
+}
+
+/// Every chapter whose labs include the playground has a playground tour over its example
+/// session; the chapter's playground link opens that session with the tour running, and the
+/// playground's tour menu lists every chapter tour. Each step of each tour, on the zh page at
+/// 1440×900 and at 390×844: its target exists, is outlined, has a size and is in the viewport;
+/// the session step it is about is the selected one; the text is Chinese but for identifiers;
+/// both languages are there. The tour ends after its last step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tours_every_playground_chapter_has_a_tour_that_walks_on_zh() {
+    let _one = ONE_BROWSER.lock().await;
+    let Some(env) = Env::start("chaptertours").await else {
+        return;
+    };
+    let (base, page) = (env.base.clone(), env.page.clone());
+    page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+        .await
+        .unwrap();
+    open(&page, &format!("{base}/chapter/m1c5")).await;
+    wait_for(
+        &page,
+        "document.querySelector('a.lab-chip[data-lab=playground]')",
+        "m1c5's playground chip",
+    )
+    .await;
+    let chapters: Vec<String> = eval(
+        &page,
+        "fetch('/api/course/zh').then(r => r.json()).then(c => c.modules.flatMap(m => m.chapters).filter(x => (x.labs || []).includes('playground')).map(x => x.id))",
+    )
+    .await;
+    let tours: Vec<(String, String, usize, usize)> = eval(
+        &page,
+        "import('/assets/tour-chapters.js').then(m => Object.entries(m.CHAPTER_TOURS).map(([id, c]) => [id, c.example, c.steps.length, c.steps.filter(s => !s.zh || !s.en).length]))",
+    )
+    .await;
+    assert!(chapters.len() >= 5, "{chapters:?}");
+    for c in &chapters {
+        assert!(
+            tours.iter().any(|(id, ..)| id == c),
+            "chapter {c} sends learners to the playground but has no tour"
+        );
+    }
+    for (id, example, n, one_lang) in &tours {
+        assert!(*n >= 4, "{id}: {n} steps");
+        assert_eq!(*one_lang, 0, "{id}: steps without both languages");
+        assert!(!example.is_empty(), "{id}: no example session");
+    }
+
+    // The chapter's link: its example session, the tour on its first step.
+    let (href, label): (String, String) = eval(
+        &page,
+        "(() => { const a = document.querySelector('a.lab-chip[data-lab=playground]'); return [a.getAttribute('href'), a.innerText]; })()",
+    )
+    .await;
+    assert_eq!(href, "/playground?tour=m1c5&example=qp_anatomy");
+    assert!(label.contains("导览"), "{label}");
+    eval::<bool>(
+        &page,
+        "(() => { document.body.dataset.run = 'clicked'; document.querySelector('a.lab-chip[data-lab=playground]').click(); return true; })()",
+    )
+    .await;
+    wait_for(
+        &page,
+        "document.body.dataset.run === 'done' && document.querySelector('.tour-box[data-tour=\"pg-m1c5\"]')",
+        "the chapter link's tour",
+    )
+    .await;
+    let (step, steps): (String, usize) = eval(
+        &page,
+        "[document.querySelector('.tour-box').dataset.step, document.querySelectorAll('#pg-steps > li').length]",
+    )
+    .await;
+    assert_eq!(step, "1");
+    assert!(steps >= 20, "qp_anatomy has {steps} steps on the page");
+    // The menu on the playground: the basics tour, then every chapter tour, each a link that
+    // opens the chapter's session with its tour.
+    let menu: Vec<(String, String)> = eval(
+        &page,
+        "[...document.querySelectorAll('[data-testid=tour-menu] a')].map(a => [a.dataset.tourChapter, a.getAttribute('href')])",
+    )
+    .await;
+    assert_eq!(menu.len(), tours.len() + 1, "{menu:?}");
+    for (id, example, ..) in &tours {
+        assert!(
+            menu.iter()
+                .any(|(c, h)| c == id && h == &format!("/playground?tour={id}&example={example}")),
+            "the menu has no link for {id}: {menu:?}"
+        );
+    }
+    eval::<bool>(
+        &page,
+        "(() => { const d = document.querySelector('[data-testid=tour-menu]'); d.open = true; return true; })()",
+    )
+    .await;
+    shot_view(&page, "tours-pg-menu-zh-1440").await;
+    eval::<bool>(
+        &page,
+        "(() => { document.body.dataset.run = 'clicked'; document.querySelector('[data-testid=tour-menu] a[data-tour-chapter=m1c8]').click(); return true; })()",
+    )
+    .await;
+    wait_for(
+        &page,
+        "document.body.dataset.run === 'done' && document.querySelector('.tour-box[data-tour=\"pg-m1c8\"]')",
+        "the menu's m1c8 tour",
+    )
+    .await;
+    // Another page ends the tour.
+    eval::<bool>(
+        &page,
+        "(() => { document.querySelector('nav a[href^=\"/labs\"]').click(); return true; })()",
+    )
+    .await;
+    wait_for(
+        &page,
+        "location.pathname === '/labs' && !document.querySelector('.tour-box')",
+        "the tour ending on another page",
+    )
+    .await;
+
+    for (w, h) in [(1440, 900), (390, 844)] {
+        page.execute(SetDeviceMetricsOverrideParams::new(w, h, 1.0, w < 600))
+            .await
+            .unwrap();
+        for (id, example, n, _) in &tours {
+            open(
+                &page,
+                &format!("{base}/playground?tour={id}&example={example}"),
+            )
+            .await;
+            wait_for(
+                &page,
+                &format!("document.body.dataset.run === 'done' && document.querySelector('.tour-box[data-tour=\"pg-{id}\"]')"),
+                &format!("{id}'s tour at {w}"),
+            )
+            .await;
+            let passed: bool = eval(
+                &page,
+                "document.querySelector('.pg-sum') && document.querySelector('.pg-sum').dataset.passed === 'true'",
+            )
+            .await;
+            assert!(passed, "{id}: the example {example} did not load and pass");
+            for k in 1..=*n {
+                let (step, on_target, sized, in_view, selected, text, above): (
+                    String,
+                    bool,
+                    bool,
+                    bool,
+                    bool,
+                    String,
+                    bool,
+                ) = eval(
+                    &page,
+                    &format!("import('/assets/tour.js').then(m => {{ const s = m.TOURS['pg-{id}'][{k} - 1]; const b = document.querySelector('.tour-box'); const el = document.querySelector(s.sel); const r = el ? el.getBoundingClientRect() : null; \
+                      const sel = s.select ? !!document.querySelector(`[data-testid=\"step-${{s.select}}\"].sel`) : true; \
+                      return [b.dataset.step, !!el && el.classList.contains('tour-on'), !!r && r.width > 0 && r.height > 0, !!r && r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth, sel, b.querySelector('.tour-text').innerText, !!r && r.top + 24 < b.getBoundingClientRect().top]; }})"),
+                )
+                .await;
+                let at = format!("{id} step {k} at {w}×{h}");
+                assert_eq!(step, k.to_string(), "{at}");
+                assert!(on_target, "{at}: its target is missing or not outlined");
+                assert!(sized, "{at}: its target has no size (hidden)");
+                assert!(in_view, "{at}: its target is outside the viewport");
+                assert!(above, "{at}: the tour's card hides the top of its target");
+                assert!(
+                    selected,
+                    "{at}: the session step it is about is not selected"
+                );
+                let english = tour_english(&text, CHAPTER_TOUR_ZH_IDENTIFIERS);
+                assert!(english.is_empty(), "{at} has English {english:?}: {text}");
+                if id == "m1c8" || (id == "m1c5" && k <= 2) {
+                    shot_view(&page, &format!("tours-pg-{id}-{k}-zh-{w}")).await;
+                }
+                tour_click(&page, "next").await;
+            }
+            let still: bool = eval(&page, "!!document.querySelector('.tour-box')").await;
+            assert!(!still, "{id} did not end after {n} steps at {w}");
+        }
+        println!("{} chapter tours walked at {w}×{h}", tours.len());
+        // The menu on a phone: the open list takes the bar's width.
+        open(&page, &format!("{base}/playground")).await;
+        wait_for(
+            &page,
+            "document.body.dataset.run === 'done' && document.querySelector('[data-testid=tour-menu]')",
+            "the playground's tour menu",
+        )
+        .await;
+        let fits: bool = eval(
+            &page,
+            "(() => { const d = document.querySelector('[data-testid=tour-menu]'); d.open = true; d.scrollIntoView({ block: 'start' }); const r = d.querySelector('.tour-menu-list').getBoundingClientRect(); return r.left >= 0 && r.right <= innerWidth && r.height > 100; })()",
+        )
+        .await;
+        assert!(fits, "the open tour menu does not fit the screen at {w}");
+        shot_view(&page, &format!("tours-pg-menu-open-zh-{w}")).await;
+    }
+
+    // In English: the same steps, English words on the card, no Chinese.
+    page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+        .await
+        .unwrap();
+    open(
+        &page,
+        &format!("{base}/playground?tour=m1c8&example=mr_access&lang=en"),
+    )
+    .await;
+    wait_for(
+        &page,
+        "document.body.dataset.run === 'done' && document.querySelector('.tour-box[data-tour=\"pg-m1c8\"]')",
+        "m1c8's tour in English",
+    )
+    .await;
+    let n = tours.iter().find(|t| t.0 == "m1c8").unwrap().2;
+    for k in 1..=n {
+        let (text, next): (String, String) = eval(
+            &page,
+            "[document.querySelector('.tour-box .tour-text').innerText, document.querySelector('.tour-box [data-tour-go=next]').innerText]",
+        )
+        .await;
+        assert!(
+            !text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+            "m1c8 step {k} in English: {text}"
+        );
+        assert!(next == "Next" || next == "Done", "{next}");
+        if k == 4 {
+            shot_view(&page, "tours-pg-m1c8-4-en-1440").await;
+        }
+        tour_click(&page, "next").await;
+    }
+    // The chapter page's chip says it starts a tour.
+    open(&page, &format!("{base}/chapter/m1c8")).await;
+    wait_for(
+        &page,
+        "document.querySelector('a.lab-chip[data-lab=playground]')",
+        "m1c8's chip",
+    )
+    .await;
+    let (href, label): (String, String) = eval(
+        &page,
+        "(() => { const a = document.querySelector('a.lab-chip[data-lab=playground]'); a.scrollIntoView({ block: 'center' }); return [a.getAttribute('href'), a.innerText]; })()",
+    )
+    .await;
+    assert_eq!(href, "/playground?tour=m1c8&example=mr_access");
+    assert!(label.contains("导览"), "{label}");
+    shot_view(&page, "tours-chapter-m1c8-chip-zh-1440").await;
+    env.stop().await;
+}
+
+/// "Do it" on every simulation-page step that changes a setting: the tour sets the control in
+/// the parameter panel, the run happens (a new result is drawn, the URL carries the setting),
+/// the tour moves on to the row the lesson names, outlined and in view, which shows before →
+/// now, and the whole table equals the report of the changed plan. By hand works too (the
+/// learner sets the control and presses Run; the tour follows), and a run the panel refuses
+/// leaves the tour on its step with a note.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tours_do_it_sets_the_control_runs_and_marks_the_changed_row() {
+    let _one = ONE_BROWSER.lock().await;
+    let Some(env) = Env::start("tourdoit").await else {
+        return;
+    };
+    let (base, page) = (env.base.clone(), env.page.clone());
+    page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+        .await
+        .unwrap();
+    let presets = [
+        "lesson2", "lesson3", "lesson4", "lesson5", "lesson5b", "lesson6",
+    ];
+    // Opens `preset`'s tour and walks to its acting step: (its index, key, value, next row).
+    async fn to_act(page: &Page, base: &str, preset: &str) -> (usize, String, Value, String) {
+        open_sim(page, &format!("{base}/sim?preset={preset}")).await;
+        let (k, key, value, row): (usize, String, Value, String) = eval(
+            page,
+            &format!("import('/assets/tour.js').then(m => {{ const t = m.TOURS['sim-{preset}']; const k = t.findIndex(s => s.act); return [k, t[k].act.key, t[k].act.value, t[k + 1].sel.match(/data-row=\"(\\w+)\"/)[1]]; }})"),
+        )
+        .await;
+        eval::<bool>(
+            page,
+            "(() => { document.querySelector('[data-testid=preset-what] [data-testid=tour-start]').click(); return true; })()",
+        )
+        .await;
+        for _ in 0..k {
+            tour_click(page, "next").await;
+        }
+        let (step, act): (String, String) = eval(
+            page,
+            "(() => { const b = document.querySelector('.tour-box'); const a = b.querySelector('[data-testid=tour-act]'); return [b.dataset.step, a ? a.innerText : '']; })()",
+        )
+        .await;
+        assert_eq!(step, (k + 1).to_string(), "{preset}");
+        assert_eq!(act, "做这一步", "{preset}: the acting step's button");
+        (k, key, value, row)
+    }
+    let control_js = |key: &str| {
+        format!(
+            "(() => {{ const el = document.querySelector('#params [data-key=\"{key}\"]'); return el.type === 'checkbox' ? el.checked : (el.type === 'text' && /^\\d+$/.test(el.value) ? Number(el.value) : el.value); }})()"
+        )
+    };
+    let set_of = |key: &str, value: &Value| match value {
+        Value::String(s) => format!("{key}=\"{s}\""),
+        other => format!("{key}={other}"),
+    };
+    for preset in presets {
+        let (k, key, value, row) = to_act(&page, &base, preset).await;
+        let was: Value = eval(&page, &control_js(&key)).await;
+        assert!(!same(&was, &value), "{preset}: {key} is already {value}");
+        let (done_at, cell): (String, String) = eval(
+            &page,
+            &format!("[document.body.dataset.doneAt, document.querySelector('#table tr[data-row=\"{row}\"]').innerText]"),
+        )
+        .await;
+        tour_click(&page, "act").await;
+        wait_for(
+            &page,
+            &format!("document.body.dataset.run === 'done' && document.body.dataset.doneAt !== '{done_at}' && document.querySelector('.tour-box').dataset.step === '{}'", k + 2),
+            &format!("{preset}: Do it's run and the next step"),
+        )
+        .await;
+        let now: Value = eval(&page, &control_js(&key)).await;
+        assert!(same(&now, &value), "{preset}: {key} is {now}, not {value}");
+        let sets: Vec<String> =
+            eval(&page, "new URLSearchParams(location.search).getAll('set')").await;
+        let set = set_of(&key, &value);
+        assert_eq!(sets, vec![set.clone()], "{preset}: the URL's settings");
+        let (outlined, in_view, changed, before, after, text): (
+            bool,
+            bool,
+            usize,
+            String,
+            String,
+            String,
+        ) = eval(
+            &page,
+            &format!("(() => {{ const tr = document.querySelector('#table tr[data-row=\"{row}\"]'); const r = tr.getBoundingClientRect(); const c = tr.querySelector('td.changed'); \
+              return [tr.classList.contains('tour-on'), r.top >= 0 && r.bottom <= innerHeight, tr.querySelectorAll('td.changed').length, c ? c.querySelector('.before').innerText : '', c ? c.querySelector('strong').innerText : '', document.querySelector('.tour-box .tour-text').innerText]; }})()"),
+        )
+        .await;
+        assert!(outlined, "{preset}: row {row} is not outlined after Do it");
+        assert!(in_view, "{preset}: row {row} is not in view after Do it");
+        assert!(changed >= 1, "{preset}: row {row} shows no before → now");
+        assert_ne!(before, after, "{preset}: row {row}");
+        assert!(
+            cell.contains(&before),
+            "{preset}: the before value {before:?} is not what the row showed ({cell:?})"
+        );
+        assert!(text.contains("之前 → 现在"), "{preset}: {text}");
+        table_equals_report(&page, &report(preset, &[&set]), preset).await;
+        println!("{preset}: Do it set {set}; row {row}: {before} → {after}");
+        if preset == "lesson5" {
+            shot_view(&page, "tours-doit-lesson5-zh-1440").await;
+        }
+    }
+
+    // A run the panel refuses: the tour stays on its step and says why.
+    let (k, ..) = to_act(&page, &base, "lesson6").await;
+    let done_at: String = eval(&page, "document.body.dataset.doneAt").await;
+    eval::<bool>(
+        &page,
+        "(() => { const el = document.querySelector('#params [data-key=\"seed\"]'); el.value = 'abc'; el.dispatchEvent(new Event('input', { bubbles: true })); return true; })()",
+    )
+    .await;
+    tour_click(&page, "act").await;
+    wait_for(
+        &page,
+        "!document.querySelector('.tour-box .tour-note').hidden",
+        "the refused run's note",
+    )
+    .await;
+    let (step, again, done_now): (String, bool, String) = eval(
+        &page,
+        "[document.querySelector('.tour-box').dataset.step, !document.querySelector('.tour-box [data-tour-go=act]').disabled, document.body.dataset.doneAt]",
+    )
+    .await;
+    assert_eq!(step, (k + 1).to_string(), "a refused run moved the tour on");
+    assert!(again, "Do it stays usable after a refused run");
+    assert_eq!(done_now, done_at, "a refused run drew a result");
+    shot_view(&page, "tours-doit-refused-zh-1440").await;
+
+    // By hand on a phone: the learner picks write and presses Run; the tour follows.
+    page.execute(SetDeviceMetricsOverrideParams::new(390, 844, 1.0, true))
+        .await
+        .unwrap();
+    let (k, key, value, row) = to_act(&page, &base, "lesson2").await;
+    shot_view(&page, "tours-doit-lesson2-zh-390-before").await;
+    let done_at: String = eval(&page, "document.body.dataset.doneAt").await;
+    eval::<bool>(
+        &page,
+        &format!("(() => {{ const el = document.querySelector('#params [data-key=\"{key}\"]'); el.value = {value}; el.dispatchEvent(new Event('change', {{ bubbles: true }})); document.querySelector('#run').click(); return true; }})()"),
+    )
+    .await;
+    wait_for(
+        &page,
+        &format!("document.body.dataset.run === 'done' && document.body.dataset.doneAt !== '{done_at}' && document.querySelector('.tour-box').dataset.step === '{}'", k + 2),
+        "the tour following a run by hand",
+    )
+    .await;
+    let (outlined, changed): (bool, usize) = eval(
+        &page,
+        &format!("(() => {{ const tr = document.querySelector('#table tr[data-row=\"{row}\"]'); return [tr.classList.contains('tour-on'), tr.querySelectorAll('td.changed').length]; }})()"),
+    )
+    .await;
+    assert!(outlined && changed >= 1, "lesson2 by hand: row {row}");
+    shot_view(&page, "tours-doit-lesson2-zh-390-after").await;
     env.stop().await;
 }
