@@ -528,6 +528,27 @@ mod tests {
         }
     }
 
+    /// Every id is one the session code writes: an id no code sends would only be a line
+    /// more in each page table.
+    #[test]
+    fn every_id_is_used() {
+        let src = [
+            include_str!("exec.rs"),
+            include_str!("parse.rs"),
+            include_str!("report.rs"),
+        ]
+        .concat();
+        for id in MsgId::ALL {
+            let name = format!("{id:?}");
+            let used = src.match_indices(name.as_str()).any(|(i, _)| {
+                let after = src[i + name.len()..].chars().next().unwrap_or(' ');
+                let before = src[..i].chars().last().unwrap_or(' ');
+                !after.is_ascii_alphanumeric() && !before.is_ascii_alphanumeric()
+            });
+            assert!(used, "{} ({name}) is never sent", id.id());
+        }
+    }
+
     #[test]
     fn text_and_json() {
         let m = msg!(
