@@ -431,7 +431,7 @@ sge = {{ mr = \"mr\" }}
     assert!(reg.expectations[0].implicit && !reg.expectations[0].passed);
     let post = &r.steps[3];
     match &post.result {
-        Outcome::Skipped { text } => {
+        Outcome::Skipped { text, .. } => {
             assert!(
                 text.contains("`mr` was not created (its step at line 16 failed)"),
                 "{text}"
@@ -838,7 +838,7 @@ qp = \"qp_b\"
     assert!(!r.passed);
     for i in [2, 3] {
         match &r.steps[i].result {
-            Outcome::Skipped { text } => assert!(
+            Outcome::Skipped { text, .. } => assert!(
                 text.contains("`qp_b` was freed by step 2 (line 10, destroy_qp)")
                     && text.contains("dangling"),
                 "{text}"
@@ -1249,11 +1249,11 @@ fn selective_repeat_is_per_connection() {
         .replace("retransmission = \"selective\"\n\n", "\n");
     let r = run_src(&src, None);
     match &r.steps[0].result {
-        Outcome::Ok { text } => assert!(text.ends_with("at most 16 PSNs in flight"), "{text}"),
+        Outcome::Ok { text, .. } => assert!(text.ends_with("at most 16 PSNs in flight"), "{text}"),
         other => panic!("{other:?}"),
     }
     match &r.steps[1].result {
-        Outcome::Ok { text } => assert!(text.ends_with("both RTS"), "{text}"),
+        Outcome::Ok { text, .. } => assert!(text.ends_with("both RTS"), "{text}"),
         other => panic!("{other:?}"),
     }
     assert_eq!(request_psns(&r, 7..11)[8..], [1, 2, 3, 4, 5, 6, 7]);

@@ -2,7 +2,7 @@
 // Split out of playground.js; see that file for how the page works.
 
 import { esc, lang } from './i18n.js';
-import { abortText, origHtml, resultText } from './pg-results.js';
+import { abortText, notesHtml, okHtml, origHtml, whyHtml } from './pg-results.js';
 import { ERRNO_EXPLAIN, WC_EXPLAIN, tt } from './pg-strings.js';
 import { bare } from './pg-session.js';
 import { handlesOf, haveModel, qpStatesAfter, rule, transition } from './pg-model.js';
@@ -26,7 +26,7 @@ export function resultHtml(s, rec, k) {
   }
   const r = rec.result || {};
   let out = '';
-  if (r.kind === 'ok') out += `<p class="pg-res k-ok">✓ ${r.text ? resultText(r.text) : esc(tt('ok'))}</p>`;
+  if (r.kind === 'ok') out += `<p class="pg-res k-ok">✓ ${r.msgs && r.msgs.length ? okHtml(r) : esc(tt('ok'))}</p>`;
   else if (r.kind === 'error') {
     out += `<p class="pg-res k-error">✗ <strong>${esc(r.errno)}</strong> (${esc(r.code)}) — ${lang() === 'en' ? esc(r.text) : `${esc(shortWhat(ERRNO_EXPLAIN, r.errno))}${origHtml(r.text)}`}</p>`;
     if (s.call === 'modify_qp') out += maskDiffHtml(s, k);
@@ -43,9 +43,9 @@ export function resultHtml(s, rec, k) {
       out += bad.map((b) => explainHtml(WC_EXPLAIN, bare(b), true)).join('');
     }
   } else if (r.kind === 'skipped' || r.kind === 'failed') {
-    out += `<p class="pg-res k-error">✗ ${esc(tt(r.kind))}: ${resultText(r.text)}</p>`;
+    out += `<p class="pg-res k-error">✗ ${esc(tt(r.kind))}: ${whyHtml(r)}</p>`;
   }
-  if (rec.notes && rec.notes.length) out += `<ul class="pg-notes">${rec.notes.map((x) => `<li>${resultText(x)}</li>`).join('')}</ul>`;
+  if (rec.notes && rec.notes.length) out += `<ul class="pg-notes">${notesHtml(rec)}</ul>`;
   const failed = (rec.expectations || []).filter((x) => !x.passed && !(x.implicit && r.kind === 'error'));
   if (failed.length) out += `<ul class="pg-exp">${failed.map((x) => `<li>✗ ${esc(tt('exp.failed', { what: x.what, exp: x.expected, got: x.got }))}</li>`).join('')}</ul>`;
   return out;
@@ -115,7 +115,7 @@ export function renderSummary() {
   el.innerHTML = `<p class="pg-sum ${r.passed ? 'pass' : 'fail'}" data-passed="${!!r.passed}">
     ${esc(tt('ran', { n: sm.steps ?? r.steps.length, time: fmtPs(r.end_time_ps), p: sm.passed ?? '—', e: sm.expectations ?? '—' }))}
     · ${esc(r.passed ? tt('ran.pass') : tt('ran.fail'))}</p>
-    ${r.aborted ? `<p class="error">${esc(tt('aborted', { why: '' }))}${abortText(r.aborted)}</p>` : ''}`;
+    ${r.aborted ? `<p class="error">${esc(tt('aborted', { why: '' }))}${abortText(r)}</p>` : ''}`;
 }
 
 // ---------------------------------------------------------------------------------------------

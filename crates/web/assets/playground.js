@@ -30,7 +30,7 @@ import { renderMemory, mt } from './pg-memory.js';
 import { PANES, pt, wirePanes } from './pg-panes.js';
 import { startTour, tourButtonHtml, tourMenuHtml, wireTours } from './tour.js';
 import './inspector.js';
-import { refusalHtml, refusalZh } from './pg-refusals.js';
+import { msgHtml, msgText } from './pg-msg.js';
 export { QUICK_START, emptySession, pinExpectations, encodeShare, decodeShare } from './pg-session.js';
 export { TomlFloat, tomlValue, sessionToToml, parseToml, sessionFromToml } from './pg-toml.js';
 
@@ -139,15 +139,16 @@ async function run(edit = null) {
       updateUrl();
       // The forms stay as they are: the learner's values, and the focus, are where they were.
       renderAll(false);
+      // The server's reason by its message id (pg-msg.js); the form's own text around it.
+      const refusal = e.api && e.api.msg;
       if (edit.added) {
         status('');
         const err = $(`form.pg-add[data-call="${edit.added.call}"] .pg-ferr`);
-        // The server's words in the page's language (pg-refusals.js); the form's own text around them.
         const [pre, post] = tt('f.refused', { e: '\u0000' }).split('\u0000');
-        if (err) { err.innerHTML = `${esc(pre)}${refusalHtml(why)}${esc(post)}`; err.hidden = false; }
-        else status(tt('f.refused', { e: lang() === 'en' ? why : (refusalZh(why) ?? why) }), true);
+        if (err) { err.innerHTML = `${esc(pre)}${msgHtml(refusal, why)}${esc(post)}`; err.hidden = false; }
+        else status(tt('f.refused', { e: msgText(refusal) ?? why }), true);
       } else {
-        status(tt('del.refused', { n: edit.at, e: why }), true);
+        status(tt('del.refused', { n: edit.at, e: msgText(refusal) ?? why }), true);
         const b = $(`[data-sel="${edit.at}"]`);
         if (b) b.focus({ preventScroll: true });
       }

@@ -526,8 +526,10 @@ pub async fn verbs(
 ) -> Result<Prepared, ApiError> {
     let gzip = accepts_gzip(&headers);
     let Json(req) = body.map_err(|r| rejection(r, VERBS_BODY))?;
-    let session = rdmalab::session::parse(&req.session).map_err(|e| {
-        ApiError::field(
+    let session = rdmalab::session::parse(&req.session).map_err(|e| ApiError {
+        msg: Some(e.msg.clone()),
+        at: Some([e.line, e.column]),
+        ..ApiError::field(
             StatusCode::UNPROCESSABLE_ENTITY,
             "session",
             format!("{e}"),
@@ -664,6 +666,8 @@ pub fn rejection(r: JsonRejection, allowed: &str) -> ApiError {
         allowed: Some(allowed.into()),
         report: None,
         retry_after: None,
+        msg: None,
+        at: None,
     }
 }
 

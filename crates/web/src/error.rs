@@ -25,6 +25,13 @@ pub struct ApiError {
     /// Seconds after which a retry may succeed (sent as `Retry-After` with 503).
     #[serde(skip)]
     pub retry_after: Option<u32>,
+    /// `error` as a message id and its arguments (a refused verbs session), so the page
+    /// writes it in its own language (`rdmalab::session::msg`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub msg: Option<rdmalab::session::msg::Msg>,
+    /// The 1-based line and column the message is about (a refused verbs session).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<[usize; 2]>,
 }
 
 impl ApiError {
@@ -37,6 +44,8 @@ impl ApiError {
             allowed: None,
             report: None,
             retry_after: None,
+            msg: None,
+            at: None,
         }
     }
 
@@ -54,6 +63,8 @@ impl ApiError {
             allowed: Some(allowed.into()),
             report: None,
             retry_after: None,
+            msg: None,
+            at: None,
         }
     }
 
@@ -84,6 +95,8 @@ impl From<scenario::ScenarioError> for ApiError {
             error: e.to_string(),
             report: None,
             retry_after: None,
+            msg: None,
+            at: None,
         }
     }
 }

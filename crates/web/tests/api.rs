@@ -1551,3 +1551,117 @@ async fn ibta_every_dissected_field_cites_its_section() {
     }
     assert!(acks >= 1, "the session's ACK was dissected");
 }
+
+// ---- msgids: the page's message tables against the server's ids (issue 19, item 7) ----
+
+/// The `{name}` placeholders of a template (`{{` and `}}` are literal braces).
+fn msgids_placeholders(t: &str) -> std::collections::BTreeSet<String> {
+    let t = t.replace("{{", "").replace("}}", "");
+    t.split('{')
+        .skip(1)
+        .filter_map(|s| s.split_once('}').map(|(n, _)| n.to_string()))
+        .collect()
+}
+
+/// Both message tables the page renders from (`msg-zh.json`, `msg-en.json`, as served) have
+/// exactly the ids the server can emit (`MsgId::ALL`); the English table uses the server's
+/// placeholders and the Chinese one no others (it may leave one out, as a duration error's
+/// English reason). A missing, extra or misspelt id fails here, not silently on the page.
+#[tokio::test]
+async fn msgids_the_page_tables_cover_exactly_the_servers_message_ids() {
+    use rdmalab::session::msg::{MsgId, placeholders};
+    let ids: std::collections::BTreeSet<&str> = MsgId::ALL.iter().map(|m| m.id()).collect();
+    assert!(ids.len() > 150, "{}", ids.len());
+    for lang in ["zh", "en"] {
+        let (s, table) = get(&format!("/assets/msg-{lang}.json")).await;
+        assert_eq!(s, StatusCode::OK, "msg-{lang}.json");
+        let table = table.as_object().expect("a JSON object of id → template");
+        let keys: std::collections::BTreeSet<&str> = table.keys().map(String::as_str).collect();
+        let missing: Vec<_> = ids.difference(&keys).collect();
+        let extra: Vec<_> = keys.difference(&ids).collect();
+        assert!(missing.is_empty(), "msg-{lang}.json lacks {missing:?}");
+        assert!(
+            extra.is_empty(),
+            "msg-{lang}.json has ids the server never sends: {extra:?}"
+        );
+        for id in MsgId::ALL {
+            let want: std::collections::BTreeSet<String> = placeholders(id.en())
+                .into_iter()
+                .map(String::from)
+                .collect();
+            let t = table[id.id()].as_str().expect("a template string");
+            let got = msgids_placeholders(t);
+            if lang == "en" {
+                assert_eq!(got, want, "{} in msg-en.json: {t:?}", id.id());
+            } else {
+                assert!(
+                    got.is_subset(&want),
+                    "{} in msg-zh.json: {t:?} uses {got:?}",
+                    id.id()
+                );
+            }
+        }
+    }
+}
+
+/// A refused session carries its reason as an id and arguments beside the English, and the
+/// line and column; a report carries an id for every ok result piece and note, and the
+/// English `text` fields stay as `verbs run --json` always wrote them.
+#[tokio::test]
+async fn msgids_refusals_and_reports_carry_message_ids() {
+    let head =
+        "hosts = [\"a\", \"b\"]\n[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"cq_a\"\n";
+    let (s, e) = post(
+        "/api/verbs",
+        &json!({ "session": format!("{head}cqe = -1\n") }).to_string(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{e}");
+    assert_eq!(
+        e["error"], "6:7: `cqe` is out of range: allowed 0..=8388608",
+        "{e}"
+    );
+    assert_eq!(
+        e["msg"],
+        json!({"id": "refusal.out_of_range", "args": {"key": "cqe", "lo": 0, "hi": 8388608}})
+    );
+    assert_eq!(e["at"], json!([6, 7]));
+    // A nested message: the step's context is itself an id.
+    let (_, e) = post(
+        "/api/verbs",
+        &json!({ "session": "hosts = [\"a\", \"b\"]\n[[step]]\ncall = \"poll_cq\"\n" }).to_string(),
+    )
+    .await;
+    assert_eq!(e["msg"]["id"], "refusal.needs_key", "{e}");
+    assert_eq!(
+        e["msg"]["args"]["what"],
+        json!({"id": "ctx.step_call", "args": {"step": 1, "call": "poll_cq"}})
+    );
+    let session = "hosts = [\"a\", \"b\"]\n[[step]]\ncall = \"connect\"\nhosts = [\"a\", \"b\"]\npd = [\"pd_a\", \"pd_b\"]\ncq = [\"cq_a\", \"cq_b\"]\nqp = [\"qp_a\", \"qp_b\"]\n[[step]]\ncall = \"run\"\nfor = \"5us\"\n[[step]]\ncall = \"poll_cq\"\ncq = \"cq_a\"\nwait = \"2us\"\n";
+    let (s, r) = post("/api/verbs", &json!({ "session": session }).to_string()).await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    let steps = r["steps"].as_array().unwrap();
+    let ids = |st: &Value| -> Vec<String> {
+        st["result"]["msgs"]
+            .as_array()
+            .map(|v| {
+                v.iter()
+                    .map(|m| m["id"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(ids(&steps[0]), ["result.connected"]);
+    assert_eq!(ids(&steps[1]), ["result.ran", "result.now"]);
+    assert!(
+        steps[1]["result"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("ran 5 µs of simulated time ("),
+        "{}",
+        steps[1]["result"]
+    );
+    assert_eq!(steps[2]["notes"].as_array().unwrap().len(), 1);
+    assert_eq!(steps[2]["note_msgs"][0]["id"], "note.busy_polled");
+    assert!(r.get("aborted_msg").is_none(), "only when it stopped early");
+}

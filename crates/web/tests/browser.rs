@@ -772,7 +772,6 @@ async fn the_pages_in_a_real_browser() {
             allow.extend_from_slice(v);
         }
     }
-    let allow = serde_json::to_string(&allow).unwrap();
     for preset in [
         "lesson1", "lesson2", "lesson3", "lesson4", "lesson5", "lesson5b", "lesson6",
     ] {
@@ -785,19 +784,13 @@ async fn the_pages_in_a_real_browser() {
             )
             .await;
         }
-        let runs: Vec<String> = eval(
+        let runs = english_words(
             &page,
-            &format!(
-                "(() => {{ const allow = new Set({allow}); document.querySelector('details.params').open = true; \
-                 const texts = [document.body.innerText, ...[...document.querySelectorAll('section.sim [title]')].map(e => e.getAttribute('title')), \
-                   ...[...document.querySelectorAll('section.sim svg title')].map(e => e.textContent)]; \
-                 const ident = (w) => /[_()./0-9→+=]/.test(w) || /^[A-Z0-9-]{{2,}}s?$/.test(w) || /^[A-Z][a-z]+[A-Z]/.test(w) || allow.has(w); \
-                 const out = []; \
-                 for (const text of texts) for (const line of text.split('\\n')) {{ let run = []; \
-                   for (const tok of line.split(/\\s+/).concat([''])) {{ const w = tok.replace(/^[\"'“‘(\\[]+|[\"'”’)\\],.;:!?]+$/g, ''); \
-                     if (/^[A-Za-z][A-Za-z'-]*$/.test(w) && !ident(w)) run.push(w); else {{ if (run.length >= 3) out.push(run.join(' ') + '  ⟵ ' + line.slice(0, 120)); run = []; }} }} }} \
-                 return out; }})()"
-            ),
+            "(() => { document.querySelector('details.params').open = true; \
+             return [document.body.innerText, ...[...document.querySelectorAll('section.sim [title]')].map(e => e.getAttribute('title')), \
+               ...[...document.querySelectorAll('section.sim svg title')].map(e => e.textContent)]; })()",
+            &allow,
+            3,
         )
         .await;
         assert!(runs.is_empty(), "{preset} (zh) has English: {runs:#?}");
@@ -1520,16 +1513,34 @@ async fn texts(page: &Page, selector: &str) -> Vec<String> {
 /// Runs of three or more English words in the fabric view's visible text and titles, outside
 /// identifiers (node names, opcodes, PAUSE/XOFF).
 async fn fabric_view_english(page: &Page) -> Vec<String> {
-    eval(
+    english_words(
         page,
         "(() => { const root = document.querySelector('.fabric-view'); \
-         const texts = [root.innerText, ...[...root.querySelectorAll('[title],[aria-label]')].map(e => (e.getAttribute('title') || '') + '\\n' + (e.getAttribute('aria-label') || ''))]; \
-         const ident = (w) => /[_()./0-9→+=-]/.test(w) || /^[A-Z0-9]{2,}s?$/.test(w) || ['RoCE', 'Gb', 'KB', 'µs'].includes(w); \
-         const out = []; \
-         for (const text of texts) for (const line of text.split('\\n')) { let run = []; \
-           for (const tok of line.split(/\\s+/).concat([''])) { const w = tok.replace(/^[\"'“‘(\\[（]+|[\"'”’)\\],.;:!?，。）]+$/g, ''); \
-             if (/^[A-Za-z][A-Za-z']*$/.test(w) && !ident(w)) run.push(w); else { if (run.length >= 3) out.push(run.join(' ') + '  ⟵ ' + line.slice(0, 120)); run = []; } } } \
-         return out; })()",
+         return [root.innerText, ...[...root.querySelectorAll('[title],[aria-label]')].map(e => (e.getAttribute('title') || '') + '\\n' + (e.getAttribute('aria-label') || ''))]; })()",
+        &["RoCE", "Gb", "KB", "µs"],
+        3,
+    )
+    .await
+}
+
+/// The one rule of a zh page (issue 19, item 7), for every scan below: in the texts the JS
+/// expression `texts_js` gives (an array of strings), runs of `min_run` or more English words
+/// outside identifiers (a word with `_ ( ) . / 0-9 → + = §`, an all-capitals name, a CamelCase
+/// name, or one in `allow`), each with the start of its line. Words are split at spaces and
+/// Chinese punctuation, and quotes and punctuation around a word are not part of it.
+async fn english_words(page: &Page, texts_js: &str, allow: &[&str], min_run: usize) -> Vec<String> {
+    eval(
+        page,
+        &format!(
+            "(() => {{ const allow = new Set({allow}); \
+             const ident = (w) => /[_()./0-9→+=§]/.test(w) || /^[A-Z0-9-]{{2,}}s?$/.test(w) || /^[A-Z][a-z]+[A-Z]/.test(w) || allow.has(w); \
+             const out = []; \
+             for (const text of ({texts_js})) for (const line of String(text ?? '').split('\\n')) {{ let run = []; \
+               for (const tok of line.split(/[\\s，。：；、（）「」]+/).concat([''])) {{ const w = tok.replace(/^[\"'“‘(\\[（]+|[\"'”’)\\],.;:!?）：，。]+$/g, ''); \
+                 if (/^[A-Za-z][A-Za-z'-]*$/.test(w) && !ident(w)) run.push(w); else {{ if (run.length >= {min_run}) out.push(run.join(' ') + '  ⟵ ' + line.slice(0, 120)); run = []; }} }} }} \
+             return [...new Set(out)]; }})()",
+            allow = serde_json::to_string(allow).unwrap()
+        ),
     )
     .await
 }
@@ -1765,20 +1776,23 @@ async fn the_fabric_view_in_a_real_browser() {
 /// The playground's English words outside identifiers on a zh page: the visible text of the
 /// page (code, pre, selects, buffer bytes and closed disclosures left out: what a learner types
 /// or wrote) and its titles, one word at a time.
-const PG_ZH_SCAN: &str = "(() => { \
-  const allow = new Set(['Verbs', 'verbs', 'RoCE', 'NIC', 'rdmalab', 'ns', 'µs', 'ms', 's', 'B', 'as', 'compare', 'swap', 'add', 'rkey', 'lkey', \
-    'remote', 'offset', 'access', 'poll', 'malloc', 'run', 'Tab', 'Enter', 'hex', 'a', 'b']); \
-  const root = document.querySelector('section.pg').cloneNode(true); \
-  for (const e of root.querySelectorAll('code, pre, select, .pg-orig, .pg-hext, script')) e.remove(); \
-  root.style.position = 'absolute'; root.style.left = '-9999px'; document.body.append(root); \
-  const text = root.innerText; root.remove(); \
-  const texts = [text, ...[...document.querySelectorAll('section.pg [title]')].map((e) => e.getAttribute('title'))]; \
-  const ident = (w) => /[_()./0-9→+=]/.test(w) || /^[A-Z0-9-]{2,}s?$/.test(w) || /^[A-Z][a-z]+[A-Z]/.test(w) || allow.has(w); \
-  const out = []; \
-  for (const t of texts) for (const line of t.split('\\n')) for (const tok of line.split(/[\\s，。：；、（）「」]+/)) { \
-    const w = tok.replace(/^[\"'“‘(\\[]+|[\"'”’)\\],.;:!?]+$/g, ''); \
-    if (/^[A-Za-z][A-Za-z'-]*$/.test(w) && !ident(w)) out.push(w + '  ⟵ ' + line.slice(0, 100)); } \
-  return [...new Set(out)]; })()";
+async fn pg_zh_english(page: &Page) -> Vec<String> {
+    english_words(
+        page,
+        "(() => { const root = document.querySelector('section.pg').cloneNode(true); \
+         for (const e of root.querySelectorAll('code, pre, select, .pg-orig, .pg-hext, script')) e.remove(); \
+         root.style.position = 'absolute'; root.style.left = '-9999px'; document.body.append(root); \
+         const text = root.innerText; root.remove(); \
+         return [text, ...[...document.querySelectorAll('section.pg [title]')].map((e) => e.getAttribute('title'))]; })()",
+        &[
+            "Verbs", "verbs", "RoCE", "NIC", "rdmalab", "ns", "µs", "ms", "s", "B", "as", "compare",
+            "swap", "add", "rkey", "lkey", "remote", "offset", "access", "poll", "malloc", "run",
+            "Tab", "Enter", "hex", "a", "b",
+        ],
+        1,
+    )
+    .await
+}
 
 /// Whether the element `sel` is inside the first viewport (the page scrolled to the top).
 async fn in_first_viewport(page: &Page, sel: &str) -> bool {
@@ -1893,7 +1907,7 @@ async fn the_playground_shows_memory_keys_and_a_tour_in_chinese() {
     .await;
     assert!(inspected.contains("WRITE"), "{inspected:?}");
     // No English outside identifiers, and nothing the page could not translate.
-    let runs: Vec<String> = eval(&page, PG_ZH_SCAN).await;
+    let runs = pg_zh_english(&page).await;
     assert!(runs.is_empty(), "the zh playground has English: {runs:#?}");
     let untranslated: usize = eval(
         &page,
@@ -1929,7 +1943,7 @@ async fn the_playground_shows_memory_keys_and_a_tour_in_chinese() {
         visible.contains("REM_ACCESS_ERR") && visible.contains("远端访问错误"),
         "{visible:?}"
     );
-    let runs: Vec<String> = eval(&page, PG_ZH_SCAN).await;
+    let runs = pg_zh_english(&page).await;
     assert!(
         runs.is_empty(),
         "the zh playground has English after the error: {runs:#?}"
@@ -2643,20 +2657,14 @@ async fn shot_view(page: &Page, name: &str) {
     .unwrap();
 }
 
-/// Runs of three or more English words outside identifiers in `text` (the rule of the zh
-/// pages above).
+/// Runs of three or more English words outside identifiers in the text `text_js` gives (the
+/// rule of the zh pages above).
 async fn english_runs(page: &Page, text_js: &str) -> Vec<String> {
-    eval(
+    english_words(
         page,
-        &format!(
-            "(() => {{ const allow = new Set(['rdmalab', 'RoCE', 'Mittal', 'et', 'al', 'SIGCOMM', 'B']); \
-             const ident = (w) => /[_()./0-9→+=§]/.test(w) || /^[A-Z0-9-]{{2,}}s?$/.test(w) || /^[A-Z][a-z]+[A-Z]/.test(w) || allow.has(w); \
-             const out = []; \
-             for (const line of ({text_js}).split('\\n')) {{ let run = []; \
-               for (const tok of line.split(/\\s+/).concat([''])) {{ const w = tok.replace(/^[\"'“‘(\\[（]+|[\"'”’)\\],.;:!?）：，。]+$/g, ''); \
-                 if (/^[A-Za-z][A-Za-z'-]*$/.test(w) && !ident(w)) run.push(w); else {{ if (run.length >= 3) out.push(run.join(' ') + '  ⟵ ' + line.slice(0, 120)); run = []; }} }} }} \
-             return out; }})()"
-        ),
+        &format!("[{text_js}]"),
+        &["rdmalab", "RoCE", "Mittal", "et", "al", "SIGCOMM", "B"],
+        3,
     )
     .await
 }
@@ -3023,8 +3031,9 @@ async fn the_simulation_page_fits_a_phone_and_its_charts_have_units() {
 }
 
 /// The server's refusals of a step (field, allowed range) read in Chinese on the zh
-/// playground: each bad session below is refused by the real server, and pg-refusals.js has
-/// the Chinese for every one of them (a refusal without its Chinese fails here).
+/// playground: each bad session below is refused by the real server with a message id, and
+/// pg-msg.js writes every one of them from the zh table (an id without its Chinese fails
+/// here) and, from the en table, exactly the server's English.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_playground_translates_the_servers_refusals() {
     let _one = ONE_BROWSER.lock().await;
@@ -3055,10 +3064,10 @@ async fn the_playground_translates_the_servers_refusals() {
     ];
     let mut shown = Vec::new();
     for b in bad {
-        let (err, zh, html): (String, Option<String>, String) = eval(
+        let (err, zh, html, en): (String, Option<String>, String, Option<String>) = eval(
             &page,
             &format!(
-                "(async () => {{ const r = await fetch('/api/verbs', {{method: 'POST', headers: {{'content-type': 'application/json'}}, body: JSON.stringify({{session: \"{head}{b}\"}})}}); const j = await r.json(); const why = String(j.error || '').replace(/^\\d+:\\d+:\\s*/, ''); const m = await import('/assets/pg-refusals.js'); return [why, m.refusalZh(why), m.refusalHtml(why)]; }})()"
+                "(async () => {{ const r = await fetch('/api/verbs', {{method: 'POST', headers: {{'content-type': 'application/json'}}, body: JSON.stringify({{session: \"{head}{b}\"}})}}); const j = await r.json(); const why = String(j.error || '').replace(/^\\d+:\\d+:\\s*/, ''); const m = await import('/assets/pg-msg.js'); return [why, m.msgText(j.msg, 'zh'), m.msgHtml(j.msg, why), m.msgText(j.msg, 'en')]; }})()"
             ),
         )
         .await;
@@ -3067,6 +3076,11 @@ async fn the_playground_translates_the_servers_refusals() {
             continue;
         }
         let zh = zh.unwrap_or_else(|| panic!("no Chinese for the refusal {err:?}"));
+        assert_eq!(
+            en.as_deref(),
+            Some(err.as_str()),
+            "the en table's words for {err:?}"
+        );
         assert!(
             zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
             "{err:?} → {zh:?}"

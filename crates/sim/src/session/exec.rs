@@ -23,6 +23,7 @@ use verbs::{
 };
 use wire::ib::{Opcode, aeth::Syndrome, irn};
 
+use super::msg::{Msg, MsgId, msg};
 use super::parse::{opcode_name, status_name, wc_opcode_name};
 use super::plan::{
     Call, DataForm, Expect, Fill, HandleId, HandleKind, HostId, KeyRef, MemRef, QpRef, Recovery,
@@ -97,11 +98,7 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
         record.state.buffers = x.memory_views();
         steps.push(record);
         if let Some(why) = stop {
-            aborted = Some(format!(
-                "stopped at step {} (line {}): {why}",
-                i + 1,
-                step.line
-            ));
+            aborted = Some(msg!(AbortStopped, step = i + 1, line = step.line, why));
             break;
         }
     }
@@ -130,7 +127,8 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
         topology: session.fabric.topology.name().to_string(),
         hosts: session.hosts.clone(),
         passed: summary.failed == 0 && aborted.is_none(),
-        aborted,
+        aborted: aborted.as_ref().map(Msg::text),
+        aborted_msg: aborted,
         end_time_ps: x.world.now().as_ps(),
         summary,
         steps,
@@ -234,15 +232,19 @@ struct Done {
     async_event: Option<verbs::AsyncEvent>,
     /// `query_qp`: `sq_draining`.
     sq_draining: Option<bool>,
-    notes: Vec<String>,
+    notes: Vec<Msg>,
     /// The simulation cannot go on.
-    stop: Option<String>,
+    stop: Option<Msg>,
 }
 
 impl Done {
-    fn ok(text: impl Into<String>) -> Done {
+    fn ok(m: Msg) -> Done {
+        Done::ok_all(vec![m])
+    }
+    /// A result of several pieces (the English joins them with "; ").
+    fn ok_all(msgs: Vec<Msg>) -> Done {
         Done {
-            outcome: Some(Outcome::Ok { text: text.into() }),
+            outcome: Some(Outcome::ok(msgs)),
             ret: Some(Ret::Ok),
             ..Done::default()
         }
@@ -288,13 +290,34 @@ impl Done {
             ..Done::default()
         }
     }
-    fn failed(why: String) -> Done {
+    fn failed(why: Msg) -> Done {
         Done {
-            outcome: Some(Outcome::Failed { text: why.clone() }),
+            outcome: Some(Outcome::Failed {
+                text: why.text(),
+                msg: why.clone(),
+            }),
             stop: Some(why),
             ..Done::default()
         }
     }
+}
+
+/// `query_qp`'s attribute line `m`; in SQD it also says whether the send queue still drains.
+fn sqd_state(sqd: bool, draining: bool, m: Msg) -> Msg {
+    if !sqd {
+        return m;
+    }
+    let why = if draining {
+        MsgId::WhySqdInFlight
+    } else {
+        MsgId::WhySqdDrained
+    };
+    Msg {
+        id: MsgId::ResultQueryQpSqd,
+        ..m
+    }
+    .arg("draining", u8::from(draining))
+    .arg("why", why)
 }
 
 /// The kinds of objects completions and queries name.
@@ -446,7 +469,7 @@ impl Exec<'_> {
     }
 
     /// Advances simulated time by `d` under the session's remaining budget.
-    fn advance(&mut self, d: SimDuration) -> Result<u64, String> {
+    fn advance(&mut self, d: SimDuration) -> Result<u64, Msg> {
         let until = self.world.now() + d;
         let wall =
             Duration::from_secs(limits::MAX_WALL_SECS).saturating_sub(self.started.elapsed());
@@ -467,24 +490,21 @@ impl Exec<'_> {
     }
 
     /// What a session says when the world stops on `e` (a budget, usually).
-    fn budget_message(&self, e: WorldError) -> String {
+    fn budget_message(&self, e: WorldError) -> Msg {
         match e {
-            WorldError::Budget(BudgetExceeded::Events { .. }) => format!(
-                "the session used up its budget of {} events (budget `max_events`; a verbs \
-                 session may process at most {}): shorten the runs or the traffic",
-                self.events_budget,
-                limits::MAX_EVENTS
+            WorldError::Budget(BudgetExceeded::Events { .. }) => msg!(
+                FailedEvents,
+                budget = self.events_budget,
+                max = limits::MAX_EVENTS
             ),
-            WorldError::Budget(BudgetExceeded::Wall { .. }) => format!(
-                "the session took more than its wall-clock budget of {} s on this machine \
-                 (budget `max_wall_time`): shorten the runs or the traffic",
-                limits::MAX_WALL_SECS
-            ),
-            e => e.to_string(),
+            WorldError::Budget(BudgetExceeded::Wall { .. }) => {
+                msg!(FailedWall, secs = limits::MAX_WALL_SECS)
+            }
+            e => msg!(FailedWorld, detail = e.to_string()),
         }
     }
 
-    fn step(&mut self, index: usize, step: &Step) -> (StepRecord, Option<String>) {
+    fn step(&mut self, index: usize, step: &Step) -> (StepRecord, Option<Msg>) {
         let time_ps = self.world.now().as_ps();
         let host = step_host(self.s, &step.call).map(|h| self.s.host_name(h).to_string());
         let mut record = StepRecord {
@@ -494,10 +514,9 @@ impl Exec<'_> {
             host,
             call: step.call.name().to_string(),
             text: describe(self.s, &step.call),
-            result: Outcome::Ok {
-                text: String::new(),
-            },
+            result: Outcome::ok(Vec::new()),
             notes: Vec::new(),
+            note_msgs: Vec::new(),
             expectations: Vec::new(),
             state: StepState::default(),
             frames: Vec::new(),
@@ -510,15 +529,14 @@ impl Exec<'_> {
             .filter(|h| self.bound[h.0].is_none())
             .collect();
         if let Some(&m) = missing.first() {
+            let name = self.s.name(m);
             let why = match self.failed_at[m.0] {
-                Some(line) => format!(
-                    "`{}` was not created (its step at line {line} failed)",
-                    self.s.name(m)
-                ),
-                None => format!("`{}` was not created", self.s.name(m)),
+                Some(line) => msg!(SkipNotCreatedFailed, name, line),
+                None => msg!(SkipNotCreated, name),
             };
             self.mark_failed_outputs(step);
-            record.result = Outcome::Skipped { text: why.clone() };
+            record.result = Outcome::skipped(why.clone());
+            let why = why.text();
             record.expectations.push(Check {
                 what: "step ran".to_string(),
                 expected: "ran".to_string(),
@@ -536,13 +554,15 @@ impl Exec<'_> {
             .filter(|h| !remote.contains(h))
             .find_map(|h| self.destroyed[h.0].map(|at| (h, at)));
         if let Some((h, (at, line))) = freed {
-            let why = format!(
-                "`{}` was freed by step {at} (line {line}, {}); its handle is a dangling pointer \
-                 now (using it is undefined behaviour in C), so this step does not run",
-                self.s.name(h),
-                self.s.steps[at - 1].call.name()
+            let why = msg!(
+                SkipFreed,
+                name = self.s.name(h),
+                step = at,
+                line,
+                call = self.s.steps[at - 1].call.name()
             );
-            record.result = Outcome::Skipped { text: why.clone() };
+            record.result = Outcome::skipped(why.clone());
+            let why = why.text();
             record.expectations.push(Check {
                 what: "step ran".to_string(),
                 expected: "ran".to_string(),
@@ -574,7 +594,7 @@ impl Exec<'_> {
             match self.watch(&cqs, d) {
                 Ok(c) => no_completion = Some(c),
                 Err(why) => {
-                    done.notes.push(format!("expect_no_completion: {why}"));
+                    done.notes.push(msg!(NoteNoCompletion, why = why.clone()));
                     done.stop = Some(why);
                 }
             }
@@ -584,10 +604,12 @@ impl Exec<'_> {
         } else if let Some(h) = step.call.destroys() {
             self.destroyed[h.0] = Some((index, step.line));
         }
-        record.result = done.outcome.take().unwrap_or(Outcome::Ok {
-            text: String::new(),
-        });
-        record.notes = std::mem::take(&mut done.notes);
+        record.result = done
+            .outcome
+            .take()
+            .unwrap_or_else(|| Outcome::ok(Vec::new()));
+        record.notes = done.notes.iter().map(Msg::text).collect();
+        record.note_msgs = std::mem::take(&mut done.notes);
         record.expectations = self.check(step, &done);
         if let Some(c) = no_completion {
             record.expectations.push(c);
@@ -879,7 +901,7 @@ impl Exec<'_> {
     }
 
     /// Runs the world for `d` and checks that none of `cqs` gains a completion.
-    fn watch(&mut self, cqs: &[(u32, CqHandle)], d: SimDuration) -> Result<Check, String> {
+    fn watch(&mut self, cqs: &[(u32, CqHandle)], d: SimDuration) -> Result<Check, Msg> {
         let len =
             |x: &mut Self, (h, c): (u32, CqHandle)| x.world.verbs(h).cq(c).map_or(0, |q| q.len());
         let before: Vec<usize> = cqs.iter().map(|&c| len(self, c)).collect();
@@ -911,7 +933,7 @@ impl Exec<'_> {
             Call::AllocPd { host, out } => match self.world.verbs(host.0 as u32).alloc_pd() {
                 Ok(pd) => {
                     self.bind(*out, Bound::Pd(pd));
-                    Done::ok(format!("{pd}"))
+                    Done::ok(msg!(ResultPd, pd = pd.to_string()))
                 }
                 Err(e) => Done::verbs_err(&e),
             },
@@ -938,7 +960,7 @@ impl Exec<'_> {
                     return Done::verbs_err(&e.into());
                 }
                 self.bind(*out, Bound::Buffer { va });
-                Done::ok(format!("{len} bytes at {va:#x}"))
+                Done::ok(msg!(ResultAlloc, len = *len, va = format!("{va:#x}")))
             }
             Call::RegMr {
                 pd,
@@ -953,9 +975,13 @@ impl Exec<'_> {
                 match self.world.reg_mr(h, pd, va, *len, *access) {
                     Ok(mr) => {
                         self.bind(*out, Bound::Mr(mr));
-                        Done::ok(format!(
-                            "lkey {:#x}, rkey {:#x}, {} bytes at {:#x}, {} page(s) pinned",
-                            mr.lkey, mr.rkey, mr.len, mr.va, mr.pages
+                        Done::ok(msg!(
+                            ResultRegMr,
+                            lkey = format!("{:#x}", mr.lkey),
+                            rkey = format!("{:#x}", mr.rkey),
+                            len = mr.len,
+                            va = format!("{:#x}", mr.va),
+                            pages = mr.pages
                         ))
                     }
                     Err(e) => Done::verbs_err(&e),
@@ -964,13 +990,13 @@ impl Exec<'_> {
             Call::CreateCompChannel { host, out } => {
                 let ch = self.world.verbs(host.0 as u32).create_comp_channel();
                 self.bind(*out, Bound::Channel(ch));
-                Done::ok(format!("{ch} (a file descriptor to read events from)"))
+                Done::ok(msg!(ResultCompChannel, channel = ch.to_string()))
             }
             Call::DestroyCompChannel { channel } => {
                 let h = self.host_of(*channel);
                 let ch = self.channel(*channel);
                 match self.world.verbs(h).destroy_comp_channel(ch) {
-                    Ok(()) => Done::ok(format!("{} closed", s.name(*channel))),
+                    Ok(()) => Done::ok(msg!(ResultClosed, name = s.name(*channel))),
                     Err(e) => Done::verbs_err(&e),
                 }
             }
@@ -978,9 +1004,9 @@ impl Exec<'_> {
                 let h = self.host_of(*cq);
                 match self.world.req_notify_cq(h, self.cq(*cq), *solicited_only) {
                     Ok(()) => Done::ok(if *solicited_only {
-                        "armed: the next solicited or error completion raises one event"
+                        msg!(ResultArmedSolicited)
                     } else {
-                        "armed: the next completion raises one event"
+                        msg!(ResultArmedAny)
                     }),
                     Err(e) => Done::verbs_err(&e),
                 }
@@ -997,7 +1023,11 @@ impl Exec<'_> {
                 match self.world.verbs(h).ack_async_event(e) {
                     Ok(()) => {
                         self.async_taken[host.0].remove(0);
-                        Done::ok(format!("{} acknowledged", self.async_text(h, e)))
+                        Done::ok(msg!(
+                            ResultAsyncAcked,
+                            event = e.name(),
+                            on = self.async_on(h, e)
+                        ))
                     }
                     Err(e) => Done::verbs_err(&e),
                 }
@@ -1005,7 +1035,7 @@ impl Exec<'_> {
             Call::AckCqEvents { cq, n } => {
                 let (h, c) = (self.host_of(*cq), self.cq(*cq));
                 match self.world.verbs(h).ack_cq_events(c, *n) {
-                    Ok(()) => Done::ok(format!("{n} event(s) acknowledged")),
+                    Ok(()) => Done::ok(msg!(ResultEventsAcked, n = *n)),
                     Err(e) => Done::verbs_err(&e),
                 }
             }
@@ -1019,7 +1049,7 @@ impl Exec<'_> {
                 match self.world.create_cq(host.0 as u32, *cqe, ch) {
                     Ok((cq, size)) => {
                         self.bind(*out, Bound::Cq(cq));
-                        Done::ok(format!("{cq} with {size} entries"))
+                        Done::ok(msg!(ResultCq, cq = cq.to_string(), size))
                     }
                     Err(e) => Done::verbs_err(&e),
                 }
@@ -1046,15 +1076,21 @@ impl Exec<'_> {
                     Ok(q) => {
                         self.bind(*out, Bound::Qp(q.qpn));
                         let c = q.cap;
-                        Done::ok(format!(
-                            "{qp_type} QP number {:#x} in RESET; caps granted: max_send_wr {}, max_recv_wr {}, max_send_sge {}, max_recv_sge {}, max_inline_data {}",
-                            q.qpn.get(),
-                            c.max_send_wr,
-                            c.max_recv_wr,
-                            c.max_send_sge,
-                            c.max_recv_sge,
-                            c.max_inline_data
-                        ))
+                        Done::ok_all(vec![
+                            msg!(
+                                ResultQp,
+                                qp_type = qp_type.to_string(),
+                                qpn = format!("{:#x}", q.qpn.get())
+                            ),
+                            msg!(
+                                ResultCaps,
+                                max_send_wr = c.max_send_wr,
+                                max_recv_wr = c.max_recv_wr,
+                                max_send_sge = c.max_send_sge,
+                                max_recv_sge = c.max_recv_sge,
+                                max_inline_data = c.max_inline_data
+                            ),
+                        ])
                     }
                     Err(e) => Done::verbs_err(&e),
                 }
@@ -1071,41 +1107,47 @@ impl Exec<'_> {
                 if let Some(peer) = attr.av {
                     a.ah_attr = AhAttr::roce(Gid::from_ipv4(host_ip(peer.0 as u32)));
                 }
-                let mut notes: Vec<String> = attr
+                let mut notes: Vec<Msg> = attr
                     .ignored
                     .iter()
-                    .map(|k| {
-                        format!("`{k}` is not in the mask, so modify_qp ignores it (as ibv_modify_qp does)")
-                    })
+                    .map(|k| msg!(NoteIgnored, key = k.to_string()))
                     .collect();
                 let mut done = match self.world.modify_qp(h, qpn, &a, *mask) {
                     Ok(out) => {
-                        let mut text = format!("{} → {}", out.from, out.to);
+                        let mut text = vec![msg!(
+                            ResultTransition,
+                            from = out.from.to_string(),
+                            to = out.to.to_string()
+                        )];
                         for e in &out.effects {
-                            match e {
-                                verbs::ModifyEffect::Reset(r) => text.push_str(&format!(
-                                    "; discarded {} send and {} receive WQE(s) without completions",
-                                    r.send, r.recv
-                                )),
-                                verbs::ModifyEffect::Flushed(r) => text.push_str(&format!(
-                                    "; flushed {} send and {} receive WQE(s) with WR_FLUSH_ERR",
-                                    r.send, r.recv
-                                )),
-                                verbs::ModifyEffect::EnteredRtr => {
-                                    text.push_str("; the responder now accepts requests")
+                            text.extend(match e {
+                                verbs::ModifyEffect::Reset(r) => {
+                                    Some(msg!(ResultDiscarded, send = r.send, recv = r.recv))
                                 }
-                                verbs::ModifyEffect::EnteredRts => {
-                                    text.push_str("; send WQEs may start")
+                                verbs::ModifyEffect::Flushed(r) => {
+                                    Some(msg!(ResultFlushed, send = r.send, recv = r.recv))
                                 }
-                                verbs::ModifyEffect::EnteredSqd { draining } => {
-                                    if *draining {
-                                        text.push_str("; draining started WQEs")
-                                    }
+                                verbs::ModifyEffect::EnteredRtr => Some(msg!(ResultEnteredRtr)),
+                                verbs::ModifyEffect::EnteredRts => Some(msg!(ResultEnteredRts)),
+                                verbs::ModifyEffect::EnteredSqd { draining: true } => {
+                                    Some(msg!(ResultDraining))
                                 }
-                            }
+                                verbs::ModifyEffect::EnteredSqd { draining: false } => None,
+                            });
                         }
-                        notes.extend(out.warnings.iter().map(ToString::to_string));
-                        Done::ok(text)
+                        notes.extend(out.warnings.iter().map(|w| match w {
+                            verbs::ModifyWarning::PsnMasked {
+                                field,
+                                given,
+                                stored,
+                            } => msg!(
+                                NotePsnMasked,
+                                field = *field,
+                                given = format!("{given:#x}"),
+                                stored = format!("{stored:#08x}")
+                            ),
+                        }));
+                        Done::ok_all(text)
                     }
                     Err(e) => Done::verbs_err(&e),
                 };
@@ -1118,33 +1160,33 @@ impl Exec<'_> {
                 match self.world.verbs(h).query_qp(qpn) {
                     Ok((a, init)) => Done {
                         sq_draining: Some(a.sq_draining),
-                        ..Done::ok(format!(
-                            "state {}{}, dest_qp {:#x}, sq_psn {:#x}, rq_psn {:#x}, path_mtu {}, timeout {}, retry_cnt {}, rnr_retry {}, min_rnr_timer {}, max_rd_atomic {}, max_dest_rd_atomic {}, access {}; {} send_cq {} recv_cq {}",
-                            a.qp_state,
-                            if a.qp_state == verbs::QpState::Sqd {
-                                if a.sq_draining {
-                                    " (sq_draining 1: WQEs still in flight)"
-                                } else {
-                                    " (sq_draining 0: drained)"
-                                }
-                            } else {
-                                ""
-                            },
-                            a.dest_qp_num,
-                            a.sq_psn,
-                            a.rq_psn,
-                            a.path_mtu,
-                            a.timeout,
-                            a.retry_cnt,
-                            a.rnr_retry,
-                            a.min_rnr_timer,
-                            a.max_rd_atomic,
-                            a.max_dest_rd_atomic,
-                            a.qp_access_flags,
-                            init.qp_type,
-                            self.cq_name(h, init.send_cq),
-                            self.cq_name(h, init.recv_cq),
-                        ))
+                        ..Done::ok_all(vec![
+                            sqd_state(
+                                a.qp_state == verbs::QpState::Sqd,
+                                a.sq_draining,
+                                msg!(
+                                    ResultQueryQp,
+                                    state = a.qp_state.to_string(),
+                                    dest_qp = format!("{:#x}", a.dest_qp_num),
+                                    sq_psn = format!("{:#x}", a.sq_psn),
+                                    rq_psn = format!("{:#x}", a.rq_psn),
+                                    path_mtu = a.path_mtu.to_string(),
+                                    timeout = a.timeout,
+                                    retry_cnt = a.retry_cnt,
+                                    rnr_retry = a.rnr_retry,
+                                    min_rnr_timer = a.min_rnr_timer,
+                                    max_rd_atomic = a.max_rd_atomic,
+                                    max_dest_rd_atomic = a.max_dest_rd_atomic,
+                                    access = a.qp_access_flags.to_string()
+                                ),
+                            ),
+                            msg!(
+                                ResultQpInit,
+                                qp_type = init.qp_type.to_string(),
+                                send_cq = self.cq_name(h, init.send_cq),
+                                recv_cq = self.cq_name(h, init.recv_cq)
+                            ),
+                        ])
                     },
                     Err(e) => Done::verbs_err(&e),
                 }
@@ -1184,7 +1226,7 @@ impl Exec<'_> {
                     })
                     .collect();
                 match self.world.post_send(h, qpn, &list) {
-                    Ok(_) => Done::ok(format!("{} WR(s) posted", list.len())),
+                    Ok(_) => Done::ok(msg!(ResultPosted, n = list.len())),
                     Err(e) => Done::post_err(&e),
                 }
             }
@@ -1196,7 +1238,7 @@ impl Exec<'_> {
                     .map(|w| RecvWr::new(w.wr_id, self.sges(&w.sges)))
                     .collect();
                 match self.world.post_recv(h, qpn, &list) {
-                    Ok(_) => Done::ok(format!("{} WR(s) posted", list.len())),
+                    Ok(_) => Done::ok(msg!(ResultPosted, n = list.len())),
                     Err(e) => Done::post_err(&e),
                 }
             }
@@ -1220,9 +1262,10 @@ impl Exec<'_> {
                             return Done::failed(why);
                         }
                     }
-                    notes.push(format!(
-                        "busy-polled for {} waiting for {want} completion(s)",
-                        self.world.now() - start
+                    notes.push(msg!(
+                        NoteBusyPolled,
+                        time = (self.world.now() - start).to_string(),
+                        n = want
                     ));
                 }
                 match self.world.poll_cq(h, c, *max as usize) {
@@ -1267,24 +1310,26 @@ impl Exec<'_> {
                             self.bind(cq[i], Bound::Cq(e.cq));
                             self.bind(qp[i], Bound::Qp(e.qpn));
                         }
-                        let mut text = format!(
-                            "{} (QP {:#x} on {}) ⇄ {} (QP {:#x} on {}), both RTS",
-                            s.name(qp[0]),
-                            ea.qpn.get(),
-                            s.host_name(hosts[0]),
-                            s.name(qp[1]),
-                            eb.qpn.get(),
-                            s.host_name(hosts[1])
+                        let text = msg!(
+                            ResultConnected,
+                            qp_a = s.name(qp[0]),
+                            qpn_a = format!("{:#x}", ea.qpn.get()),
+                            host_a = s.host_name(hosts[0]),
+                            qp_b = s.name(qp[1]),
+                            qpn_b = format!("{:#x}", eb.qpn.get()),
+                            host_b = s.host_name(hosts[1])
                         );
-                        if let Some(w) = window {
-                            text.push_str(&format!(
-                                ", selective repeat with at most {w} PSNs in flight"
-                            ));
-                        }
-                        Done::ok(text)
+                        Done::ok(match window {
+                            Some(w) => Msg {
+                                id: MsgId::ResultConnectedSelective,
+                                ..text
+                            }
+                            .arg("window", w),
+                            None => text,
+                        })
                     }
                     Err(WorldError::Verbs(e)) => Done::verbs_err(&e),
-                    Err(e) => Done::failed(e.to_string()),
+                    Err(e) => Done::failed(msg!(FailedWorld, detail = e.to_string())),
                 }
             }
             Call::DestroyQp { qp } => {
@@ -1296,25 +1341,26 @@ impl Exec<'_> {
                 };
                 match self.world.destroy_qp(h, qpn) {
                     Ok(r) => {
-                        let mut text = format!("QP {:#x} destroyed", qpn.get());
+                        let mut text =
+                            vec![msg!(ResultQpDestroyed, qpn = format!("{:#x}", qpn.get()))];
                         if r.send_wqes + r.recv_wqes > 0 {
-                            text.push_str(&format!(
-                                "; {} send and {} receive WQE(s) vanished without completions",
-                                r.send_wqes, r.recv_wqes
+                            text.push(msg!(
+                                ResultWqesVanished,
+                                send = r.send_wqes,
+                                recv = r.recv_wqes
                             ));
                         }
                         if r.cqes_removed > 0 {
-                            let mut cqs = vec![self.cq_name(h, init.send_cq)];
-                            if init.recv_cq != init.send_cq {
-                                cqs.push(self.cq_name(h, init.recv_cq));
-                            }
-                            text.push_str(&format!(
-                                "; {} of its completion(s) removed from {} unpolled",
-                                r.cqes_removed,
-                                cqs.join(" and ")
-                            ));
+                            let n = r.cqes_removed;
+                            let cq_a = self.cq_name(h, init.send_cq);
+                            text.push(if init.recv_cq != init.send_cq {
+                                let cq_b = self.cq_name(h, init.recv_cq);
+                                msg!(ResultCqesRemovedTwo, n, cq_a, cq_b)
+                            } else {
+                                msg!(ResultCqesRemoved, n, cqs = cq_a)
+                            });
                         }
-                        Done::ok(text)
+                        Done::ok_all(text)
                     }
                     Err(e) => Done::verbs_err(&e),
                 }
@@ -1322,7 +1368,7 @@ impl Exec<'_> {
             Call::DestroyCq { cq } => {
                 let h = self.host_of(*cq);
                 match self.world.destroy_cq(h, self.cq(*cq)) {
-                    Ok(()) => Done::ok(format!("{} destroyed", s.name(*cq))),
+                    Ok(()) => Done::ok(msg!(ResultDestroyed, name = s.name(*cq))),
                     Err(e) => Done::verbs_err(&e),
                 }
             }
@@ -1330,9 +1376,10 @@ impl Exec<'_> {
                 let h = self.host_of(*mr);
                 let m = self.mr(*mr);
                 match self.world.dereg_mr(h, m.handle()) {
-                    Ok(()) => Done::ok(format!(
-                        "lkey {:#x} and rkey {:#x} are invalid from now on",
-                        m.lkey, m.rkey
+                    Ok(()) => Done::ok(msg!(
+                        ResultDeregMr,
+                        lkey = format!("{:#x}", m.lkey),
+                        rkey = format!("{:#x}", m.rkey)
                     )),
                     Err(e) => Done::verbs_err(&e),
                 }
@@ -1340,22 +1387,22 @@ impl Exec<'_> {
             Call::DeallocPd { pd } => {
                 let h = self.host_of(*pd);
                 match self.world.dealloc_pd(h, self.pd(*pd)) {
-                    Ok(()) => Done::ok(format!("{} freed", s.name(*pd))),
+                    Ok(()) => Done::ok(msg!(ResultFreed, name = s.name(*pd))),
                     Err(e) => Done::verbs_err(&e),
                 }
             }
             Call::Run { duration } => match self.advance(*duration) {
-                Ok(events) => Done::ok(format!(
-                    "ran {duration} of simulated time ({events} events); now {}",
-                    self.world.now()
-                )),
+                Ok(events) => Done::ok_all(vec![
+                    msg!(ResultRan, duration = duration.to_string(), events),
+                    msg!(ResultNow, time = self.world.now().to_string()),
+                ]),
                 Err(why) => Done::failed(why),
             },
             Call::WriteMemory { at, data } => {
                 let h = self.host_of(at.handle);
                 let va = self.addr(*at);
                 match self.world.verbs(h).memory_mut().write(va, data) {
-                    Ok(()) => Done::ok(format!("wrote {} byte(s) at {va:#x}", data.len())),
+                    Ok(()) => Done::ok(msg!(ResultWrote, n = data.len(), va = format!("{va:#x}"))),
                     Err(e) => Done::verbs_err(&e.into()),
                 }
             }
@@ -1363,11 +1410,11 @@ impl Exec<'_> {
                 let h = self.host_of(at.handle);
                 let va = self.addr(*at);
                 match self.world.verbs(h).memory().read_vec(va, *len) {
-                    Ok(bytes) => Done::ok(format!(
-                        "{} = hex {} = text \"{}\"",
-                        mem_name(self.s, *at),
-                        hex(&bytes),
-                        printable(&bytes)
+                    Ok(bytes) => Done::ok(msg!(
+                        ResultRead,
+                        at = mem_name(self.s, *at),
+                        hex = hex(&bytes),
+                        text = printable(&bytes)
                     )),
                     Err(e) => Done::verbs_err(&e.into()),
                 }
@@ -1396,13 +1443,10 @@ impl Exec<'_> {
         let blocked = self.world.now() - start;
         match self.world.get_cq_event(h, ch) {
             Ok(Some(cq)) => {
-                let mut d = Done::ok(format!(
-                    "event for {} (not yet acknowledged)",
-                    self.cq_name(h, cq)
-                ));
+                let mut d = Done::ok(msg!(ResultCqEvent, cq = self.cq_name(h, cq)));
                 d.event_cq = Some(cq);
                 d.notes
-                    .push(format!("blocked for {blocked} until the wake-up"));
+                    .push(msg!(NoteBlockedWake, time = blocked.to_string()));
                 d
             }
             Ok(None) => {
@@ -1434,13 +1478,13 @@ impl Exec<'_> {
         match self.world.verbs(h).get_async_event() {
             Some(e) => {
                 self.async_taken[host.0].push(e);
-                let mut d = Done::ok(format!(
-                    "IBV_EVENT_{} on {} (not yet acknowledged)",
-                    e.name(),
-                    self.async_element(h, e)
+                let mut d = Done::ok(msg!(
+                    ResultAsyncEvent,
+                    event = e.name(),
+                    on = self.async_on(h, e)
                 ));
                 d.async_event = Some(e);
-                d.notes.push(format!("blocked for {blocked}"));
+                d.notes.push(msg!(NoteBlocked, time = blocked.to_string()));
                 d
             }
             None => Done::would_block(format!(
@@ -1460,8 +1504,12 @@ impl Exec<'_> {
         }
     }
 
-    fn async_text(&self, h: u32, e: verbs::AsyncEvent) -> String {
-        format!("IBV_EVENT_{} on {}", e.name(), self.async_element(h, e))
+    /// What an async event names, as a message argument: the handle's name, or "the device".
+    fn async_on(&self, h: u32, e: verbs::AsyncEvent) -> super::msg::Arg {
+        match (e.qp(), e.cq()) {
+            (None, None) => msg!(ResultTheDevice).into(),
+            _ => self.async_element(h, e).into(),
+        }
     }
 
     /// Runs the world until `stop` holds (checked after each event) or until `deadline`,
@@ -1470,7 +1518,7 @@ impl Exec<'_> {
         &mut self,
         deadline: SimTime,
         stop: impl FnMut(&World) -> bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), Msg> {
         if self.world.now() >= deadline {
             return Ok(());
         }

@@ -62,6 +62,7 @@ pub mod exec;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod model;
+pub mod msg;
 pub mod parse;
 pub mod plan;
 pub mod report;

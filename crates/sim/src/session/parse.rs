@@ -16,6 +16,7 @@ use verbs::types::{Mtu, QpState, QpType};
 use verbs::{AccessFlags, Errno, NicProfile, QpAttr, QpAttrMask, QpCap, SendFlags, SendOpcode};
 use verbs::{WcOpcode, WcStatus};
 
+use super::msg::{Arg, Msg, MsgId, list, msg};
 use super::plan::{
     AttrPlan, Call, DataForm, DropPlan, EventExpect, Expect, FabricPlan, Fill, HandleId,
     HandleInfo, HandleKind, HostId, KeyRef, MemExpect, MemRef, PerProfile, QpRef, Recovery,
@@ -33,8 +34,10 @@ pub struct ParseError {
     pub column: usize,
     /// Byte range of the offending text.
     pub span: Range<usize>,
-    /// What is wrong, naming the key and what is allowed.
+    /// What is wrong, naming the key and what is allowed (`msg` in English).
     pub message: String,
+    /// The same as a message id and its arguments, for readers in another language.
+    pub msg: Msg,
 }
 
 impl fmt::Display for ParseError {
@@ -100,17 +103,17 @@ pub fn parse(src: &str) -> std::result::Result<Session, ParseError> {
         return Err(error_at(
             src,
             0..0,
-            format!(
-                "the file has {} bytes; a session file may have at most {}",
-                src.len(),
-                limits::MAX_FILE_BYTES
+            msg!(
+                RefusalFileTooLarge,
+                bytes = src.len(),
+                max = limits::MAX_FILE_BYTES
             ),
         ));
     }
     let doc = DeTable::parse(src).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         let msg = e.message().trim_end().to_string();
-        error_at(src, span, format!("invalid TOML: {msg}"))
+        error_at(src, span, msg!(RefusalInvalidToml, detail = msg))
     })?;
     let mut p = Parser {
         src,
@@ -126,13 +129,14 @@ pub fn parse(src: &str) -> std::result::Result<Session, ParseError> {
     p.document(&doc)
 }
 
-fn error_at(src: &str, span: Range<usize>, message: String) -> ParseError {
+fn error_at(src: &str, span: Range<usize>, msg: Msg) -> ParseError {
     let (line, column) = line_col(src, span.start);
     ParseError {
         line,
         column,
         span,
-        message,
+        message: msg.text(),
+        msg,
     }
 }
 
@@ -253,12 +257,34 @@ pub(crate) fn opcode_name(o: SendOpcode) -> &'static str {
     o.const_name().trim_start_matches("IBV_WR_")
 }
 
-fn join<T: AsRef<str>>(items: impl IntoIterator<Item = T>) -> String {
-    items
-        .into_iter()
-        .map(|s| s.as_ref().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
+/// Names as a list argument (the English joins them with ", ").
+fn join<T: AsRef<str>>(items: impl IntoIterator<Item = T>) -> Arg {
+    list(items.into_iter().map(|s| s.as_ref().to_string()))
+}
+
+/// A TOML value's type, as a message argument ("found a string").
+fn found(v: &DeValue<'_>) -> MsgId {
+    match v {
+        DeValue::String(_) => MsgId::TypeString,
+        DeValue::Integer(_) => MsgId::TypeInteger,
+        DeValue::Float(_) => MsgId::TypeFloat,
+        DeValue::Boolean(_) => MsgId::TypeBoolean,
+        DeValue::Datetime(_) => MsgId::TypeDatetime,
+        DeValue::Array(_) => MsgId::TypeArray,
+        DeValue::Table(_) => MsgId::TypeTable,
+    }
+}
+
+/// A handle's kind with its article ("a QP"), as a message argument.
+fn kind_msg(k: HandleKind) -> MsgId {
+    match k {
+        HandleKind::Buffer { .. } => MsgId::KindBuffer,
+        HandleKind::Channel => MsgId::KindChannel,
+        HandleKind::Cq => MsgId::KindCq,
+        HandleKind::Mr => MsgId::KindMr,
+        HandleKind::Pd => MsgId::KindPd,
+        HandleKind::Qp { .. } => MsgId::KindQp,
+    }
 }
 
 /// Which kinds of handle a key accepts.
@@ -284,14 +310,14 @@ impl Want {
                 | (Want::Qp, HandleKind::Qp { .. })
         )
     }
-    fn describe(self) -> &'static str {
+    fn describe(self) -> MsgId {
         match self {
-            Want::Buffer => "a buffer (from `alloc`)",
-            Want::Cq => "a CQ",
-            Want::Mr => "an MR",
-            Want::Pd => "a PD",
-            Want::Channel => "a completion channel (from `create_comp_channel`)",
-            Want::Qp => "a QP",
+            Want::Buffer => MsgId::WantBuffer,
+            Want::Cq => MsgId::KindCq,
+            Want::Mr => MsgId::KindMr,
+            Want::Pd => MsgId::KindPd,
+            Want::Channel => MsgId::WantChannel,
+            Want::Qp => MsgId::KindQp,
         }
     }
 }
@@ -300,7 +326,7 @@ impl Want {
 struct Fields<'a, 'i> {
     table: &'a DeTable<'i>,
     span: Range<usize>,
-    what: String,
+    what: Msg,
 }
 
 impl<'a, 'i> Fields<'a, 'i> {
@@ -332,13 +358,14 @@ struct Parser<'s> {
 }
 
 impl Parser<'_> {
-    fn err<T>(&self, span: Range<usize>, message: impl Into<String>) -> Result<T> {
+    fn err<T>(&self, span: Range<usize>, msg: Msg) -> Result<T> {
         let (line, column) = self.lines.line_col(self.src, span.start);
         Err(ParseError {
             line,
             column,
             span,
-            message: message.into(),
+            message: msg.text(),
+            msg,
         })
     }
 
@@ -348,7 +375,7 @@ impl Parser<'_> {
 
     // ---- generic value readers ----
 
-    fn fields<'a, 'i>(&self, v: &'a Val<'i>, what: impl Into<String>) -> Result<Fields<'a, 'i>> {
+    fn fields<'a, 'i>(&self, v: &'a Val<'i>, what: impl Into<Msg>) -> Result<Fields<'a, 'i>> {
         let what = what.into();
         match v.get_ref() {
             DeValue::Table(t) => Ok(Fields {
@@ -356,10 +383,7 @@ impl Parser<'_> {
                 span: v.span(),
                 what,
             }),
-            other => self.err(
-                v.span(),
-                format!("{what} must be a table, found {}", other.type_str()),
-            ),
+            other => self.err(v.span(), msg!(RefusalNotTable, what, found = found(other))),
         }
     }
 
@@ -377,10 +401,11 @@ impl Parser<'_> {
             sorted.sort_unstable();
             return self.err(
                 span.clone(),
-                format!(
-                    "unknown key `{key}` in {}; allowed keys: {}",
-                    f.what,
-                    join(sorted)
+                msg!(
+                    RefusalUnknownKey,
+                    key = *key,
+                    what = f.what.clone(),
+                    allowed = join(sorted)
                 ),
             );
         }
@@ -390,17 +415,17 @@ impl Parser<'_> {
     fn req<'a, 'i>(&self, f: &Fields<'a, 'i>, key: &str) -> Result<&'a Val<'i>> {
         match f.get(key) {
             Some(v) => Ok(v),
-            None => self.err(f.span.clone(), format!("{} needs the key `{key}`", f.what)),
+            None => self.err(
+                f.span.clone(),
+                msg!(RefusalNeedsKey, what = f.what.clone(), key),
+            ),
         }
     }
 
     fn str_of<'a>(&self, v: &'a Val<'_>, key: &str) -> Result<&'a str> {
         match v.get_ref() {
             DeValue::String(s) => Ok(s.as_ref()),
-            other => self.err(
-                v.span(),
-                format!("`{key}` must be a string, found {}", other.type_str()),
-            ),
+            other => self.err(v.span(), msg!(RefusalWantString, key, found = found(other))),
         }
     }
 
@@ -410,16 +435,13 @@ impl Parser<'_> {
             other => {
                 return self.err(
                     v.span(),
-                    format!("`{key}` must be an integer, found {}", other.type_str()),
+                    msg!(RefusalWantInteger, key, found = found(other)),
                 );
             }
         };
         match n {
             Some(n) if (lo..=hi).contains(&n) => Ok(n),
-            _ => self.err(
-                v.span(),
-                format!("`{key}` is out of range: allowed {lo}..={hi}"),
-            ),
+            _ => self.err(v.span(), msg!(RefusalOutOfRange, key, lo, hi)),
         }
     }
 
@@ -462,20 +484,14 @@ impl Parser<'_> {
     fn bool_of(&self, v: &Val<'_>, key: &str) -> Result<bool> {
         match v.get_ref() {
             DeValue::Boolean(b) => Ok(*b),
-            other => self.err(
-                v.span(),
-                format!("`{key}` must be true or false, found {}", other.type_str()),
-            ),
+            other => self.err(v.span(), msg!(RefusalWantBool, key, found = found(other))),
         }
     }
 
     fn array_of<'a, 'i>(&self, v: &'a Val<'i>, key: &str) -> Result<&'a [Val<'i>]> {
         match v.get_ref() {
             DeValue::Array(a) => Ok(a),
-            other => self.err(
-                v.span(),
-                format!("`{key}` must be an array, found {}", other.type_str()),
-            ),
+            other => self.err(v.span(), msg!(RefusalWantArray, key, found = found(other))),
         }
     }
 
@@ -487,44 +503,43 @@ impl Parser<'_> {
                 .iter()
                 .map(|e| Ok((self.str_of(e, key)?, e.span())))
                 .collect(),
-            other => self.err(
-                v.span(),
-                format!(
-                    "`{key}` must be a list of names, found {}",
-                    other.type_str()
-                ),
-            ),
+            other => self.err(v.span(), msg!(RefusalWantNames, key, found = found(other))),
         }
     }
 
     fn duration_of(&self, v: &Val<'_>, key: &str) -> Result<SimDuration> {
-        let s = self.str_of(v, key).map_err(|_| {
-            error_at(
-                self.src,
-                v.span(),
-                format!(
-                    "`{key}` must be a duration string such as \"10us\" or \"2ms\" (units: ps, ns, us, µs, ms, s)"
-                ),
-            )
-        })?;
+        let s = self
+            .str_of(v, key)
+            .map_err(|_| error_at(self.src, v.span(), msg!(RefusalWantDuration, key)))?;
         let d = parse_duration(s).map_err(|why| {
             error_at(
                 self.src,
                 v.span(),
-                format!(
-                    "bad duration \"{s}\" for `{key}`: {why}; write a number and a unit (ps, ns, us, µs, ms, s), e.g. \"10us\""
+                msg!(
+                    RefusalBadDuration,
+                    value = s,
+                    key,
+                    why = match why {
+                        "no unit" => MsgId::WhyDurNoUnit,
+                        "unknown unit" => MsgId::WhyDurUnknownUnit,
+                        "too large" => MsgId::WhyDurTooLarge,
+                        "finer than 1 ps" => MsgId::WhyDurFiner,
+                        _ => MsgId::WhyDurNotNumber,
+                    }
                 ),
             )
         })?;
         if d == SimDuration::ZERO {
-            return self.err(v.span(), format!("`{key}` must be more than 0"));
+            return self.err(v.span(), msg!(RefusalMoreThanZero, key));
         }
         if d > limits::MAX_STEP_TIME {
             return self.err(
                 v.span(),
-                format!(
-                    "`{key}` = \"{s}\" is too long: at most {} per step",
-                    limits::MAX_STEP_TIME
+                msg!(
+                    RefusalStepTooLong,
+                    key,
+                    value = s,
+                    max = limits::MAX_STEP_TIME.to_string()
                 ),
             );
         }
@@ -536,9 +551,10 @@ impl Parser<'_> {
         if total > limits::MAX_SESSION_TIME {
             return self.err(
                 span,
-                format!(
-                    "the session's simulated time would reach {total}; a session may cover at most {}",
-                    limits::MAX_SESSION_TIME
+                msg!(
+                    RefusalSessionTooLong,
+                    total = total.to_string(),
+                    max = limits::MAX_SESSION_TIME.to_string()
                 ),
             );
         }
@@ -558,10 +574,7 @@ impl Parser<'_> {
         if !ok_first || !ok_rest || s.len() > limits::MAX_NAME_LEN {
             return self.err(
                 v.span(),
-                format!(
-                    "`{key}` = \"{s}\" is not a valid name: use a letter or _ first, then letters, digits, _, - or . (at most {} characters)",
-                    limits::MAX_NAME_LEN
-                ),
+                msg!(RefusalBadName, key, value = s, max = limits::MAX_NAME_LEN),
             );
         }
         Ok(s.to_string())
@@ -573,10 +586,7 @@ impl Parser<'_> {
             Some(i) => Ok(HostId(i)),
             None => self.err(
                 v.span(),
-                format!(
-                    "unknown host `{s}` in `{key}`; the hosts are: {}",
-                    join(&self.hosts)
-                ),
+                msg!(RefusalUnknownHost, name = s, key, hosts = join(&self.hosts)),
             ),
         }
     }
@@ -592,15 +602,18 @@ impl Parser<'_> {
                 .map(|h| h.name.as_str())
                 .collect();
             let known = if known.is_empty() {
-                "none is defined yet".to_string()
+                msg!(CtxNoneDefined)
             } else {
-                format!("defined so far: {}", join(known))
+                msg!(CtxDefinedSoFar, names = join(known))
             };
             return self.err(
                 v.span(),
-                format!(
-                    "unknown handle `{s}` in `{key}`: no earlier step defines it with `as` ({} wanted; {known})",
-                    want.describe()
+                msg!(
+                    RefusalUnknownHandle,
+                    name = s,
+                    key,
+                    want = want.describe(),
+                    known
                 ),
             );
         };
@@ -608,11 +621,13 @@ impl Parser<'_> {
         if !want.accepts(h.kind) {
             return self.err(
                 v.span(),
-                format!(
-                    "`{key}` must name {}, but `{s}` is {} (defined at line {})",
-                    want.describe(),
-                    h.kind.article_name(),
-                    h.line
+                msg!(
+                    RefusalWrongKind,
+                    key,
+                    want = want.describe(),
+                    name = s,
+                    kind = kind_msg(h.kind),
+                    line = h.line
                 ),
             );
         }
@@ -625,15 +640,19 @@ impl Parser<'_> {
         host: HostId,
         v: &Val<'_>,
         key: &str,
-        why: &str,
+        why: MsgId,
     ) -> Result<()> {
         let h = &self.handles[id.0];
         if h.host != host {
             return self.err(
                 v.span(),
-                format!(
-                    "`{key}` = `{}` lives on host {}, but {why} is on host {}",
-                    h.name, self.hosts[h.host.0], self.hosts[host.0]
+                msg!(
+                    RefusalOtherHost,
+                    key,
+                    name = &h.name,
+                    host = &self.hosts[h.host.0],
+                    other = why,
+                    other_host = &self.hosts[host.0]
                 ),
             );
         }
@@ -660,17 +679,15 @@ impl Parser<'_> {
         if let Some(&old) = self.by_name.get(&name) {
             return self.err(
                 v.span(),
-                format!(
-                    "handle `{name}` is already defined at line {}; pick another name",
-                    self.handles[old.0].line
+                msg!(
+                    RefusalHandleTwice,
+                    name = &name,
+                    line = self.handles[old.0].line
                 ),
             );
         }
         if self.hosts.contains(&name) {
-            return self.err(
-                v.span(),
-                format!("`{name}` is a host name; give the handle another name"),
-            );
+            return self.err(v.span(), msg!(RefusalHandleIsHost, name = &name));
         }
         let id = HandleId(self.handles.len());
         self.handles.push(HandleInfo {
@@ -695,9 +712,10 @@ impl Parser<'_> {
             if h != implied {
                 return self.err(
                     v.span(),
-                    format!(
-                        "`host` = \"{}\", but the step's handles live on host {}",
-                        self.hosts[h.0], self.hosts[implied.0]
+                    msg!(
+                        RefusalHostDisagrees,
+                        host = &self.hosts[h.0],
+                        implied = &self.hosts[implied.0]
                     ),
                 );
             }
@@ -717,12 +735,7 @@ impl Parser<'_> {
         };
         let mut out = PerProfile::none();
         if t.is_empty() {
-            return self.err(
-                v.span(),
-                format!(
-                    "`{key}` is an empty table; give a value, or one per profile (mlx5, rxe, ibta)"
-                ),
-            );
+            return self.err(v.span(), msg!(RefusalEmptyPerProfile, key));
         }
         for (k, val) in t.iter() {
             let Some(p) = NicProfile::ALL
@@ -731,10 +744,7 @@ impl Parser<'_> {
             else {
                 return self.err(
                     k.span(),
-                    format!(
-                        "`{key}` as a table gives one value per NIC profile; `{}` is not a profile (allowed: mlx5, rxe, ibta)",
-                        k.get_ref()
-                    ),
+                    msg!(RefusalNotProfile, key, name = k.get_ref().to_string()),
                 );
             };
             out.set(p, leaf(self, val)?);
@@ -753,9 +763,13 @@ impl Parser<'_> {
                 None => {
                     return self.err(
                         span,
-                        format!(
-                            "unknown access flag `{name}` in `{key}`; allowed: {} (the IBV_ACCESS_ prefix is optional)",
-                            join(AccessFlags::NAMED.iter().map(|(n, _)| *n))
+                        msg!(
+                            RefusalUnknownPrefixed,
+                            what = MsgId::VocabAccessFlag,
+                            name,
+                            key,
+                            allowed = join(AccessFlags::NAMED.iter().map(|(n, _)| *n)),
+                            prefix = "IBV_ACCESS_"
                         ),
                     );
                 }
@@ -773,9 +787,13 @@ impl Parser<'_> {
                 None => {
                     return self.err(
                         span,
-                        format!(
-                            "unknown send flag `{name}` in `{key}`; allowed: {} (the IBV_SEND_ prefix is optional)",
-                            join(SendFlags::NAMED.iter().map(|(n, _)| *n))
+                        msg!(
+                            RefusalUnknownPrefixed,
+                            what = MsgId::VocabSendFlag,
+                            name,
+                            key,
+                            allowed = join(SendFlags::NAMED.iter().map(|(n, _)| *n)),
+                            prefix = "IBV_SEND_"
                         ),
                     );
                 }
@@ -793,9 +811,13 @@ impl Parser<'_> {
                 None => {
                     return self.err(
                         span,
-                        format!(
-                            "unknown mask bit `{name}` in `{key}`; allowed: {} (the IBV_QP_ prefix is optional)",
-                            join(QpAttrMask::NAMED.iter().map(|(n, _)| *n))
+                        msg!(
+                            RefusalUnknownPrefixed,
+                            what = MsgId::VocabMaskBit,
+                            name,
+                            key,
+                            allowed = join(QpAttrMask::NAMED.iter().map(|(n, _)| *n)),
+                            prefix = "IBV_QP_"
                         ),
                     );
                 }
@@ -811,9 +833,12 @@ impl Parser<'_> {
             Some(q) => Ok(q),
             None => self.err(
                 v.span(),
-                format!(
-                    "unknown QP state `{s}` in `{key}`; allowed: {}",
-                    join(QpState::ALL.iter().map(|q| q.name()))
+                msg!(
+                    RefusalUnknownName,
+                    what = MsgId::VocabQpState,
+                    name = s,
+                    key,
+                    allowed = join(QpState::ALL.iter().map(|q| q.name()))
                 ),
             ),
         }
@@ -826,9 +851,13 @@ impl Parser<'_> {
             Some(n) => Ok(n),
             None => self.err(
                 v.span(),
-                format!(
-                    "unknown async event `{s}` in `{key}`; allowed: {} (the IBV_EVENT_ prefix is optional)",
-                    join(verbs::AsyncEvent::NAMES.iter().copied())
+                msg!(
+                    RefusalUnknownPrefixed,
+                    what = MsgId::VocabAsyncEvent,
+                    name = s,
+                    key,
+                    allowed = join(verbs::AsyncEvent::NAMES.iter().copied()),
+                    prefix = "IBV_EVENT_"
                 ),
             ),
         }
@@ -841,9 +870,13 @@ impl Parser<'_> {
             Some(o) => Ok(*o),
             None => self.err(
                 v.span(),
-                format!(
-                    "unknown opcode `{s}` in `{key}`; allowed: {} (the IBV_WR_ prefix is optional)",
-                    join(OPCODES.iter().map(|o| opcode_name(*o)))
+                msg!(
+                    RefusalUnknownPrefixed,
+                    what = MsgId::VocabOpcode,
+                    name = s,
+                    key,
+                    allowed = join(OPCODES.iter().map(|o| opcode_name(*o))),
+                    prefix = "IBV_WR_"
                 ),
             ),
         }
@@ -863,9 +896,12 @@ impl Parser<'_> {
             Some(e) => Ok(Ret::Err(*e)),
             None => self.err(
                 v.span(),
-                format!(
-                    "unknown return code `{s}` in `{key}`; allowed: ok, {}",
-                    join(ERRNOS.iter().map(|e| e.name()))
+                msg!(
+                    RefusalUnknownName,
+                    what = MsgId::VocabReturnCode,
+                    name = s,
+                    key,
+                    allowed = join(std::iter::once("ok").chain(ERRNOS.iter().map(|e| e.name())))
                 ),
             ),
         }
@@ -878,9 +914,13 @@ impl Parser<'_> {
             Some(w) => Ok(*w),
             None => self.err(
                 v.span(),
-                format!(
-                    "unknown completion status `{s}` in `{key}`; allowed: {} (the IBV_WC_ prefix is optional)",
-                    join(WC_STATUSES.iter().map(|w| status_name(*w)))
+                msg!(
+                    RefusalUnknownPrefixed,
+                    what = MsgId::VocabWcStatus,
+                    name = s,
+                    key,
+                    allowed = join(WC_STATUSES.iter().map(|w| status_name(*w))),
+                    prefix = "IBV_WC_"
                 ),
             ),
         }
@@ -893,9 +933,13 @@ impl Parser<'_> {
             Some(w) => Ok(*w),
             None => self.err(
                 v.span(),
-                format!(
-                    "unknown completion opcode `{s}` in `{key}`; allowed: {} (the IBV_WC_ prefix is optional)",
-                    join(WC_OPCODES.iter().map(|w| wc_opcode_name(*w)))
+                msg!(
+                    RefusalUnknownPrefixed,
+                    what = MsgId::VocabWcOpcode,
+                    name = s,
+                    key,
+                    allowed = join(WC_OPCODES.iter().map(|w| wc_opcode_name(*w))),
+                    prefix = "IBV_WC_"
                 ),
             ),
         }
@@ -910,9 +954,11 @@ impl Parser<'_> {
         if given.len() > 1 {
             return self.err(
                 f.key_span(given[1]),
-                format!(
-                    "{} gives both `{}` and `{}`; give one of text, hex, u64",
-                    f.what, given[0], given[1]
+                msg!(
+                    RefusalDataTwice,
+                    what = f.what.clone(),
+                    a = given[0],
+                    b = given[1]
                 ),
             );
         }
@@ -931,15 +977,16 @@ impl Parser<'_> {
         if bytes.len() > limits::MAX_LITERAL_BYTES {
             return self.err(
                 v.span(),
-                format!(
-                    "`{key}` holds {} bytes; at most {} are allowed",
-                    bytes.len(),
-                    limits::MAX_LITERAL_BYTES
+                msg!(
+                    RefusalLiteralTooLong,
+                    key,
+                    n = bytes.len(),
+                    max = limits::MAX_LITERAL_BYTES
                 ),
             );
         }
         if bytes.is_empty() {
-            return self.err(v.span(), format!("`{key}` is empty"));
+            return self.err(v.span(), msg!(RefusalEmpty, key));
         }
         Ok(bytes)
     }
@@ -962,12 +1009,7 @@ impl Parser<'_> {
             .filter(|c| !c.is_whitespace() && !matches!(c, '_' | ':'))
             .collect();
         if !digits.len().is_multiple_of(2) || !digits.iter().all(char::is_ascii_hexdigit) {
-            return self.err(
-                v.span(),
-                format!(
-                    "`{key}` must be pairs of hex digits (spaces, _ and : may separate them), e.g. \"de ad be ef\""
-                ),
-            );
+            return self.err(v.span(), msg!(RefusalBadHex, key));
         }
         Ok(digits
             .chunks(2)
@@ -983,17 +1025,14 @@ impl Parser<'_> {
     fn mem_ref(&self, f: &Fields<'_, '_>) -> Result<(MemRef, Range<usize>)> {
         let (key, v) = match (f.get("buf"), f.get("mr")) {
             (Some(_), Some(m)) => {
-                return self.err(
-                    m.span(),
-                    format!("{} names both `buf` and `mr`; give one", f.what),
-                );
+                return self.err(m.span(), msg!(RefusalBufAndMr, what = f.what.clone()));
             }
             (Some(b), None) => ("buf", b),
             (None, Some(m)) => ("mr", m),
             (None, None) => {
                 return self.err(
                     f.span.clone(),
-                    format!("{} needs `buf` (a buffer) or `mr` (an MR)", f.what),
+                    msg!(RefusalNeedsBufOrMr, what = f.what.clone()),
                 );
             }
         };
@@ -1009,7 +1048,7 @@ impl Parser<'_> {
         let root = Fields {
             table: doc.get_ref(),
             span: doc.span(),
-            what: "the top level".to_string(),
+            what: msg!(CtxTop),
         };
         self.check_keys(&root, TOP_KEYS)?;
         let profile = match root.get("profile") {
@@ -1021,7 +1060,13 @@ impl Parser<'_> {
                     None => {
                         return self.err(
                             v.span(),
-                            format!("unknown profile `{s}` in `profile`; allowed: mlx5, rxe, ibta"),
+                            msg!(
+                                RefusalUnknownName,
+                                what = MsgId::VocabProfile,
+                                name = s,
+                                key = "profile",
+                                allowed = join(NicProfile::ALL.iter().map(|p| p.name()))
+                            ),
                         );
                     }
                 }
@@ -1031,7 +1076,7 @@ impl Parser<'_> {
         let fabric_v = root.get("fabric");
         let topology = match fabric_v {
             Some(v) => {
-                let f = self.fields(v, "[fabric]")?;
+                let f = self.fields(v, MsgId::CtxFabric)?;
                 match f.get("topology") {
                     None => TopologyKind::BackToBack,
                     Some(t) => match self.str_of(t, "topology")? {
@@ -1040,8 +1085,12 @@ impl Parser<'_> {
                         other => {
                             return self.err(
                                 t.span(),
-                                format!(
-                                    "unknown topology `{other}` in `topology`; allowed: back_to_back, switch"
+                                msg!(
+                                    RefusalUnknownName,
+                                    what = MsgId::VocabTopology,
+                                    name = other,
+                                    key = "topology",
+                                    allowed = join(["back_to_back", "switch"])
                                 ),
                             );
                         }
@@ -1062,19 +1111,16 @@ impl Parser<'_> {
             },
         };
         let Some(steps_v) = root.get("step") else {
-            return self.err(
-                0..0,
-                "the session has no steps; add [[step]] tables (see scenarios/verbs/README.md)",
-            );
+            return self.err(0..0, msg!(RefusalNoStepsAdd));
         };
         let items = self.array_of(steps_v, "step")?;
         if items.len() > limits::MAX_STEPS {
             return self.err(
                 steps_v.span(),
-                format!(
-                    "the session has {} steps; at most {} are allowed",
-                    items.len(),
-                    limits::MAX_STEPS
+                msg!(
+                    RefusalTooManySteps,
+                    n = items.len(),
+                    max = limits::MAX_STEPS
                 ),
             );
         }
@@ -1083,7 +1129,7 @@ impl Parser<'_> {
             steps.push(self.step(item, i + 1)?);
         }
         if steps.is_empty() {
-            return self.err(steps_v.span(), "the session has no steps");
+            return self.err(steps_v.span(), msg!(RefusalNoSteps));
         }
         Ok(Session {
             profile,
@@ -1105,14 +1151,14 @@ impl Parser<'_> {
         if !(lo..=hi).contains(&items.len()) {
             return self.err(
                 v.span(),
-                format!(
-                    "`hosts` has {} names; the {} topology takes {}",
-                    items.len(),
-                    topology.name(),
-                    if lo == hi {
-                        format!("exactly {lo}")
+                msg!(
+                    RefusalHostCount,
+                    n = items.len(),
+                    topology = topology.name(),
+                    takes = if lo == hi {
+                        msg!(CtxExactly, n = lo)
                     } else {
-                        format!("{lo} to {hi}")
+                        msg!(CtxRange, lo, hi)
                     }
                 ),
             );
@@ -1120,10 +1166,7 @@ impl Parser<'_> {
         for item in items {
             let name = self.name_of(item, "hosts")?;
             if self.hosts.contains(&name) {
-                return self.err(
-                    item.span(),
-                    format!("host `{name}` is listed twice in `hosts`"),
-                );
+                return self.err(item.span(), msg!(RefusalHostTwice, name = &name));
             }
             self.hosts.push(name);
         }
@@ -1132,7 +1175,7 @@ impl Parser<'_> {
     }
 
     fn fabric(&self, v: &Val<'_>, topology: TopologyKind) -> Result<FabricPlan> {
-        let f = self.fields(v, "[fabric]")?;
+        let f = self.fields(v, MsgId::CtxFabric)?;
         self.check_keys(&f, FABRIC_KEYS)?;
         let rate_gbps = self.opt_u64(&f, "rate_gbps", 1, 1_600, 100)?;
         let cable_m = self.opt_u64(&f, "cable_m", 0, fabric::config::MAX_CABLE_M, 3)?;
@@ -1143,19 +1186,13 @@ impl Parser<'_> {
                     DeValue::Float(x) => x.as_str().parse::<f64>().ok(),
                     DeValue::Integer(_) => self.int_of(l, "loss", 0, 1).ok().map(|n| n as f64),
                     other => {
-                        return self.err(
-                            l.span(),
-                            format!("`loss` must be a number, found {}", other.type_str()),
-                        );
+                        return self.err(l.span(), msg!(RefusalLossNumber, found = found(other)));
                     }
                 };
                 match p {
                     Some(p) if (0.0..=1.0).contains(&p) => p,
                     _ => {
-                        return self.err(
-                            l.span(),
-                            "`loss` is a per-frame probability: allowed 0.0..=1.0",
-                        );
+                        return self.err(l.span(), msg!(RefusalLossRange));
                     }
                 }
             }
@@ -1163,7 +1200,7 @@ impl Parser<'_> {
         let mut drops = Vec::new();
         if let Some(d) = f.get("drop") {
             for item in self.array_of(d, "drop")? {
-                let df = self.fields(item, "a `drop` rule")?;
+                let df = self.fields(item, MsgId::CtxDrop)?;
                 self.check_keys(&df, DROP_KEYS)?;
                 let from = self.host_of(self.req(&df, "from")?, "from")?;
                 let nth = self.u64_of(self.req(&df, "nth")?, "nth", 1, 1 << 32)?;
@@ -1183,22 +1220,22 @@ impl Parser<'_> {
     // ---- steps ----
 
     fn step(&mut self, v: &Val<'_>, index: usize) -> Result<Step> {
-        let f = self.fields(v, format!("step {index}"))?;
+        let f = self.fields(v, msg!(CtxStep, step = index))?;
         let Some(call_v) = f.get("call") else {
             return self.err(
                 f.span.clone(),
-                format!("step {index} has no `call`; allowed calls: {}", join(CALLS)),
+                msg!(RefusalNoCall, step = index, allowed = join(CALLS)),
             );
         };
         let call_name = self.str_of(call_v, "call")?;
         if !CALLS.contains(&call_name) {
             return self.err(
                 call_v.span(),
-                format!("unknown call `{call_name}`; allowed calls: {}", join(CALLS)),
+                msg!(RefusalUnknownCall, name = call_name, allowed = join(CALLS)),
             );
         }
         let f = Fields {
-            what: format!("step {index} ({call_name})"),
+            what: msg!(CtxStepCall, step = index, call = call_name),
             ..f
         };
         let (line, column) = self.lines.line_col(self.src, f.span.start);
@@ -1307,7 +1344,7 @@ impl Parser<'_> {
                 let channel = match f.get("channel") {
                     Some(v) => {
                         let ch = self.handle_of(v, "channel", Want::Channel)?;
-                        self.same_host(ch, host, v, "channel", "the CQ")?;
+                        self.same_host(ch, host, v, "channel", MsgId::WhyTheCq)?;
                         Some(ch)
                     }
                     None => None,
@@ -1406,10 +1443,7 @@ impl Parser<'_> {
                 let Some((data, span)) = self.data_of(&f)? else {
                     return self.err(
                         f.span.clone(),
-                        format!(
-                            "{} needs the bytes to write: `text`, `hex` or `u64`",
-                            f.what
-                        ),
+                        msg!(RefusalNeedsBytes, what = f.what.clone()),
                     );
                 };
                 self.check_fits(at, data.len() as u64, span)?;
@@ -1427,10 +1461,11 @@ impl Parser<'_> {
                 if total > limits::MAX_READ_TOTAL_BYTES {
                     return self.err(
                         lv.span(),
-                        format!(
-                            "`len` = {len}: the session's `read_memory` steps would show {total} \
-                             bytes; a session may show at most {} in all",
-                            limits::MAX_READ_TOTAL_BYTES
+                        msg!(
+                            RefusalReadTotal,
+                            len,
+                            total,
+                            max = limits::MAX_READ_TOTAL_BYTES
                         ),
                     );
                 }
@@ -1451,12 +1486,7 @@ impl Parser<'_> {
                         | Call::PostRecv { .. }
                 );
                 if !has_cq {
-                    return self.err(
-                        v.span(),
-                        format!(
-                            "`expect_no_completion` needs a step with a `cq` (poll_cq) or a `qp` (modify_qp, query_qp, post_send, post_recv), not {call_name}"
-                        ),
-                    );
+                    return self.err(v.span(), msg!(RefusalNoCompletionCall, call = call_name));
                 }
                 self.add_time(d, v.span())?;
                 Some(d)
@@ -1484,9 +1514,12 @@ impl Parser<'_> {
         {
             return self.err(
                 span,
-                format!(
-                    "{len} bytes at offset {} run past the end of `{}` ({blen} bytes)",
-                    at.offset, self.handles[at.handle.0].name
+                msg!(
+                    RefusalPastEnd,
+                    len,
+                    offset = at.offset,
+                    name = &self.handles[at.handle.0].name,
+                    blen
                 ),
             );
         }
@@ -1501,10 +1534,10 @@ impl Parser<'_> {
         if self.total_buffers > limits::MAX_TOTAL_BUFFER_BYTES {
             return self.err(
                 lv.span(),
-                format!(
-                    "the session's buffers would total {} bytes; at most {} are allowed",
-                    self.total_buffers,
-                    limits::MAX_TOTAL_BUFFER_BYTES
+                msg!(
+                    RefusalBuffersTotal,
+                    total = self.total_buffers,
+                    max = limits::MAX_TOTAL_BUFFER_BYTES
                 ),
             );
         }
@@ -1516,18 +1549,12 @@ impl Parser<'_> {
         if fills.len() + usize::from(data.is_some()) > 1 {
             return self.err(
                 f.span.clone(),
-                format!(
-                    "{} gives more than one initial content; give at most one of text, hex, u64, fill, pattern",
-                    f.what
-                ),
+                msg!(RefusalFillTwice, what = f.what.clone()),
             );
         }
         let fill = if let Some((bytes, span)) = data {
             if bytes.len() as u64 > len {
-                return self.err(
-                    span,
-                    format!("{} bytes do not fit a buffer of {len} bytes", bytes.len()),
-                );
+                return self.err(span, msg!(RefusalBytesDoNotFit, n = bytes.len(), len));
             }
             Fill::Bytes(bytes)
         } else if let Some(v) = f.get("fill") {
@@ -1552,7 +1579,7 @@ impl Parser<'_> {
         let host = self.handles[pd.0].host;
         let buf_v = self.req(f, "buf")?;
         let buf = self.handle_of(buf_v, "buf", Want::Buffer)?;
-        self.same_host(buf, host, buf_v, "buf", "the PD")?;
+        self.same_host(buf, host, buf_v, "buf", MsgId::WhyThePd)?;
         self.check_host(f, host)?;
         let HandleKind::Buffer { len: blen } = self.handles[buf.0].kind else {
             unreachable!("handle_of checked the kind")
@@ -1588,7 +1615,13 @@ impl Parser<'_> {
                     None => {
                         return self.err(
                             v.span(),
-                            format!("unknown QP type `{s}` in `type`; allowed: RC, UC, UD"),
+                            msg!(
+                                RefusalUnknownName,
+                                what = MsgId::VocabQpType,
+                                name = s,
+                                key = "type",
+                                allowed = join(["RC", "UC", "UD"])
+                            ),
                         );
                     }
                 }
@@ -1597,24 +1630,18 @@ impl Parser<'_> {
         let (send_cq, recv_cq) = match (f.get("cq"), f.get("send_cq"), f.get("recv_cq")) {
             (Some(c), None, None) => {
                 let cq = self.handle_of(c, "cq", Want::Cq)?;
-                self.same_host(cq, host, c, "cq", "the PD")?;
+                self.same_host(cq, host, c, "cq", MsgId::WhyThePd)?;
                 (cq, cq)
             }
             (None, Some(s), Some(r)) => {
                 let s_id = self.handle_of(s, "send_cq", Want::Cq)?;
-                self.same_host(s_id, host, s, "send_cq", "the PD")?;
+                self.same_host(s_id, host, s, "send_cq", MsgId::WhyThePd)?;
                 let r_id = self.handle_of(r, "recv_cq", Want::Cq)?;
-                self.same_host(r_id, host, r, "recv_cq", "the PD")?;
+                self.same_host(r_id, host, r, "recv_cq", MsgId::WhyThePd)?;
                 (s_id, r_id)
             }
             _ => {
-                return self.err(
-                    f.span.clone(),
-                    format!(
-                        "{} needs either `cq` (one CQ for both queues) or both `send_cq` and `recv_cq`",
-                        f.what
-                    ),
-                );
+                return self.err(f.span.clone(), msg!(RefusalNeedsCq, what = f.what.clone()));
             }
         };
         let depth = limits::MAX_QUEUE_DEPTH;
@@ -1648,10 +1675,10 @@ impl Parser<'_> {
         if self.qps_per_host[host.0] > limits::MAX_QPS_PER_HOST {
             return self.err(
                 span,
-                format!(
-                    "host {} would have more than {} QPs",
-                    self.hosts[host.0],
-                    limits::MAX_QPS_PER_HOST
+                msg!(
+                    RefusalTooManyQps,
+                    host = &self.hosts[host.0],
+                    max = limits::MAX_QPS_PER_HOST
                 ),
             );
         }
@@ -1689,8 +1716,7 @@ impl Parser<'_> {
                     match Mtu::ALL.into_iter().find(|m| m.bytes() == n) {
                         Some(m) => attr.path_mtu = m,
                         None => {
-                            return self
-                                .err(v.span(), "`path_mtu` must be 256, 512, 1024, 2048 or 4096");
+                            return self.err(v.span(), msg!(RefusalPathMtu));
                         }
                     }
                 }
@@ -1717,10 +1743,7 @@ impl Parser<'_> {
         if mask.contains(QpAttrMask::STATE) && !f.has("state") {
             return self.err(
                 mask_v.span(),
-                format!(
-                    "{}: the mask has STATE but no `state` says which state to move to",
-                    f.what
-                ),
+                msg!(RefusalMaskStateNoState, what = f.what.clone()),
             );
         }
         Ok(Call::ModifyQp {
@@ -1741,32 +1764,22 @@ impl Parser<'_> {
             DeValue::Table(_) => vec![v],
             DeValue::Array(a) => a.iter().collect(),
             other => {
-                return self.err(
-                    v.span(),
-                    format!(
-                        "`sge` must be a table {{ mr = \"...\", offset = 0, len = 8 }} or an array of them, found {}",
-                        other.type_str()
-                    ),
-                );
+                return self.err(v.span(), msg!(RefusalSgeShape, found = found(other)));
             }
         };
         if items.len() > limits::MAX_SGES {
             return self.err(
                 v.span(),
-                format!(
-                    "`sge` has {} entries; at most {}",
-                    items.len(),
-                    limits::MAX_SGES
-                ),
+                msg!(RefusalTooManySges, n = items.len(), max = limits::MAX_SGES),
             );
         }
         let mut out = Vec::new();
         for item in items {
-            let f = self.fields(item, "an `sge` entry")?;
+            let f = self.fields(item, MsgId::CtxSge)?;
             self.check_keys(&f, SGE_KEYS)?;
             let mr_v = self.req(&f, "mr")?;
             let mr = self.handle_of(mr_v, "mr", Want::Mr)?;
-            self.same_host(mr, host, mr_v, "mr", "the QP")?;
+            self.same_host(mr, host, mr_v, "mr", MsgId::WhyTheQp)?;
             let offset = self.opt_u64(&f, "offset", 0, 1 << 40, 0)?;
             let len = match f.get("len") {
                 Some(l) => Some(self.u32_of(l, "len", 0, u32::MAX)?),
@@ -1798,22 +1811,16 @@ impl Parser<'_> {
         if let Some(k) = keys.iter().find(|k| f.has(k)) {
             return self.err(
                 f.key_span(k),
-                format!(
-                    "{} has both `wr` (a chain) and `{k}`; put every WR's keys inside `wr`",
-                    f.what
-                ),
+                msg!(RefusalWrAndKey, what = f.what.clone(), key = *k),
             );
         }
         let items = self.array_of(w, "wr")?;
         if items.is_empty() || items.len() > limits::MAX_CHAIN {
-            return self.err(
-                w.span(),
-                format!("`wr` must hold 1 to {} WRs", limits::MAX_CHAIN),
-            );
+            return self.err(w.span(), msg!(RefusalChainLength, max = limits::MAX_CHAIN));
         }
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let wf = self.fields(item, format!("WR #{i} of {}", f.what))?;
+            let wf = self.fields(item, msg!(CtxWr, n = i, what = f.what.clone()))?;
             self.check_keys(&wf, keys)?;
             out.push(wf);
         }
@@ -1838,19 +1845,13 @@ impl Parser<'_> {
                 (true, false) => {
                     return self.err(
                         wf.span,
-                        format!(
-                            "post_send on UD QP `{}` needs `ud` = {{ qp = \"remote_qp\", qkey = 0x11111111 }} in each WR: the destination QP (its host gives the address handle) and the Q_Key",
-                            self.handles[qp.0].name
-                        ),
+                        msg!(RefusalUdNeedsUd, name = &self.handles[qp.0].name),
                     );
                 }
                 (false, true) => {
                     return self.err(
                         wf.span,
-                        format!(
-                            "`ud` is for UD QPs; `{}` is connected and sends to its peer",
-                            self.handles[qp.0].name
-                        ),
+                        msg!(RefusalUdOnConnected, name = &self.handles[qp.0].name),
                     );
                 }
                 _ => {}
@@ -1878,19 +1879,13 @@ impl Parser<'_> {
             (None, true) => {
                 return self.err(
                     op_v.span(),
-                    format!(
-                        "{} needs `remote` = {{ mr = \"peer_mr\", offset = 0 }}: the peer's address and rkey, exchanged out of band",
-                        opcode_name(opcode)
-                    ),
+                    msg!(RefusalNeedsRemote, opcode = opcode_name(opcode)),
                 );
             }
             (Some(v), false) => {
                 return self.err(
                     v.span(),
-                    format!(
-                        "{} takes no `remote` (it goes to a receive WQE)",
-                        opcode_name(opcode)
-                    ),
+                    msg!(RefusalNoRemote, opcode = opcode_name(opcode)),
                 );
             }
             (None, false) => None,
@@ -1899,7 +1894,16 @@ impl Parser<'_> {
             if f.has(key) && !ok {
                 return self.err(
                     f.key_span(key),
-                    format!("`{key}` is only used by {who}, not {}", opcode_name(opcode)),
+                    match who.split_once(" and ") {
+                        Some((a, b)) => msg!(
+                            RefusalOnlyUsedByTwo,
+                            key,
+                            a,
+                            b,
+                            opcode = opcode_name(opcode)
+                        ),
+                        None => msg!(RefusalOnlyUsedBy, key, who, opcode = opcode_name(opcode)),
+                    },
                 );
             }
             Ok(())
@@ -1933,7 +1937,7 @@ impl Parser<'_> {
         let swap = self.opt_u64(f, "swap", 0, u64::MAX, 0)?;
         let ud = match f.get("ud") {
             Some(v) => {
-                let uf = self.fields(v, "`ud`")?;
+                let uf = self.fields(v, MsgId::CtxUd)?;
                 self.check_keys(&uf, UD_KEYS)?;
                 let qp = self.handle_of(self.req(&uf, "qp")?, "qp", Want::Qp)?;
                 let qkey = self.u32_of(self.req(&uf, "qkey")?, "qkey", 0, u32::MAX)?;
@@ -1956,7 +1960,7 @@ impl Parser<'_> {
     }
 
     fn remote(&self, v: &Val<'_>) -> Result<RemotePlan> {
-        let f = self.fields(v, "`remote`")?;
+        let f = self.fields(v, MsgId::CtxRemote)?;
         self.check_keys(&f, REMOTE_KEYS)?;
         let (at, _) = self.mem_ref(&f)?;
         let rkey = match f.get("rkey") {
@@ -1967,10 +1971,7 @@ impl Parser<'_> {
             None => match self.handles[at.handle.0].kind {
                 HandleKind::Mr => KeyRef::Mr(at.handle),
                 _ => {
-                    return self.err(
-                        f.span.clone(),
-                        "`remote` with `buf` needs `rkey`: the peer MR's name (or a raw number)",
-                    );
+                    return self.err(f.span.clone(), msg!(RefusalRemoteNeedsRkey));
                 }
             },
         };
@@ -2001,12 +2002,12 @@ impl Parser<'_> {
         let hv = self.req(f, "hosts")?;
         let items = self.array_of(hv, "hosts")?;
         if items.len() != 2 {
-            return self.err(hv.span(), "`hosts` of connect must name exactly two hosts");
+            return self.err(hv.span(), msg!(RefusalConnectTwoHosts));
         }
         let a = self.host_of(&items[0], "hosts")?;
         let b = self.host_of(&items[1], "hosts")?;
         if a == b {
-            return self.err(hv.span(), "connect needs two different hosts");
+            return self.err(hv.span(), msg!(RefusalConnectSameHost));
         }
         let d = RcOptions::default();
         let mtu = match f.get("mtu") {
@@ -2016,7 +2017,7 @@ impl Parser<'_> {
                 match Mtu::ALL.into_iter().find(|m| m.bytes() == n) {
                     Some(m) => m,
                     None => {
-                        return self.err(v.span(), "`mtu` must be 256, 512, 1024, 2048 or 4096");
+                        return self.err(v.span(), msg!(RefusalMtu));
                     }
                 }
             }
@@ -2052,10 +2053,7 @@ impl Parser<'_> {
             let v = p.req(f, key)?;
             let items = p.array_of(v, key)?;
             if items.len() != 2 {
-                return p.err(
-                    v.span(),
-                    format!("`{key}` of connect must give two names: one for each host"),
-                );
+                return p.err(v.span(), msg!(RefusalConnectTwoNames, key));
             }
             if matches!(kind, HandleKind::Qp { .. }) {
                 p.count_qp(a, items[0].span())?;
@@ -2070,23 +2068,17 @@ impl Parser<'_> {
         // completion channel.
         let mut channels = [None, None];
         if let Some(v) = f.get("channel") {
-            let t = self.fields(v, "`channel` of connect")?;
+            let t = self.fields(v, MsgId::CtxConnectChannel)?;
             let mut entries: Vec<_> = t.table.iter().collect();
             entries.sort_by_key(|(k, _)| k.span().start);
             for (k, val) in entries {
                 let key_val = Spanned::new(k.span(), DeValue::String(k.get_ref().clone()));
                 let h = self.host_of(&key_val, "channel")?;
                 let Some(i) = [a, b].iter().position(|&x| x == h) else {
-                    return self.err(
-                        k.span(),
-                        format!(
-                            "`channel` names host {}, which is not one of connect's `hosts`",
-                            self.hosts[h.0]
-                        ),
-                    );
+                    return self.err(k.span(), msg!(RefusalChannelHost, host = &self.hosts[h.0]));
                 };
                 let ch = self.handle_of(val, "channel", Want::Channel)?;
-                self.same_host(ch, h, val, "channel", "the CQ")?;
+                self.same_host(ch, h, val, "channel", MsgId::WhyTheCq)?;
                 channels[i] = Some(ch);
             }
         }
@@ -2123,17 +2115,17 @@ impl Parser<'_> {
                 s => {
                     return self.err(
                         v.span(),
-                        format!("unknown `retransmission` `{s}`; allowed: go_back_n, selective"),
+                        msg!(
+                            RefusalUnknownRetransmission,
+                            name = s,
+                            allowed = join(["go_back_n", "selective"])
+                        ),
                     );
                 }
             },
         };
         match f.get("window") {
-            Some(v) if !selective => self.err(
-                v.span(),
-                "`window` caps selective repeat's packets in flight; it needs \
-                 `retransmission = \"selective\"`",
-            ),
+            Some(v) if !selective => self.err(v.span(), msg!(RefusalWindowNeedsSelective)),
             w if selective => Ok(Recovery::Selective {
                 window: w.map_or(Ok(64), |v| self.u32_of(v, "window", 1, 1 << 14))?,
             }),
@@ -2144,15 +2136,15 @@ impl Parser<'_> {
     // ---- expectations ----
 
     fn expect(&self, v: &Val<'_>, call: &Call) -> Result<Expect> {
-        let f = self.fields(v, "`expect`")?;
+        let f = self.fields(v, MsgId::CtxExpect)?;
         self.check_keys(&f, EXPECT_KEYS)?;
         let mut e = Expect::default();
         let name = call.name();
-        let refuse = |key: &str, ok: bool, why: &str| -> Result<()> {
+        let refuse = |key: &str, ok: bool, why: MsgId| -> Result<()> {
             if f.has(key) && !ok {
                 return self.err(
                     f.key_span(key),
-                    format!("`expect.{key}` does not apply to {name}: {why}"),
+                    msg!(RefusalExpectNotApply, key, call = name, why),
                 );
             }
             Ok(())
@@ -2162,20 +2154,20 @@ impl Parser<'_> {
         refuse(
             "ret",
             !matches!(call, Call::Run { .. }),
-            "run returns nothing",
+            MsgId::WhyRunReturnsNothing,
         )?;
-        refuse("bad_wr", is_post, "only post_send and post_recv set bad_wr")?;
-        refuse("completions", is_poll, "only poll_cq returns completions")?;
-        refuse("wc", is_poll, "only poll_cq returns completions")?;
+        refuse("bad_wr", is_post, MsgId::WhyOnlyPostsBadWr)?;
+        refuse("completions", is_poll, MsgId::WhyOnlyPollCompletions)?;
+        refuse("wc", is_poll, MsgId::WhyOnlyPollCompletions)?;
         refuse(
             "event",
             matches!(call, Call::GetCqEvent { .. } | Call::GetAsyncEvent { .. }),
-            "only get_cq_event and get_async_event return an event",
+            MsgId::WhyOnlyEventCalls,
         )?;
         refuse(
             "sq_draining",
             matches!(call, Call::QueryQp { .. }),
-            "only query_qp reports sq_draining",
+            MsgId::WhyOnlyQueryQpDraining,
         )?;
         let step_qp = match call {
             Call::ModifyQp { qp, .. }
@@ -2184,11 +2176,7 @@ impl Parser<'_> {
             | Call::PostRecv { qp, .. } => Some(*qp),
             _ => None,
         };
-        refuse(
-            "state",
-            step_qp.is_some(),
-            "it names no `qp`; use `qp_states = { qp_x = \"RTS\" }`",
-        )?;
+        refuse("state", step_qp.is_some(), MsgId::WhyNoQpUseQpStates)?;
         if let Some(v) = f.get("ret") {
             e.ret = Some(self.per_profile(v, "ret", |p, v| p.ret_of(v, "ret"))?);
         }
@@ -2196,13 +2184,7 @@ impl Parser<'_> {
             e.bad_wr = Some(self.per_profile(v, "bad_wr", |p, v| match v.get_ref() {
                 DeValue::String(s) if s.as_ref() == "none" => Ok(None),
                 DeValue::Integer(_) => Ok(Some(p.int_of(v, "bad_wr", 0, 1 << 20)? as usize)),
-                other => p.err(
-                    v.span(),
-                    format!(
-                        "`bad_wr` must be the index of the failing WR (0 = first) or \"none\", found {}",
-                        other.type_str()
-                    ),
-                ),
+                other => p.err(v.span(), msg!(RefusalBadWrShape, found = found(other))),
             })?);
         }
         if let Some(v) = f.get("sq_draining") {
@@ -2226,7 +2208,7 @@ impl Parser<'_> {
             e.qp_states.push((qp, s));
         }
         if let Some(v) = f.get("qp_states") {
-            let t = self.fields(v, "`expect.qp_states`")?;
+            let t = self.fields(v, MsgId::CtxQpStates)?;
             let mut entries: Vec<_> = t.table.iter().collect();
             entries.sort_by_key(|(k, _)| k.span().start);
             for (k, val) in entries {
@@ -2237,7 +2219,7 @@ impl Parser<'_> {
             }
         }
         if let Some(v) = f.get("event") {
-            let ef = self.fields(v, "`expect.event`")?;
+            let ef = self.fields(v, MsgId::CtxEvent)?;
             self.check_keys(&ef, EVENT_KEYS)?;
             let mut ev = EventExpect::default();
             if let Some(c) = ef.get("cq") {
@@ -2246,10 +2228,7 @@ impl Parser<'_> {
             let is_async = matches!(call, Call::GetAsyncEvent { .. });
             for key in ["qp", "type"] {
                 if ef.has(key) && !is_async {
-                    return self.err(
-                        ef.key_span(key),
-                        format!("`expect.event.{key}` is for get_async_event; a completion event names only its `cq`"),
-                    );
+                    return self.err(ef.key_span(key), msg!(RefusalEventKeyAsyncOnly, key));
                 }
             }
             if let Some(q) = ef.get("qp") {
@@ -2266,14 +2245,11 @@ impl Parser<'_> {
                 _ => self.array_of(v, "memory")?.iter().collect(),
             };
             for item in items {
-                let mf = self.fields(item, "an `expect.memory` entry")?;
+                let mf = self.fields(item, MsgId::CtxExpectMemory)?;
                 self.check_keys(&mf, MEM_KEYS)?;
                 let (at, _) = self.mem_ref(&mf)?;
                 let Some(key) = self.data_key(&mf)? else {
-                    return self.err(
-                        mf.span.clone(),
-                        "an `expect.memory` entry needs `text`, `hex` or `u64`",
-                    );
+                    return self.err(mf.span.clone(), msg!(RefusalExpectMemoryNeedsData));
                 };
                 let dv = mf.get(key).expect("key just seen");
                 let bytes = self.per_profile(dv, key, |p, v| {
@@ -2292,7 +2268,7 @@ impl Parser<'_> {
     }
 
     fn wc_expect(&self, v: &Val<'_>) -> Result<WcExpect> {
-        let f = self.fields(v, "an `expect.wc` entry")?;
+        let f = self.fields(v, MsgId::CtxExpectWc)?;
         self.check_keys(&f, WC_KEYS)?;
         let mut w = WcExpect::default();
         if let Some(v) = f.get("wr_id") {

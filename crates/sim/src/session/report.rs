@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use super::msg::Msg;
+
 /// The record of one session run.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -17,6 +19,10 @@ pub struct Report {
     pub passed: bool,
     /// Why the session stopped early (a budget ran out), if it did.
     pub aborted: Option<String>,
+    /// `aborted` as a message id and its arguments (`abort.stopped`), for readers that
+    /// render it in another language; left out of the JSON when the session ran to its end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aborted_msg: Option<Msg>,
     /// Simulated time when the session ended, in picoseconds.
     pub end_time_ps: u64,
     /// Expectation totals.
@@ -69,6 +75,8 @@ pub struct StepRecord {
     pub result: Outcome,
     /// Remarks: attributes the mask ignores, PSN warnings, time spent waiting.
     pub notes: Vec<String>,
+    /// The same remarks as message ids and arguments, one per note, in order.
+    pub note_msgs: Vec<Msg>,
     /// Every expectation checked after the step, in order.
     pub expectations: Vec<Check>,
     /// The verbs objects as they stand after the step: QPs with their queues, CQs with the
@@ -334,8 +342,11 @@ pub struct FrameRecord {
 pub enum Outcome {
     /// The call succeeded.
     Ok {
-        /// What it returned or did.
+        /// What it returned or did: the pieces of `msgs` in English, joined by "; ".
         text: String,
+        /// The same as message ids and arguments, one per piece (none when the call says
+        /// nothing beyond "ok").
+        msgs: Vec<Msg>,
     },
     /// The verb failed with an errno.
     Error {
@@ -359,27 +370,47 @@ pub enum Outcome {
     Skipped {
         /// Why.
         text: String,
+        /// Why, as a message id and its arguments.
+        msg: Msg,
     },
     /// The simulation could not go on (a budget ran out).
     Failed {
         /// Why.
         text: String,
+        /// Why, as a message id and its arguments.
+        msg: Msg,
     },
 }
 
 impl Outcome {
+    /// A successful call's result from its pieces.
+    pub fn ok(msgs: Vec<Msg>) -> Outcome {
+        Outcome::Ok {
+            text: msgs.iter().map(Msg::text).collect::<Vec<_>>().join("; "),
+            msgs,
+        }
+    }
+
+    /// A step that could not run, and why.
+    pub fn skipped(why: Msg) -> Outcome {
+        Outcome::Skipped {
+            text: why.text(),
+            msg: why,
+        }
+    }
+
     /// A one-line summary.
     pub fn summary(&self) -> String {
         match self {
-            Outcome::Ok { text } => format!("ok: {text}"),
+            Outcome::Ok { text, .. } => format!("ok: {text}"),
             Outcome::Error { text, .. } => text.clone(),
             Outcome::Completions { completions } => match completions.len() {
                 0 => "0 completions".to_string(),
                 1 => "1 completion".to_string(),
                 n => format!("{n} completions"),
             },
-            Outcome::Skipped { text } => format!("skipped: {text}"),
-            Outcome::Failed { text } => format!("failed: {text}"),
+            Outcome::Skipped { text, .. } => format!("skipped: {text}"),
+            Outcome::Failed { text, .. } => format!("failed: {text}"),
         }
     }
 }
