@@ -527,8 +527,8 @@ pub async fn verbs(
     let gzip = accepts_gzip(&headers);
     let Json(req) = body.map_err(|r| rejection(r, VERBS_BODY))?;
     let session = rdmalab::session::parse(&req.session).map_err(|e| ApiError {
-        msg: Some(e.msg.clone()),
-        at: Some([e.line, e.column]),
+        msg: Some(Box::new(e.msg.clone())),
+        at: Some([e.line as u32, e.column as u32]),
         ..ApiError::field(
             StatusCode::UNPROCESSABLE_ENTITY,
             "session",

@@ -28,10 +28,10 @@ pub struct ApiError {
     /// `error` as a message id and its arguments (a refused verbs session), so the page
     /// writes it in its own language (`rdmalab::session::msg`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub msg: Option<rdmalab::session::msg::Msg>,
+    pub msg: Option<Box<rdmalab::session::msg::Msg>>,
     /// The 1-based line and column the message is about (a refused verbs session).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub at: Option<[usize; 2]>,
+    pub at: Option<[u32; 2]>,
 }
 
 impl ApiError {
