@@ -431,7 +431,8 @@ impl ViewRecorder {
                     .push(fabric.queue_bytes(node, port, self.prio));
                 dir.held_pct
                     .push(((held - held0.min(held)) as f64 / span as f64 * 100.0).min(100.0));
-                dir.paused.push(fabric.is_paused(node, port, self.prio, now));
+                dir.paused
+                    .push(fabric.is_paused(node, port, self.prio, now));
                 let (pauses0, frames0) = self.base[i][d];
                 dir.pauses.push(st.pauses_sent.saturating_sub(pauses0));
                 dir.frames.push(st.tx_frames.saturating_sub(frames0));
@@ -562,7 +563,12 @@ impl Tap for FrameTap {
         if pfc {
             k.pfc = w;
         }
-        let mut f = view_frame(at.saturating_duration_since(self.start), dir, pkt, self.prio);
+        let mut f = view_frame(
+            at.saturating_duration_since(self.start),
+            dir,
+            pkt,
+            self.prio,
+        );
         let ip = |n: NodeId| Ipv4Address(host_ip(self.ips.get(&n).copied().unwrap_or(n.0)));
         let (src, dst) = (ip(pkt.src), ip(pkt.dst));
         if frame_bytes(pkt, src, dst, &[], &mut self.buf).is_ok() {

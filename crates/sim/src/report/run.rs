@@ -132,7 +132,13 @@ pub type FabricSink =
 pub fn run_plan_fabric(
     plan: &Plan,
     opts: &RunOptions,
-) -> Result<(Report, Vec<(&'static str, crate::labs::fabric_view::FabricView)>), RunError> {
+) -> Result<
+    (
+        Report,
+        Vec<(&'static str, crate::labs::fabric_view::FabricView)>,
+    ),
+    RunError,
+> {
     let sink = FabricSink::default();
     let report = run_plan_taps(plan, opts, None, Some(sink.clone()))?;
     let views = std::mem::take(&mut *sink.lock().expect("no panic holds the sink"));
@@ -1463,7 +1469,9 @@ fn finish(
     w.finish_pcap().map_err(|e| RunError::Pcap(e.to_string()))?;
     // The view's last sample now, when the report's own counts are read (below).
     if let (Some(sink), Some(v)) = (&m.fabric, w.finish_fabric_view()) {
-        sink.lock().expect("no panic holds the sink").push((path, v));
+        sink.lock()
+            .expect("no panic holds the sink")
+            .push((path, v));
     }
     let nodes = [w.host(0).node, w.host(1).node];
     let mut log = w

@@ -853,7 +853,12 @@ impl World {
     /// window, the window starting at `first_window` and doubling as the run goes on, for
     /// RoCE's priority `prio`. Only watches (a tap and a trace observer; whatever observer
     /// the fabric had goes on seeing every record); [`World::finish_fabric_view`] ends it.
-    pub fn watch_fabric(&mut self, topo: &fabric::Topology, first_window: SimDuration, prio: usize) {
+    pub fn watch_fabric(
+        &mut self,
+        topo: &fabric::Topology,
+        first_window: SimDuration,
+        prio: usize,
+    ) {
         let inner = self
             .fabric
             .tracer_mut()
@@ -878,7 +883,11 @@ impl World {
         let rec = self.fabric_view.take()?;
         let now = self.now();
         let (view, inner) = rec.finish_at(&mut self.fabric, now);
-        if let Some(o) = inner.and_then(|i| (i as Box<dyn std::any::Any>).downcast::<engine::FirstObserver>().ok()) {
+        if let Some(o) = inner.and_then(|i| {
+            (i as Box<dyn std::any::Any>)
+                .downcast::<engine::FirstObserver>()
+                .ok()
+        }) {
             self.fabric.set_tracer(Tracer::new(*o));
         }
         Some(view)
