@@ -6,7 +6,7 @@
 // that open in the packet inspector. A line under the tabs adds the view's PAUSE frames,
 // drops and ECN marks over every link and says whether they are the table's.
 
-import { lang, esc } from './i18n.js';
+import { t, lang, esc } from './i18n.js';
 import { api } from './app.js';
 import { fmtNum } from './chart.js';
 import { renderFabricView } from './fabricview.js';
@@ -22,7 +22,7 @@ const WORDS = {
     tab_tcp: 'TCP 的运行', tab_rdma: 'RDMA 的运行',
     totals: '{path}：各链路合计 PAUSE 帧 {p}、丢弃 {d}、ECN 标记 {e}',
     raw: '（另有突发流量的帧被丢 {n} 个，对比表不计入）',
-    same: '，与对比表的“丢包 / PFC 暂停 / ECN 标记”一致。',
+    same: '，与对比表的“{row}”一致。',
     differs: '；对比表为 {d} / {p} / {e}。',
     span: '共 {n} 个采样窗口，每个 {w} µs，覆盖 {t} µs。',
     tcp: 'TCP', rdma: 'RDMA',
@@ -37,7 +37,7 @@ const WORDS = {
     tab_tcp: 'TCP run', tab_rdma: 'RDMA run',
     totals: '{path}: over every link, {p} PAUSE frames, {d} drops, {e} ECN marks',
     raw: ' (and {n} cross-traffic frames dropped, which the table does not count)',
-    same: ', as in the table’s “drops / PFC pauses / ECN marks”.',
+    same: ', as in the table’s “{row}”.',
     differs: '; the table says {d} / {p} / {e}.',
     span: '{n} sample windows of {w} µs each, {t} µs in all.',
     tcp: 'TCP', rdma: 'RDMA',
@@ -88,7 +88,7 @@ function totalsHtml(id, x) {
   const same = s.p === x.pfc_pauses && own === x.drops && s.e === x.ecn_marks;
   return `<p class="sf-totals" data-testid="sf-totals" data-path="${id}" data-pauses="${s.p}" data-drops="${own}" data-ecn="${s.e}">${esc(fw('totals', {
     path: fw(id), p: fmtNum(s.p), d: fmtNum(own), e: fmtNum(s.e),
-  }))}${s.r ? esc(fw('raw', { n: fmtNum(s.r) })) : ''}${esc(same ? fw('same') : fw('differs', { d: fmtNum(x.drops), p: fmtNum(x.pfc_pauses), e: fmtNum(x.ecn_marks) }))}
+  }))}${s.r ? esc(fw('raw', { n: fmtNum(s.r) })) : ''}${esc(same ? fw('same', { row: t('row.drops') }) : fw('differs', { d: fmtNum(x.drops), p: fmtNum(x.pfc_pauses), e: fmtNum(x.ecn_marks) }))}
     <span class="muted">${esc(fw('span', {
     n: x.view.t_ps.length, w: fmtNum(Math.round(x.view.window_ps / 1e4) / 100), t: fmtNum(Math.round(x.view.t_ps[x.view.t_ps.length - 1] / 1e4) / 100),
   }))}</span></p>`;

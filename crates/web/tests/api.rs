@@ -1572,7 +1572,7 @@ async fn the_fabric_view_adds_up_to_the_report() {
             assert_eq!(view["links"].as_array().unwrap().len(), hosts, "{body}");
             // Bounded: at most RUN_SAMPLES samples, MAX_FRAMES frames, each with its bytes.
             let n = view["t_ps"].as_array().unwrap().len();
-            assert!(n >= 2 && n <= RUN_SAMPLES, "{body} {path}: {n} samples");
+            assert!((2..=RUN_SAMPLES).contains(&n), "{body} {path}: {n} samples");
             let frames: Vec<&Value> = view["links"]
                 .as_array()
                 .unwrap()
@@ -1608,7 +1608,11 @@ async fn the_fabric_view_adds_up_to_the_report() {
             );
         }
         // RoCE's run: PAUSE frames on a lossless fabric, drops on a lossy one.
-        assert_eq!(pauses_seen > 0, pauses_expected, "{body}: RDMA's PAUSE frames");
+        assert_eq!(
+            pauses_seen > 0,
+            pauses_expected,
+            "{body}: RDMA's PAUSE frames"
+        );
         assert_eq!(drops_seen > 0, drops_expected, "{body}: RDMA's drops");
         // Deterministic: the same body, the same answer.
         let (_, b) = post("/api/fabric", &body.to_string()).await;

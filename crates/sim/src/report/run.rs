@@ -119,9 +119,11 @@ pub fn run_plan_packets(
     Ok((report, views))
 }
 
-/// Where each main run's fabric view goes (`run_plan_fabric`), with its path's name.
-pub type FabricSink =
-    std::sync::Arc<std::sync::Mutex<Vec<(&'static str, crate::labs::fabric_view::FabricView)>>>;
+/// A main run's fabric view, with its path's name (`tcp`, `rdma`).
+pub type PathFabricView = (&'static str, crate::labs::fabric_view::FabricView);
+
+/// Where each main run's fabric view goes (`run_plan_fabric`).
+pub type FabricSink = std::sync::Arc<std::sync::Mutex<Vec<PathFabricView>>>;
 
 /// [`run_plan_with`], and each main run's fabric view ([`crate::labs::fabric_view`]: every
 /// link of the plan's topology, sampled from the data path's start to the run's end), TCP's
@@ -132,13 +134,7 @@ pub type FabricSink =
 pub fn run_plan_fabric(
     plan: &Plan,
     opts: &RunOptions,
-) -> Result<
-    (
-        Report,
-        Vec<(&'static str, crate::labs::fabric_view::FabricView)>,
-    ),
-    RunError,
-> {
+) -> Result<(Report, Vec<PathFabricView>), RunError> {
     let sink = FabricSink::default();
     let report = run_plan_taps(plan, opts, None, Some(sink.clone()))?;
     let views = std::mem::take(&mut *sink.lock().expect("no panic holds the sink"));
