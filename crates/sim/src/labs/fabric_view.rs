@@ -11,6 +11,12 @@
 //! Nothing here changes the run: the counters are read between windows, the frames come from
 //! a [`Tap`] and the drop and mark counts from a trace [`Observer`], both of which only watch.
 //! Same lab and parameters, same view, bit for bit.
+//!
+//! The simulation page's runs use the same recorder ([`ViewRecorder::attach_run`], through
+//! `World::watch_fabric` and `report::run_plan_fabric`): a run's length is not known when it
+//! starts, so the view begins with a fine window and doubles it whenever it holds
+//! [`RUN_SAMPLES`] samples, and it counts from its own start (the data path's, where the
+//! report's counts start), so its last sample adds up to the report's PAUSE frames and drops.
 
 use super::PRIO;
 use engine::{Observer, TraceRecord, Tracer};

@@ -851,8 +851,10 @@ impl World {
     /// Records the fabric view of the run from now on ([`crate::labs::fabric_view`]): every
     /// link of `topo` (the topology this world was built from) sampled at the end of each
     /// window, the window starting at `first_window` and doubling as the run goes on, for
-    /// RoCE's priority `prio`. Only watches (a tap and a trace observer; whatever observer
-    /// the fabric had goes on seeing every record); [`World::finish_fabric_view`] ends it.
+    /// RoCE's priority `prio`. Only watches: a tap and a trace observer, and the report's
+    /// packet records (an [`engine::FirstObserver`] on the fabric, the ladder's) go on being
+    /// kept through it and are put back by [`World::finish_fabric_view`], which ends it. The
+    /// fabric must have no tap of its own (the report's runs set none).
     pub fn watch_fabric(
         &mut self,
         topo: &fabric::Topology,
