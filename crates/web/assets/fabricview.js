@@ -203,12 +203,14 @@ function svgHtml(view, lay, k, qmax, z = 1) {
         const bx = sx + ux * s * 6 * z, by = sy + uy * s * 6 * z;
         out += `<line class="fv-queue" x1="${(bx + ox * 1.2).toFixed(1)}" y1="${(by + oy * 1.2).toFixed(1)}" x2="${(bx + ox * (1.2 + L / 3.2)).toFixed(1)}" y2="${(by + oy * (1.2 + L / 3.2)).toFixed(1)}" stroke-width="${(5 * z).toFixed(1)}"/>`;
       }
-      // XOFF at the end that sent the pause (the receiving node of this direction); at a node
-      // with three links or more, the badges of its links would cover each other right at the
-      // node, so each stands a third of the way along its own line.
+      // XOFF at the end that sent the pause (the receiving node of this direction). Where a
+      // switch with three links or more pauses its hosts, their lines fan out from it and
+      // the badges would cover each other right at the switch: each stands a third of the way
+      // along its own line instead (a switch-to-switch trunk keeps its badge at the end).
       if (h) {
         const seg = Math.hypot(ex - sx, ey - sy);
-        const back = degree[d.to] >= 3 ? Math.max(14 * z, seg * 0.33) : 14 * z;
+        const fan = degree[d.to] >= 3 && view.nodes[d.from].kind === 'host';
+        const back = fan ? Math.max(14 * z, seg * 0.33) : 14 * z;
         const bx = ex - ux * s * back + ox * 4, by = ey - uy * s * back + oy * 4;
         out += `<g class="fv-xoff" data-dir="${j}"><rect x="${(bx - 17 * z).toFixed(1)}" y="${(by - 8 * z).toFixed(1)}" width="${(34 * z).toFixed(1)}" height="${(15 * z).toFixed(1)}" rx="3"/><text x="${bx.toFixed(1)}" y="${(by + 3.5 * z).toFixed(1)}" style="font-size:${(10 * z).toFixed(1)}px">XOFF</text></g>`;
       }
