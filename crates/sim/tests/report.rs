@@ -1248,3 +1248,63 @@ fn frames_too_long_for_a_switch_port_are_drops_that_name_the_mtus() {
         "{rdma}"
     );
 }
+
+// ---- simfab: the fabric view of a report's runs ----
+
+/// Recording the fabric view changes nothing in the run: the report `run_plan_fabric` gives is
+/// `run_plan`'s, field for field; and each view's last sample adds up to its path's counts
+/// (PAUSE frames on a lossless ⑤b, drops on ⑤, a count-mode ① whose window doubled as it ran).
+#[test]
+fn the_fabric_view_only_watches_and_adds_up_to_the_report() {
+    for (name, sets) in [
+        ("lesson5b", &["lossless.enabled=true"][..]),
+        ("lesson5", &[][..]),
+        ("lesson1", &[][..]),
+        ("lesson4", &[][..]),
+    ] {
+        let p = scenario::preset(name).expect("preset");
+        let plan = scenario::parse_with(p.toml, sets).expect("plan");
+        let plain = run_plan(&plan).unwrap();
+        let (watched, views) =
+            rdmalab::report::run_plan_fabric(&plan, &RunOptions::default()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap(),
+            serde_json::to_value(&watched).unwrap(),
+            "{name}: the report with the fabric view recorded"
+        );
+        assert_eq!(
+            views.iter().map(|(p, _)| *p).collect::<Vec<_>>(),
+            ["tcp", "rdma"],
+            "{name}"
+        );
+        for (path, v) in &views {
+            let r = if *path == "tcp" {
+                &plain.tcp
+            } else {
+                &plain.rdma
+            };
+            let r = r.as_ref().unwrap();
+            let last = |s: &Vec<u64>| *s.last().unwrap();
+            let pauses: u64 = v
+                .links
+                .iter()
+                .flat_map(|l| &l.dirs)
+                .map(|d| last(&d.pauses))
+                .sum();
+            let drops: u64 = v
+                .links
+                .iter()
+                .map(|l| last(&l.drops) - last(&l.raw_drops))
+                .sum();
+            assert_eq!(pauses, r.pfc_pauses, "{name} {path}: PAUSE frames");
+            assert_eq!(drops, r.drops, "{name} {path}: drops");
+            assert!(v.t_ps.len() <= rdmalab::labs::fabric_view::RUN_SAMPLES);
+        }
+        if name == "lesson5b" {
+            assert!(plain.rdma.as_ref().unwrap().pfc_pauses > 0);
+        }
+        if name == "lesson5" {
+            assert!(plain.rdma.as_ref().unwrap().drops > 0);
+        }
+    }
+}

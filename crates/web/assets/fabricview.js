@@ -176,6 +176,8 @@ const held = (d, k) => d.paused[k] || d.held_pct[k] > 0;
  */
 function svgHtml(view, lay, k, qmax, z = 1) {
   const { pos } = lay;
+  const degree = view.nodes.map(() => 0);
+  for (const l of view.links) { degree[l.a] += 1; degree[l.b] += 1; }
   let out = `<svg class="fv-svg" viewBox="0 0 ${Math.round(lay.w)} ${Math.round(lay.h)}" role="img" aria-label="${esc(tr('aria', {
     n: view.nodes.filter((x) => x.kind === 'host').length, s: view.nodes.filter((x) => x.kind === 'switch').length, l: view.links.length,
   }))}">`;
@@ -201,9 +203,15 @@ function svgHtml(view, lay, k, qmax, z = 1) {
         const bx = sx + ux * s * 6 * z, by = sy + uy * s * 6 * z;
         out += `<line class="fv-queue" x1="${(bx + ox * 1.2).toFixed(1)}" y1="${(by + oy * 1.2).toFixed(1)}" x2="${(bx + ox * (1.2 + L / 3.2)).toFixed(1)}" y2="${(by + oy * (1.2 + L / 3.2)).toFixed(1)}" stroke-width="${(5 * z).toFixed(1)}"/>`;
       }
-      // XOFF at the end that sent the pause (the receiving node of this direction).
+      // XOFF at the end that sent the pause (the receiving node of this direction). Where a
+      // switch with three links or more pauses its hosts, their lines fan out from it and
+      // the badges would cover each other right at the switch: each stands a third of the way
+      // along its own line instead (a switch-to-switch trunk keeps its badge at the end).
       if (h) {
-        const bx = ex - ux * s * 14 * z + ox * 4, by = ey - uy * s * 14 * z + oy * 4;
+        const seg = Math.hypot(ex - sx, ey - sy);
+        const fan = degree[d.to] >= 3 && view.nodes[d.from].kind === 'host';
+        const back = fan ? Math.max(14 * z, seg * 0.33) : 14 * z;
+        const bx = ex - ux * s * back + ox * 4, by = ey - uy * s * back + oy * 4;
         out += `<g class="fv-xoff" data-dir="${j}"><rect x="${(bx - 17 * z).toFixed(1)}" y="${(by - 8 * z).toFixed(1)}" width="${(34 * z).toFixed(1)}" height="${(15 * z).toFixed(1)}" rx="3"/><text x="${bx.toFixed(1)}" y="${(by + 3.5 * z).toFixed(1)}" style="font-size:${(10 * z).toFixed(1)}px">XOFF</text></g>`;
       }
     });

@@ -10,6 +10,7 @@ import { pathsSvg, paintAt, spanNs, ladderSvg, cursorAt, fmtNs, layoutKey } from
 import { chartSvg } from './chart.js';
 import { narrationHtml, stepButtonsHtml, pacing, stretchText, allSteps, markSteps, w as nw } from './narration.js';
 import { renderPacketView, stopPacketView } from './packetview.js';
+import { renderSimFabric, stopSimFabric } from './simfabric.js';
 import './inspector.js';
 import { TOURS, tourButtonHtml, startTour } from './tour.js';
 
@@ -513,6 +514,7 @@ export async function renderSim(main, live) {
   stopAnimation();
   stopPacketView();
   if (pathsWatch) { pathsWatch.disconnect(); pathsWatch = null; }
+  stopSimFabric();
   const st = state();
   const t0 = performance.now();
   document.body.dataset.run = 'running';
@@ -556,6 +558,7 @@ export async function renderSim(main, live) {
       </div>
       <div class="sim-right"><div id="table"></div></div>
       </div>
+      <div id="simfabric"></div>
       <h2>${esc(t('sim.charts'))}</h2>
       <div id="charts" class="charts"></div>
       <h2 id="ladder-title">${esc(t('sim.ladder'))}</h2>
@@ -626,6 +629,8 @@ export async function renderSim(main, live) {
   const hlRow = st.hl && main.querySelector(`tr[data-row="${st.hl}"]`);
   if (hlRow) hlRow.scrollIntoView({ block: 'center' });
   announce('done', { preset: st.preset, set: st.set });
+  // The fabric view of a run with a switch, fetched after the table (a rerun of its own).
+  renderSimFabric(main.querySelector('#simfabric'), runBody(st), res.plan, live);
   if (stream) {
     stopAnimation();
     paintAt(main.querySelector('svg.paths'), report, -1);

@@ -10,6 +10,7 @@
 //! | `GET /api/schema` | `{keys: [{key, type, unit, doc, allowed, default, min?, max?, choices?}], limits}`: every scenario key (the experiment-parameters panel) and the server's bounds |
 //! | `POST /api/run` | body `{preset? , scenario?, set?: ["key=value"], profile?}` → `{preset, plan: {key: value}, report}` (`report` is `rdmalab run --json`'s document: schema in `rdmalab::report`) |
 //! | `POST /api/packets` | body as `/api/run` → `{preset, mode, tcp, rdma}`: each path's packet view, the frames around its first drop (`rdmalab::report::packets`; [`packets`]) |
+//! | `POST /api/fabric` | body as `/api/run` → `{preset, mode, seed, max_links, tcp, rdma}`: each path's `{view, pfc_pauses, drops, ecn_marks}`, the fabric view of its run (the `fabric` of `POST /api/lab/{id}`, sampled from the data path's start to the run's end) and the report's counts it adds up to; 422 names `topology.kind` (no switch), `topology.hosts`, `topology.spines` or `topology.k` (over [`rdmalab::labs::fabric_view::MAX_LINKS`] links) ([`fabric`]) |
 //! | `POST /api/verbs` | body `{session: "TOML", profile?}` → `rdmalab verbs run --json`'s document (every step, its result and checks, `passed`); at most [`api::MAX_VERBS_EVENTS`] events |
 //! | `GET /api/verbs/model` | `{states, qp_types, transitions: [{from, to, rc|uc|ud: {required, optional}}], attrs: [{key, mask}], profiles, wc_status: [{name, code, text}], errno: [{name, code}]}`: the QP state table the playground draws |
 //! | `POST /api/frame/dissect` | body `{wire: "hex", elided?: [start, end]}` (a frame record's `wire` and `wire_elided`; at most [`dissect::MAX_FRAME_BYTES`]) → `{len, elided, frame_check, stopped, headers: [{kind, name, spec, start, len, fields: [{name, bit_offset, bit_width, value, hex, meaning}]}]}`: the frame's headers in wire order, decoded by `wire::dissect`; 422 names `wire` or `elided` |
@@ -58,6 +59,7 @@ pub mod diagram;
 pub mod dissect;
 pub mod error;
 pub mod examples;
+pub mod fabric;
 pub mod glossary;
 pub mod guard;
 pub mod packets;
@@ -140,6 +142,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/schema", get(api::schema))
         .route("/api/run", post(api::run))
         .route("/api/packets", post(packets::packets))
+        .route("/api/fabric", post(fabric::fabric))
         .route("/api/verbs", post(api::verbs))
         .route("/api/verbs/model", get(api::verbs_model))
         .route("/api/verbs/examples", get(api::verbs_examples))

@@ -1665,3 +1665,178 @@ async fn msgids_refusals_and_reports_carry_message_ids() {
     assert_eq!(steps[2]["note_msgs"][0]["id"], "note.busy_polled");
     assert!(r.get("aborted_msg").is_none(), "only when it stopped early");
 }
+
+// ---- simfab: POST /api/fabric, the simulation page's fabric view ----
+
+/// A view's last sample summed over every link: (PAUSE frames, drops, raw drops, ECN marks).
+fn fabric_totals(view: &Value) -> (u64, u64, u64, u64) {
+    let last = |a: &Value| a.as_array().unwrap().last().unwrap().as_u64().unwrap();
+    let (mut p, mut d, mut r, mut e) = (0, 0, 0, 0);
+    for l in view["links"].as_array().unwrap() {
+        d += last(&l["drops"]);
+        r += last(&l["raw_drops"]);
+        for x in l["dirs"].as_array().unwrap() {
+            p += last(&x["pauses"]);
+            e += last(&x["ecn_marks"]);
+        }
+    }
+    (p, d, r, e)
+}
+
+/// `POST /api/fabric`: each path's fabric view adds up to the report `POST /api/run` gives
+/// for the same body — Σ PAUSE frames = `pfc_pauses`, drops (cross traffic's apart) =
+/// `drops`, ECN marks = `ecn_marks` — for ⑤b with lossless on (PAUSE on the links) and ⑤
+/// (drops); the same body gives the same answer; the bounds hold; and topologies the view
+/// does not draw are refused by field.
+#[tokio::test]
+async fn the_fabric_view_adds_up_to_the_report() {
+    use rdmalab::labs::fabric_view::{MAX_FRAMES, MAX_LINKS, RUN_SAMPLES};
+    for (body, pauses_expected, drops_expected) in [
+        (
+            json!({"preset": "lesson5b", "set": ["lossless.enabled=true"]}),
+            true,
+            false,
+        ),
+        (json!({"preset": "lesson5"}), false, true),
+        (json!({"preset": "lesson1"}), false, false),
+    ] {
+        let (s, a) = post("/api/fabric", &body.to_string()).await;
+        assert_eq!(s, StatusCode::OK, "{body}: {a}");
+        let (s, r) = run(body.clone()).await;
+        assert_eq!(s, StatusCode::OK, "{body}: {r}");
+        assert_eq!(a["mode"], r["report"]["scenario"]["mode"], "{body}");
+        assert_eq!(a["seed"], r["report"]["scenario"]["seed"], "{body}");
+        assert_eq!(a["max_links"], MAX_LINKS);
+        let mut pauses_seen = 0;
+        let mut drops_seen = 0;
+        for path in ["tcp", "rdma"] {
+            let rep = &r["report"][path];
+            let x = &a[path];
+            let view = &x["view"];
+            let (p, d, raw, e) = fabric_totals(view);
+            let want = |k: &str| rep[k].as_u64().unwrap();
+            assert_eq!(p, want("pfc_pauses"), "{body} {path}: Σ PAUSE frames");
+            assert_eq!(d - raw, want("drops"), "{body} {path}: drops");
+            assert_eq!(e, want("ecn_marks"), "{body} {path}: ECN marks");
+            // The answer carries the report's counts beside the view, and they are the run's.
+            assert_eq!(x["pfc_pauses"].as_u64().unwrap(), want("pfc_pauses"));
+            assert_eq!(x["drops"].as_u64().unwrap(), want("drops"));
+            if path == "rdma" {
+                pauses_seen += p;
+                drops_seen += d - raw;
+            }
+            // The topology is the plan's: one switch, hosts as `topology.hosts`.
+            let hosts = r["plan"]["topology.hosts"].as_u64().unwrap() as usize;
+            let nodes = view["nodes"].as_array().unwrap();
+            assert_eq!(
+                nodes.iter().filter(|n| n["kind"] == "host").count(),
+                hosts,
+                "{body}"
+            );
+            assert_eq!(view["links"].as_array().unwrap().len(), hosts, "{body}");
+            // Bounded: at most RUN_SAMPLES samples, MAX_FRAMES frames, each with its bytes.
+            let n = view["t_ps"].as_array().unwrap().len();
+            assert!((2..=RUN_SAMPLES).contains(&n), "{body} {path}: {n} samples");
+            let frames: Vec<&Value> = view["links"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|l| l["frames"].as_array().unwrap())
+                .collect();
+            assert!(!frames.is_empty() && frames.len() <= MAX_FRAMES, "{body}");
+            assert!(
+                frames
+                    .iter()
+                    .all(|f| !f["wire"].as_str().unwrap().is_empty()),
+                "{body}: every frame has its wire bytes"
+            );
+            // Lossless ⑤b: a PAUSE frame is among the frames kept, for the inspector.
+            if pauses_expected && path == "rdma" {
+                assert!(frames.iter().any(|f| f["kind"] == "pause"), "{body}");
+            }
+            // The last sample is the run's end; the windows are even.
+            let t: Vec<u64> = view["t_ps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap())
+                .collect();
+            assert!(t.windows(2).all(|w| w[0] < w[1]), "{body}");
+            let w = view["window_ps"].as_u64().unwrap();
+            assert!(
+                t[..n - 1]
+                    .iter()
+                    .enumerate()
+                    .all(|(k, &x)| x == w * (k as u64 + 1)),
+                "{body} {path}: samples at the ends of windows"
+            );
+        }
+        // RoCE's run: PAUSE frames on a lossless fabric, drops on a lossy one.
+        assert_eq!(
+            pauses_seen > 0,
+            pauses_expected,
+            "{body}: RDMA's PAUSE frames"
+        );
+        assert_eq!(drops_seen > 0, drops_expected, "{body}: RDMA's drops");
+        // Deterministic: the same body, the same answer.
+        let (_, b) = post("/api/fabric", &body.to_string()).await;
+        assert_eq!(first_difference(&a, &b, ""), None, "{body}");
+    }
+    // Refused, by field, with the limit: topologies the view does not draw.
+    for (sets, field, limit) in [
+        (
+            vec!["topology.kind=fat_tree", "topology.k=6"],
+            "topology.k",
+            "at most 4",
+        ),
+        (
+            vec![
+                "topology.kind=leaf_spine",
+                "topology.hosts=2",
+                "topology.spines=40",
+            ],
+            "topology.spines",
+            "at most 31",
+        ),
+        (
+            vec![
+                "topology.kind=back_to_back",
+                "topology.hosts=2",
+                "loss.congestion_drop=0.0",
+            ],
+            "topology.kind",
+            "switch, leaf_spine or fat_tree",
+        ),
+    ] {
+        let body = json!({"preset": "lesson5", "set": sets});
+        let (s, e) = post("/api/fabric", &body.to_string()).await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {e}");
+        assert_eq!(e["field"], field, "{body}: {e}");
+        assert!(
+            e["allowed"].as_str().unwrap().contains(limit),
+            "{body}: {e}"
+        );
+    }
+    // A fat tree of k = 4 (48 links) is drawn.
+    let (s, a) = post(
+        "/api/fabric",
+        &json!({"preset": "lesson1", "set": ["topology.kind=fat_tree", "topology.k=4"]})
+            .to_string(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{a}");
+    assert_eq!(a["rdma"]["view"]["links"].as_array().unwrap().len(), 48);
+    // The body's own bounds are /api/run's.
+    let (s, e) = post("/api/fabric", &json!({"preset": "lesson99"}).to_string()).await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{e}");
+    let (s, e) = post("/api/fabric", r#"{"preset": "lesson1", "extra": 1}"#).await;
+    assert!(s.is_client_error(), "{e}");
+    let sets: Vec<String> = (0..65).map(|_| "seed=1".to_string()).collect();
+    let (s, e) = post(
+        "/api/fabric",
+        &json!({"preset": "lesson1", "set": sets}).to_string(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{e}");
+    assert_eq!(e["field"], "set");
+}

@@ -3975,3 +3975,264 @@ async fn tours_do_it_sets_the_control_runs_and_marks_the_changed_row() {
     shot_view(&page, "tours-doit-lesson2-zh-390-after").await;
     env.stop().await;
 }
+
+// ---- simfab: the fabric view on the simulation page ----
+
+/// Runs of three or more English words outside identifiers in the simulation page's fabric
+/// section (its text and its titles): node names, opcodes, TCP/RDMA/PAUSE/XOFF/ECN.
+async fn sim_fabric_english(page: &Page) -> Vec<String> {
+    english_runs(
+        page,
+        "(() => { const root = document.querySelector('.sim-fabric'); \
+          return [root.innerText, ...[...root.querySelectorAll('[title],[aria-label]')].map(e => (e.getAttribute('title') || '') + '\\n' + (e.getAttribute('aria-label') || ''))].join('\\n'); })()",
+    )
+    .await
+}
+
+/// A number as the page shows it (zh-CN and en-US both group thousands with commas).
+fn shown_int(s: &str) -> u64 {
+    s.replace(',', "")
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{s:?}"))
+}
+
+/// The simulation page with a switch shows the fabric view of its run: on ⑤b with lossless on
+/// the RDMA tab's link cards at the last window carry PAUSE frames, which add up to the
+/// table's PFC pauses (and the section says so); a PAUSE frame opens in the inspector with
+/// its bytes; the TCP tab is TCP's run; ⑤ shows its drops as the table does; no English on
+/// the zh page; screenshots at 1440×900 and 390×844 in both languages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_simulation_page_draws_the_fabric_of_its_run() {
+    let _one = ONE_BROWSER.lock().await;
+    let Some(env) = Env::start("simfab").await else {
+        return;
+    };
+    let (base, page) = (env.base.clone(), env.page.clone());
+    let fabric_done =
+        "document.body.dataset.fabric === 'done' && document.querySelector('.sim-fabric .fv-svg')";
+    // The table's drops / PFC pauses / ECN marks for a path.
+    let table = |path: &'static str| {
+        format!(
+            "JSON.parse(document.querySelector('tr[data-row=drops] td[data-path={path}]').dataset.value)"
+        )
+    };
+    open_sim(
+        &page,
+        &format!("{base}/sim?preset=lesson5b&set=lossless.enabled%3Dtrue"),
+    )
+    .await;
+    assert_eq!(settled(&page, "⑤b lossless").await, "done");
+    wait_for(&page, fabric_done, "the fabric view of ⑤b").await;
+    let [drops, pauses, ecn]: [u64; 3] = eval(&page, &table("rdma")).await;
+    assert!(pauses > 0, "⑤b lossless: the table's PFC pauses {pauses}");
+    // The RDMA run's tab is shown; its sums are the table's, and the page says so.
+    let tab: String = eval(
+        &page,
+        "document.querySelector('.sf-tab[aria-selected=true]').dataset.path",
+    )
+    .await;
+    assert_eq!(tab, "rdma");
+    let sums: [u64; 3] = eval(
+        &page,
+        "(() => { const t = document.querySelector('.sf-totals'); return [Number(t.dataset.drops), Number(t.dataset.pauses), Number(t.dataset.ecn)]; })()",
+    )
+    .await;
+    assert_eq!(
+        sums,
+        [drops, pauses, ecn],
+        "the section's sums vs the table"
+    );
+    let line = texts(&page, ".sf-totals").await.join("");
+    assert!(
+        line.contains(&format!("PAUSE 帧 {}", group(pauses))) && line.contains("与对比表"),
+        "{line}"
+    );
+    // Scrub to the last window; every link's card shows its PAUSE frames, and together they
+    // are the table's value.
+    eval::<bool>(
+        &page,
+        "(() => { const r = document.querySelector('.sim-fabric .fv-scrub'); r.value = r.max; r.dispatchEvent(new Event('input', {bubbles: true})); return true; })()",
+    )
+    .await;
+    let links: usize = eval(
+        &page,
+        "document.querySelectorAll('.sim-fabric .fv-link').length",
+    )
+    .await;
+    let hosts: usize = eval(
+        &page,
+        "document.querySelectorAll('.sim-fabric .fv-node.host').length",
+    )
+    .await;
+    assert_eq!((links, hosts), (4, 4), "⑤b: four hosts on one switch");
+    let mut on_cards = 0;
+    let mut busiest = (0, 0);
+    for i in 0..links {
+        eval::<bool>(
+            &page,
+            &format!("(() => {{ document.querySelector('.sim-fabric .fv-link[data-link=\"{i}\"]').dispatchEvent(new MouseEvent('click', {{bubbles: true}})); return true; }})()"),
+        )
+        .await;
+        let cells = texts(&page, ".sim-fabric .fv-card tbody td.fv-pauses").await;
+        assert_eq!(cells.len(), 2, "link {i}: two directions");
+        let n: u64 = cells.iter().map(|c| shown_int(c)).sum();
+        if n > busiest.1 {
+            busiest = (i, n);
+        }
+        on_cards += n;
+    }
+    assert_eq!(
+        on_cards, pauses,
+        "PAUSE frames on the link cards vs the table's PFC pauses"
+    );
+    assert!(busiest.1 > 0);
+    // The busiest link's frames: a PAUSE among them opens the inspector with its bytes.
+    eval::<bool>(
+        &page,
+        &format!(
+            "(() => {{ window.__inspected = []; document.addEventListener('rdmalab:inspect', (e) => window.__inspected.push(e.detail)); \
+             document.querySelector('.sim-fabric .fv-link[data-link=\"{}\"]').dispatchEvent(new MouseEvent('click', {{bubbles: true}})); return true; }})()",
+            busiest.0
+        ),
+    )
+    .await;
+    let kinds = texts(&page, ".sim-fabric [data-testid=fv-frames] button.fv-frame").await;
+    let k = kinds
+        .iter()
+        .position(|k| k == "PAUSE")
+        .unwrap_or_else(|| panic!("a PAUSE frame listed: {kinds:?}"));
+    let got: (String, usize) = eval(
+        &page,
+        &format!("(() => {{ document.querySelectorAll('.sim-fabric [data-testid=fv-frames] button.fv-frame')[{k}].click(); const d = window.__inspected[window.__inspected.length - 1]; return [d.frame.kind, d.frame.wire.length]; }})()"),
+    )
+    .await;
+    assert_eq!(got.0, "pause");
+    assert!(got.1 > 0, "the PAUSE frame carries its bytes");
+    wait_for(
+        &page,
+        "document.querySelector('[data-testid=inspector]:not([hidden]) [data-kind=macctl]')",
+        "the inspector's PFC header",
+    )
+    .await;
+    shot_view(&page, "sim-fabric-5b-inspector-zh").await;
+    eval::<bool>(
+        &page,
+        "(() => { const c = document.querySelector('[data-testid=inspector] [data-insp-close]'); if (c) c.click(); return true; })()",
+    )
+    .await;
+    let english = sim_fabric_english(&page).await;
+    assert!(
+        english.is_empty(),
+        "the zh fabric section has English: {english:#?}"
+    );
+    // The TCP tab: TCP's run, its sums the table's TCP column.
+    eval::<bool>(
+        &page,
+        "(() => { document.querySelector('.sf-tab[data-path=tcp]').click(); return true; })()",
+    )
+    .await;
+    wait_for(
+        &page,
+        "document.querySelector('.sf-totals[data-path=tcp]') && document.querySelector('.sim-fabric .fv-svg')",
+        "the TCP tab",
+    )
+    .await;
+    let [tdrops, tpauses, tecn]: [u64; 3] = eval(&page, &table("tcp")).await;
+    let tsums: [u64; 3] = eval(
+        &page,
+        "(() => { const t = document.querySelector('.sf-totals'); return [Number(t.dataset.drops), Number(t.dataset.pauses), Number(t.dataset.ecn)]; })()",
+    )
+    .await;
+    assert_eq!(
+        tsums,
+        [tdrops, tpauses, tecn],
+        "TCP: the section's sums vs the table"
+    );
+    let english = sim_fabric_english(&page).await;
+    assert!(
+        english.is_empty(),
+        "the zh TCP tab has English: {english:#?}"
+    );
+    // ⑤: drops, as the table counts them, on the links.
+    open_sim(&page, &format!("{base}/sim?preset=lesson5")).await;
+    assert_eq!(settled(&page, "⑤").await, "done");
+    wait_for(&page, fabric_done, "the fabric view of ⑤").await;
+    let [drops5, ..]: [u64; 3] = eval(&page, &table("rdma")).await;
+    assert!(drops5 > 0);
+    let shown5: u64 = eval(
+        &page,
+        "Number(document.querySelector('.sf-totals[data-path=rdma]').dataset.drops)",
+    )
+    .await;
+    assert_eq!(shown5, drops5, "⑤: drops on the links vs the table");
+    eval::<bool>(
+        &page,
+        "(() => { const r = document.querySelector('.sim-fabric .fv-scrub'); r.value = r.max; r.dispatchEvent(new Event('input', {bubbles: true})); return true; })()",
+    )
+    .await;
+    let mut on_cards = 0;
+    for i in 0..2 {
+        eval::<bool>(
+            &page,
+            &format!("(() => {{ document.querySelector('.sim-fabric .fv-link[data-link=\"{i}\"]').dispatchEvent(new MouseEvent('click', {{bubbles: true}})); return true; }})()"),
+        )
+        .await;
+        let d = texts(&page, ".sim-fabric .fv-card .fv-drops")
+            .await
+            .join("");
+        on_cards += shown_int(d.rsplit('：').next().unwrap());
+    }
+    assert_eq!(on_cards, drops5, "⑤: drops on the link cards vs the table");
+    // Both languages at both widths, the fabric section in view.
+    for (w, h, m, tag) in [(1440, 900, false, "wide"), (390, 844, true, "phone")] {
+        for lang in ["zh", "en"] {
+            page.execute(SetDeviceMetricsOverrideParams::new(
+                w,
+                h,
+                if m { 2.0 } else { 1.0 },
+                m,
+            ))
+            .await
+            .unwrap();
+            let q = if lang == "en" { "&lang=en" } else { "" };
+            open_sim(
+                &page,
+                &format!("{base}/sim?preset=lesson5b&set=lossless.enabled%3Dtrue{q}"),
+            )
+            .await;
+            wait_for(&page, fabric_done, "the fabric view").await;
+            let wide: bool = eval(
+                &page,
+                "document.documentElement.scrollWidth > window.innerWidth + 1",
+            )
+            .await;
+            assert!(!wide, "⑤b ({lang}) scrolls sideways at {w} px");
+            eval::<bool>(
+                &page,
+                "(() => { document.querySelector('.sim-fabric .sf-tabs').scrollIntoView(); return true; })()",
+            )
+            .await;
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            shot_view(&page, &format!("sim-fabric-5b-{lang}-{tag}")).await;
+            if lang == "zh" {
+                let english = sim_fabric_english(&page).await;
+                assert!(english.is_empty(), "zh at {w} px: {english:#?}");
+            }
+        }
+    }
+    env.stop().await;
+}
+
+/// `n` with its thousands grouped by commas, as the page shows it.
+fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (k, ch) in s.chars().enumerate() {
+        if k > 0 && (s.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}

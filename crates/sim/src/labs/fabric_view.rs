@@ -11,6 +11,12 @@
 //! Nothing here changes the run: the counters are read between windows, the frames come from
 //! a [`Tap`] and the drop and mark counts from a trace [`Observer`], both of which only watch.
 //! Same lab and parameters, same view, bit for bit.
+//!
+//! The simulation page's runs use the same recorder ([`ViewRecorder::attach_run`], through
+//! `World::watch_fabric` and `report::run_plan_fabric`): a run's length is not known when it
+//! starts, so the view begins with a fine window and doubles it whenever it holds
+//! [`RUN_SAMPLES`] samples, and it counts from its own start (the data path's, where the
+//! report's counts start), so its last sample adds up to the report's PAUSE frames and drops.
 
 use super::PRIO;
 use engine::{Observer, TraceRecord, Tracer};
@@ -30,6 +36,11 @@ pub const FRAMES_PER_DIRECTION: usize = 64;
 pub const MAX_FRAMES: usize = 2_000;
 /// Largest fabric a view describes, links (the labs' largest has 19).
 pub const MAX_LINKS: usize = 64;
+/// Most samples a whole run's view ([`ViewRecorder::attach_run`]) holds before it halves
+/// them: a run's length is not known when it starts, so its view starts with a fine window
+/// and doubles the window (merging pairs of samples) each time it fills, ending with 32–64
+/// samples however long the run was.
+pub const RUN_SAMPLES: usize = 64;
 
 /// One node of the drawing.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -122,6 +133,9 @@ pub struct ViewLink {
     /// Frames dropped at either end's port so far (at a switch's ingress when its buffer was
     /// full, at its egress when the PFC watchdog flushed a queue).
     pub drops: Vec<u64>,
+    /// Of `drops`, raw frames (a scenario's cross-traffic bursts, which a run's report does
+    /// not count among its path's drops).
+    pub raw_drops: Vec<u64>,
     /// A sample of the frames the link carried, in time order: at most
     /// [`FRAMES_PER_DIRECTION`] per direction.
     pub frames: Vec<ViewFrame>,
@@ -159,6 +173,14 @@ pub struct ViewRecorder {
     /// Per link, per direction: tx bytes and held-by-pause ps at the last sample.
     last: Vec<[(u64, u64); 2]>,
     last_t: SimDuration,
+    /// The priority whose queues and pauses are read.
+    prio: usize,
+    /// Per link, per direction: PAUSE frames and frames sent before the view began, taken
+    /// off the cumulative counts (a whole run's view counts from its own start, as the
+    /// run's report does; a lab's view counts the ports' whole life).
+    base: Vec<[(u64, u64); 2]>,
+    /// A whole run's view: the window doubles when [`RUN_SAMPLES`] are held.
+    adaptive: bool,
 }
 
 impl ViewRecorder {
@@ -182,6 +204,34 @@ impl ViewRecorder {
         start: SimTime,
         window: SimDuration,
         inner: Option<Box<dyn Observer>>,
+    ) -> ViewRecorder {
+        Self::attach_inner(fabric, topo, start, window, inner, PRIO, false)
+    }
+
+    /// A view of a whole run from `start` (a simulation page's run, whose length is not
+    /// known beforehand), for RoCE's priority `prio`: counts from `start`, begins with
+    /// `first_window` and doubles it whenever [`RUN_SAMPLES`] samples are held. The caller
+    /// hands [`Self::catch_up`] the time of every event before it is handled and ends with
+    /// [`Self::finish_at`]. `inner` as for [`Self::attach_chained`].
+    pub fn attach_run(
+        fabric: &mut Fabric,
+        topo: &Topology,
+        start: SimTime,
+        first_window: SimDuration,
+        prio: usize,
+        inner: Option<Box<dyn Observer>>,
+    ) -> ViewRecorder {
+        Self::attach_inner(fabric, topo, start, first_window, inner, prio.min(7), true)
+    }
+
+    fn attach_inner(
+        fabric: &mut Fabric,
+        topo: &Topology,
+        start: SimTime,
+        window: SimDuration,
+        inner: Option<Box<dyn Observer>>,
+        prio: usize,
+        adaptive: bool,
     ) -> ViewRecorder {
         let links: Vec<_> = topo.links.iter().take(MAX_LINKS).collect();
         let mut ends = vec![[(NodeId(0), PortId(0)); 2]; links.len()];
@@ -224,10 +274,24 @@ impl ViewRecorder {
                     },
                 ],
                 drops: Vec::new(),
+                raw_drops: Vec::new(),
                 frames: Vec::new(),
                 frames_total: 0,
             })
             .collect::<Vec<_>>();
+        let base = ends
+            .iter()
+            .map(|e| {
+                e.map(|(node, port)| {
+                    let st = fabric.port_stats(node, port).copied().unwrap_or_default();
+                    if adaptive {
+                        (st.pauses_sent, st.tx_frames)
+                    } else {
+                        (0, 0)
+                    }
+                })
+            })
+            .collect();
         fabric.set_tap(FrameTap {
             map: map.clone(),
             start,
@@ -242,10 +306,12 @@ impl ViewRecorder {
                 .map(|(node, ..)| (node, fabric.host_ordinal(node).unwrap_or(node.0)))
                 .collect(),
             buf: Vec::with_capacity(4300),
+            prio,
         });
         fabric.set_tracer(Tracer::new(PortTally {
             map,
             drops: vec![0; view_links.len()],
+            raw_drops: vec![0; view_links.len()],
             marks: vec![[0; 2]; view_links.len()],
             inner,
         }));
@@ -257,11 +323,88 @@ impl ViewRecorder {
                 links: view_links,
                 t_ps: Vec::new(),
                 window_ps: window.as_ps(),
-                priority: PRIO as u8,
+                priority: prio as u8,
             },
             ends,
             start,
             last_t: SimDuration::ZERO,
+            prio,
+            base,
+            adaptive,
+        }
+    }
+
+    /// When the next sample is due (a whole run's view: the end of the next window).
+    fn next_due(&self) -> SimTime {
+        let k = self.view.t_ps.len() as u64 + 1;
+        self.start + SimDuration::from_ps(self.view.window_ps.saturating_mul(k))
+    }
+
+    /// Takes every sample due before `now`, the time of the event about to be handled: the
+    /// fabric then holds the state of every earlier instant, so a sample at a window's end
+    /// reads exactly what was there. Cheap when none is due (one comparison).
+    pub fn catch_up(&mut self, fabric: &mut Fabric, now: SimTime) {
+        while self.next_due() < now {
+            self.sample_next(fabric);
+        }
+    }
+
+    /// The next window's sample, halving the samples held first if the view is full.
+    fn sample_next(&mut self, fabric: &mut Fabric) {
+        if self.adaptive && self.view.t_ps.len() >= RUN_SAMPLES {
+            self.coarsen(fabric);
+        }
+        let t = self.next_due().saturating_duration_since(self.start);
+        self.sample(fabric, t);
+    }
+
+    /// A whole run's view at its end, `end` (every event up to `end` handled): the samples
+    /// due before it and one at `end` itself, so the last sample's counts are the run's.
+    pub fn finish_at(
+        mut self,
+        fabric: &mut Fabric,
+        end: SimTime,
+    ) -> (FabricView, Option<Box<dyn Observer>>) {
+        while self.next_due() <= end {
+            self.sample_next(fabric);
+        }
+        let t = end.saturating_duration_since(self.start);
+        if self.view.t_ps.last() != Some(&t.as_ps()) {
+            if self.adaptive && self.view.t_ps.len() >= RUN_SAMPLES {
+                self.coarsen(fabric);
+            }
+            self.sample(fabric, t);
+        }
+        self.finish_chained(fabric)
+    }
+
+    /// Doubles the window: each pair of samples becomes one (a rate or share the mean of
+    /// the two, a count or an instant's state the later one), and the frames kept are
+    /// thinned to those the tap would have kept with the wider window.
+    fn coarsen(&mut self, fabric: &mut Fabric) {
+        fn pairs<T: Copy>(v: &mut Vec<T>, merge: impl Fn(T, T) -> T) {
+            *v = v.chunks(2).map(|c| merge(c[0], c[c.len() - 1])).collect();
+        }
+        let later = |_: u64, b: u64| b;
+        let mean = |a: f64, b: f64| (a + b) / 2.0;
+        pairs(&mut self.view.t_ps, later);
+        for link in &mut self.view.links {
+            pairs(&mut link.drops, later);
+            pairs(&mut link.raw_drops, later);
+            for d in &mut link.dirs {
+                pairs(&mut d.util_pct, mean);
+                pairs(&mut d.held_pct, mean);
+                pairs(&mut d.queue_bytes, later);
+                pairs(&mut d.paused, |_, b| b);
+                pairs(&mut d.pauses, later);
+                pairs(&mut d.frames, later);
+                pairs(&mut d.ecn_marks, later);
+            }
+        }
+        self.view.window_ps = self.view.window_ps.saturating_mul(2);
+        if let Some(mut tap) = fabric.take_tap::<FrameTap>() {
+            tap.widen(self.view.window_ps);
+            fabric.set_tap(*tap);
         }
     }
 
@@ -277,29 +420,34 @@ impl ViewRecorder {
         let tally = fabric
             .tracer_mut()
             .get_mut::<PortTally>()
-            .map(|p| (p.drops.clone(), p.marks.clone()));
+            .map(|p| (p.drops.clone(), p.marks.clone(), p.raw_drops.clone()));
         for (i, link) in self.view.links.iter_mut().enumerate() {
             let bps = (link.gbps * 1e9).max(1.0);
             for d in 0..2 {
                 let (node, port) = self.ends[i][d];
                 let st = fabric.port_stats(node, port).copied().unwrap_or_default();
-                let held = fabric.pause_time(node, port, PRIO, now).0;
+                let held = fabric.pause_time(node, port, self.prio, now).0;
                 let (tx0, held0) = self.last[i][d];
                 self.last[i][d] = (st.tx_bytes, held);
                 let dir = &mut link.dirs[d];
                 let bits = (st.tx_bytes - tx0.min(st.tx_bytes)) as f64 * 8.0;
                 dir.util_pct
                     .push((bits / (bps * span as f64 * 1e-12) * 100.0).min(100.0));
-                dir.queue_bytes.push(fabric.queue_bytes(node, port, PRIO));
+                dir.queue_bytes
+                    .push(fabric.queue_bytes(node, port, self.prio));
                 dir.held_pct
                     .push(((held - held0.min(held)) as f64 / span as f64 * 100.0).min(100.0));
-                dir.paused.push(fabric.is_paused(node, port, PRIO, now));
-                dir.pauses.push(st.pauses_sent);
-                dir.frames.push(st.tx_frames);
+                dir.paused
+                    .push(fabric.is_paused(node, port, self.prio, now));
+                let (pauses0, frames0) = self.base[i][d];
+                dir.pauses.push(st.pauses_sent.saturating_sub(pauses0));
+                dir.frames.push(st.tx_frames.saturating_sub(frames0));
                 dir.ecn_marks
-                    .push(tally.as_ref().map_or(0, |(_, m)| m[i][d]));
+                    .push(tally.as_ref().map_or(0, |(_, m, _)| m[i][d]));
             }
-            link.drops.push(tally.as_ref().map_or(0, |(dr, _)| dr[i]));
+            link.drops.push(tally.as_ref().map_or(0, |(dr, ..)| dr[i]));
+            link.raw_drops
+                .push(tally.as_ref().map_or(0, |(.., raw)| raw[i]));
         }
     }
 
@@ -358,6 +506,36 @@ struct FrameTap {
     ips: BTreeMap<NodeId, u32>,
     /// Scratch for a frame's bytes.
     buf: Vec<u8>,
+    /// The priority whose PAUSE quanta are read.
+    prio: usize,
+}
+
+impl FrameTap {
+    /// The window is now `window_ps`: keeps, per direction, only the frames the tap would
+    /// have kept with it (the first of each window, the first PFC frame of each window).
+    fn widen(&mut self, window_ps: u64) {
+        self.window_ps = window_ps.max(1);
+        let w = self.window_ps;
+        self.all = 0;
+        for (link, frames) in self.frames.iter_mut().enumerate() {
+            let mut kept = [Kept::default(); 2];
+            frames.retain(|f| {
+                let k = &mut kept[usize::from(f.dir)];
+                let win = f.t_ps / w + 1;
+                let pfc = matches!(f.kind, "pause" | "resume");
+                let keep = k.any < win || (pfc && k.pfc < win);
+                if keep {
+                    k.any = k.any.max(win);
+                    if pfc {
+                        k.pfc = win;
+                    }
+                }
+                keep
+            });
+            self.kept[link] = kept;
+            self.all += frames.len();
+        }
+    }
 }
 
 impl Tap for FrameTap {
@@ -367,7 +545,7 @@ impl Tap for FrameTap {
         };
         self.total[link] += 1;
         if let Payload::Pause { quanta, .. } = pkt.payload
-            && quanta[PRIO] > 0
+            && quanta[self.prio] > 0
             && self.first_pause[link][dir].is_none()
         {
             self.first_pause[link][dir] = Some(at.saturating_duration_since(self.start).as_ps());
@@ -391,7 +569,12 @@ impl Tap for FrameTap {
         if pfc {
             k.pfc = w;
         }
-        let mut f = view_frame(at.saturating_duration_since(self.start), dir, pkt);
+        let mut f = view_frame(
+            at.saturating_duration_since(self.start),
+            dir,
+            pkt,
+            self.prio,
+        );
         let ip = |n: NodeId| Ipv4Address(host_ip(self.ips.get(&n).copied().unwrap_or(n.0)));
         let (src, dst) = (ip(pkt.src), ip(pkt.dst));
         if frame_bytes(pkt, src, dst, &[], &mut self.buf).is_ok() {
@@ -405,7 +588,7 @@ impl Tap for FrameTap {
     }
 }
 
-fn view_frame(t: SimDuration, dir: usize, p: &Packet) -> ViewFrame {
+fn view_frame(t: SimDuration, dir: usize, p: &Packet, prio: usize) -> ViewFrame {
     let mut f = ViewFrame {
         t_ps: t.as_ps(),
         dir: dir as u8,
@@ -423,7 +606,7 @@ fn view_frame(t: SimDuration, dir: usize, p: &Packet) -> ViewFrame {
     };
     match &p.payload {
         Payload::Pause { quanta, .. } => {
-            let q = quanta[PRIO];
+            let q = quanta[prio];
             f.kind = if q == 0 { "resume" } else { "pause" };
             f.quanta = Some(q);
         }
@@ -455,6 +638,7 @@ fn hex(bytes: &[u8]) -> String {
 struct PortTally {
     map: PortMap,
     drops: Vec<u64>,
+    raw_drops: Vec<u64>,
     marks: Vec<[u64; 2]>,
     inner: Option<Box<dyn Observer>>,
 }
@@ -465,9 +649,14 @@ impl Observer for PortTally {
             inner.record(at, rec);
         }
         match *rec {
-            TraceRecord::Dropped { node, port, .. } => {
+            TraceRecord::Dropped {
+                node, port, pkt, ..
+            } => {
                 if let Some(&(l, _)) = self.map.get(&(node, port)) {
                     self.drops[l] += 1;
+                    if pkt.class == engine::PacketClass::Raw {
+                        self.raw_drops[l] += 1;
+                    }
                 }
             }
             TraceRecord::EcnMarked { node, port, .. } => {

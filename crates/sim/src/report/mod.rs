@@ -104,7 +104,9 @@ mod stream;
 
 pub use loss_model::LossModel;
 
-pub use run::{run_plan, run_plan_packets, run_plan_with};
+pub use run::{
+    FabricSink, PathFabricView, run_plan, run_plan_fabric, run_plan_packets, run_plan_with,
+};
 
 use engine::TraceRecord;
 use serde::Serialize;

@@ -93,6 +93,8 @@ struct Measured {
     trace: Option<super::TraceSink>,
     /// Where the run's packet view goes (`run_plan_packets`).
     frames: Option<super::packets::ViewSink>,
+    /// Where the run's fabric view goes (`run_plan_fabric`).
+    fabric: Option<FabricSink>,
     /// When no message got through: when the first attempt started and when the run gave
     /// up on it (its stages and frames are drawn as [`super::FailedAttempt`]).
     attempt: Option<(SimTime, SimTime)>,
@@ -120,10 +122,41 @@ pub fn run_plan_packets(
     Ok((report, views))
 }
 
+/// A main run's fabric view, with its path's name (`tcp`, `rdma`).
+pub type PathFabricView = (&'static str, crate::labs::fabric_view::FabricView);
+
+/// Where each main run's fabric view goes (`run_plan_fabric`).
+pub type FabricSink = std::sync::Arc<std::sync::Mutex<Vec<PathFabricView>>>;
+
+/// [`run_plan_with`], and each main run's fabric view ([`crate::labs::fabric_view`]: every
+/// link of the plan's topology, sampled from the data path's start to the run's end), TCP's
+/// then RDMA's, each with its path's name. Same plan, same report: the views only watch, and
+/// their last samples are taken when the report's counts are, so a view's PAUSE frames and
+/// drops add up to its path's `pfc_pauses` and `drops` (cross-traffic bursts' drops, which a
+/// path's `drops` leaves out, are counted apart in the view's `raw_drops`).
+pub fn run_plan_fabric(
+    plan: &Plan,
+    opts: &RunOptions,
+) -> Result<(Report, Vec<PathFabricView>), RunError> {
+    let sink = FabricSink::default();
+    let report = run_plan_taps(plan, opts, None, Some(sink.clone()))?;
+    let views = std::mem::take(&mut *sink.lock().expect("no panic holds the sink"));
+    Ok((report, views))
+}
+
 fn run_plan_tapped(
     plan: &Plan,
     opts: &RunOptions,
     frames: Option<super::packets::ViewSink>,
+) -> Result<Report, RunError> {
+    run_plan_taps(plan, opts, frames, None)
+}
+
+fn run_plan_taps(
+    plan: &Plan,
+    opts: &RunOptions,
+    frames: Option<super::packets::ViewSink>,
+    fabric: Option<FabricSink>,
 ) -> Result<Report, RunError> {
     let host = &opts.host;
     let pcap = |path: &str| {
@@ -176,6 +209,7 @@ fn run_plan_tapped(
         Option<PcapSink>,
         Option<super::TraceSink>,
         Option<super::packets::ViewSink>,
+        Option<FabricSink>,
     ) -> Result<PathReport, RunError>;
     // Each capture is written to a temporary file and renamed into place only once the whole
     // report succeeded (crate::output): a failed run leaves no pcap under the final name.
@@ -190,9 +224,16 @@ fn run_plan_tapped(
                 Some(Box::new(w) as PcapSink)
             }
         };
-        let r = run(plan, host, sink, opts.trace.clone(), frames.clone())?;
+        let r = run(
+            plan,
+            host,
+            sink,
+            opts.trace.clone(),
+            frames.clone(),
+            fabric.clone(),
+        )?;
         let base = if streaming && lossy {
-            Some(run(&loss_free, host, None, None, None)?)
+            Some(run(&loss_free, host, None, None, None, None)?)
         } else {
             None
         };
@@ -382,6 +423,7 @@ fn run_tcp(
     pcap: Option<PcapSink>,
     trace: Option<super::TraceSink>,
     frames: Option<super::packets::ViewSink>,
+    fabric: Option<FabricSink>,
 ) -> Result<PathReport, RunError> {
     let mut w = new_world(plan, host, pcap, trace.is_some(), frames.is_some())?;
     let opts = tcp_options(plan);
@@ -392,6 +434,7 @@ fn run_tcp(
     let before = snap(&w);
     stage_log(&mut w).data_path_begins(before.at);
     ladder_from_here(&mut w, plan);
+    fabric_view_from_here(&mut w, plan, fabric.is_some())?;
     let len = plan.workload.message_bytes as usize;
     // The run's own budget (World::set_run_budget, from the plan) bounds every call.
     let budget = Budget::UNLIMITED;
@@ -404,6 +447,7 @@ fn run_tcp(
         setup_end,
         trace: trace.clone(),
         frames: frames.clone(),
+        fabric: fabric.clone(),
         attempt: None,
     };
     if let Some(d) = plan.stream_duration() {
@@ -737,6 +781,7 @@ fn run_rdma(
     pcap: Option<PcapSink>,
     trace: Option<super::TraceSink>,
     frames: Option<super::packets::ViewSink>,
+    fabric: Option<FabricSink>,
 ) -> Result<PathReport, RunError> {
     let mut w = new_world(plan, host, pcap, trace.is_some(), frames.is_some())?;
     let op = plan.rdma.operation;
@@ -755,6 +800,7 @@ fn run_rdma(
         setup_end: setup_start,
         trace: trace.clone(),
         frames: frames.clone(),
+        fabric: fabric.clone(),
         attempt: None,
     };
     // Both hosts set up side by side, as two applications would.
@@ -772,6 +818,7 @@ fn run_rdma(
     let before = snap(&w);
     stage_log(&mut w).data_path_begins(before.at);
     ladder_from_here(&mut w, plan);
+    fabric_view_from_here(&mut w, plan, fabric.is_some())?;
     let labels = match op {
         Operation::Write => ("data placed in remote memory", "local CQE written"),
         Operation::Send if channel.is_some() => (
@@ -1302,6 +1349,32 @@ struct Drawing {
 /// and ACKs several times over, a bound whatever the workload.
 const LADDER_RECORDS: usize = 16_384;
 
+/// The first sample window of a run's fabric view: a stream's duration over
+/// [`RUN_SAMPLES`](crate::labs::fabric_view::RUN_SAMPLES); a count-mode run, whose length is
+/// not known, 100 ns (the view doubles it as the run goes on).
+fn fabric_first_window(plan: &Plan) -> SimDuration {
+    match plan.stream_duration() {
+        Some(d) => SimDuration::from_ps(
+            (d.as_ps() / crate::labs::fabric_view::RUN_SAMPLES as u64).max(1_000),
+        ),
+        None => SimDuration::from_ns(100),
+    }
+}
+
+/// From here (the data path's start, where the report's counts start) the fabric view, when
+/// one is asked for, records every link.
+fn fabric_view_from_here(w: &mut World, plan: &Plan, on: bool) -> Result<(), RunError> {
+    if on {
+        let topo = plan.topology()?;
+        w.watch_fabric(
+            &topo,
+            fabric_first_window(plan),
+            usize::from(plan.lossless.priority),
+        );
+    }
+    Ok(())
+}
+
 /// From here (the data path's start) the fabric's packet records feed the ladder; count
 /// mode only (a stream has no "first message" to draw).
 fn ladder_from_here(w: &mut World, plan: &Plan) {
@@ -1393,6 +1466,12 @@ fn finish(
     labels: (&'static str, &'static str),
 ) -> Result<PathReport, RunError> {
     w.finish_pcap().map_err(|e| RunError::Pcap(e.to_string()))?;
+    // The view's last sample now, when the report's own counts are read (below).
+    if let (Some(sink), Some(v)) = (&m.fabric, w.finish_fabric_view()) {
+        sink.lock()
+            .expect("no panic holds the sink")
+            .push((path, v));
+    }
     let nodes = [w.host(0).node, w.host(1).node];
     let mut log = w
         .tracer_mut()

@@ -465,6 +465,9 @@ pub struct World {
     /// Frames not kept because the log was full since the last take.
     frame_log_skipped: usize,
     frame_buf: Vec<u8>,
+    /// The fabric view being recorded ([`World::watch_fabric`]): sampled between events, so
+    /// a run's own loops need not know about it.
+    fabric_view: Option<Box<crate::labs::fabric_view::ViewRecorder>>,
     /// A second scheduler swapped in while the real one is lent to the event loop (building a
     /// fresh one per run would allocate the event queue's slot tables every time).
     spare_sched: Option<Scheduler<Event>>,
@@ -732,6 +735,7 @@ impl World {
             wr_psns: BTreeMap::new(),
             frame_log_skipped: 0,
             frame_buf: Vec::new(),
+            fabric_view: None,
             spare_sched: None,
             defer_control: false,
             tcp: Default::default(),
@@ -850,6 +854,53 @@ impl World {
             self.frame_log = Some(Vec::new());
             self.fabric.enable_capture(fabric::capture::CaptureAt::All);
         }
+    }
+
+    /// Records the fabric view of the run from now on ([`crate::labs::fabric_view`]): every
+    /// link of `topo` (the topology this world was built from) sampled at the end of each
+    /// window, the window starting at `first_window` and doubling as the run goes on, for
+    /// RoCE's priority `prio`. Only watches: a tap and a trace observer, and the report's
+    /// packet records (an [`engine::FirstObserver`] on the fabric, the ladder's) go on being
+    /// kept through it and are put back by [`World::finish_fabric_view`], which ends it. The
+    /// fabric must have no tap of its own (the report's runs set none).
+    pub fn watch_fabric(
+        &mut self,
+        topo: &fabric::Topology,
+        first_window: SimDuration,
+        prio: usize,
+    ) {
+        let inner = self
+            .fabric
+            .tracer_mut()
+            .take::<engine::FirstObserver>()
+            .map(|o| o as Box<dyn engine::Observer>);
+        let now = self.now();
+        self.fabric_view = Some(Box::new(
+            crate::labs::fabric_view::ViewRecorder::attach_run(
+                &mut self.fabric,
+                topo,
+                now,
+                first_window,
+                prio,
+                inner,
+            ),
+        ));
+    }
+
+    /// The fabric view [`World::watch_fabric`] recorded, up to now (its last sample is now),
+    /// and the fabric's own observer put back; None if none was being recorded.
+    pub fn finish_fabric_view(&mut self) -> Option<crate::labs::fabric_view::FabricView> {
+        let rec = self.fabric_view.take()?;
+        let now = self.now();
+        let (view, inner) = rec.finish_at(&mut self.fabric, now);
+        if let Some(o) = inner.and_then(|i| {
+            (i as Box<dyn std::any::Any>)
+                .downcast::<engine::FirstObserver>()
+                .ok()
+        }) {
+            self.fabric.set_tracer(Tracer::new(*o));
+        }
+        Some(view)
     }
 
     /// The frames hosts sent since the last call (with [`World::log_frames`] on), in order,
@@ -1530,6 +1581,9 @@ impl World {
     }
 
     fn handle(&mut self, ev: Event, sched: &mut Scheduler<Event>) {
+        if let Some(v) = self.fabric_view.as_mut() {
+            v.catch_up(&mut self.fabric, sched.now());
+        }
         match ev {
             Event::Fabric(fe) => {
                 self.fabric.handle(fe, sched);
