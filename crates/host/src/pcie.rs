@@ -20,7 +20,7 @@ use crate::calendar::Calendar;
 use crate::profile::PcieProfile;
 use units::{Bandwidth, ByteLen, SimTime};
 
-/// One host's PCIe link, with a busy-until clock per direction.
+/// One host's PCIe link, with a [`Calendar`] of bookings per direction.
 #[derive(Clone, Debug)]
 pub struct Pcie {
     profile: PcieProfile,
