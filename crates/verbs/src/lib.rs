@@ -74,7 +74,6 @@
 //!             write_atomic_result(qpn, id, orig)    atomic original value into the local SGE
 //!             complete_send(qpn, id, status)        CQE rules, in-order retirement, ERR on error
 //! receive:    accepts_requests(qpn)             RTR/RTS/SQD/SQE process requests
-//!             query_qp(qpn)                     the QP's access flags (WRITE/READ/atomic allowed?)
 //!             responder_check(qpn, op, rkey, va, len)   rkey → NAK remote access
 //!             recv_head(qpn)                    None => RNR (RC) or drop (UC/UD)
 //!             scatter_recv(qpn, off, data)      message bytes into the head WQE (UD: GRH first)
@@ -84,7 +83,10 @@
 //!             complete_recv(qpn, RecvCompletion)    an error completion, written at once
 //!             request_arrived(qpn)              COMM_EST on the first request in RTR
 //!             responder_failed(qpn, fault)      async event of a NAK that ends the QP
-//! both:       set_error(qpn)                    move to ERR and flush
+//! both:       query_qp(qpn)                     at modify_qp: dest QPN, PSNs, MTU, timeout, retry
+//!                                               counts, AV (the transport's config); on a request:
+//!                                               the access flags (→ NAK invalid request)
+//!             set_error(qpn)                    move to ERR and flush
 //!             memory() / memory_mut()           WRITE data and atomics (after responder_check)
 //! ```
 //!

@@ -19,9 +19,9 @@
 //! Receive side: a frame that reaches the NIC spends the pipeline latency, then the transport
 //! acts: request payload is written to memory by DMA (the responder's placement), responses go
 //! back through the same TX path. Every completion is a 64-byte CQE DMA write, and the CQE is in
-//! the CQ (and `poll_cq` can see it) when that write lands: a send's when the requester reports
-//! it ([`HostEvent::SendDone`]), a receive's right behind its message's payload write (posted
-//! writes stay in order, [`HostEvent::RecvDone`]).
+//! the CQ (and `poll_cq` can see it) when that write lands: a send's write starts when the
+//! requester reports the completion ([`HostEvent::SendDone`]), a receive's right behind its
+//! message's payload write (posted writes stay in order, [`HostEvent::RecvDone`]).
 //!
 //! Every DMA, MMIO write, NIC pipeline pass and CPU stage is traced as an
 //! [`engine::TraceRecord::Stage`] on the world's tracer.
