@@ -2,7 +2,7 @@
 //! choice and any other write error as a failure.
 //!
 //! Rust's `println!` panics when stdout is gone (`rdmalab lab list | head -1` closes it after a
-//! line), which exits 101 with a panic message. Every subcommand prints through [`print`]
+//! line), which exits 101 with a panic message. Every subcommand prints through [`print()`]
 //! instead: a broken pipe becomes [`Closed`], which `main` turns into a quiet exit with the
 //! status the command would have had; any other error (a full disk behind a redirect) is an
 //! error naming standard output, exit 1.
@@ -34,7 +34,7 @@ pub fn print(text: impl AsRef<str>) -> anyhow::Result<()> {
     }
 }
 
-/// [`print`] with a newline.
+/// [`print()`] with a newline.
 pub fn println(text: impl AsRef<str>) -> anyhow::Result<()> {
     let mut s = text.as_ref().to_string();
     s.push('\n');
@@ -53,7 +53,7 @@ pub fn is_closed(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.is::<Closed>())
 }
 
-/// `println!` through [`println`]: `outln!("{x}")?`.
+/// `println!` through [`println()`]: `outln!("{x}")?`.
 macro_rules! outln {
     () => {
         $crate::out::println("")
@@ -63,7 +63,7 @@ macro_rules! outln {
     };
 }
 
-/// `print!` through [`print`]: `out!("{x}")?`.
+/// `print!` through [`print()`]: `out!("{x}")?`.
 macro_rules! out {
     ($($arg:tt)*) => {
         $crate::out::print(format!($($arg)*))

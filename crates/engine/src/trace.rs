@@ -224,7 +224,7 @@ pub enum TraceRecord {
         host: NodeId,
         /// What ran it.
         unit: ExecUnit,
-        /// The stage's name, e.g. "syscall write" or "DMA read payload".
+        /// The stage's name, e.g. "write() syscall entry" or "DMA read payload".
         stage: &'static str,
         /// True for setup work (registration, QP creation), false for the data path.
         setup: bool,

@@ -4,7 +4,7 @@
 //! Map of the crate:
 //! - [`config`]: every knob, with units in names and validation that names the field.
 //! - [`topology`]: nodes and cables; builders for back-to-back, star (pair, incast), dumbbell,
-//!   leaf-spine and k-ary fat-tree.
+//!   ring, leaf-spine and k-ary fat-tree.
 //! - [`packet`]: the packet metadata the fabric carries (no bytes), the 5-tuple hash.
 //! - `body`: how a packet's payload is kept while it is in flight (compact for RC streams).
 //! - [`fabric`]: [`Fabric`], the event-driven model of ports, links, switches and NICs.

@@ -9,6 +9,7 @@
 //! | [`Topology::back_to_back`] | 2 | 0 | 1 |
 //! | [`Topology::star`] (pair through one switch: `star(2)`; N→1 incast: `star(N+1)`) | n | 1 | n |
 //! | [`Topology::dumbbell`] | 2n | 2 | 2n+1 |
+//! | [`Topology::ring`] (the PFC deadlock lab's fabric) | n | n | 2n |
 //! | [`Topology::leaf_spine`] | l·h | l+s | l·h + l·s |
 //! | [`Topology::fat_tree`] (k-ary, Al-Fares et al. SIGCOMM 2008) | k³/4 | 5k²/4 | 3k³/4 |
 

@@ -8,8 +8,13 @@
 //!   writes, a bandwidth cap per direction.
 //! - [`calendar`]: [`Calendar`](calendar::Calendar), the bookings of one PCIe direction.
 //!
-//! Every stage is traced as an [`engine::TraceRecord::Stage`] with the unit that ran it, so a UI
-//! can draw it and the report can count it.
+//! This crate is the cost model only: it depends on `units` and `engine`, not on `verbs`,
+//! `transport` or `fabric`. The simulator's world (`crates/sim/src/world/`) charges these costs
+//! on the RDMA and socket paths and binds verbs and transports to fabric ports.
+//!
+//! Every stage ends up as an [`engine::TraceRecord::Stage`] with the unit that ran it, so a UI
+//! can draw it and the report can count it: [`Cpu::run`] emits its own record; [`Pcie`] returns
+//! each transfer's interval and its caller emits the record.
 
 pub mod calendar;
 pub mod cpu;

@@ -21,7 +21,7 @@ use crate::profile::PcieProfile;
 use engine::{ExecUnit, TraceRecord, Tracer};
 use units::{Bandwidth, ByteLen, NodeId, SimTime};
 
-/// One host's PCIe link, with a busy-until clock per direction.
+/// One host's PCIe link, with a [`Calendar`] of bookings per direction.
 #[derive(Clone, Debug)]
 pub struct Pcie {
     /// The host whose link this is (named in trace records).

@@ -3,7 +3,7 @@
 //! packets to send, the next deadline and events for the application. They never see the event
 //! queue, the fabric or a clock.
 //!
-//! - [`roce`]: the RoCEv2 InfiniBand transport (RC requester and responder).
+//! - [`roce`]: the RoCEv2 InfiniBand transport (requester and responder for RC, UC and UD).
 //! - [`tcp`]: kernel TCP.
 
 pub mod roce;

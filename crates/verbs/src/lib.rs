@@ -59,27 +59,44 @@
 //!
 //! After a post, the host tells the transport that QP `qpn` has work (the doorbell).
 //!
-//! **The transport** (RC/UC/UD requester and responder, which moves packets) calls:
+//! **The NIC model** calls the rest. The transport state machines (`transport::roce`) do not
+//! depend on this crate, nor this crate on them: the simulator's world
+//! (`crates/sim/src/world/mod.rs`) takes WQEs from here, hands them to the requester, and gives
+//! the responder an environment (`VerbsEnv`) that calls back into here. What it calls:
 //!
 //! ```text
-//! requester:  start_send(qpn) -> StartSend      next WQE that may start (RTS only; fences;
+//! send side:  start_send(qpn) -> StartSend      next WQE that may start (RTS only; fences;
 //!                                               max_rd_atomic credits; invalid opcodes fail here)
-//!             gather_send(qpn, id, off, &mut buf)   payload bytes (inline or through lkeys)
+//!             send_wqe(qpn, id)                 the started WQE (is its data inline?)
+//!             gather_ref(qpn, id, off, len)     the payload as a synthetic-memory reference, or
+//!             gather_send(qpn, id, off, &mut buf)   its bytes (inline or through lkeys)
 //!             scatter_send(qpn, id, off, data)      READ response data into the local SGEs
 //!             write_atomic_result(qpn, id, orig)    atomic original value into the local SGE
 //!             complete_send(qpn, id, status)        CQE rules, in-order retirement, ERR on error
-//! responder:  accepts_requests(qpn)             RTR/RTS/SQD/SQE process requests
+//! receive:    accepts_requests(qpn)             RTR/RTS/SQD/SQE process requests
+//!             responder_check(qpn, op, rkey, va, len)   rkey → NAK remote access
 //!             recv_head(qpn)                    None => RNR (RC) or drop (UC/UD)
-//!             scatter_recv(qpn, off, data)      message bytes into the receive WQE
-//!             scatter_ud_recv(qpn, grh, data)   UD: GRH at 0, payload at 40
-//!             complete_recv(qpn, RecvCompletion)
-//!             responder_check / remote_write / remote_read / remote_atomic
-//!                                               QP access → NAK invalid request, then rkey → NAK remote access
-//!             qkey(qpn), ud_send_qkey(qpn, id)  UD Q_Key handling
-//! both:       query_qp(qpn)                     dest QPN, PSNs, MTU, timeout, retry counts, AV
+//!             scatter_recv(qpn, off, data)      message bytes into the head WQE (UD: GRH first)
+//!             scatter_recv_at(qpn, index, off, data)    selective repeat: a WQE behind the head
+//!             take_recv(qpn, RecvCompletion)    pop the head WQE; its CQE is not written yet
+//!             deliver_recv(qpn, TakenRecv)      write it, when its DMA write has landed
+//!             complete_recv(qpn, RecvCompletion)    an error completion, written at once
+//!             request_arrived(qpn)              COMM_EST on the first request in RTR
+//!             responder_failed(qpn, fault)      async event of a NAK that ends the QP
+//! both:       query_qp(qpn)                     at modify_qp: dest QPN, PSNs, MTU, timeout, retry
+//!                                               counts, AV (the transport's config); on a request:
+//!                                               the access flags (→ NAK invalid request)
 //!             set_error(qpn)                    move to ERR and flush
-//!             mrs().check_local / check_remote  raw key checks, if needed directly
+//!             memory() / memory_mut()           WRITE data and atomics (after responder_check)
 //! ```
+//!
+//! Also here, but not called by the simulator: `remote_write`, `remote_read`, `remote_atomic`
+//! (the world's environment writes memory itself after `responder_check`), `scatter_ud_recv`
+//! (the responder places the GRH and the payload with two `scatter_recv` calls), `qkey`,
+//! `ud_send_qkey` (the world puts the WR's `remote_qkey` in the packet as given), `send_queue`,
+//! `recv_queue` and `qp_type` — this crate's tests call these — and `peek_send` (this crate's
+//! unit tests only) and `qp_pd` (no caller). Issue 22 item 4 either routes the world through
+//! them or removes them.
 //!
 //! The transport keeps its own per-QP protocol state (PSNs, timers, outstanding packets) and
 //! must drop it when `modify_qp` reports [`ModifyEffect::Reset`] or
@@ -87,9 +104,10 @@
 //!
 //! # What this crate does not model
 //!
-//! Timing (the host adds it), packets (the transport), SRQs, memory windows, address handle
-//! objects (a UD WR carries its [`AhAttr`] directly), multiple ports, RD/XRC, the kernel ULP
-//! post path. Simulated hosts are little-endian (atomics store `u64` little-endian).
+//! Timing (the simulator's world adds it, with `host`'s costs), packets (the transport), SRQs,
+//! memory windows, address handle objects (a UD WR carries its [`AhAttr`] directly), multiple
+//! ports, RD/XRC, the kernel ULP post path. Simulated hosts are little-endian (atomics store
+//! `u64` little-endian).
 
 pub mod async_event;
 pub mod context;

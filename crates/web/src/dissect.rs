@@ -1,5 +1,6 @@
 //! `POST /api/frame/dissect`: a frame's headers in wire order, field by field, decoded by the
-//! `wire` crate ([`wire::dissect`]) for the packet inspector (`assets/inspector.js`).
+//! `wire` crate ([`wire::dissect`](rdmalab::wire::dissect)) for the packet inspector
+//! (`assets/inspector.js`).
 //!
 //! The frames the API sends (a verbs session's `steps[].frames`) carry `wire`: the frame's
 //! bytes as lowercase hex, the payload cut to its first 64 bytes, and `wire_elided`, the

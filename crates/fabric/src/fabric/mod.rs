@@ -55,8 +55,9 @@
 //!   `queue_cap_bytes` per egress queue. No dynamic (alpha) thresholds: an oversubscribed
 //!   buffer can drop lossless frames, counted as `lossless_overflow` drops.
 //! - XOFF/XON are static per (port, priority); there is no shared-pool-triggered pause.
-//! - ECN marks at enqueue from the instantaneous egress queue depth (RED without averaging),
-//!   as DCQCN-era switches do.
+//! - ECN marks from the instantaneous egress queue depth (RED without averaging), at enqueue as
+//!   DCQCN-era switches do, or at dequeue by the depth a frame leaves behind when
+//!   [`EcnConfig::on_dequeue`](crate::EcnConfig::on_dequeue) is set.
 //! - Hosts accept everything they receive: host receive buffers and PFC from hosts belong to
 //!   the host model, except a stalled host ([`Fabric::stall_host`]), which pauses for ever.
 //! - The PFC watchdog looks once per pause interval, one detection time after it began (and

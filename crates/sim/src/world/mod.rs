@@ -1,13 +1,15 @@
-//! The simulated world: hosts with verbs, RC transports and a PCIe/NIC timing model, joined by
-//! the fabric, driven by one event queue.
+//! The simulated world: hosts with verbs, RoCE (RC/UC/UD) and kernel TCP transports and a
+//! CPU/PCIe/NIC timing model, joined by the fabric, driven by one event queue. The layers and a
+//! packet's route through this file function by function are in `docs/ARCHITECTURE.md`.
 //!
 //! # The RDMA host path, as timed here
 //!
 //! Send side: `post_send` runs on the application's core (`post_wr` per WR, user space, no
 //! syscall), then rings the doorbell with an MMIO write across PCIe. When the doorbell lands, the
 //! NIC takes the WQE: written by MMIO with the doorbell (BlueFlame) when it is small enough, else
-//! fetched by a 64-byte DMA read; every WQE a doorbell announces is fetched at once (prefetch),
-//! so the next message's WQE is ready before the last packet of this one leaves. For each
+//! fetched by a DMA read of its size (64 bytes, 16 more per SGE, plus any inline data); every
+//! WQE a doorbell announces is fetched at once (prefetch), so the next message's WQE is ready
+//! before the last packet of this one leaves. For each
 //! packet the NIC gathers the payload by DMA read (inline data skips it), spends its pipeline
 //! latency, and hands the frame to its port. Many reads are in flight at once, as many as the
 //! NIC's transmit buffer and its PCIe read tags allow ([`nic_tx`]): requests and responses
@@ -16,18 +18,23 @@
 //!
 //! Receive side: a frame that reaches the NIC spends the pipeline latency, then the transport
 //! acts: request payload is written to memory by DMA (the responder's placement), responses go
-//! back through the same TX path. A send completion is a 64-byte CQE DMA write; the CQE is in the
-//! CQ (and `poll_cq` can see it) when that write lands.
+//! back through the same TX path. Every completion is a 64-byte CQE DMA write, and the CQE is in
+//! the CQ (and `poll_cq` can see it) when that write lands: a send's write starts when the
+//! requester reports the completion ([`HostEvent::SendDone`]), a receive's right behind its
+//! message's payload write (posted writes stay in order, [`HostEvent::RecvDone`]).
 //!
 //! Every DMA, MMIO write, NIC pipeline pass and CPU stage is traced as an
 //! [`engine::TraceRecord::Stage`] on the world's tracer.
 //!
 //! # Simplifications and what they cost
-//! - The out-of-band QPN/PSN/GID/rkey exchange happens instantly through [`World::connect_rc`]
-//!   (it moves onto a simulated TCP connection with the scenarios work).
+//! - The out-of-band QPN/PSN/GID/rkey exchange runs over a simulated TCP connection on the same
+//!   fabric (`exchange.rs`, [`World::exchange_conn_info`]): the handshake, the socket calls and
+//!   the segments are on the timeline as setup. RDMA CM's exchange is not simulated.
 //! - One NIC port per host, one PCIe link; no NIC cache misses (MTT/MPT), so huge MRs cost
 //!   nothing extra per access (figures.md §4 has no numbers for those caches).
-//! - Receive CQEs are written when the last packet is placed, without their own DMA delay.
+//! - A receive CQE's DMA write is booked when its message's last packet is placed, behind the
+//!   payload on the same PCIe direction; a QP about to be flushed or reset has its pending
+//!   receive CQEs written at once (`land_recv_cqes`), so they come before its flush completions.
 //! - The NIC's transmit buffer is derived, not a ConnectX figure ([`nic_tx`]); its pipeline is
 //!   one in-order queue per host (a real NIC schedules QPs onto several engines), and the PCIe
 //!   read round trip is the same for every read (no root-complex tail).

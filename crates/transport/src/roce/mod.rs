@@ -1,4 +1,5 @@
-//! The RoCEv2 InfiniBand transport: RC requester and responder as sans-IO state machines.
+//! The RoCEv2 InfiniBand transport: requester and responder as sans-IO state machines, for RC
+//! and, through [`Service`], UC and UD.
 //!
 //! Read first: research/verbs-spec.md §5 (operations, RNR, timeouts, PSN errors) and §6 (wire
 //! format, PSN arithmetic, ACK coalescing), and DESIGN.md §3.4. IBTA Vol. 1 chapter 9 is the
