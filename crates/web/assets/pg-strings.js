@@ -165,7 +165,7 @@ export const WC_EXPLAIN = {
     en: ['Remote invalid request: the responder judged the request itself invalid.', 'A message larger than the peer\'s receive buffer, an atomic not 8-byte aligned, an operation the peer QP does not accept (a READ when its max_dest_rd_atomic is 0).', 'The peer\'s receive WR length, the atomic\'s alignment, the peer\'s max_dest_rd_atomic.'],
   },
   REM_ACCESS_ERR: {
-    zh: ['远端访问错误：对端拒绝了对它内存的访问。', 'rkey 不对，远端地址加长度超出对端 MR，或者对端的 MR 或 QP 没有打开 REMOTE_WRITE / REMOTE_READ / REMOTE_ATOMIC。', 'remote 的 rkey 和 offset、对端 MR 的访问权限、对端 QP 在 RESET→INIT 时给的 access。'],
+    zh: ['远端访问错误：对端拒绝了对它内存的访问。', 'rkey 不对，远端地址加长度超出对端 MR，或者对端的 MR 或 QP 没有打开 REMOTE_WRITE / REMOTE_READ / REMOTE_ATOMIC。', 'WR 里 remote 一项给的 rkey 和 offset、对端 MR 的访问权限、对端 QP 在 RESET→INIT 时给的 access。'],
     en: ['Remote access error: the responder refused access to its memory.', 'A wrong rkey, a remote address + length past the peer\'s MR, or REMOTE_WRITE / REMOTE_READ / REMOTE_ATOMIC missing on the peer\'s MR or QP.', 'The remote rkey and offset, the peer MR\'s access flags, the access the peer QP got at RESET→INIT.'],
   },
   REM_OP_ERR: {

@@ -239,10 +239,13 @@ function fieldError(el, spec) {
     return v !== '' && Number.isFinite(x) && x >= 0 && x <= 1 ? null : t('err.prob', { label });
   }
   if (spec.auto && v === 'auto') return null;
-  const range = spec.max >= BIG ? t('sim.atleast', { a: num(spec.min) }) : t('sim.range', { a: num(spec.min), b: num(spec.max) });
-  if (!/^\d{1,19}$/.test(v)) return t('err.int', { label, range });
+  // An open range ("at least 0") reads as its own sentence, not "from at least 0".
+  const bad = spec.max >= BIG
+    ? t('err.intmin', { label, a: num(spec.min) })
+    : t('err.int', { label, range: t('sim.range', { a: num(spec.min), b: num(spec.max) }) });
+  if (!/^\d{1,19}$/.test(v)) return bad;
   const n = BigInt(v);
-  return n >= BigInt(spec.min) && n <= BigInt(spec.max) ? null : t('err.int', { label, range });
+  return n >= BigInt(spec.min) && n <= BigInt(spec.max) ? null : bad;
 }
 
 /** Shows `text` under the field of `key` (null clears it); false when the panel has no such field. */
