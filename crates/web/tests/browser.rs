@@ -40,12 +40,17 @@ async fn eval<T: serde::de::DeserializeOwned>(page: &Page, js: &str) -> T {
 async fn wait_for(page: &Page, cond: &str, what: &str) {
     let start = Instant::now();
     loop {
-        let ok: bool = page
-            .evaluate(format!("!!({cond})"))
-            .await
-            .ok()
-            .and_then(|v| v.into_value().ok())
-            .unwrap_or(false);
+        // A CDP call that never answers (seen once under heavy load) counts as "not yet", so
+        // the 30 s limit below still ends the wait.
+        let ok: bool = tokio::time::timeout(
+            Duration::from_secs(10),
+            page.evaluate(format!("!!({cond})")),
+        )
+        .await
+        .ok()
+        .and_then(|r| r.ok())
+        .and_then(|v| v.into_value().ok())
+        .unwrap_or(false);
         if ok {
             return;
         }
