@@ -274,6 +274,101 @@ fn the_permutation_names_what_it_cannot_run() {
     assert_eq!(v["completed"], v["hosts"], "{v}");
 }
 
+/// `workload.pattern = "matrix"`: the committed csg-htsim matrix runs and reports per flow;
+/// a malformed line is refused as `FILE:LINE: ...` (exit 2), and so is what the format has that
+/// rdmalab does not model.
+#[test]
+fn a_connection_matrix_runs_or_is_refused_at_its_line() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/fattree-matrix-16.toml"
+    );
+    let out = rdmalab().args(["run", f]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("480 flows of "), "{text}");
+    assert!(
+        text.contains("completed 480/480; intact 480; drops 0"),
+        "{text}"
+    );
+    assert!(text.contains("slowest flows:"), "{text}");
+    let out = rdmalab().args(["run", f, "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["flows"].as_array().unwrap().len(), 480);
+    assert_eq!(v["flows"][0]["status"], "IBV_WC_SUCCESS");
+    assert!(v["fct_p99_ps"].as_u64().unwrap() >= v["flows"][0]["ideal_fct_ps"].as_u64().unwrap());
+
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-cm-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
+    let scen = dir.join("m.toml");
+    std::fs::write(
+        &scen,
+        "[topology]\nkind = \"fat_tree\"\nk = 4\n[workload]\npattern = \"matrix\"\nmatrix = \"m.cm\"\n",
+    )
+    .unwrap();
+    let cm = dir.join("m.cm");
+    let cases = [
+        (
+            "Nodes 16\nConnections 1\n0->16 start 0 size 10\n",
+            ":3: destination 16: allowed 0..=15",
+        ),
+        (
+            "Nodes 16\nConnections 1\n0->1 start 0 size 10 prio 2\n",
+            ":3: prio: per-flow priorities are not modelled",
+        ),
+        (
+            "Nodes 16\nConnections 1\nFailures 1\n",
+            ":3: Failures: link and switch failures are not modelled",
+        ),
+        (
+            "Nodes 64\nConnections 1\n0->1 start 0 size 10\n",
+            "written for 64 nodes; this fat tree (topology.k = 4) has 16 hosts",
+        ),
+    ];
+    for (body, want) in cases {
+        std::fs::write(&cm, body).unwrap();
+        let out = rdmalab()
+            .args(["run", scen.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{body}: {err}");
+        let named = if want.starts_with(':') {
+            format!("{}{want}", cm.display())
+        } else {
+            want.to_string()
+        };
+        assert!(
+            err.contains(&named),
+            "{body}: stderr should contain {named}: {err}"
+        );
+    }
+    std::fs::remove_file(&cm).unwrap();
+    let out = rdmalab()
+        .args(["run", scen.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("workload.matrix = \"m.cm\""));
+    // The key means nothing to another pattern: refused, not ignored.
+    let out = rdmalab()
+        .args(["run", "lesson1", "--set", "workload.matrix=x.cm"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("workload.matrix is read by workload.pattern = \"matrix\" only")
+    );
+}
+
 /// `rdmalab validate`, as CI runs it: every check within tolerance except those with a known
 /// gap, which are still reported out of tolerance; without `--allow-known-gaps` those fail it.
 #[test]

@@ -14,6 +14,8 @@
 //!   way.
 //! - [`presets()`] / [`preset`] give the six lesson presets ①–⑥ (DESIGN.md §3.8), embedded from
 //!   `scenarios/presets/lessonN.toml`.
+//! - [`matrix::parse`] reads csg-htsim's connection matrices (`.cm`), the flows of
+//!   `workload.pattern = "matrix"`.
 //! - `Plan::fabric_config`, `topology`, `host_profile`, `nic_profile`, `tcp_config`, ... build
 //!   the other crates' configuration types (§3.2–§3.6); the metrics the run reports from them are
 //!   §3.7's.
@@ -21,6 +23,7 @@
 pub mod convert;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod matrix;
 pub mod parse;
 pub mod plan;
 pub mod presets;

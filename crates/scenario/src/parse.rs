@@ -200,6 +200,13 @@ impl Ctx<'_> {
                     Err(self.err(span, ErrorKind::BadEnum, path, text, kind.allowed()))
                 }
             }
+            (Kind::Path { max }, DeValue::String(s)) => {
+                if s.len() <= max && !s.chars().any(char::is_control) {
+                    Ok(Value::Str(s.to_string()))
+                } else {
+                    Err(range())
+                }
+            }
             (_, other) => Err(wrong(other.type_str())),
         }
     }
@@ -389,7 +396,7 @@ impl Plan {
                 quoted = format!("\"{val}\"");
                 (quoted.as_str(), true)
             }
-            Kind::Enum(_) if !val.starts_with(['"', '\'']) => {
+            Kind::Enum(_) | Kind::Path { .. } if !val.starts_with(['"', '\'']) => {
                 quoted = format!("\"{val}\"");
                 (quoted.as_str(), true)
             }

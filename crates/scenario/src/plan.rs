@@ -131,7 +131,9 @@ named_enum! {
     Pattern { /// One TCP path and one RDMA path between hosts 0 and 1 (the comparison report).
         Pair = "pair", /// Every host writes `message_bytes` over RC to another, a random
         /// permutation with no host writing to itself; runs until every flow completes.
-        Permutation = "permutation" }
+        Permutation = "permutation", /// The flows of a csg-htsim connection matrix
+        /// (`workload.matrix`), each an RC WRITE, at their start times or triggers.
+        Matrix = "matrix" }
 }
 
 named_enum! {
@@ -211,6 +213,18 @@ impl FieldValue for bool {
     }
 }
 
+impl FieldValue for String {
+    fn to_value(&self) -> Value {
+        Value::Str(self.clone())
+    }
+    fn from_value(v: &Value) -> Option<Self> {
+        match v {
+            Value::Str(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+}
+
 impl FieldValue for f64 {
     fn to_value(&self) -> Value {
         Value::Float(*self)
@@ -285,6 +299,12 @@ pub enum Kind {
         /// Largest allowed.
         hi: u64,
     },
+    /// A file path (relative to the scenario file's folder) of at most `max` bytes, without
+    /// control characters; `""` means none.
+    Path {
+        /// Longest allowed, bytes.
+        max: usize,
+    },
 }
 
 impl Kind {
@@ -299,6 +319,11 @@ impl Kind {
             }
             Kind::Prob => "0.0..=1.0".to_string(),
             Kind::Bool => "true or false".to_string(),
+            Kind::Path { max } => {
+                format!(
+                    "a file path of at most {max} bytes, relative to the scenario file (\"\": none)"
+                )
+            }
             Kind::Enum(names) => {
                 let v: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
                 format!("one of {}", v.join(", "))
@@ -311,7 +336,7 @@ impl Kind {
             Kind::Int { .. } | Kind::OneOf(_) => "an integer",
             Kind::Prob => "a number",
             Kind::Bool => "a boolean",
-            Kind::Enum(_) => "a string",
+            Kind::Enum(_) | Kind::Path { .. } => "a string",
             Kind::IntOrAuto { .. } => "an integer or \"auto\"",
         }
     }
@@ -529,6 +554,9 @@ pub struct WorkloadPlan {
     pub concurrency: u64,
     /// The traffic pattern.
     pub pattern: Pattern,
+    /// The connection matrix `pattern = "matrix"` runs: a csg-htsim `.cm` file, relative to the
+    /// scenario file's folder; empty otherwise.
+    pub matrix: String,
 }
 
 /// A parsed, bounded scenario (DESIGN.md §3.8). `Plan::default()` is what an empty file gives.
@@ -668,6 +696,7 @@ impl Default for Plan {
                 stream_us: 0,
                 concurrency: 1,
                 pattern: Pattern::Pair,
+                matrix: String::new(),
             },
         }
     }
@@ -778,7 +807,8 @@ schema! {
     "workload.messages" => workload.messages: int(1, 1_000_000), "messages", "Messages per connection in count mode (`stream_us = 0`); at most 1 TiB in total.";
     "workload.stream_us" => workload.stream_us: int(0, 10_000_000), "µs", "Stream back-to-back messages for this long; 0 = count mode.";
     "workload.concurrency" => workload.concurrency: int(1, 1_024), "connections", "TCP connections and RDMA QPs running at once.";
-    "workload.pattern" => workload.pattern: Kind::Enum(Pattern::NAMES), "", "`pair`: the comparison report of one TCP and one RDMA path between hosts 0 and 1; `permutation`: every host of a `fat_tree` writes `message_bytes` over RC to another (a random derangement from `seed`) until all complete, reported as flow completion times and simulator speed; it takes the transport keys (`rdma.retransmission`, `rdma.dcqcn`, `nic.adaptive_retransmission`, ...) and refuses by name the workload keys it cannot honour (`rdma.operation` other than `write`, `workload.messages` other than 1, streams, concurrency).";
+    "workload.pattern" => workload.pattern: Kind::Enum(Pattern::NAMES), "", "`pair`: the comparison report of one TCP and one RDMA path between hosts 0 and 1; `permutation`: every host of a `fat_tree` writes `message_bytes` over RC to another (a random derangement from `seed`) until all complete, reported as flow completion times and simulator speed; `matrix`: the flows of `workload.matrix` on a `fat_tree`, reported the same way; both take the transport keys (`rdma.retransmission`, `rdma.dcqcn`, `nic.adaptive_retransmission`, ...) and refuses by name the workload keys it cannot honour (`rdma.operation` other than `write`, `workload.messages` other than 1, streams, concurrency).";
+    "workload.matrix" => workload.matrix: Kind::Path { max: 4_096 }, "", "The csg-htsim connection matrix (`.cm`) that `workload.pattern = \"matrix\"` runs, relative to the scenario file: `Nodes`, `Connections`, `Triggers` headers and `SRC->DST [id I] start T|trigger G size S [send_done_trigger G] [recv_done_trigger G]` lines, each an RC WRITE of S bytes at T µs or when trigger G fires (`oneshot`, `barrier count K`); `multishot` triggers, `failure` lines and `prio` are refused by name (crates/scenario/src/matrix.rs). At most 65,536 connections, node ids below the fat tree's host count.";
 }
 
 /// The spec of `path`, if it is a key.
@@ -857,14 +887,24 @@ impl Plan {
                 "topology.kind",
             );
         }
-        if self.workload.pattern == Pattern::Permutation
-            && self.topology.kind != TopologyKind::FatTree
-        {
+        let fleet = matches!(
+            self.workload.pattern,
+            Pattern::Permutation | Pattern::Matrix
+        );
+        if fleet && self.topology.kind != TopologyKind::FatTree {
             return c(
                 "workload.pattern",
-                &"\"permutation\"",
+                &format!("{:?}", self.workload.pattern.name()),
                 "\"pair\" unless topology.kind = \"fat_tree\"".into(),
                 "topology.kind",
+            );
+        }
+        if self.workload.pattern == Pattern::Matrix && self.workload.matrix.is_empty() {
+            return c(
+                "workload.matrix",
+                &"\"\"",
+                "the path of a csg-htsim .cm file when workload.pattern = \"matrix\"".into(),
+                "workload.pattern",
             );
         }
         if (1..576).contains(&self.switch.mtu_bytes) {
@@ -1099,12 +1139,30 @@ impl Plan {
         // A path that does not run reads none of its keys: the RDMA path's setup exchange
         // and the permutation's flows use no [tcp] setting, the TCP path no [rdma] one.
         let paths = self.workload.paths;
-        if table == "tcp" && self.workload.pattern == Pattern::Permutation {
+        let pattern = self.workload.pattern;
+        if table == "tcp" && matches!(pattern, Pattern::Permutation | Pattern::Matrix) {
             return Some((
                 "workload.pattern",
                 format!(
-                    "{path} needs the TCP path: workload.pattern = \"permutation\" runs RDMA WRITEs only"
+                    "{path} needs the TCP path: workload.pattern = {:?} runs RDMA WRITEs only",
+                    pattern.name()
                 ),
+            ));
+        }
+        if path == "workload.matrix" && pattern != Pattern::Matrix {
+            return Some((
+                "workload.pattern",
+                format!(
+                    "workload.matrix is read by workload.pattern = \"matrix\" only (this plan runs {:?})",
+                    pattern.name()
+                ),
+            ));
+        }
+        // The matrix gives every flow's size; message_bytes would be silently ignored.
+        if path == "workload.message_bytes" && pattern == Pattern::Matrix {
+            return Some((
+                "workload.pattern",
+                "workload.message_bytes: the connection matrix gives each flow's size".into(),
             ));
         }
         if table == "tcp" && paths == Paths::Rdma {

@@ -9,8 +9,10 @@
 //! are re-exported. `docs/ARCHITECTURE.md` maps the layers and a packet's route.
 
 pub mod demo;
+pub mod fleet;
 pub mod incast;
 pub mod labs;
+pub mod matrix;
 pub mod output;
 pub mod perftest;
 pub mod permutation;

@@ -7,15 +7,11 @@
 //! receiver's memory keeps a CRC-32 of everything written to it, so integrity is checked
 //! without holding 2 GB.
 
-use crate::world::{Endpoint, RcOptions, World, WorldError};
-use engine::Budget;
+use crate::fleet::{self, FleetWorld, Flow};
+use crate::world::WorldError;
 use scenario::Plan;
+use scenario::matrix::Start;
 use serde::Serialize;
-use units::SimDuration;
-use verbs::{
-    AccessFlags,
-    wr::{SendWr, Sge},
-};
 
 /// What happened.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -139,20 +135,24 @@ pub fn derangement(n: usize, seed: u64) -> Vec<usize> {
 /// workload is one RC WRITE per host, counted (not streamed), one QP per host.
 pub fn unsupported(plan: &Plan) -> Option<String> {
     let w = &plan.workload;
+    let what = match w.pattern {
+        scenario::Pattern::Matrix => "the connection matrix",
+        _ => "the permutation",
+    };
     let why = if plan.rdma.operation != scenario::Operation::Write {
-        "rdma.operation: the permutation posts one RDMA WRITE per host (allowed: write)"
+        format!("rdma.operation: {what} posts one RDMA WRITE per flow (allowed: write)")
     } else if plan.rdma.qp_type != scenario::QpKind::Rc {
-        "rdma.qp_type: the permutation runs RC QPs (allowed: rc)"
+        format!("rdma.qp_type: {what} runs RC QPs (allowed: rc)")
     } else if w.messages != 1 {
-        "workload.messages: the permutation sends one message per host (allowed: 1)"
+        format!("workload.messages: {what} sends one message per flow (allowed: 1)")
     } else if w.stream_us != 0 {
-        "workload.stream_us: the permutation runs until every flow completes (allowed: 0)"
+        format!("workload.stream_us: {what} runs until every flow completes (allowed: 0)")
     } else if w.concurrency != 1 {
-        "workload.concurrency: the permutation runs one QP per host (allowed: 1)"
+        format!("workload.concurrency: {what} runs one QP per flow (allowed: 1)")
     } else {
         return None;
     };
-    Some(why.to_string())
+    Some(why)
 }
 
 /// Runs the permutation a plan describes (`workload.pattern = "permutation"` on a `fat_tree`):
@@ -167,184 +167,55 @@ pub fn run_plan(
     if let Some(why) = unsupported(plan) {
         return Err(WorldError::Setup(why));
     }
-    let topo = plan.topology()?;
-    let cfg = plan.fabric_config();
-    let mut profile = plan.host_profile();
-    profile
-        .apply_overrides(host)
-        .map_err(|e| WorldError::Setup(format!("host profile: {e}")))?;
-    let mut w = World::new(&topo, cfg, profile, plan.nic_profile())?;
-    crate::report::run::configure(&mut w, plan, &profile);
-    // Written to a temporary file and renamed into place once the run is done
-    // (crate::output): a failed run leaves no pcap under the final name.
-    let capture = match pcap {
-        None => None,
-        Some(path) => {
-            let o = crate::output::Output::create(path)
-                .map_err(|e| WorldError::Setup(e.to_string()))?;
-            let out = o.writer().map_err(|e| WorldError::Setup(e.to_string()))?;
-            w.capture_pcap(Box::new(out))
-                .map_err(|e| WorldError::Setup(e.to_string()))?;
-            Some(o)
-        }
-    };
-    let c = Settings {
-        flow_bytes: plan.workload.message_bytes,
-        mtu: plan.rdma.mtu_bytes as u32,
-        link_gbps: plan.topology.link_gbps,
-        cable_m: plan.topology.cable_m,
-        seed: plan.seed,
-    };
-    let n = w.host_count() as usize;
-    let dst = derangement(n, c.seed);
-    let o = RcOptions {
-        mtu: plan.rdma_mtu(),
-        timeout: plan.rdma.timeout,
-        retry_cnt: plan.rdma.retry_cnt,
-        ..RcOptions::default()
-    };
-    let setup = std::time::Instant::now();
-    let mut pairs: Vec<(Endpoint, Endpoint)> = Vec::with_capacity(n);
-    for (s, &d) in dst.iter().enumerate() {
-        pairs.push(w.connect_rc(s as u32, d as u32, &o)?);
-    }
-    // Buffers: a synthetic source per sender, a synthetic sink per receiver.
-    fn err(e: impl std::fmt::Display) -> WorldError {
-        WorldError::Setup(e.to_string())
-    }
-    let len = c.flow_bytes.max(1);
-    let mut posts = Vec::with_capacity(n);
-    for (i, (a, b)) in pairs.iter().enumerate() {
-        let src = w
-            .verbs(a.host)
-            .memory_mut()
-            .alloc_synthetic(len, c.seed ^ (i as u64 + 1))
-            .map_err(err)?;
-        let smr = w
-            .reg_mr(a.host, a.pd, src, len, AccessFlags::LOCAL_WRITE)
-            .map_err(err)?;
-        let sink = w
-            .verbs(b.host)
-            .memory_mut()
-            .alloc_synthetic(len, c.seed ^ (i as u64 + 1))
-            .map_err(err)?;
-        let access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE;
-        let dmr = w.reg_mr(b.host, b.pd, sink, len, access).map_err(err)?;
-        posts.push((src, smr.lkey, sink, dmr.rkey));
-    }
-    let setup_wall_ns = setup.elapsed().as_nanos() as u64;
-    let intact_len = len;
-    let wall = std::time::Instant::now();
-    let start = w.now();
-    for ((a, _), &(src, lkey, sink, rkey)) in pairs.iter().zip(&posts) {
-        let sge = vec![Sge {
-            addr: src,
-            length: len as u32,
-            lkey,
-        }];
-        w.post_send(
-            a.host,
-            a.qpn,
-            &[SendWr::write(1, sge, sink, rkey).signaled()],
-        )
-        .map_err(err)?;
-    }
+    let mut fw = FleetWorld::new(plan, host, pcap)?;
+    let n = fw.world.host_count() as usize;
+    let dst = derangement(n, plan.seed);
+    let len = plan.workload.message_bytes.max(1);
+    let flows: Vec<Flow> = dst
+        .iter()
+        .enumerate()
+        .map(|(s, &d)| Flow {
+            src: s as u32,
+            dst: d as u32,
+            bytes: len,
+            start: Start::At(0),
+            send_done: None,
+            recv_done: None,
+        })
+        .collect();
+    let o = fleet::run(&mut fw.world, plan, &flows, &Default::default())?;
     let mut rep = PermutationReport {
         hosts: n,
-        setup_wall_ns,
+        setup_wall_ns: o.setup_wall_ns,
+        wall_ns: o.wall_ns,
+        sim_ps: o.sim_ps,
+        events: o.events,
+        drops: o.drops,
+        pauses: o.pauses,
         ..Default::default()
     };
-    let mut fct = vec![None; n];
-    let mut remaining = n;
-    // The plan's run budget (set above) bounds simulated time, events and wall time.
-    let budget = Budget::default();
-    // Completions are collected every microsecond of simulated time (the FCTs' resolution):
-    // looking at every CQ after every event would cost more than the events themselves.
-    let step = SimDuration::from_us(1);
-    let mut t = start;
-    let mut seen = w.send_completions();
-    while remaining > 0 {
-        t += step;
-        let st = w.run_until(t, &budget)?;
-        rep.events += st.events;
-        let now = t;
-        if w.send_completions() == seen {
-            if st.events == 0 && w.pending_events() == 0 {
-                break;
-            }
-            continue;
-        }
-        seen = w.send_completions();
-        for (i, (a, _)) in pairs.iter().enumerate() {
-            if fct[i].is_some() || w.host(a.host).verbs.cq(a.cq).is_none_or(|q| q.is_empty()) {
-                continue;
-            }
-            for wc in w.poll_cq(a.host, a.cq, 4).map_err(err)? {
-                fct[i] = Some((now - start, wc.status));
-                remaining -= 1;
-            }
-        }
-        if st.events == 0 && w.pending_events() == 0 {
-            break;
-        }
-    }
-    rep.wall_ns = wall.elapsed().as_nanos() as u64;
-    rep.sim_ps = (w.now() - start).as_ps();
-    for (d, status) in fct.iter().flatten() {
-        {
-            rep.fct_ps.push(d.as_ps());
-            if *status == verbs::WcStatus::Success {
+    let k = plan.topology.k;
+    for (f, r) in flows.iter().zip(&o.flows) {
+        if let Some((fct, status)) = r.fct {
+            rep.fct_ps.push(fct);
+            if status == verbs::WcStatus::Success {
                 rep.completed += 1;
             }
         }
+        rep.data_packets += r.packets_sent;
+        rep.packet_hops += r.packets_sent * fleet::fat_tree_links(k, f.src, f.dst);
+        rep.bytes_received += r.bytes_received;
+        rep.mismatched_bytes += r.mismatched_bytes;
+        rep.intact += usize::from(r.intact);
     }
-    let half = (plan.topology.k / 2).max(1) as usize;
-    let links = |s: usize, d: usize| -> u64 {
-        if s / half == d / half {
-            2
-        } else if s / (half * half) == d / (half * half) {
-            4
-        } else {
-            6
-        }
-    };
-    for (i, (a, b)) in pairs.iter().enumerate() {
-        if let Some(r) = w.host(a.host).requester_counters(a.qpn) {
-            rep.data_packets += r.packets_sent;
-            rep.packet_hops += r.packets_sent * links(i, dst[i]);
-        }
-        let sink = posts[i].2;
-        if let Some(s) = w.verbs(b.host).memory().synthetic_stats(sink) {
-            rep.bytes_received += s.bytes_written;
-            rep.mismatched_bytes += s.mismatched_bytes;
-            if s.mismatched_bytes == 0 && s.bytes_written >= intact_len {
-                rep.intact += 1;
-            }
-        }
-    }
-    rep.drops = w.fabric.counters().drops();
-    rep.pauses = w.fabric.ports().map(|(.., s)| s.pauses_sent).sum();
     // Ideal: the message's frames at line rate, plus one frame's trip over the longest path
     // (6 links in a three-tier fat tree).
-    let frame = (c.mtu as u64 + 98) * 8 * 1_000 / c.link_gbps.max(1);
-    let packets = len.div_ceil(c.mtu as u64);
-    rep.ideal_fct_ps = packets * frame + 6 * (frame + c.cable_m * 5_000);
-    if let Some(o) = capture {
-        w.finish_pcap()
-            .map_err(|e| WorldError::Setup(e.to_string()))?;
-        o.commit().map_err(|e| WorldError::Setup(e.to_string()))?;
-    }
+    let t = &plan.topology;
+    rep.ideal_fct_ps =
+        fleet::ideal_fct_ps(len, plan.rdma.mtu_bytes as u32, t.link_gbps, t.cable_m, 6);
+    fw.finish()?;
     rep.peak_rss_bytes = peak_rss_bytes();
     Ok(rep)
-}
-
-/// The plan's numbers the run needs.
-struct Settings {
-    flow_bytes: u64,
-    mtu: u32,
-    link_gbps: u64,
-    cable_m: u64,
-    seed: u64,
 }
 
 /// Peak resident memory of this process, bytes (Linux `VmHWM`), if known.

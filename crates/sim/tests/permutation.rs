@@ -104,3 +104,70 @@ fn sixteen_host_pcap_decodes_with_psns_in_tshark() {
     }
     assert!(rows.iter().all(|r| r.1 < 16), "PSNs 0..16 of each flow");
 }
+
+/// A connection matrix (csg-htsim's `.cm` format) that writes the built-in permutation's flows
+/// runs the same flows: the same FCTs, events and PAUSE frames, bit for bit.
+#[test]
+fn a_matrix_of_the_permutation_runs_exactly_the_permutation() {
+    let p = plan(&[]);
+    let dst = derangement(16, p.seed);
+    let mut text = format!("Nodes 16\nConnections {}\n", dst.len());
+    for (s, d) in dst.iter().enumerate() {
+        text += &format!("{s}->{d} id {} start 0 size 2000000\n", s + 1);
+    }
+    let m = scenario::matrix::parse(&text).unwrap();
+    let mp = plan(&[
+        "workload.pattern=matrix",
+        "workload.matrix=perm.cm",
+        "workload.message_bytes=4096",
+    ]);
+    let a = run_plan(&p, &Default::default(), None).unwrap();
+    let b = rdmalab::matrix::run_plan(&mp, &m, &Default::default(), None).unwrap();
+    let fct: Vec<u64> = b.flows.iter().map(|f| f.fct_ps.unwrap()).collect();
+    assert_eq!((a.fct_ps, a.events, a.pauses), (fct, b.events, b.pauses));
+    assert_eq!((b.completed, b.intact, b.never_started), (16, 16, 0));
+}
+
+/// The committed ring all-reduce matrix: 480 flows chained by 464 triggers. Every hop starts
+/// only after the previous hop's bytes landed, so each chunk's 30 hops run one after another:
+/// the chain's last flow starts after 29 earlier FCTs have passed.
+#[test]
+fn a_triggered_matrix_chains_its_flows_and_completes() {
+    let text = include_str!("../../../scenarios/matrices/ring-allreduce-16.cm");
+    let m = scenario::matrix::parse(text).unwrap();
+    let p = scenario::parse(include_str!("../../../scenarios/fattree-matrix-16.toml")).unwrap();
+    let r = rdmalab::matrix::run_plan(&p, &m, &Default::default(), None).unwrap();
+    assert_eq!(r.flows.len(), 480);
+    assert_eq!(
+        (r.completed, r.intact, r.never_started, r.drops),
+        (480, 480, 0, 0)
+    );
+    // Chunk 0's chain is flows 1..=30 (lines 8..=37): each starts after the one before it
+    // started and at least its ideal later.
+    let chain = &r.flows[..30];
+    for w in chain.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        assert!(
+            b.start_ps.unwrap() >= a.start_ps.unwrap() + a.ideal_fct_ps * 9 / 10,
+            "line {} starts {:?} ps, its trigger's flow (line {}) started {:?} ps",
+            b.line,
+            b.start_ps,
+            a.line,
+            a.start_ps
+        );
+    }
+    assert_eq!(chain[0].start_ps, Some(0));
+    // A barrier that never gets its count leaves its flows unstarted, and says so.
+    let stuck = scenario::matrix::parse(
+        "Nodes 16\nConnections 2\nTriggers 1\n0->1 start 0 size 4096 send_done_trigger 1\n\
+         2->3 trigger 1 size 4096\ntrigger id 1 barrier count 2\n",
+    )
+    .unwrap();
+    let s = rdmalab::matrix::run_plan(&p, &stuck, &Default::default(), None).unwrap();
+    assert_eq!((s.completed, s.never_started), (1, 1));
+    assert_eq!(s.flows[1].start_ps, None);
+    assert!(
+        s.text("t", "stuck.cm")
+            .contains("1 never started: their trigger never fired")
+    );
+}

@@ -217,7 +217,7 @@ function paramsHtml(plan, preset) {
   const first = (LESSON_KEYS[preset] || []).filter((p) => keys.has(p));
   const gi = lang() === 'en' ? 2 : 1;
   const set = (legend, list, group) => (list.length ? `<fieldset${group ? ` data-group="${group}"` : ' class="knobs"'}><legend>${esc(legend)}</legend><div class="grid">${list.map((k) => inputFor(keys.get(k), plan[k])).join('')}</div></fieldset>` : '');
-  const rest = GROUPS.map((g) => set(g[gi], schema.keys.map((k) => k.key).filter((k) => !first.includes(k) && (WORDS[k] ? WORDS[k].g : 'workload') === g[0]), g[0]));
+  const rest = GROUPS.map((g) => set(g[gi], schema.keys.map((k) => k.key).filter((k) => !first.includes(k) && !(WORDS[k] && WORDS[k].cliOnly) && (WORDS[k] ? WORDS[k].g : 'workload') === g[0]), g[0]));
   return set(t('sim.knobs'), first, null) + rest.join('');
 }
 

@@ -84,7 +84,7 @@ pub async fn schema() -> Json<serde_json::Value> {
                 }
                 Kind::OneOf(v) => (None, None, v.iter().map(|x| json!(x)).collect()),
                 Kind::Enum(v) => (None, None, v.iter().map(|x| json!(x)).collect()),
-                Kind::Prob | Kind::Bool => (None, None, Vec::new()),
+                Kind::Prob | Kind::Bool | Kind::Path { .. } => (None, None, Vec::new()),
             };
             KeyDoc {
                 key: k.path,

@@ -295,6 +295,12 @@ fn not_modelled(plan: &Plan) -> Option<String> {
                 .into(),
         );
     }
+    if plan.workload.pattern == scenario::Pattern::Matrix {
+        return Some(
+            "workload.pattern = matrix (the comparison report runs one pair of hosts; `rdmalab run` reads the connection matrix file and reports flow completion times)"
+                .into(),
+        );
+    }
     if plan.workload.concurrency > 1 {
         return Some(format!(
             "workload.concurrency = {} (the report runs one connection and one QP)",
