@@ -11,6 +11,8 @@
 //! - [`arena`]: [`Arena`], a slab with `Copy` handles, so packets travel as 4-byte handles and
 //!   their slots are reused (no allocation per packet in steady state).
 //! - [`prefetch`](mod@prefetch): a cache hint the event loop gives for the next events.
+//! - [`stage`]: [`Stage`], the closed set of timed host stages, each with its [`Domain`]
+//!   (user space, kernel, NIC, PCIe).
 //! - [`trace`]: typed [`TraceRecord`]s, the [`Observer`] trait and a [`Tracer`] that costs a
 //!   single untaken branch when nobody observes; [`TraceHasher`] folds a run into one hash.
 //!
@@ -25,6 +27,7 @@ pub mod prefetch;
 pub mod queue;
 pub mod rng;
 pub mod sched;
+pub mod stage;
 pub mod trace;
 
 pub use arena::{Arena, Handle};
@@ -33,6 +36,7 @@ pub use prefetch::prefetch;
 pub use queue::EventQueue;
 pub use rng::{Rng, RngStreams, StreamId};
 pub use sched::{Model, RunStats, Scheduler, Step, run, run_until};
+pub use stage::{Domain, Stage};
 pub use trace::{
     DropReason, ExecUnit, FirstObserver, Observer, PacketClass, PacketRef, PacketStage,
     TraceHasher, TraceRecord, Tracer, VecObserver,

@@ -9,6 +9,7 @@
 //! calls it only when an observer is attached, so a disabled trace point is one predictable
 //! branch and no record is ever built.
 
+use crate::stage::Stage;
 use core::any::Any;
 use core::hash::{Hash, Hasher};
 use units::{FlowId, NodeId, PortId, Priority, SimDuration, SimTime};
@@ -224,8 +225,8 @@ pub enum TraceRecord {
         host: NodeId,
         /// What ran it.
         unit: ExecUnit,
-        /// The stage's name, e.g. "write() syscall entry" or "DMA read payload".
-        stage: &'static str,
+        /// Which stage, e.g. [`Stage::WriteEntry`] or [`Stage::DmaReadPayload`].
+        stage: Stage,
         /// True for setup work (registration, QP creation), false for the data path.
         setup: bool,
         /// When it started.

@@ -5,11 +5,11 @@
 //! Every stage is traced with its start and end, and its time is added to the host's busy
 //! time, by stage name and split into data path and setup.
 
-use engine::{ExecUnit, TraceRecord, Tracer};
+use engine::{ExecUnit, Stage, TraceRecord, Tracer};
 use std::collections::BTreeMap;
 use units::{NodeId, SimDuration, SimTime};
 
-/// CPU time spent, by stage name and in total.
+/// CPU time spent, by stage and in total (stages iterate in name order).
 #[derive(Clone, Debug, Default, Eq, PartialEq)]
 pub struct CpuAccount {
     /// Busy time on the data path.
@@ -17,14 +17,14 @@ pub struct CpuAccount {
     /// Busy time on setup (registration, QP creation, connection exchange).
     pub setup: SimDuration,
     /// Data-path busy time and count per stage name.
-    pub by_stage: BTreeMap<&'static str, (SimDuration, u64)>,
+    pub by_stage: BTreeMap<Stage, (SimDuration, u64)>,
     /// Setup busy time and count per stage name, kept apart so a data-path breakdown is not
     /// mixed with one-off connection work that happens to use the same stage names.
-    pub setup_by_stage: BTreeMap<&'static str, (SimDuration, u64)>,
+    pub setup_by_stage: BTreeMap<Stage, (SimDuration, u64)>,
 }
 
 impl CpuAccount {
-    fn add(&mut self, name: &'static str, cost: SimDuration, setup: bool) {
+    fn add(&mut self, name: Stage, cost: SimDuration, setup: bool) {
         let (total, map) = if setup {
             (&mut self.setup, &mut self.setup_by_stage)
         } else {
@@ -58,8 +58,8 @@ pub struct CpuWork {
     pub ready: SimTime,
     /// How long it keeps the core.
     pub cost: SimDuration,
-    /// The stage's name, as traced and counted.
-    pub stage: &'static str,
+    /// The stage, as traced and counted (a user-space or kernel one).
+    pub stage: Stage,
     /// It serves connection setup rather than the data path (also while the CPU is in setup
     /// mode, whatever this says).
     pub setup: bool,
@@ -76,8 +76,8 @@ pub struct Spin {
     pub to: SimTime,
     /// The time the spin itself took (the window less the other stages run in it).
     pub cost: SimDuration,
-    /// The stage's name, as traced and counted.
-    pub stage: &'static str,
+    /// The stage, as traced and counted (a user-space or kernel one).
+    pub stage: Stage,
 }
 
 impl Cpu {
@@ -103,6 +103,7 @@ impl Cpu {
             stage,
             setup,
         } = work;
+        debug_assert!(stage.domain().is_cpu(), "{stage} does not run on a CPU");
         let c = (core as usize).min(self.free_at.len() - 1);
         let start = ready.max(self.free_at[c]);
         let end = start + cost;
@@ -196,7 +197,7 @@ mod tests {
                 core: 0,
                 ready: SimTime::ZERO,
                 cost: SimDuration::from_ns(100),
-                stage: "copy",
+                stage: Stage::CopyUserToKernel,
                 setup: false,
             },
         );
@@ -207,7 +208,7 @@ mod tests {
                 core: 0,
                 ready: SimTime::ZERO,
                 cost: SimDuration::from_ns(50),
-                stage: "syscall",
+                stage: Stage::WriteEntry,
                 setup: false,
             },
         );
@@ -220,7 +221,7 @@ mod tests {
                 core: 1,
                 ready: SimTime::ZERO,
                 cost: SimDuration::from_ns(10),
-                stage: "reg_mr",
+                stage: Stage::IoctlRegMr,
                 setup: true,
             },
         );
@@ -228,7 +229,10 @@ mod tests {
         let a = cpu.account();
         assert_eq!(a.data_path, SimDuration::from_ns(150));
         assert_eq!(a.setup, SimDuration::from_ns(10));
-        assert_eq!(a.by_stage["copy"], (SimDuration::from_ns(100), 1));
+        assert_eq!(
+            a.by_stage[&Stage::CopyUserToKernel],
+            (SimDuration::from_ns(100), 1)
+        );
         assert_eq!(a.setup_by_stage.len(), 1, "setup stages are kept apart");
         assert!(!a.by_stage.keys().any(|k| a.setup_by_stage.contains_key(k)));
         assert_eq!(t.take::<VecObserver>().unwrap().records.len(), 3);
@@ -240,7 +244,7 @@ mod tests {
                 core: 0,
                 ready: SimTime::ZERO,
                 cost: SimDuration::from_ns(7),
-                stage: "copy",
+                stage: Stage::CopyUserToKernel,
                 setup: false,
             },
         );
@@ -250,7 +254,13 @@ mod tests {
             SimDuration::from_ns(17),
             "setup mode turns stages into setup"
         );
-        assert_eq!(a.setup_by_stage["copy"], (SimDuration::from_ns(7), 1));
-        assert_eq!(a.by_stage["copy"], (SimDuration::from_ns(100), 1));
+        assert_eq!(
+            a.setup_by_stage[&Stage::CopyUserToKernel],
+            (SimDuration::from_ns(7), 1)
+        );
+        assert_eq!(
+            a.by_stage[&Stage::CopyUserToKernel],
+            (SimDuration::from_ns(100), 1)
+        );
     }
 }

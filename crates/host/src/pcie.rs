@@ -18,7 +18,7 @@
 
 use crate::calendar::Calendar;
 use crate::profile::PcieProfile;
-use engine::{ExecUnit, TraceRecord, Tracer};
+use engine::{ExecUnit, Stage, TraceRecord, Tracer};
 use units::{Bandwidth, ByteLen, NodeId, SimTime};
 
 /// One host's PCIe link, with a [`Calendar`] of bookings per direction.
@@ -92,8 +92,8 @@ pub struct Xfer {
     pub at: SimTime,
     /// Bytes moved.
     pub bytes: u64,
-    /// The stage's name, as traced.
-    pub stage: &'static str,
+    /// The stage, as traced (a PCIe one).
+    pub stage: Stage,
     /// It serves connection setup rather than the data path.
     pub setup: bool,
 }
@@ -113,6 +113,12 @@ impl Pcie {
     /// Runs `x` and traces it as a PCIe stage (the record emitted at `now`, when the transfer
     /// is decided); returns (start, end) as the untraced call of its kind does.
     pub fn run(&mut self, tracer: &mut Tracer, now: SimTime, x: Xfer) -> (SimTime, SimTime) {
+        debug_assert_eq!(
+            x.stage.domain(),
+            engine::Domain::Pcie,
+            "{} is not a PCIe stage",
+            x.stage
+        );
         let (start, end) = match x.kind {
             XferKind::MmioWrite => self.mmio_write(x.at, x.bytes),
             XferKind::DmaRead => self.dma_read(x.at, x.bytes),

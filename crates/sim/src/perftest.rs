@@ -19,7 +19,7 @@
 //!   each host's CPU utilisation (busy time ÷ elapsed time of every core, and of the busiest).
 
 use crate::world::{Endpoint, RcOptions, SocketId, World, WorldError};
-use engine::{Budget, ExecUnit, TraceRecord, Tracer, VecObserver};
+use engine::{Budget, ExecUnit, Stage, TraceRecord, Tracer, VecObserver};
 use scenario::Plan;
 use std::collections::BTreeMap;
 use units::{SimDuration, SimTime};
@@ -416,10 +416,15 @@ fn wait_cqes(w: &mut World, e: Endpoint, n: usize) -> Result<SimTime, PerftestEr
     Ok(w.now())
 }
 
-/// The end of the last `stage` on `host` among the trace records since the last call.
-fn stage_end(w: &mut World, host_node: units::NodeId, stage: &str) -> Option<SimTime> {
-    let recs = w.tracer_mut().take::<VecObserver>()?.records;
+/// Forgets the trace records so far (the next [`stage_end`] looks only at what follows).
+fn clear_stages(w: &mut World) {
     w.set_tracer(Tracer::new(VecObserver::default()));
+}
+
+/// The end of the last `stage` on `host` among the trace records since the last call.
+fn stage_end(w: &mut World, host_node: units::NodeId, stage: Stage) -> Option<SimTime> {
+    let recs = w.tracer_mut().take::<VecObserver>()?.records;
+    clear_stages(w);
     recs.iter()
         .filter_map(|(_, r)| match r {
             TraceRecord::Stage {
@@ -454,7 +459,7 @@ fn rdma_lat(
         if t0 > w.now() {
             w.run_until(t0, &Budget::default())?;
         }
-        let _ = stage_end(w, b_node, "");
+        clear_stages(w);
         verb(
             w.post_send(
                 0,
@@ -468,7 +473,7 @@ fn rdma_lat(
             _ => wait_cqes(w, r.a, 1)?,
         };
         let end = if t == Test::WriteLat {
-            stage_end(w, b_node, "DMA write payload").unwrap_or(end)
+            stage_end(w, b_node, Stage::DmaWritePayload).unwrap_or(end)
         } else {
             end
         };

@@ -646,7 +646,7 @@ mod tests {
     #[test]
     fn every_lab_in_the_catalogue_has_a_runner() {
         // Parsing defaults works for each, and `run` knows each id (checked by running the
-        // cheapest one here; the others run in tests/labs.rs).
+        // cheapest one here; the others run in tests/sim/labs.rs).
         for l in catalogue() {
             parse_params(l.id, &json!({})).unwrap();
         }

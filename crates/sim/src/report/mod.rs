@@ -86,14 +86,15 @@
 //!
 //! Read from the remote host's data-path CPU stages, per delivered message:
 //! - **none**: no CPU stage ran on the remote host.
-//! - **light**: only user-space verbs calls ([`USER_SPACE_STAGES`]: `post_recv`, `poll_cq`,
+//! - **light**: only user-space verbs calls (stages of [`engine::Domain::User`]: `post_recv`, `poll_cq`,
 //!   `req_notify_cq`...) plus at most one completion interrupt and one wake-up per message, and
 //!   at most [`LIGHT_MAX_CPU_NS_PER_MESSAGE`] of remote CPU time per message.
 //! - **full**: anything else — kernel protocol work, copies or syscalls on the remote.
 //!
 //! # Kernel and user space
 //!
-//! A CPU stage counts as kernel work unless its name is one of [`USER_SPACE_STAGES`] (verbs
+//! A CPU stage counts as kernel work when its [`engine::Stage`]'s domain is
+//! [`engine::Domain::Kernel`] (the table in `crates/engine/src/stage.rs`; verbs
 //! calls run in the application's address space, with no system call).
 
 mod loss_model;
@@ -114,22 +115,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use units::SimTime;
 
-/// CPU stages that run in user space; every other CPU stage is kernel work.
-pub const USER_SPACE_STAGES: &[&str] = &[
-    "post_send (write WQE)",
-    "post_recv (write WQE)",
-    "poll_cq",
-    "req_notify_cq",
-    "io_uring SQE prep",
-];
-
 /// The most remote CPU time per message that still counts as "light" participation, ns.
 pub const LIGHT_MAX_CPU_NS_PER_MESSAGE: f64 = 2_000.0;
-
-/// Whether a CPU stage of this name is kernel work.
-pub fn is_kernel_stage(name: &str) -> bool {
-    !USER_SPACE_STAGES.contains(&name)
-}
 
 /// The whole report.
 #[derive(Clone, Debug, Serialize)]
@@ -509,7 +496,7 @@ pub fn trace_json(path: &str, t: SimTime, r: &TraceRecord) -> serde_json::Value 
             if let Some(c) = core {
                 o.insert("core".into(), json!(c));
             }
-            o.insert("stage".into(), json!(stage));
+            o.insert("stage".into(), json!(stage.name()));
             o.insert("setup".into(), json!(setup));
             o.insert("start_ps".into(), json!(start.as_ps()));
             o.insert("end_ps".into(), json!(end.as_ps()));
@@ -704,14 +691,19 @@ impl Participation {
 /// One CPU stage name's total.
 #[derive(Clone, Debug, Serialize)]
 pub struct StageCount {
-    /// The stage.
-    pub name: &'static str,
+    /// The stage (serialized as its name, `"name"`).
+    #[serde(rename = "name", serialize_with = "stage_name")]
+    pub stage: engine::Stage,
     /// How many times it ran.
     pub count: u64,
     /// CPU time, ns.
     pub busy_ns: f64,
     /// Kernel work (not user space).
     pub kernel: bool,
+}
+
+fn stage_name<S: serde::Serializer>(stage: &engine::Stage, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(stage.name())
 }
 
 /// Costs of the data path or of setup.
@@ -1102,14 +1094,14 @@ impl Report {
         row("setup: duration", &|p| n(p.setup.duration_ns));
         row("setup: CPU stages (both hosts)", &|p| {
             // One entry per stage name, counts summed over the two hosts.
-            let mut by: BTreeMap<&'static str, StageCount> = BTreeMap::new();
+            let mut by: BTreeMap<engine::Stage, StageCount> = BTreeMap::new();
             for s in p
                 .setup
                 .cpu_stages_local
                 .iter()
                 .chain(&p.setup.cpu_stages_remote)
             {
-                let e = by.entry(s.name).or_insert(StageCount {
+                let e = by.entry(s.stage).or_insert(StageCount {
                     count: 0,
                     busy_ns: 0.0,
                     ..s.clone()
@@ -1139,9 +1131,9 @@ fn stage_list(s: &[StageCount]) -> String {
         .iter()
         .map(|x| {
             if x.count == 1 {
-                x.name.to_string()
+                x.stage.name().to_string()
             } else {
-                format!("{} ×{}", x.name, x.count)
+                format!("{} ×{}", x.stage, x.count)
             }
         })
         .collect();

@@ -4,12 +4,14 @@ use super::stagelog::{Phase, Rec, StageLog, StageTotal};
 use super::{
     Costs, FrameHops, Interval, LIGHT_MAX_CPU_NS_PER_MESSAGE, Latency, MAX_LADDER_FRAMES,
     MAX_TIMELINE_INTERVALS, Outcome, Participation, PathReport, Recovery, Report, RunError,
-    RunOptions, ScenarioSummary, Sides, StageCount, StageSpan, is_kernel_stage, stream,
+    RunOptions, ScenarioSummary, Sides, StageCount, StageSpan, stream,
 };
 use crate::output::Output;
 use crate::world::{ConnInfo, Endpoint, TcpOptions, World};
 use crate::{PatternGen, pattern};
-use engine::{Budget, ExecUnit, FirstObserver, PacketClass, PacketStage, TraceRecord, Tracer};
+use engine::{
+    Budget, Domain, ExecUnit, FirstObserver, PacketClass, PacketStage, Stage, TraceRecord, Tracer,
+};
 use scenario::{Operation, Paths, Plan, QpStateKind};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -1187,13 +1189,7 @@ fn ns(d: SimDuration) -> f64 {
 /// The box a stage lights on the path drawing (see [`Interval::lane`]).
 fn lane(r: &Rec) -> &'static str {
     match r.unit {
-        ExecUnit::Cpu(_)
-            if !is_kernel_stage(r.stage)
-                || r.stage.ends_with("syscall entry")
-                || r.stage.ends_with("syscall exit") =>
-        {
-            "app"
-        }
+        ExecUnit::Cpu(_) if r.stage.domain() == Domain::User || r.stage.is_syscall_edge() => "app",
         ExecUnit::Cpu(_) => "kernel",
         ExecUnit::Nic | ExecUnit::Pcie => "nic",
     }
@@ -1264,7 +1260,7 @@ fn drawing(
                 "remote"
             },
             lane: lane(r),
-            stage: std::borrow::Cow::Borrowed(r.stage),
+            stage: std::borrow::Cow::Borrowed(r.stage.name()),
             start_ns: rel(r.start),
             end_ns: rel(r.end),
             runs: 1,
@@ -1398,14 +1394,14 @@ fn unit_name(u: ExecUnit) -> &'static str {
     }
 }
 
-fn stage_counts(stages: &[(&'static str, StageTotal)]) -> Vec<StageCount> {
+fn stage_counts(stages: &[(Stage, StageTotal)]) -> Vec<StageCount> {
     stages
         .iter()
-        .map(|&(name, t)| StageCount {
-            name,
+        .map(|&(stage, t)| StageCount {
+            stage,
             count: t.count,
             busy_ns: ns(t.busy),
-            kernel: is_kernel_stage(name),
+            kernel: stage.domain() == Domain::Kernel,
         })
         .collect()
 }
@@ -1511,7 +1507,7 @@ fn finish(
     let recs: &[Rec] = log.kept();
     let is_setup = |r: &Rec| log.is_setup(r);
     // Every CPU stage of a host in a phase, counted over the whole run.
-    let cpu = |host: NodeId, phase: Phase| -> Vec<(&'static str, StageTotal)> {
+    let cpu = |host: NodeId, phase: Phase| -> Vec<(Stage, StageTotal)> {
         log.cpu_stages(host, phase).collect()
     };
     let after = snap(w);
@@ -1520,13 +1516,13 @@ fn finish(
     // Data path.
     let dl = cpu(nodes[0], Phase::Data);
     let dr = cpu(nodes[1], Phase::Data);
-    let ioctls = |v: &[(&'static str, StageTotal)]| {
+    let ioctls = |v: &[(Stage, StageTotal)]| {
         v.iter()
-            .filter(|(name, _)| name.starts_with("ioctl"))
+            .filter(|(stage, _)| stage.is_ioctl())
             .map(|(_, t)| t.count)
             .sum::<u64>()
     };
-    let kernel = |v: &[(&'static str, StageTotal)]| v.iter().any(|(name, _)| is_kernel_stage(name));
+    let kernel = |v: &[(Stage, StageTotal)]| v.iter().any(|(s, _)| s.domain() == Domain::Kernel);
     let sum = |a: [u64; 2], b: [u64; 2]| (a[0] - b[0]) + (a[1] - b[1]);
     let data_path = Costs {
         copies: sum(after.copies, before.copies),
@@ -1571,7 +1567,7 @@ fn finish(
     let transport_in = if dl
         .iter()
         .chain(dr.iter())
-        .any(|(name, _)| name.starts_with("TCP"))
+        .any(|(stage, _)| stage.is_tcp_stack())
     {
         "kernel software"
     } else {
@@ -1586,14 +1582,14 @@ fn finish(
             .collect();
         let placed = first
             .iter()
-            .filter(|r| r.host == nodes[1] && r.stage == "DMA write payload")
+            .filter(|r| r.host == nodes[1] && r.stage == Stage::DmaWritePayload)
             .map(|r| r.end)
             .max();
         // The local CQE landed when its DMA write ended: the application (one thread here,
         // which may have been waiting on the remote first) can only notice it later.
         let local = first
             .iter()
-            .filter(|r| r.host == nodes[0] && r.stage == "DMA write CQE")
+            .filter(|r| r.host == nodes[0] && r.stage == Stage::DmaWriteCqe)
             .map(|r| r.end)
             .max()
             .map_or(local, |t| t.min(local));
@@ -1601,12 +1597,9 @@ fn finish(
         let mut groups: BTreeMap<GroupKey, GroupVal> = BTreeMap::new();
         for r in &first {
             let side = if r.host == nodes[0] { 0 } else { 1 };
-            let e = groups.entry((side, unit_name(r.unit), r.stage)).or_insert((
-                0,
-                SimDuration::ZERO,
-                r.start,
-                r.end,
-            ));
+            let e = groups
+                .entry((side, unit_name(r.unit), r.stage.name()))
+                .or_insert((0, SimDuration::ZERO, r.start, r.end));
             e.0 += 1;
             e.1 += r.end.saturating_duration_since(r.start);
             e.2 = e.2.min(r.start);
@@ -1778,14 +1771,13 @@ fn participation(c: &Costs, messages: f64) -> (Participation, String) {
     let per_msg = c.cpu_ns_remote / messages;
     let mut heavy = Vec::new();
     for s in stages {
-        let allowed_once = matches!(s.name, "completion interrupt" | "wake-up (context switch)")
-            && (s.count as f64) <= messages;
+        let allowed_once = s.stage.is_completion_wakeup() && (s.count as f64) <= messages;
         if s.kernel && !allowed_once {
-            heavy.push(s.name);
+            heavy.push(s.stage.name());
         }
     }
     if heavy.is_empty() && per_msg <= LIGHT_MAX_CPU_NS_PER_MESSAGE {
-        let names: Vec<&str> = stages.iter().map(|s| s.name).collect();
+        let names: Vec<&str> = stages.iter().map(|s| s.stage.name()).collect();
         (
             Participation::Light,
             format!(

@@ -13,6 +13,7 @@
 //! For `rdmalab trace`, which writes every record, [`StageLog::with_everything`] also keeps
 //! every record of any kind, up to a bound.
 
+use engine::Stage;
 use engine::trace::{ExecUnit, Observer, TraceRecord};
 use std::collections::BTreeMap;
 use units::{NodeId, SimDuration, SimTime};
@@ -42,8 +43,8 @@ pub struct Rec {
     pub host: NodeId,
     /// What ran it.
     pub unit: ExecUnit,
-    /// The stage's name.
-    pub stage: &'static str,
+    /// The stage.
+    pub stage: Stage,
     /// Flagged as setup work.
     pub setup: bool,
     /// Start.
@@ -62,7 +63,7 @@ pub struct StageLog {
     /// When the data path began; stages that start before it are setup.
     data_start: Option<SimTime>,
     /// Every CPU stage, counted.
-    cpu: BTreeMap<(NodeId, Phase, &'static str), StageTotal>,
+    cpu: BTreeMap<(NodeId, Phase, Stage), StageTotal>,
     /// For `rdmalab trace`: every record, at most `limit` of them.
     everything: Option<(Vec<(SimTime, TraceRecord)>, usize)>,
 }
@@ -103,9 +104,11 @@ impl StageLog {
         &self,
         host: NodeId,
         phase: Phase,
-    ) -> impl Iterator<Item = (&'static str, StageTotal)> + '_ {
+    ) -> impl Iterator<Item = (Stage, StageTotal)> + '_ {
+        // Stages order by name: the range starts at the first name.
+        let first = Stage::ALL.iter().copied().min().expect("stages exist");
         self.cpu
-            .range((host, phase, "")..)
+            .range((host, phase, first)..)
             .take_while(move |((h, p, _), _)| *h == host && *p == phase)
             .map(|((_, _, name), t)| (*name, *t))
     }
@@ -163,7 +166,7 @@ impl Observer for StageLog {
     fn held_bytes(&self) -> u64 {
         let all = self.everything.as_ref().map_or(0, |(v, _)| v.capacity());
         // A B-tree entry: its key and value plus about a third again for the nodes.
-        let per_count = std::mem::size_of::<((NodeId, Phase, &str), StageTotal)>() * 4 / 3;
+        let per_count = std::mem::size_of::<((NodeId, Phase, Stage), StageTotal)>() * 4 / 3;
         // A kept record costs what the report will need to draw it: the record, the first
         // message's list of references to it, and the drawing's interval and its merged copy.
         // Counting the record alone let a 256 MiB message at MTU 576 pass a 256 MB budget
@@ -181,7 +184,7 @@ impl Observer for StageLog {
 mod tests {
     use super::*;
 
-    fn stage(host: u32, stage: &'static str, start_ns: u64, setup: bool) -> TraceRecord {
+    fn stage(host: u32, stage: Stage, start_ns: u64, setup: bool) -> TraceRecord {
         TraceRecord::Stage {
             host: NodeId(host),
             unit: ExecUnit::Cpu(0),
@@ -195,12 +198,12 @@ mod tests {
     #[test]
     fn stages_after_the_first_message_are_counted_not_kept() {
         let mut log = StageLog::default();
-        log.record(SimTime::ZERO, &stage(0, "ioctl create_qp", 0, true));
+        log.record(SimTime::ZERO, &stage(0, Stage::IoctlCreateQp, 0, true));
         log.data_path_begins(SimTime::from_ps(100_000));
         for k in 0..1000 {
             log.record(
                 SimTime::ZERO,
-                &stage(0, "syscall write", 100 + 20 * k, false),
+                &stage(0, Stage::WriteEntry, 100 + 20 * k, false),
             );
             if k == 9 {
                 log.first_message_over(SimTime::from_ps((100 + 20 * 9) * 1000));
@@ -209,7 +212,7 @@ mod tests {
         assert_eq!(log.kept().len(), 11, "setup and the first ten writes");
         let data: Vec<_> = log.cpu_stages(NodeId(0), Phase::Data).collect();
         assert_eq!(data.len(), 1);
-        assert_eq!(data[0].0, "syscall write");
+        assert_eq!(data[0].0, Stage::WriteEntry);
         assert_eq!(data[0].1.count, 1000);
         assert_eq!(data[0].1.busy, SimDuration::from_ns(10_000));
         let setup: Vec<_> = log.cpu_stages(NodeId(0), Phase::Setup).collect();
@@ -221,7 +224,7 @@ mod tests {
     fn a_stage_before_the_data_path_is_setup_even_unflagged() {
         let mut log = StageLog::default();
         log.data_path_begins(SimTime::from_ps(100_000));
-        log.record(SimTime::ZERO, &stage(1, "syscall read", 50, false));
+        log.record(SimTime::ZERO, &stage(1, Stage::ReadEntry, 50, false));
         assert_eq!(log.cpu_stages(NodeId(1), Phase::Setup).count(), 1);
         assert!(log.is_setup(&log.kept()[0]));
     }

@@ -40,8 +40,8 @@
 //!   read round trip is the same for every read (no root-complex tail).
 
 use engine::{
-    Arena, Budget, BudgetExceeded, ExecUnit, Model, RunStats, Scheduler, Step, TraceRecord, Tracer,
-    run_until,
+    Arena, Budget, BudgetExceeded, ExecUnit, Model, RunStats, Scheduler, Stage, Step, TraceRecord,
+    Tracer, run_until,
 };
 use fabric::{
     Delivery, Ecn, EtherType, Fabric, FabricConfig, FabricEvent, FiveTuple, Packet, PacketSpec,
@@ -824,7 +824,7 @@ impl World {
     /// costs nothing (the kernel checks before the firmware runs).
     pub fn destroy_qp(&mut self, h: u32, qpn: QpNum) -> Result<verbs::DestroyReport, VerbsError> {
         let report = self.vanish_qp(h, qpn)?;
-        self.control_path(h, "ioctl destroy_qp", 0);
+        self.control_path(h, Stage::IoctlDestroyQp, 0);
         Ok(report)
     }
 
@@ -832,7 +832,7 @@ impl World {
     /// CQ or its completion events are unacknowledged (refused calls cost nothing).
     pub fn destroy_cq(&mut self, h: u32, cq: verbs::CqHandle) -> Result<(), VerbsError> {
         self.hosts[h as usize].verbs.destroy_cq(cq)?;
-        self.control_path(h, "ioctl destroy_cq", 0);
+        self.control_path(h, Stage::IoctlDestroyCq, 0);
         Ok(())
     }
 
@@ -841,7 +841,7 @@ impl World {
     /// key check from now on (NAK remote access error).
     pub fn dereg_mr(&mut self, h: u32, mr: verbs::MrHandle) -> Result<(), VerbsError> {
         self.hosts[h as usize].verbs.dereg_mr(mr)?;
-        self.control_path(h, "ioctl dereg_mr", 0);
+        self.control_path(h, Stage::IoctlDeregMr, 0);
         Ok(())
     }
 
@@ -849,7 +849,7 @@ impl World {
     /// the PD (refused calls cost nothing).
     pub fn dealloc_pd(&mut self, h: u32, pd: verbs::PdHandle) -> Result<(), VerbsError> {
         self.hosts[h as usize].verbs.dealloc_pd(pd)?;
-        self.control_path(h, "ioctl dealloc_pd", 0);
+        self.control_path(h, Stage::IoctlDeallocPd, 0);
         Ok(())
     }
 
@@ -945,7 +945,7 @@ impl World {
     /// A blocking control-path verb on host `h`: the ioctl runs on the application's core, the
     /// firmware command on the NIC, plus `per_page` work for `pages` pages (pinning on the CPU,
     /// translation entries on the NIC). The application thread is blocked until it ends.
-    fn control_path(&mut self, h: u32, verb: &'static str, pages: u64) {
+    fn control_path(&mut self, h: u32, verb: Stage, pages: u64) {
         let now = self.sched.now();
         let host = &mut self.hosts[h as usize];
         let c = host.profile.control;
@@ -969,7 +969,7 @@ impl World {
                     core: 0,
                     ready: end,
                     cost: c.pin_per_page * pages,
-                    stage: "pin pages",
+                    stage: Stage::PinPages,
                     setup: true,
                 },
             );
@@ -982,9 +982,9 @@ impl World {
             host: node,
             unit: ExecUnit::Nic,
             stage: if pages > 0 {
-                "firmware: write translation entries"
+                Stage::FirmwareTranslation
             } else {
-                "firmware command"
+                Stage::FirmwareCommand
             },
             setup: true,
             start,
@@ -1030,7 +1030,7 @@ impl World {
         access: AccessFlags,
     ) -> Result<verbs::Mr, VerbsError> {
         let mr = self.hosts[h as usize].verbs.reg_mr(pd, va, len, access)?;
-        self.control_path(h, "ioctl reg_mr", mr.pages);
+        self.control_path(h, Stage::IoctlRegMr, mr.pages);
         Ok(mr)
     }
 
@@ -1042,7 +1042,7 @@ impl World {
         channel: Option<verbs::types::ChannelHandle>,
     ) -> Result<(verbs::CqHandle, u32), VerbsError> {
         let r = self.hosts[h as usize].verbs.create_cq(cqe, channel)?;
-        self.control_path(h, "ioctl create_cq", 0);
+        self.control_path(h, Stage::IoctlCreateCq, 0);
         Ok(r)
     }
 
@@ -1054,7 +1054,7 @@ impl World {
         init: &verbs::qp::QpInitAttr,
     ) -> Result<verbs::CreatedQp, VerbsError> {
         let r = self.hosts[h as usize].verbs.create_qp(pd, init)?;
-        self.control_path(h, "ioctl create_qp", 0);
+        self.control_path(h, Stage::IoctlCreateQp, 0);
         Ok(r)
     }
 
@@ -1087,7 +1087,7 @@ impl World {
                 core: 0,
                 ready,
                 cost,
-                stage: "req_notify_cq",
+                stage: Stage::ReqNotifyCq,
                 setup: false,
             },
         );
@@ -1142,7 +1142,7 @@ impl World {
                         core: 1,
                         ready: now,
                         cost: c.interrupt,
-                        stage: "completion interrupt",
+                        stage: Stage::CompletionInterrupt,
                         setup: false,
                     },
                 );
@@ -1153,7 +1153,7 @@ impl World {
                         core: 0,
                         ready: irq,
                         cost: c.wakeup,
-                        stage: "wake-up (context switch)",
+                        stage: Stage::WakeUp,
                         setup: false,
                     },
                 );
@@ -1181,7 +1181,7 @@ impl World {
         let ethertype = self.resolve_av(h, attr, mask)?;
         let out = self.hosts[h as usize].verbs.modify_qp(qpn, attr, mask)?;
         let line_kbps = self.line_kbps(h);
-        self.control_path(h, "ioctl modify_qp", 0);
+        self.control_path(h, Stage::IoctlModifyQp, 0);
         let host = &mut self.hosts[h as usize];
         let (a, init) = host.verbs.query_qp(qpn)?;
         let service = match init.qp_type {
@@ -1304,7 +1304,7 @@ impl World {
                     core: 0,
                     ready: now,
                     cost,
-                    stage: "post_send (write WQE)",
+                    stage: Stage::PostSend,
                     setup: false,
                 },
             );
@@ -1318,9 +1318,9 @@ impl World {
                     at: cpu_end,
                     bytes,
                     stage: if bf {
-                        "MMIO doorbell + WQE (BlueFlame)"
+                        Stage::MmioBlueFlame
                     } else {
-                        "MMIO doorbell"
+                        Stage::MmioDoorbell
                     },
                     setup: false,
                 },
@@ -1356,7 +1356,7 @@ impl World {
                 core: 0,
                 ready: now,
                 cost,
-                stage: "post_recv (write WQE)",
+                stage: Stage::PostRecv,
                 setup: false,
             },
         );
@@ -1381,7 +1381,7 @@ impl World {
                 core: 0,
                 ready: now,
                 cost,
-                stage: "poll_cq",
+                stage: Stage::PollCq,
                 setup: false,
             },
         );
@@ -1740,7 +1740,7 @@ impl World {
                         kind: XferKind::DmaRead,
                         at: now,
                         bytes: wqe_bytes as u64,
-                        stage: "DMA read WQE",
+                        stage: Stage::DmaReadWqe,
                         setup: false,
                     },
                 );
@@ -1958,7 +1958,7 @@ impl World {
         let host = &mut self.hosts[h as usize];
         let mut dma_end = now;
         let mut read_bytes = 0;
-        let dma = |host: &mut SimHost, tracer: &mut Tracer, stage: &'static str| {
+        let dma = |host: &mut SimHost, tracer: &mut Tracer, stage: Stage| {
             let (_, end) = host.pcie.run(
                 tracer,
                 now,
@@ -2019,7 +2019,7 @@ impl World {
                     .send_wqe(QpNum::masked(qpn), wqe)
                     .is_ok_and(|w| w.inline_data.is_some());
                 if !inline && len > 0 {
-                    dma_end = dma(host, &mut self.tracer, "DMA read payload");
+                    dma_end = dma(host, &mut self.tracer, Stage::DmaReadPayload);
                     read_bytes = len as u64;
                 }
                 Some(data)
@@ -2037,7 +2037,7 @@ impl World {
                         PoolData::Bytes(buf)
                     }
                 };
-                dma_end = dma(host, &mut self.tracer, "DMA read (READ response)");
+                dma_end = dma(host, &mut self.tracer, Stage::DmaReadResponse);
                 read_bytes = len as u64;
                 Some(data)
             }
@@ -2071,7 +2071,7 @@ impl World {
         self.tracer.emit(now, || TraceRecord::Stage {
             host: node,
             unit: ExecUnit::Nic,
-            stage: "NIC TX pipeline",
+            stage: Stage::NicTx,
             setup: false,
             start: dma_end.max(now),
             end: ready,
@@ -2181,7 +2181,7 @@ impl World {
         self.tracer.emit(now, || TraceRecord::Stage {
             host: node,
             unit: ExecUnit::Nic,
-            stage: "NIC RX pipeline",
+            stage: Stage::NicRx,
             setup,
             start,
             end: now,
@@ -2266,7 +2266,7 @@ impl World {
                         kind: XferKind::DmaWrite,
                         at: now,
                         bytes: payload_len as u64,
-                        stage: "DMA write payload",
+                        stage: Stage::DmaWritePayload,
                         setup: false,
                     },
                 );
@@ -2281,7 +2281,7 @@ impl World {
                         kind: XferKind::DmaWrite,
                         at: now,
                         bytes: 64,
-                        stage: "DMA write receive CQE",
+                        stage: Stage::DmaWriteRecvCqe,
                         setup: false,
                     },
                 );
@@ -2358,7 +2358,7 @@ impl World {
                             kind: XferKind::DmaWrite,
                             at: now,
                             bytes: bytes.len() as u64,
-                            stage: "DMA write READ data",
+                            stage: Stage::DmaWriteReadData,
                             setup: false,
                         },
                     );
@@ -2426,7 +2426,7 @@ impl World {
                             kind: XferKind::DmaWrite,
                             at: now,
                             bytes: 64,
-                            stage: "DMA write CQE",
+                            stage: Stage::DmaWriteCqe,
                             setup: false,
                         },
                     );

@@ -59,7 +59,7 @@
 //!   the CPU cost of a copy is the model's, not the simulator's.
 
 use super::{Event, HostEvent, PoolData, World, WorldError};
-use engine::{Arena, Budget, ExecUnit, Scheduler, TraceRecord};
+use engine::{Arena, Budget, ExecUnit, Scheduler, Stage, TraceRecord};
 use fabric::packet::{TCP_PRIORITY, tcp_frame_len};
 use fabric::{Ecn, FiveTuple, PacketSpec, Payload, packet::host_ip};
 use host::{CpuWork, Spin, Xfer, XferKind};
@@ -460,7 +460,7 @@ impl World {
         self.tcp_host(a).by_port.insert(pa, ca);
         self.tcp_host(b).by_port.insert(pb, cb);
         let now = self.sched.now();
-        for (h, name) in [(b, "socket+listen+accept"), (a, "socket+connect")] {
+        for (h, name) in [(b, Stage::SocketAccept), (a, Stage::SocketConnect)] {
             let host = &mut self.hosts[h as usize];
             let ready = now.max(host.app_ready);
             let cost = host.profile.socket.syscall;
@@ -480,7 +480,7 @@ impl World {
                 .tcp_host(h)
                 .stats
                 .setup_syscalls
-                .entry(name)
+                .entry(name.name())
                 .or_default() += 1;
         }
         let ready = self.hosts[a as usize].app_ready;
@@ -536,7 +536,7 @@ impl World {
                     core: APP_CORE,
                     ready,
                     cost: c.io_uring_sqe,
-                    stage: "io_uring SQE prep",
+                    stage: Stage::IoUringSqePrep,
                     setup: false,
                 },
             );
@@ -548,7 +548,7 @@ impl World {
                         core: APP_CORE,
                         ready,
                         cost: half,
-                        stage: "io_uring_enter syscall entry",
+                        stage: Stage::IoUringEnterEntry,
                         setup: false,
                     },
                 );
@@ -562,7 +562,7 @@ impl World {
                     core: APP_CORE,
                     ready,
                     cost: half,
-                    stage: "write() syscall entry",
+                    stage: Stage::WriteEntry,
                     setup: false,
                 },
             );
@@ -581,7 +581,7 @@ impl World {
                     core: APP_CORE,
                     ready,
                     cost: c.copy.time(n as u64),
-                    stage: "copy user→kernel",
+                    stage: Stage::CopyUserToKernel,
                     setup: false,
                 },
             );
@@ -593,9 +593,9 @@ impl World {
         let mut end = end;
         if syscall.is_some() {
             let name = if uring {
-                "io_uring_enter syscall exit"
+                Stage::IoUringEnterExit
             } else {
-                "write() syscall exit"
+                Stage::WriteExit
             };
             (_, end) = host.cpu.run(
                 &mut self.tracer,
@@ -648,7 +648,7 @@ impl World {
                     core: APP_CORE,
                     ready,
                     cost: half,
-                    stage: "read() syscall entry",
+                    stage: Stage::ReadEntry,
                     setup: false,
                 },
             );
@@ -685,7 +685,7 @@ impl World {
                         from: s.blocked_since,
                         to: now,
                         cost: spin,
-                        stage: "busy-poll spin",
+                        stage: Stage::BusyPoll,
                     },
                 );
             }
@@ -701,7 +701,7 @@ impl World {
                 core: APP_CORE,
                 ready,
                 cost: c.copy.time(n as u64),
-                stage: "copy kernel→user",
+                stage: Stage::CopyKernelToUser,
                 setup: false,
             },
         );
@@ -717,7 +717,7 @@ impl World {
                 core: APP_CORE,
                 ready: end,
                 cost: half,
-                stage: "read() syscall exit",
+                stage: Stage::ReadExit,
                 setup: false,
             },
         );
@@ -766,7 +766,7 @@ impl World {
             let name;
             let cost;
             if len == 0 {
-                name = "TCP TX (ACK)";
+                name = Stage::TcpTxAck;
                 cost = c.tcp_ack_tx.time(0);
             } else {
                 let mut bytes = len;
@@ -779,9 +779,9 @@ impl World {
                         bytes += l;
                         group.push(iter.next().expect("peeked"));
                     }
-                    name = "TCP/IP TX (TSO super-segment)";
+                    name = Stage::TcpTxTso;
                 } else {
-                    name = "TCP/IP TX (segment)";
+                    name = Stage::TcpTxSegment;
                 }
                 cost = c.tcp_tx.time(bytes);
             }
@@ -804,7 +804,7 @@ impl World {
                     core,
                     ready: end,
                     cost: c.driver_tx.time(0),
-                    stage: "driver TX + doorbell",
+                    stage: Stage::DriverTx,
                     setup: false,
                 },
             );
@@ -816,7 +816,7 @@ impl World {
                     kind: XferKind::MmioWrite,
                     at: end,
                     bytes: 8,
-                    stage: "MMIO doorbell",
+                    stage: Stage::MmioDoorbell,
                     setup,
                 },
             );
@@ -881,9 +881,9 @@ impl World {
                     at: now,
                     bytes,
                     stage: if seg.zerocopy {
-                        "DMA read segment (user pages, MSG_ZEROCOPY)"
+                        Stage::DmaReadZerocopy
                     } else {
-                        "DMA read segment (kernel buffer)"
+                        Stage::DmaReadSegment
                     },
                     setup,
                 },
@@ -893,7 +893,7 @@ impl World {
             self.tracer.emit(now, || TraceRecord::Stage {
                 host: node,
                 unit: ExecUnit::Nic,
-                stage: "NIC TX pipeline",
+                stage: Stage::NicTx,
                 setup,
                 start: dma_end,
                 end: ready,
@@ -1064,7 +1064,7 @@ impl World {
                 kind: XferKind::DmaWrite,
                 at: now,
                 bytes,
-                stage: "DMA write segment (kernel ring)",
+                stage: Stage::DmaWriteSegment,
                 setup,
             },
         );
@@ -1132,7 +1132,7 @@ impl World {
                 core: SOFTIRQ_CORE,
                 ready: now,
                 cost,
-                stage: "hard interrupt",
+                stage: Stage::HardInterrupt,
                 setup: false,
             },
         );
@@ -1169,7 +1169,7 @@ impl World {
                 core,
                 ready: now,
                 cost: c.softirq,
-                stage: "softirq (NAPI poll)",
+                stage: Stage::Softirq,
                 setup: false,
             },
         );
@@ -1183,7 +1183,7 @@ impl World {
                     core,
                     ready: end,
                     cost: c.driver_rx.time(seg.payload.len() as u64),
-                    stage: "driver RX",
+                    stage: Stage::DriverRx,
                     setup: false,
                 },
             );
@@ -1220,7 +1220,7 @@ impl World {
                     core,
                     ready: end,
                     cost: c.tcp_rx.time(bytes as u64),
-                    stage: "TCP/IP RX (softirq)",
+                    stage: Stage::TcpRx,
                     setup: false,
                 },
             );
@@ -1337,7 +1337,7 @@ impl World {
                     core,
                     ready: end,
                     cost: c.zerocopy_notify,
-                    stage: "MSG_ZEROCOPY completion",
+                    stage: Stage::ZerocopyCompletion,
                     setup: false,
                 },
             );
@@ -1356,7 +1356,7 @@ impl World {
                         core: APP_CORE,
                         ready: end,
                         cost: c.wakeup,
-                        stage: "wake-up (context switch)",
+                        stage: Stage::WakeUp,
                         setup: false,
                     },
                 );

@@ -1,0 +1,12 @@
+//! The `cli` crate's integration tests, one binary with a module per area (as ripgrep
+//! does): a test build links this crate's dependencies once, not once per file.
+
+mod calibrate;
+mod lab;
+mod outputs;
+mod perftest;
+mod run;
+mod serve;
+mod sweep;
+mod trace;
+mod verbs;

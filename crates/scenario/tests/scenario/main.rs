@@ -1,0 +1,5 @@
+//! The `scenario` crate's integration tests, one binary with a module per area (as ripgrep
+//! does): a test build links this crate's dependencies once, not once per file.
+
+mod fuzz_regressions;
+mod scenario;

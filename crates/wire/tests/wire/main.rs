@@ -1,0 +1,5 @@
+//! The `wire` crate's integration tests, one binary with a module per area (as ripgrep
+//! does): a test build links this crate's dependencies once, not once per file.
+
+mod fuzz_regressions;
+mod tshark;
