@@ -6,7 +6,8 @@
 //! specification; Linux rxe (`rxe_req.c`, `rxe_resp.c`, `rxe_comp.c`) is the reference we read
 //! for behaviour the text leaves open.
 //!
-//! - [`psn`]: 24-bit packet sequence numbers: add, compare, distance across the wrap.
+//! - [`psn`]: [`Psn`], the 24-bit packet sequence number: add, compare, distance across the
+//!   wrap, in one place.
 //! - [`packet`]: [`RocePacket`] (BTH + extension headers + payload length) and [`Transmit`]
 //!   (a packet plus where its payload bytes come from).
 //! - [`requester`]: turns posted work requests into request packets and responses into
@@ -39,5 +40,6 @@ pub mod responder;
 
 pub use config::{RcConfig, RetransmitMode, Service};
 pub use packet::{DataRef, RocePacket, Transmit};
+pub use psn::Psn;
 pub use requester::{Placement, ReqStatus, Requester, RequesterEvent, SendRequest, UdDest, WorkOp};
 pub use responder::{RecvFailure, RemoteOp, Responder, ResponderEnv, ResponderEvent};

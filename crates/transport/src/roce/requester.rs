@@ -30,7 +30,7 @@ use super::config::{
     IRN_RTO_HIGH, IRN_RTO_LOW, IRN_RTO_LOW_MAX_INFLIGHT, RcConfig, RetransmitMode, Service,
 };
 use super::packet::{DataRef, RocePacket, Transmit, rc_bth};
-use super::psn;
+use super::psn::Psn;
 use std::collections::VecDeque;
 use units::{SimDuration, SimTime};
 use wire::ExtHeaders;
@@ -266,7 +266,7 @@ impl RequesterCounters {
 struct Wqe {
     req: SendRequest,
     /// First PSN, once the request has started.
-    first_psn: Option<u32>,
+    first_psn: Option<Psn>,
     /// PSNs the request uses.
     npsn: u32,
     /// READ: response packets received in order; atomics: 1 once answered.
@@ -284,14 +284,11 @@ struct Wqe {
 }
 
 impl Wqe {
-    fn last_psn(&self) -> Option<u32> {
-        self.first_psn.map(|f| psn::add(f, self.npsn - 1))
+    fn last_psn(&self) -> Option<Psn> {
+        self.first_psn.map(|f| f.add(self.npsn - 1))
     }
-    fn contains(&self, p: u32) -> bool {
-        self.first_psn.is_some_and(|f| {
-            let d = psn::diff(p, f);
-            d >= 0 && (d as u32) < self.npsn
-        })
+    fn contains(&self, p: Psn) -> bool {
+        self.first_psn.is_some_and(|f| p.in_run(f, self.npsn))
     }
 }
 
@@ -300,8 +297,8 @@ impl Wqe {
 pub struct Requester {
     cfg: RcConfig,
     wqes: VecDeque<Wqe>,
-    next_psn: u32,
-    una: u32,
+    next_psn: Psn,
+    una: Psn,
     cur: usize,
     cur_pkt: u32,
     retry_left: u8,
@@ -312,12 +309,12 @@ pub struct Requester {
     rnr_until: Option<SimTime>,
     since_ack_req: u32,
     rd_atomic_outstanding: u32,
-    gap_recovery: Option<u32>,
+    gap_recovery: Option<Psn>,
     last_reason: RetransmitReason,
     /// One past the highest PSN ever sent.
-    hw_psn: u32,
+    hw_psn: Psn,
     /// While resending after a timeout: one past the highest PSN that timeout covers.
-    timeout_cover: Option<u32>,
+    timeout_cover: Option<Psn>,
     failed: bool,
     events: VecDeque<RequesterEvent>,
     counters: RequesterCounters,
@@ -336,16 +333,16 @@ struct Scoreboard {
     /// Entry `i`: PSN `una + i` has reached the responder (SACKed).
     sacked: VecDeque<bool>,
     /// PSNs to resend, oldest first.
-    resend: VecDeque<u32>,
+    resend: VecDeque<Psn>,
     /// One past the highest PSN the current recovery has looked at: each missing PSN is
     /// queued once per recovery, and again only after a timeout or once its resend is
     /// known lost.
-    examined: Option<u32>,
+    examined: Option<Psn>,
     /// Resends in flight: the PSN and one past the highest PSN sent when it went. A SACK for
     /// a packet sent after the resend, with the resent PSN still missing, means the resend
     /// was lost too (one path keeps order), so it goes again without waiting for the timer
     /// (the idea of RACK, RFC 8985, on PSNs).
-    resent: VecDeque<(u32, u32)>,
+    resent: VecDeque<(Psn, Psn)>,
 }
 
 /// The most PSNs past `una` the scoreboard tracks (16 MiB of 1 KiB packets).
@@ -356,7 +353,7 @@ const SCOREBOARD_MAX: usize = 1 << 14;
 /// RTTVAR as RFC 6298 keeps them, in integer picoseconds, and the timeouts in a row.
 #[derive(Clone, Debug, Default)]
 struct AdaptiveRtt {
-    sent: VecDeque<(u32, SimTime)>,
+    sent: VecDeque<(Psn, SimTime)>,
     srtt: Option<u64>,
     rttvar: u64,
     backoff: u32,
@@ -380,10 +377,10 @@ impl AdaptiveRtt {
     /// long a packet waited for its acknowledgement. The responder acknowledges a run of
     /// packets at once (AckReq every few dozen), so the timer must cover that wait, not just
     /// the wire's round trip: sampling the newest packet would time out between ACKs.
-    fn acked(&mut self, una: u32, now: SimTime) {
+    fn acked(&mut self, una: Psn, now: SimTime) {
         let mut oldest = None;
         while let Some(&(p, at)) = self.sent.front() {
-            if psn::diff(una, p) <= 0 {
+            if una <= p {
                 break;
             }
             oldest.get_or_insert(at);
@@ -402,8 +399,8 @@ impl Requester {
         Requester {
             cfg,
             wqes: VecDeque::new(),
-            next_psn: cfg.sq_psn & psn::MASK,
-            una: cfg.sq_psn & psn::MASK,
+            next_psn: Psn::new(cfg.sq_psn),
+            una: Psn::new(cfg.sq_psn),
             cur: 0,
             cur_pkt: 0,
             retry_left: cfg.retry_cnt,
@@ -415,7 +412,7 @@ impl Requester {
             rd_atomic_outstanding: 0,
             gap_recovery: None,
             last_reason: RetransmitReason::SequenceNak,
-            hw_psn: cfg.sq_psn & psn::MASK,
+            hw_psn: Psn::new(cfg.sq_psn),
             timeout_cover: None,
             failed: false,
             events: VecDeque::new(),
@@ -438,7 +435,7 @@ impl Requester {
         let Some(min) = self.cfg.adaptive_min else {
             if self.selective() && self.cfg.ack_timeout_override.is_none() {
                 // IRN's two timeouts: short when too few packets are in flight to be SACKed.
-                let inflight = psn::diff(self.next_psn, self.una).max(0) as u32;
+                let inflight = self.next_psn.distance_from(self.una).max(0) as u32;
                 return Some(if inflight <= IRN_RTO_LOW_MAX_INFLIGHT {
                     IRN_RTO_LOW
                 } else {
@@ -479,10 +476,11 @@ impl Requester {
     }
     /// The PSN the next new packet gets.
     pub fn next_psn(&self) -> u32 {
-        self.next_psn
+        self.next_psn.get()
     }
     /// The id of the request whose PSNs include `psn` (requests still outstanding only).
     pub fn request_of(&self, psn: u32) -> Option<u64> {
+        let psn = Psn::new(psn);
         self.wqes.iter().find(|w| w.contains(psn)).map(|w| w.req.id)
     }
     /// Requests posted and not yet completed.
@@ -538,7 +536,7 @@ impl Requester {
         match self.wqes.back_mut() {
             Some(w) if w.first_psn.is_none() => w.skip_after += 1,
             _ => {
-                self.next_psn = psn::add(self.next_psn, 1);
+                self.next_psn = self.next_psn.add(1);
                 if self.cfg.service != Service::Rc {
                     // Nothing will acknowledge it, as a datagram that left.
                     self.una = self.next_psn;
@@ -561,22 +559,22 @@ impl Requester {
     }
 
     fn outstanding_psns(&self) -> bool {
-        psn::diff(self.next_psn, self.una) > 0 || self.read_owed().is_some()
+        self.next_psn > self.una || self.read_owed().is_some()
     }
 
     /// The first missing response of a READ or atomic below `una`, if any: an ACK for a later
     /// request moves `una` past a READ whose responses were lost (the responder ran it; the
     /// data did not arrive), and that READ must still be asked for again and timed.
-    fn read_owed(&self) -> Option<u32> {
+    fn read_owed(&self) -> Option<Psn> {
         for w in &self.wqes {
             let (Some(first), Some(last)) = (w.first_psn, w.last_psn()) else {
                 break;
             };
-            if psn::diff(last, self.una) >= 0 {
+            if last >= self.una {
                 break;
             }
             if w.req.op.is_read_or_atomic() && !w.done {
-                return Some(psn::add(first, w.received));
+                return Some(first.add(w.received));
             }
         }
         None
@@ -620,17 +618,15 @@ impl Requester {
                 // and a lost ACK costs one duplicate instead of a window of them.
                 self.sr.resend.clear();
                 let mut q = una;
-                while psn::diff(q, self.hw_psn) < 0
-                    && (self.is_sacked(q) || self.resendable(q).is_none())
-                {
-                    q = psn::add(q, 1);
+                while q < self.hw_psn && (self.is_sacked(q) || self.resendable(q).is_none()) {
+                    q = q.add(1);
                 }
-                if psn::diff(q, self.hw_psn) < 0 {
+                if q < self.hw_psn {
                     self.sr.resend.push_back(q);
                     self.last_reason = RetransmitReason::Timeout;
-                    self.timeout_cover = Some(psn::add(q, 1));
+                    self.timeout_cover = Some(q.add(1));
                     self.events.push_back(RequesterEvent::Resend {
-                        first_psn: q,
+                        first_psn: q.get(),
                         count: 1,
                         reason: RetransmitReason::Timeout,
                     });
@@ -643,15 +639,15 @@ impl Requester {
     }
 
     /// Whether PSN `q` (at or after `una`) has been SACKed.
-    fn is_sacked(&self, q: u32) -> bool {
-        let d = psn::diff(q, self.una);
+    fn is_sacked(&self, q: Psn) -> bool {
+        let d = q.distance_from(self.una);
         d >= 0 && self.sr.sacked.get(d as usize).copied().unwrap_or(false)
     }
 
     /// Records that the responder holds PSN `q` (ignored unless sent and unacknowledged).
-    fn mark_sacked(&mut self, q: u32) {
-        let d = psn::diff(q, self.una);
-        if d < 0 || psn::diff(q, self.next_psn) >= 0 || d as usize >= SCOREBOARD_MAX {
+    fn mark_sacked(&mut self, q: Psn) {
+        let d = q.distance_from(self.una);
+        if d < 0 || q >= self.next_psn || d as usize >= SCOREBOARD_MAX {
             return;
         }
         let d = d as usize;
@@ -664,10 +660,10 @@ impl Requester {
     /// Where the requester itself sends PSN `q` and may need to again (the request and the
     /// packet index): every PSN of a SEND or WRITE; the request PSN of a READ or atomic
     /// still unanswered (its other PSNs are the responder's responses).
-    fn resendable(&self, q: u32) -> Option<(usize, u32)> {
+    fn resendable(&self, q: Psn) -> Option<(usize, u32)> {
         let i = self.wqes.iter().position(|w| w.contains(q))?;
         let w = &self.wqes[i];
-        let d = psn::diff(q, w.first_psn?) as u32;
+        let d = q.distance_from(w.first_psn?) as u32;
         match w.req.op {
             WorkOp::Send { .. } | WorkOp::Write { .. } => Some((i, d)),
             // A READ is asked for again from its first missing response.
@@ -676,29 +672,29 @@ impl Requester {
     }
 
     /// Queues every resendable PSN in `[from, to)` not SACKed, once per recovery.
-    fn queue_missing(&mut self, from: u32, to: u32, reason: RetransmitReason) {
+    fn queue_missing(&mut self, from: Psn, to: Psn, reason: RetransmitReason) {
         let from = match self.sr.examined {
-            Some(e) if psn::diff(e, from) > 0 => e,
+            Some(e) if e > from => e,
             _ => from,
         };
         let mut q = from;
         let mut first = None;
         let mut count = 0;
-        while psn::diff(q, to) < 0 {
+        while q < to {
             if !self.is_sacked(q) && self.resendable(q).is_some() {
                 self.sr.resend.push_back(q);
                 first.get_or_insert(q);
                 count += 1;
             }
-            q = psn::add(q, 1);
+            q = q.add(1);
         }
-        if self.sr.examined.is_none_or(|e| psn::diff(to, e) > 0) {
+        if self.sr.examined.is_none_or(|e| to > e) {
             self.sr.examined = Some(to);
         }
         if let Some(first_psn) = first {
             self.last_reason = reason;
             self.events.push_back(RequesterEvent::Resend {
-                first_psn,
+                first_psn: first_psn.get(),
                 count,
                 reason,
             });
@@ -708,36 +704,33 @@ impl Requester {
     /// A SACK NAK: the responder expects `cum` (everything before it arrived) and holds the
     /// PSNs the IRN extension names. Every PSN below the highest one held that is neither
     /// acknowledged nor held was lost (one path keeps packets in order).
-    fn sacked(&mut self, cum: u32, sack: Option<irn::Repr>) {
+    fn sacked(&mut self, cum: Psn, sack: Option<irn::Repr>) {
         self.counters.sacks += 1;
         let (trigger, map) = match sack {
-            Some(irn::Repr::Sack { psn, received }) => (psn, received),
+            Some(irn::Repr::Sack { psn, received }) => (Psn::new(psn), received),
             _ => (cum, 0),
         };
         let next = self.next_psn;
-        let mut high: Option<u32> = None;
-        let mut note = |q: u32| {
-            if psn::diff(q, cum) > 0
-                && psn::diff(q, next) < 0
-                && high.is_none_or(|h| psn::diff(q, h) > 0)
-            {
+        let mut high: Option<Psn> = None;
+        let mut note = |q: Psn| {
+            if q > cum && q < next && high.is_none_or(|h| q > h) {
                 high = Some(q);
             }
         };
         note(trigger);
         for i in 0..64 {
             if map >> i & 1 == 1 {
-                note(psn::add(cum, i + 1));
+                note(cum.add(i + 1));
             }
         }
         // A trigger equal to the cumulative PSN says "nothing new held" (the packet that
         // caused the NAK could not be placed early): it is the PSN still missing.
-        if psn::diff(trigger, cum) > 0 {
+        if trigger > cum {
             self.mark_sacked(trigger);
         }
         for i in 0..64 {
             if map >> i & 1 == 1 {
-                self.mark_sacked(psn::add(cum, i + 1));
+                self.mark_sacked(cum.add(i + 1));
             }
         }
         if let Some(h) = high {
@@ -746,18 +739,17 @@ impl Requester {
             // Resends overtaken by a later packet that arrived: lost again.
             let mut again = Vec::new();
             self.sr.resent.retain(|&(q, sent_hw)| {
-                if psn::diff(h, sent_hw) < 0 {
+                if h < sent_hw {
                     return true; // nothing sent after it has been heard of yet
                 }
                 again.push(q);
                 false
             });
             for q in again {
-                if psn::diff(q, self.una) >= 0 && !self.is_sacked(q) && !self.sr.resend.contains(&q)
-                {
+                if q >= self.una && !self.is_sacked(q) && !self.sr.resend.contains(&q) {
                     self.sr.resend.push_back(q);
                     self.events.push_back(RequesterEvent::Resend {
-                        first_psn: q,
+                        first_psn: q.get(),
                         count: 1,
                         reason: RetransmitReason::SequenceNak,
                     });
@@ -770,7 +762,7 @@ impl Requester {
     fn poll_resend(&mut self, now: SimTime) -> Option<Transmit> {
         while let Some(q) = self.sr.resend.pop_front() {
             // Below `una` only a READ's re-request can still be owed (see `read_owed`).
-            if (psn::diff(q, self.una) < 0 && self.read_owed() != Some(q)) || self.is_sacked(q) {
+            if (q < self.una && self.read_owed() != Some(q)) || self.is_sacked(q) {
                 continue;
             }
             let Some((i, idx)) = self.resendable(q) else {
@@ -779,7 +771,7 @@ impl Requester {
             let t = self.build(i, idx, q, now).0;
             // Karn: nothing from a resent PSN on is sampled (its ACK may answer either send,
             // and the ACKs behind it waited for it).
-            self.rtt.sent.retain(|&(p, _)| psn::diff(p, q) < 0);
+            self.rtt.sent.retain(|&(p, _)| p < q);
             self.sr.resent.retain(|&(r, _)| r != q);
             if self.sr.resent.len() < SCOREBOARD_MAX {
                 self.sr.resent.push_back((q, self.hw_psn));
@@ -819,7 +811,7 @@ impl Requester {
                     return None;
                 }
                 let p = self.next_psn;
-                self.next_psn = psn::add(p, w.npsn + w.skip_after);
+                self.next_psn = p.add(w.npsn + w.skip_after);
                 if w.req.op.is_read_or_atomic() {
                     self.rd_atomic_outstanding += 1;
                 }
@@ -832,8 +824,8 @@ impl Requester {
             WorkOp::CompareSwap { .. } | WorkOp::FetchAdd { .. } => 0,
             _ => self.cur_pkt,
         };
-        let p = psn::add(first_psn, idx);
-        if psn::diff(p, self.una) >= self.cfg.max_unacked_psns as i32 {
+        let p = first_psn.add(idx);
+        if p.distance_from(self.una) >= self.cfg.max_unacked_psns as i32 {
             return None;
         }
         let (t, last) = self.build(self.cur, idx, p, now);
@@ -846,10 +838,10 @@ impl Requester {
         if self.cfg.service != Service::Rc {
             // Nothing will acknowledge it: a UC or UD request is done when its last packet
             // leaves.
-            self.una = psn::add(p, 1);
+            self.una = p.add(1);
             if last {
                 let done = self.cur - 1;
-                self.una = psn::add(self.una, self.wqes[done].skip_after);
+                self.una = self.una.add(self.wqes[done].skip_after);
                 self.wqes[done].done = true;
                 self.complete_in_order();
             }
@@ -859,7 +851,7 @@ impl Requester {
 
     /// Packet `idx` (PSN `p`) of request `i`, first sent or again, with the counters and
     /// timers that go with sending it. Returns it and whether it is the request's last.
-    fn build(&mut self, i: usize, idx: u32, p: u32, now: SimTime) -> (Transmit, bool) {
+    fn build(&mut self, i: usize, idx: u32, p: Psn, now: SimTime) -> (Transmit, bool) {
         let pmtu = self.cfg.pmtu;
         let w = self.wqes[i];
         let selective = self.selective();
@@ -986,8 +978,8 @@ impl Requester {
         let retransmission = idx < wq.sent_hw;
         wq.sent_hw = wq.sent_hw.max(idx + 1);
         self.counters.packets_sent += 1;
-        if psn::diff(psn::add(p, 1), self.hw_psn) > 0 {
-            self.hw_psn = psn::add(p, 1);
+        if p.add(1) > self.hw_psn {
+            self.hw_psn = p.add(1);
         }
         if retransmission {
             self.counters.packets_retransmitted += 1;
@@ -995,14 +987,14 @@ impl Requester {
             // A timeout resends everything sent since `una`; packets in that range count as
             // timeout resends even if a NAK interrupts the resend.
             let reason = match self.timeout_cover {
-                Some(end) if psn::diff(p, end) < 0 => RetransmitReason::Timeout,
+                Some(end) if p < end => RetransmitReason::Timeout,
                 _ => self.last_reason,
             };
             self.counters.retransmitted_by_reason[reason as usize] += 1;
         } else {
             self.timeout_cover = None;
             self.counters.first_transmissions += 1;
-            self.counters.inflight_sum += (psn::diff(p, self.una) + 1).max(1) as u64;
+            self.counters.inflight_sum += (p.distance_from(self.una) + 1).max(1) as u64;
             if self.cfg.adaptive_min.is_some() && self.rtt.sent.len() < 4096 {
                 self.rtt.sent.push_back((p, now));
             }
@@ -1029,7 +1021,7 @@ impl Requester {
         if self.failed {
             return Placement::None;
         }
-        let p = pkt.bth.psn;
+        let p = Psn::new(pkt.bth.psn);
         let Some(op) = pkt.bth.opcode.operation() else {
             return Placement::None;
         };
@@ -1045,7 +1037,7 @@ impl Requester {
                     }
                     Syndrome::RnrNak { timer } => {
                         self.counters.rnr_naks += 1;
-                        self.ack_through(psn::add(p, psn::MASK), now);
+                        self.ack_through(p.prev(), now);
                         if self.cfg.rnr_retry != 7 {
                             if self.rnr_left == 0 {
                                 self.fail_at(p, ReqStatus::RnrRetryExceeded);
@@ -1062,12 +1054,12 @@ impl Requester {
                     {
                         // A SACK: no retry is spent, only what is missing goes again.
                         self.counters.sequence_naks += 1;
-                        self.ack_through(psn::add(p, psn::MASK), now);
+                        self.ack_through(p.prev(), now);
                         self.sacked(p, pkt.ext.irn);
                     }
                     Syndrome::Nak(NakCode::PsnSequenceError) => {
                         self.counters.sequence_naks += 1;
-                        self.ack_through(psn::add(p, psn::MASK), now);
+                        self.ack_through(p.prev(), now);
                         if self.retry_left == 0 {
                             self.fail_at(p, ReqStatus::RetryExceeded);
                             return Placement::None;
@@ -1077,7 +1069,7 @@ impl Requester {
                         self.arm_ack_timer(now);
                     }
                     Syndrome::Nak(code) => {
-                        self.ack_through(psn::add(p, psn::MASK), now);
+                        self.ack_through(p.prev(), now);
                         let status = match code {
                             NakCode::RemoteAccessError => ReqStatus::RemoteAccess,
                             NakCode::RemoteOperationalError => ReqStatus::RemoteOperational,
@@ -1113,7 +1105,7 @@ impl Requester {
                     .atomic_ack_eth
                     .map(|a| a.orig_remote_data)
                     .unwrap_or(0);
-                self.ack_through(psn::add(p, psn::MASK), now);
+                self.ack_through(p.prev(), now);
                 self.wqes[i].received = 1;
                 self.wqes[i].done = true;
                 self.progress(p, now);
@@ -1126,7 +1118,7 @@ impl Requester {
         placement
     }
 
-    fn read_response(&mut self, now: SimTime, p: u32, op: Operation) -> Placement {
+    fn read_response(&mut self, now: SimTime, p: Psn, op: Operation) -> Placement {
         let Some(i) = self
             .wqes
             .iter()
@@ -1142,8 +1134,8 @@ impl Requester {
         }
         let w = self.wqes[i];
         let first = w.first_psn.expect("contains() implies a first PSN");
-        let expected = psn::add(first, w.received);
-        match psn::diff(p, expected) {
+        let expected = first.add(w.received);
+        match p.distance_from(expected) {
             0 => {}
             d if d > 0 => {
                 // A response packet was lost: ask again from the first missing one, once.
@@ -1153,7 +1145,7 @@ impl Requester {
             _ => return Placement::None, // duplicate
         }
         // Responses imply that every earlier request arrived.
-        self.ack_through(psn::add(first, psn::MASK), now);
+        self.ack_through(first.prev(), now);
         let offset = w.received as u64 * self.cfg.pmtu as u64;
         let wq = &mut self.wqes[i];
         wq.received += 1;
@@ -1173,17 +1165,17 @@ impl Requester {
     }
 
     /// The first PSN still unanswered of a READ or atomic queued before request `i`, if any.
-    fn earlier_unanswered(&self, i: usize) -> Option<u32> {
+    fn earlier_unanswered(&self, i: usize) -> Option<Psn> {
         self.wqes.iter().take(i).find_map(|w| {
             (w.req.op.is_read_or_atomic() && !w.done)
-                .then(|| w.first_psn.map(|f| psn::add(f, w.received)))
+                .then(|| w.first_psn.map(|f| f.add(w.received)))
                 .flatten()
         })
     }
 
     /// Responses are missing from PSN `expected` on: resend from there, once per gap (the
     /// ACK timeout covers a lost re-request).
-    fn response_gap(&mut self, expected: u32) {
+    fn response_gap(&mut self, expected: Psn) {
         if self.gap_recovery != Some(expected) {
             self.gap_recovery = Some(expected);
             self.resend_from(expected, RetransmitReason::ResponseGap);
@@ -1192,7 +1184,7 @@ impl Requester {
 
     /// Recovers from `p`: go-back-N resends everything from there; selective repeat asks
     /// for `p` alone (a READ from its first missing response) ahead of anything else queued.
-    fn resend_from(&mut self, p: u32, reason: RetransmitReason) {
+    fn resend_from(&mut self, p: Psn, reason: RetransmitReason) {
         if !self.selective() {
             self.go_back(p, reason);
             return;
@@ -1201,7 +1193,7 @@ impl Requester {
             self.sr.resend.push_front(p);
             self.last_reason = reason;
             self.events.push_back(RequesterEvent::Resend {
-                first_psn: p,
+                first_psn: p.get(),
                 count: 1,
                 reason,
             });
@@ -1209,23 +1201,23 @@ impl Requester {
     }
 
     /// Marks PSNs up to and including `p` acknowledged.
-    fn ack_through(&mut self, p: u32, now: SimTime) {
-        if psn::diff(p, self.una) < 0 {
+    fn ack_through(&mut self, p: Psn, now: SimTime) {
+        if p < self.una {
             return; // old news
         }
         // Never acknowledge beyond what was sent.
-        if psn::diff(p, self.next_psn) >= 0 {
+        if p >= self.next_psn {
             return;
         }
         let mut resend = None;
         for w in self.wqes.iter_mut() {
             let Some(last) = w.last_psn() else { break };
-            if psn::diff(last, p) > 0 {
+            if last > p {
                 break;
             }
             if w.req.op.is_read_or_atomic() {
                 if !w.done && resend.is_none() {
-                    resend = Some(psn::add(w.first_psn.expect("started"), w.received));
+                    resend = Some(w.first_psn.expect("started").add(w.received));
                 }
             } else {
                 w.done = true;
@@ -1241,10 +1233,10 @@ impl Requester {
     }
 
     /// PSN `p` has been answered: move the unacknowledged edge and restore the retry budgets.
-    fn progress(&mut self, p: u32, now: SimTime) {
-        let new_una = psn::add(p, 1);
-        if psn::diff(new_una, self.una) > 0 {
-            let moved = psn::diff(new_una, self.una) as usize;
+    fn progress(&mut self, p: Psn, now: SimTime) {
+        let new_una = p.add(1);
+        if new_una > self.una {
+            let moved = new_una.distance_from(self.una) as usize;
             if moved >= self.sr.sacked.len() {
                 self.sr.sacked.clear();
             } else {
@@ -1253,10 +1245,10 @@ impl Requester {
             self.una = new_una;
             // Selective repeat's bookkeeping below the new una is done with: without this it
             // fills its bound, and after the 24-bit PSN wraps an old mark would look ahead.
-            if self.sr.examined.is_some_and(|e| psn::diff(e, new_una) <= 0) {
+            if self.sr.examined.is_some_and(|e| e <= new_una) {
                 self.sr.examined = None;
             }
-            self.sr.resent.retain(|&(q, _)| psn::diff(q, new_una) >= 0);
+            self.sr.resent.retain(|&(q, _)| q >= new_una);
             if self.cfg.adaptive_min.is_some() {
                 self.rtt.acked(new_una, now);
             }
@@ -1295,7 +1287,7 @@ impl Requester {
     }
 
     /// Resends from PSN `p`: the cursor moves to the request holding it.
-    fn go_back(&mut self, p: u32, reason: RetransmitReason) {
+    fn go_back(&mut self, p: Psn, reason: RetransmitReason) {
         // Everything from p on goes again: none of it may be sampled (Karn).
         self.rtt.sent.clear();
         self.sr.resend.clear();
@@ -1308,7 +1300,7 @@ impl Requester {
             .expect("contains() implies a first PSN");
         self.cur = i;
         self.cur_pkt = match self.wqes[i].req.op {
-            WorkOp::Send { .. } | WorkOp::Write { .. } => psn::diff(p, first) as u32,
+            WorkOp::Send { .. } | WorkOp::Write { .. } => p.distance_from(first) as u32,
             _ => 0,
         };
         self.last_reason = reason;
@@ -1316,7 +1308,7 @@ impl Requester {
             self.timeout_cover = Some(self.hw_psn);
         }
         self.events.push_back(RequesterEvent::GoBack {
-            from_psn: p,
+            from_psn: p.get(),
             reason,
         });
     }
@@ -1337,7 +1329,7 @@ impl Requester {
     }
 
     /// Fails the request holding PSN `p` (everything before it has completed) and stops.
-    fn fail_at(&mut self, p: u32, status: ReqStatus) {
+    fn fail_at(&mut self, p: Psn, status: ReqStatus) {
         self.complete_in_order();
         let id = match self.wqes.iter().position(|w| w.contains(p)) {
             Some(i) => self.wqes[i].req.id,
@@ -1402,7 +1394,7 @@ mod tests {
         fn segmentation(k in 0u32..5, delta in -2i64..=2, pmtu_exp in 8u32..=12, write: bool, imm: bool) {
             let pmtu = 1u32 << pmtu_exp;
             let len = (k as i64 * pmtu as i64 + delta).max(0) as u32;
-            let mut r = Requester::new(RcConfig { pmtu, sq_psn: psn::MASK - 1, ..RcConfig::default() });
+            let mut r = Requester::new(RcConfig { pmtu, sq_psn: crate::roce::psn::MASK - 1, ..RcConfig::default() });
             let imm = imm.then_some(7);
             let op = if write { WorkOp::Write { va: 0x1000, rkey: 9, imm } } else { WorkOp::Send { imm } };
             r.post(req(1, op, len));
@@ -1413,7 +1405,7 @@ mod tests {
             for (i, t) in pkts.iter().enumerate() {
                 let o = t.pkt.bth.opcode;
                 let (first, last) = (i == 0, i + 1 == pkts.len());
-                prop_assert_eq!(t.pkt.bth.psn, psn::add(psn::MASK - 1, i as u32), "PSNs wrap");
+                prop_assert_eq!(t.pkt.bth.psn, Psn::new(crate::roce::psn::MASK - 1).add(i as u32).get(), "PSNs wrap");
                 prop_assert_eq!(o.is_first() || o.is_only(), first);
                 prop_assert_eq!(o.is_last() || o.is_only(), last);
                 prop_assert_eq!(t.pkt.ext.reth.is_some(), write && first);
@@ -1539,10 +1531,12 @@ mod tests {
         e.sample(5_000_000);
         assert_eq!(e.srtt, Some(3_250_000));
         assert_eq!(e.rttvar, (3 * 1_500_000 + 2_000_000) / 4);
-        e.sent.push_back((10, SimTime::from_ps(1_000_000)));
-        e.sent.push_back((11, SimTime::from_ps(2_000_000)));
+        e.sent
+            .push_back((Psn::new(10), SimTime::from_ps(1_000_000)));
+        e.sent
+            .push_back((Psn::new(11), SimTime::from_ps(2_000_000)));
         e.backoff = 3;
-        e.acked(12, SimTime::from_ps(4_000_000)); // PSNs 10 and 11: the oldest waited 3 µs
+        e.acked(Psn::new(12), SimTime::from_ps(4_000_000)); // PSNs 10 and 11: the oldest waited 3 µs
         assert_eq!((e.sent.len(), e.backoff), (0, 0));
         assert_eq!(e.srtt, Some((7 * 3_250_000 + 3_000_000) / 8));
     }

@@ -32,7 +32,7 @@
 
 use super::config::{RcConfig, RetransmitMode, Service};
 use super::packet::{DataRef, RocePacket, Transmit, rc_bth};
-use super::psn;
+use super::psn::{self, Psn};
 use std::collections::VecDeque;
 use units::SimTime;
 use wire::ExtHeaders;
@@ -172,14 +172,14 @@ enum Message {
 #[derive(Clone, Copy, Debug)]
 enum Resource {
     Read {
-        first_psn: u32,
+        first_psn: Psn,
         npsn: u32,
         va: u64,
         rkey: u32,
         len: u64,
     },
     Atomic {
-        psn: u32,
+        psn: Psn,
         orig: u64,
     },
 }
@@ -187,20 +187,20 @@ enum Resource {
 #[derive(Clone, Copy, Debug)]
 enum Outgoing {
     Ack {
-        psn: u32,
+        psn: Psn,
         syndrome: Syndrome,
         msn: u32,
         sack: Option<irn::Repr>,
     },
     Read {
-        psn: u32,
+        psn: Psn,
         va: u64,
         remaining: u64,
         first: bool,
         msn: u32,
     },
     AtomicAck {
-        psn: u32,
+        psn: Psn,
         orig: u64,
         msn: u32,
     },
@@ -218,7 +218,7 @@ const EARLY_MAX: usize = 1 << 14;
 #[derive(Debug)]
 pub struct Responder {
     cfg: RcConfig,
-    epsn: u32,
+    epsn: Psn,
     msn: u32,
     nak_sent: bool,
     /// UC: the message in progress was dropped; later packets of it are dropped too, until
@@ -242,7 +242,7 @@ impl Responder {
     pub fn new(cfg: RcConfig) -> Self {
         Responder {
             cfg,
-            epsn: cfg.rq_psn & psn::MASK,
+            epsn: Psn::new(cfg.rq_psn),
             msn: 0,
             nak_sent: false,
             drop_msg: false,
@@ -263,7 +263,7 @@ impl Responder {
     }
     /// The PSN expected next.
     pub fn expected_psn(&self) -> u32 {
-        self.epsn
+        self.epsn.get()
     }
     /// True after a fatal NAK: the QP is in the error state and drops requests.
     pub fn is_failed(&self) -> bool {
@@ -291,7 +291,7 @@ impl Responder {
         if !pkt.bth.opcode.is_request() {
             return;
         }
-        let p = pkt.bth.psn;
+        let p = Psn::new(pkt.bth.psn);
         if self.cfg.service == Service::Ud {
             self.datagram(op, pkt, payload, env);
             return;
@@ -323,13 +323,13 @@ impl Responder {
             self.selective(p, op, pkt, payload, env);
             return;
         }
-        match psn::diff(p, self.epsn) {
+        match p.distance_from(self.epsn) {
             0 => {}
             d if d > 0 => {
                 self.counters.out_of_sequence += 1;
                 self.events.push_back(ResponderEvent::OutOfSequence {
-                    psn: p,
-                    expected: self.epsn,
+                    psn: p.get(),
+                    expected: self.epsn.get(),
                 });
                 if !self.nak_sent {
                     self.nak_sent = true;
@@ -350,13 +350,13 @@ impl Responder {
     /// Selective repeat's receive path (see the module doc).
     fn selective(
         &mut self,
-        p: u32,
+        p: Psn,
         op: Operation,
         pkt: &RocePacket,
         payload: &[u8],
         env: &mut impl ResponderEnv,
     ) {
-        let d = psn::diff(p, self.epsn);
+        let d = p.distance_from(self.epsn);
         if d < 0 {
             self.duplicate(p, op, pkt, env);
             return;
@@ -364,8 +364,8 @@ impl Responder {
         if d > 0 {
             self.counters.out_of_sequence += 1;
             self.events.push_back(ResponderEvent::OutOfSequence {
-                psn: p,
-                expected: self.epsn,
+                psn: p.get(),
+                expected: self.epsn.get(),
             });
             let d = d as usize;
             let held = matches!(self.early.get(d), Some(Some(_)));
@@ -396,7 +396,7 @@ impl Responder {
             self.early.pop_front();
             let at = self.epsn;
             let op = held.bth.opcode.operation().unwrap_or(Operation::SendOnly);
-            self.execute(held.bth.psn, op, &held, &[], env, true);
+            self.execute(Psn::new(held.bth.psn), op, &held, &[], env, true);
             if self.failed {
                 self.early.clear();
                 return;
@@ -409,7 +409,7 @@ impl Responder {
             }
             drained = true;
             // Held packets are SENDs and WRITEs: each moves the expected PSN by one.
-            self.advance_early(psn::add(at, 1));
+            self.advance_early(at.add(1));
         }
         if self.early.iter().any(Option::is_some) {
             // Still a hole behind what is held: say so at once (the trigger is the expected
@@ -421,7 +421,7 @@ impl Responder {
             }
         } else if drained {
             self.push_ack(
-                psn::add(self.epsn, psn::MASK),
+                self.epsn.prev(),
                 Syndrome::Ack {
                     credits: CREDITS_UNLIMITED,
                 },
@@ -431,8 +431,8 @@ impl Responder {
 
     /// The expected PSN moved from `before` to `epsn`: drop the entries of the early
     /// buffer it passed (entry 0 stays aligned with `epsn`).
-    fn advance_early(&mut self, before: u32) {
-        let moved = psn::diff(self.epsn, before).max(0) as usize;
+    fn advance_early(&mut self, before: Psn) {
+        let moved = self.epsn.distance_from(before).max(0) as usize;
         if moved >= self.early.len() {
             self.early.clear();
         } else {
@@ -490,7 +490,7 @@ impl Responder {
 
     /// A SACK NAK: the expected PSN, the PSN that triggered it, and the map of the 64 PSNs
     /// after the expected one that are held.
-    fn push_sack(&mut self, trigger: u32) {
+    fn push_sack(&mut self, trigger: Psn) {
         let mut received = 0u64;
         for (i, e) in self.early.iter().skip(1).take(64).enumerate() {
             if e.is_some() {
@@ -500,7 +500,7 @@ impl Responder {
         self.counters.sequence_naks += 1;
         self.counters.sacks += 1;
         let sack = irn::Repr::Sack {
-            psn: trigger,
+            psn: trigger.get(),
             received,
         };
         if let Some(Outgoing::Ack {
@@ -552,9 +552,10 @@ impl Responder {
         self.msn = (self.msn + 1) & psn::MASK;
     }
 
-    fn duplicate(&mut self, p: u32, op: Operation, pkt: &RocePacket, env: &mut impl ResponderEnv) {
+    fn duplicate(&mut self, p: Psn, op: Operation, pkt: &RocePacket, env: &mut impl ResponderEnv) {
         self.counters.duplicates += 1;
-        self.events.push_back(ResponderEvent::Duplicate { psn: p });
+        self.events
+            .push_back(ResponderEvent::Duplicate { psn: p.get() });
         match op {
             Operation::RdmaReadRequest => {
                 let Some(reth) = pkt.ext.reth else { return };
@@ -565,10 +566,7 @@ impl Responder {
                         va,
                         rkey,
                         len,
-                    } => {
-                        let d = psn::diff(p, first_psn);
-                        (d >= 0 && (d as u32) < npsn).then_some((va, rkey, len))
-                    }
+                    } => p.in_run(first_psn, npsn).then_some((va, rkey, len)),
                     _ => None,
                 });
                 // Class D: no resource, no answer. Re-validate the range asked for.
@@ -601,7 +599,7 @@ impl Responder {
             }
             // SEND/WRITE: acknowledge again with the PSN before the expected one.
             _ => self.push_ack(
-                psn::add(self.epsn, psn::MASK),
+                self.epsn.prev(),
                 Syndrome::Ack {
                     credits: CREDITS_UNLIMITED,
                 },
@@ -614,7 +612,7 @@ impl Responder {
     /// happens now.
     fn execute(
         &mut self,
-        p: u32,
+        p: Psn,
         op: Operation,
         pkt: &RocePacket,
         payload: &[u8],
@@ -806,7 +804,7 @@ impl Responder {
                     first: true,
                     msn: self.msn,
                 });
-                self.epsn = psn::add(p, npsn);
+                self.epsn = p.add(npsn);
                 return;
             }
             CompareSwap | FetchAdd => {
@@ -837,7 +835,7 @@ impl Responder {
                     orig,
                     msn: self.msn,
                 });
-                self.epsn = psn::add(p, 1);
+                self.epsn = p.add(1);
                 return;
             }
             _ => {
@@ -845,7 +843,7 @@ impl Responder {
                 return;
             }
         }
-        self.epsn = psn::add(p, 1);
+        self.epsn = p.add(1);
         if pkt.bth.ack_req {
             self.push_ack(
                 p,
@@ -863,7 +861,7 @@ impl Responder {
         self.resources.push_back(r);
     }
 
-    fn rnr(&mut self, p: u32) {
+    fn rnr(&mut self, p: Psn) {
         if self.cfg.service == Service::Uc {
             // No receive WQE on UC: no RNR, the message is dropped.
             self.msg = None;
@@ -873,7 +871,7 @@ impl Responder {
         }
         self.counters.rnr_naks += 1;
         self.events
-            .push_back(ResponderEvent::ReceiverNotReady { psn: p });
+            .push_back(ResponderEvent::ReceiverNotReady { psn: p.get() });
         self.push_ack(
             p,
             Syndrome::RnrNak {
@@ -896,7 +894,7 @@ impl Responder {
         self.events.push_back(ResponderEvent::Failed { nak });
     }
 
-    fn push_ack(&mut self, psn: u32, syndrome: Syndrome) {
+    fn push_ack(&mut self, psn: Psn, syndrome: Syndrome) {
         if self.cfg.service == Service::Uc {
             return; // UC has no acknowledgements
         }
@@ -1000,7 +998,7 @@ impl Responder {
                     self.out.pop_front();
                 } else {
                     *item = Outgoing::Read {
-                        psn: psn::add(p, 1),
+                        psn: p.add(1),
                         va: va + len,
                         remaining: remaining - len,
                         first: false,
