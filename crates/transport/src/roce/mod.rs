@@ -42,4 +42,4 @@ pub use config::{RcConfig, RetransmitMode, Service};
 pub use packet::{DataRef, RocePacket, Transmit};
 pub use psn::Psn;
 pub use requester::{Placement, ReqStatus, Requester, RequesterEvent, SendRequest, UdDest, WorkOp};
-pub use responder::{RecvFailure, RemoteOp, Responder, ResponderEnv, ResponderEvent};
+pub use responder::{RecvFailure, RecvState, RemoteOp, Responder, ResponderEnv, ResponderEvent};
