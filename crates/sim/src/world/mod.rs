@@ -274,6 +274,7 @@ fn retire(e: &mut QpEngine, retired: &mut RoceCounters) {
     if let Some(r) = e.req.take() {
         retired.add_requester(&r.counters());
     }
+    e.rp = None;
     if let Some(r) = e.resp.take() {
         retired.add_responder(&r.counters());
     }
@@ -2308,6 +2309,7 @@ impl World {
                     if let Some(r) = e.req.take() {
                         host.retired.add_requester(&r.counters());
                     }
+                    e.rp = None;
                     e.fetched.clear();
                 }
             }
