@@ -388,7 +388,7 @@ fn an_rnr_nak_pauses_the_requester_for_its_timer_then_the_send_goes_again() {
     assert_eq!(req.state(), SendState::RnrWait);
     let wait = rnr_timeout(1);
     assert_eq!(
-        req.poll_timeout(),
+        req.poll_timeout(SimTime::ZERO),
         Some(at(2) + wait),
         "the RNR timer comes first"
     );
@@ -430,7 +430,7 @@ fn rnr_retries_run_out() {
         assert_eq!(requests(&mut req, t).len(), 1, "round {round}");
         req.handle_response(at(t + 1), &ack(psn(0), Syndrome::RnrNak { timer: 1 }));
         assert_eq!(req.state(), SendState::RnrWait);
-        t = req.poll_timeout().expect("armed").as_ps() / 1_000_000;
+        t = req.poll_timeout(SimTime::ZERO).expect("armed").as_ps() / 1_000_000;
         req.handle_timeout(at(t));
     }
     assert_eq!(requests(&mut req, t).len(), 1, "the last try");
@@ -439,7 +439,7 @@ fn rnr_retries_run_out() {
     assert_eq!(req.state(), SendState::Error);
     assert_eq!(completions(&mut req), [(1, ReqStatus::RnrRetryExceeded)]);
     assert_eq!(
-        req.poll_timeout(),
+        req.poll_timeout(SimTime::ZERO),
         None,
         "a failed requester keeps no timers"
     );
@@ -546,7 +546,7 @@ fn psns_wrap_at_two_to_the_24() {
     assert_eq!(completions(&mut req), [(1, ReqStatus::Success)]);
     assert_eq!(req.next_psn(), 2);
     assert_eq!(
-        req.poll_timeout(),
+        req.poll_timeout(SimTime::ZERO),
         None,
         "nothing outstanding: no ACK timer"
     );
@@ -559,14 +559,14 @@ fn timeouts_resend_from_the_oldest_unacknowledged_psn_until_retries_run_out() {
     req.post(send_req(2, 10));
     assert_eq!(requests(&mut req, 0).len(), 2);
     let timeout = SimDuration::from_ps(8_192_000); // 4.096 µs × 2^1
-    assert_eq!(req.poll_timeout(), Some(at(0) + timeout));
+    assert_eq!(req.poll_timeout(SimTime::ZERO), Some(at(0) + timeout));
     // An ACK for the first moves the timer on from its arrival.
     req.handle_response(at(3), &ack(psn(0), ACK));
     assert_eq!(completions(&mut req), [(1, ReqStatus::Success)]);
-    assert_eq!(req.poll_timeout(), Some(at(3) + timeout));
+    assert_eq!(req.poll_timeout(SimTime::ZERO), Some(at(3) + timeout));
     let mut now = at(3);
     for round in 1..=2 {
-        now = req.poll_timeout().expect("armed");
+        now = req.poll_timeout(SimTime::ZERO).expect("armed");
         req.handle_timeout(now);
         let again: Vec<u32> = std::iter::from_fn(|| req.poll_transmit(now))
             .map(|t| t.pkt.bth.psn)
@@ -576,9 +576,9 @@ fn timeouts_resend_from_the_oldest_unacknowledged_psn_until_retries_run_out() {
             [psn(1)],
             "round {round}: only the unacknowledged PSN"
         );
-        assert_eq!(req.poll_timeout(), Some(now + timeout));
+        assert_eq!(req.poll_timeout(SimTime::ZERO), Some(now + timeout));
     }
-    req.handle_timeout(req.poll_timeout().expect("armed"));
+    req.handle_timeout(req.poll_timeout(SimTime::ZERO).expect("armed"));
     assert_eq!(completions(&mut req), [(2, ReqStatus::RetryExceeded)]);
     assert_eq!(req.state(), SendState::Error);
     let c = req.counters();

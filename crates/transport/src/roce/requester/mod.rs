@@ -52,6 +52,7 @@
 //! - `timer`: the timer table, the local ACK timeout's length and what expiry does.
 //! - `rtt`: adaptive retransmission's round-trip estimate.
 
+mod pacing;
 mod request;
 mod response;
 mod rtt;
@@ -70,6 +71,7 @@ use request::Wqe;
 use crate::roce::config::{RcConfig, RetransmitMode, Service};
 use crate::roce::packet::Transmit;
 use crate::roce::psn::Psn;
+use pacing::Pacing;
 use rtt::AdaptiveRtt;
 use selective::Scoreboard;
 use std::collections::VecDeque;
@@ -137,6 +139,8 @@ pub struct Requester {
     next_recv_sn: u32,
     /// Selective repeat's scoreboard.
     sr: Scoreboard,
+    /// DCQCN's reaction point, when the NICs run it (see [`pacing`]).
+    pacing: Option<Pacing>,
 }
 
 impl Requester {
@@ -167,6 +171,7 @@ impl Requester {
             rtt: AdaptiveRtt::default(),
             next_recv_sn: 0,
             sr: Scoreboard::default(),
+            pacing: None,
         }
     }
 
@@ -268,9 +273,16 @@ impl Requester {
         }
     }
 
-    /// The next deadline: the local ACK timer or the end of an RNR wait.
-    pub fn poll_timeout(&self) -> Option<SimTime> {
-        self.timers.next()
+    /// The next deadline at `now`: the local ACK timer, the end of an RNR wait, and with
+    /// DCQCN the reaction point's timers and, while requests wait on the rate, when the next
+    /// may go (a pacing deadline already reached is none: the host polls anyway).
+    pub fn poll_timeout(&self, now: SimTime) -> Option<SimTime> {
+        let transport = self.timers.next();
+        let dcqcn = self.dcqcn_timeout(now);
+        match (transport, dcqcn) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The next event, if any.
@@ -300,8 +312,19 @@ impl Requester {
         None
     }
 
-    /// The next request packet to send, if any may go now.
+    /// The next request packet to send, if any may go now: nothing while DCQCN's rate holds
+    /// the QP back (see [`is_paced`](Self::is_paced)); a packet that goes counts against it.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
+        if self.is_paced(now) {
+            return None;
+        }
+        let t = self.next_transmit(now)?;
+        self.on_sent(now, &t);
+        Some(t)
+    }
+
+    /// The next request packet the transport would send, DCQCN aside.
+    fn next_transmit(&mut self, now: SimTime) -> Option<Transmit> {
         if self.state != SendState::Ready {
             return None;
         }
@@ -473,16 +496,16 @@ mod tests {
         r.post(req(1, WorkOp::Send { imm: None }, 100));
         r.post(req(2, WorkOp::Send { imm: None }, 100));
         assert_eq!(drain(&mut r).len(), 2);
-        let t0 = r.poll_timeout().unwrap();
+        let t0 = r.poll_timeout(SimTime::ZERO).unwrap();
         assert_eq!(t0.as_ps(), 8_192_000, "4.096 µs × 2^1");
         // Two timeouts resend both packets; the third fails the first request.
         for round in 1..=2 {
-            r.handle_timeout(r.poll_timeout().unwrap());
+            r.handle_timeout(r.poll_timeout(SimTime::ZERO).unwrap());
             let again = drain(&mut r);
             assert_eq!(again.len(), 2, "round {round}");
             assert_eq!(again[0].pkt.bth.psn, 0);
         }
-        r.handle_timeout(r.poll_timeout().unwrap());
+        r.handle_timeout(r.poll_timeout(SimTime::ZERO).unwrap());
         assert!(r.is_failed());
         let evs: Vec<_> = std::iter::from_fn(|| r.poll_event()).collect();
         assert!(evs.contains(&RequesterEvent::Completed {
@@ -510,20 +533,20 @@ mod tests {
         r.post(req(1, WorkOp::Send { imm: None }, 100));
         drain(&mut r);
         // No round trip measured yet: the static timeout.
-        assert_eq!(r.poll_timeout().unwrap().as_ps(), 32_768_000);
+        assert_eq!(r.poll_timeout(SimTime::ZERO).unwrap().as_ps(), 32_768_000);
         // A measured 0.5 µs (below the floor): the floor, then doubling per timeout.
         r.rtt.sample(500_000);
         r.rtt.rttvar = 0;
         r.timers.stop(Timer::Ack);
         r.arm_ack_timer(SimTime::ZERO);
-        assert_eq!(r.poll_timeout().unwrap().as_ps(), 4_000_000);
+        assert_eq!(r.poll_timeout(SimTime::ZERO).unwrap().as_ps(), 4_000_000);
         let mut expect = 4_000_000u64;
         for _ in 0..5 {
-            let t = r.poll_timeout().unwrap();
+            let t = r.poll_timeout(SimTime::ZERO).unwrap();
             r.handle_timeout(t);
             drain(&mut r);
             expect = (expect * 2).min(32_768_000);
-            assert_eq!((r.poll_timeout().unwrap() - t).as_ps(), expect);
+            assert_eq!((r.poll_timeout(SimTime::ZERO).unwrap() - t).as_ps(), expect);
         }
         // The estimator: RFC 6298's first sample and smoothing, in picoseconds.
         let mut e = AdaptiveRtt::default();

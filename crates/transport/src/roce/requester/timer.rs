@@ -8,7 +8,18 @@
 //! | [`Timer::Ack`], the local ACK timeout (`timeout`, IBTA C9-140) | when an RC packet leaves with none armed; again from now when an ACK makes progress, after a sequence NAK's or an RNR NAK's go-back and after a timeout; stopped when nothing is outstanding and when the requester fails | with nothing outstanding, nothing. Otherwise one `retry_cnt` is spent (none left: the oldest request fails with `RetryExceeded`), the backoff of adaptive retransmission doubles, and go-back-N resends from the oldest unacknowledged PSN (or a READ's first missing response); selective repeat resends the oldest missing PSN only |
 //! | [`Timer::Rnr`], the RNR wait | an RNR NAK: now + the NAK's RNR timer (IBTA Table 45) | the requester is [`SendState::Ready`] again and the go-back the NAK set up resends |
 //!
-//! Simultaneous expiries: the RNR wait ends first, then the ACK timer is looked at.
+//!
+//! With DCQCN the reaction point ([`pacing`](super::pacing)) adds its own deadlines to
+//! `poll_timeout`, kept in [`Rp`](crate::roce::dcqcn::Rp) rather than in this table:
+//!
+//! | Deadline | Armed | On expiry |
+//! |---|---|---|
+//! | α update | the first CNP of an episode, then every `alpha_period` | α decays (or grows after a period with a CNP) |
+//! | rate increase | a rate cut, then every `timer` until line rate | one timer stage of fast recovery / additive / hyper increase |
+//! | pacing | a request packet left, while requests remain | the next request may go (`poll_transmit` yields it) |
+//!
+//! Simultaneous expiries: the RNR wait ends first, then the ACK timer is looked at, then the
+//! reaction point's timers (which run on after the requester fails).
 
 use super::{ReqStatus, Requester, RequesterEvent, RetransmitReason, SendState};
 use crate::roce::config::{IRN_RTO_HIGH, IRN_RTO_LOW, IRN_RTO_LOW_MAX_INFLIGHT};
@@ -102,8 +113,14 @@ impl Requester {
         self.timers.put(Timer::Ack, at);
     }
 
-    /// Handles expired timers.
+    /// Handles expired timers: the transport's, then the reaction point's (which run on while
+    /// the requester has failed, as the QP's rate does).
     pub fn handle_timeout(&mut self, now: SimTime) {
+        self.expire_transport_timers(now);
+        self.expire_dcqcn_timers(now);
+    }
+
+    fn expire_transport_timers(&mut self, now: SimTime) {
         if self.state == SendState::Error {
             return;
         }
