@@ -14,7 +14,8 @@
 //!   completions (go-back-N or selective repeat, local ACK timeout with `retry_cnt`, RNR
 //!   with `rnr_retry`).
 //! - [`dcqcn`]: DCQCN's notification point (CNPs on ECN marks) and reaction point (α, rate
-//!   cut and recovery, pacing), in integer arithmetic.
+//!   cut and recovery, pacing), in integer arithmetic. The requester owns a QP's reaction
+//!   point ([`Requester::set_reaction_point`]) and paces itself with it.
 //! - [`responder`]: accepts requests in PSN order, places data through a [`ResponderEnv`],
 //!   answers with ACK/NAK, READ responses and atomic ACKs, and replays duplicates.
 //!

@@ -81,3 +81,65 @@ impl Requester {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roce::config::RcConfig;
+    use crate::roce::dcqcn::DcqcnParams;
+    use crate::roce::requester::{SendRequest, WorkOp};
+    use units::SimDuration;
+
+    /// 1,000 bytes on the wire per packet, whatever it carries.
+    fn thousand(_: &RocePacket) -> u64 {
+        1000
+    }
+
+    fn send(id: u64) -> SendRequest {
+        SendRequest {
+            id,
+            op: WorkOp::Send { imm: None },
+            len: 100,
+            solicited: false,
+            fence: false,
+            ud: None,
+        }
+    }
+
+    #[test]
+    fn the_requester_paces_itself_at_its_rate_and_says_when_it_may_go_again() {
+        let mut r = Requester::new(RcConfig {
+            timeout: 14,
+            ..RcConfig::default()
+        });
+        // 8 Gbit/s: 1,000 bytes take 1 µs.
+        r.set_reaction_point(Rp::new(DcqcnParams::NVIDIA, 8_000_000), thousand);
+        r.post(send(1));
+        r.post(send(2));
+        let t0 = SimTime::ZERO;
+        assert!(r.poll_transmit(t0).is_some());
+        assert!(r.is_paced(t0));
+        assert!(
+            r.poll_transmit(t0).is_none(),
+            "the second waits for the rate"
+        );
+        let next = t0 + SimDuration::from_us(1);
+        assert_eq!(
+            r.poll_timeout(t0),
+            Some(next),
+            "the pacing deadline, before the ACK timer"
+        );
+        assert!(!r.is_paced(next));
+        assert!(r.poll_transmit(next).is_some());
+        // A CNP cuts the rate; the trace hears of it.
+        assert!(r.handle_cnp(next));
+        let change = r.poll_rate_change().expect("a cut");
+        assert!(change.rate_kbps < 8_000_000);
+        assert!(r.reaction_point().is_some_and(|rp| rp.counters().cnps == 1));
+        // Without DCQCN nothing is paced and a CNP means nothing.
+        let mut plain = Requester::new(RcConfig::default());
+        assert!(!plain.handle_cnp(t0));
+        assert!(!plain.is_paced(t0));
+        assert_eq!(plain.poll_rate_change(), None);
+    }
+}
