@@ -210,8 +210,6 @@ struct QpEngine {
     recv_cqes: VecDeque<verbs::TakenRecv>,
     /// DCQCN: the notification point (CNPs for marked packets this QP receives).
     np: dcqcn::Np,
-    /// DCQCN: the reaction point (this QP's rate), when the NICs run DCQCN.
-    rp: Option<dcqcn::Rp>,
     /// The remote QP number (where CNPs go).
     dest_qpn: u32,
     /// How its frames are encapsulated: the type of the GID its address vector's
@@ -568,8 +566,9 @@ impl World {
             .get(h as usize)?
             .qps
             .get(&qpn.get())?
-            .rp
-            .as_ref()?;
+            .req
+            .as_ref()?
+            .reaction_point()?;
         Some((rp.rate_kbps(), rp.target_kbps(), rp.alpha(), rp.counters()))
     }
 
@@ -1229,7 +1228,6 @@ impl World {
                 timer_at: None,
                 recv_cqes: VecDeque::new(),
                 np: dcqcn::Np::default(),
-                rp: None,
                 dest_qpn: 0,
                 ethertype: EtherType::Ipv4,
             })
@@ -1254,13 +1252,18 @@ impl World {
                 }
                 ModifyEffect::EnteredRts => {
                     if e.req.is_none() {
-                        e.req = Some(Requester::new(cfg));
-                        e.rp = match (self.dcqcn, cfg.service) {
-                            (Some(p), transport::roce::Service::Rc) => {
-                                Some(dcqcn::Rp::new(p, line_kbps))
-                            }
-                            _ => None,
-                        };
+                        let mut r = Requester::new(cfg);
+                        if let (Some(p), transport::roce::Service::Rc) = (self.dcqcn, cfg.service) {
+                            r.set_reaction_point(dcqcn::Rp::new(p, line_kbps), |pkt| {
+                                let hdr = RoceHeaders {
+                                    bth: pkt.bth,
+                                    ext: pkt.ext,
+                                    udp_src_port: 0,
+                                };
+                                roce_frame_len(&hdr, pkt.payload_len) as u64
+                            });
+                        }
+                        e.req = Some(r);
                     }
                     // WQEs posted before RTS (mlx5 accepts them) may start now.
                     self.sched.schedule_at(
@@ -1663,11 +1666,6 @@ impl World {
                 if let Some(r) = e.req.as_mut() {
                     r.handle_timeout(now);
                 }
-                if let Some(rp) = e.rp.as_mut()
-                    && rp.poll_timeout().is_some_and(|t| t <= now)
-                {
-                    rp.handle_timeout(now);
-                }
                 self.trace_rate(host, qpn, now);
                 self.after_transport(host, qpn, sched);
             }
@@ -1884,8 +1882,9 @@ impl World {
                 let Some(q) = next else { break };
                 host.rr = q;
                 let e = host.qps.get_mut(&q).expect("key just found");
-                // DCQCN paces a QP's requests at its rate; responses go as they come.
-                let paced = e.rp.as_ref().is_some_and(|rp| rp.next_send() > now);
+                // DCQCN paces a QP's requests at its rate (the requester holds them back);
+                // responses go as they come.
+                let paced = e.req.as_ref().is_some_and(|r| r.is_paced(now));
                 let t = if resp_room {
                     e.resp.as_mut().and_then(|r| r.poll_transmit(now))
                 } else {
@@ -1902,13 +1901,9 @@ impl World {
                     }
                     None => {
                         let t = e.req.as_mut().and_then(|r| r.poll_transmit(now));
-                        if let (Some(t), Some(rp)) = (&t, e.rp.as_mut()) {
-                            let hdr = RoceHeaders {
-                                bth: t.pkt.bth,
-                                ext: t.pkt.ext,
-                                udp_src_port: 0,
-                            };
-                            rp.on_sent(now, roce_frame_len(&hdr, t.pkt.payload_len) as u64);
+                        if t.is_some()
+                            && e.req.as_ref().is_some_and(|r| r.reaction_point().is_some())
+                        {
                             pace_wake.push(q);
                         }
                         t.map(|t| (Work::Request, t))
@@ -2208,12 +2203,12 @@ impl World {
         let qpn = hdr.bth.dest_qp;
         if hdr.bth.opcode.is_cnp() {
             // DCQCN's reaction point: cut this QP's rate.
-            if let Some(rp) = self.hosts[h as usize]
+            if self.hosts[h as usize]
                 .qps
                 .get_mut(&qpn)
-                .and_then(|e| e.rp.as_mut())
+                .and_then(|e| e.req.as_mut())
+                .is_some_and(|r| r.handle_cnp(now))
             {
-                rp.on_cnp(now);
                 self.trace_rate(h, qpn, now);
                 self.update_timer(h, qpn, sched);
             }
@@ -2442,20 +2437,8 @@ impl World {
         let Some(e) = self.hosts[h as usize].qps.get_mut(&qpn) else {
             return;
         };
-        let req_t = e.req.as_ref().and_then(Requester::poll_timeout);
-        let rp_t = e.rp.as_ref().and_then(|rp| {
-            let pacing = (rp.next_send() > now
-                && e.req.as_ref().is_some_and(|r| r.outstanding() > 0))
-            .then(|| rp.next_send());
-            match (rp.poll_timeout(), pacing) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            }
-        });
-        let t = match (req_t, rp_t) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) | (None, Some(a)) => a,
-            (None, None) => return,
+        let Some(t) = e.req.as_ref().and_then(|r| r.poll_timeout(now)) else {
+            return;
         };
         if e.timer_at.is_none_or(|cur| t < cur) {
             e.timer_at = Some(t);
@@ -2513,10 +2496,10 @@ impl World {
     fn trace_rate(&mut self, h: u32, qpn: u32, now: SimTime) {
         let host = &mut self.hosts[h as usize];
         let node = host.node;
-        let Some(rp) = host.qps.get_mut(&qpn).and_then(|e| e.rp.as_mut()) else {
+        let Some(r) = host.qps.get_mut(&qpn).and_then(|e| e.req.as_mut()) else {
             return;
         };
-        while let Some(c) = rp.poll_change() {
+        while let Some(c) = r.poll_rate_change() {
             self.tracer.emit(now, || TraceRecord::RateChange {
                 host: node,
                 qpn,

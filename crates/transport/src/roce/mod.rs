@@ -6,14 +6,16 @@
 //! specification; Linux rxe (`rxe_req.c`, `rxe_resp.c`, `rxe_comp.c`) is the reference we read
 //! for behaviour the text leaves open.
 //!
-//! - [`psn`]: 24-bit packet sequence numbers: add, compare, distance across the wrap.
+//! - [`psn`]: [`Psn`], the 24-bit packet sequence number: add, compare, distance across the
+//!   wrap, in one place.
 //! - [`packet`]: [`RocePacket`] (BTH + extension headers + payload length) and [`Transmit`]
 //!   (a packet plus where its payload bytes come from).
 //! - [`requester`]: turns posted work requests into request packets and responses into
 //!   completions (go-back-N or selective repeat, local ACK timeout with `retry_cnt`, RNR
 //!   with `rnr_retry`).
 //! - [`dcqcn`]: DCQCN's notification point (CNPs on ECN marks) and reaction point (α, rate
-//!   cut and recovery, pacing), in integer arithmetic.
+//!   cut and recovery, pacing), in integer arithmetic. The requester owns a QP's reaction
+//!   point ([`Requester::set_reaction_point`]) and paces itself with it.
 //! - [`responder`]: accepts requests in PSN order, places data through a [`ResponderEnv`],
 //!   answers with ACK/NAK, READ responses and atomic ACKs, and replays duplicates.
 //!
@@ -39,5 +41,6 @@ pub mod responder;
 
 pub use config::{RcConfig, RetransmitMode, Service};
 pub use packet::{DataRef, RocePacket, Transmit};
+pub use psn::Psn;
 pub use requester::{Placement, ReqStatus, Requester, RequesterEvent, SendRequest, UdDest, WorkOp};
-pub use responder::{RecvFailure, RemoteOp, Responder, ResponderEnv, ResponderEvent};
+pub use responder::{RecvFailure, RecvState, RemoteOp, Responder, ResponderEnv, ResponderEvent};

@@ -1,5 +1,6 @@
 //! RoCE packets as the transport produces and consumes them: headers plus a payload length.
 
+use super::psn::Psn;
 use wire::ExtHeaders;
 use wire::ib::bth;
 
@@ -49,7 +50,7 @@ pub struct Transmit {
 }
 
 /// A BTH for an RC packet with every flag clear.
-pub(crate) fn rc_bth(opcode: wire::Opcode, dest_qp: u32, psn: u32, ack_req: bool) -> bth::Repr {
+pub(crate) fn rc_bth(opcode: wire::Opcode, dest_qp: u32, psn: Psn, ack_req: bool) -> bth::Repr {
     bth::Repr {
         opcode,
         solicited: false,
@@ -60,6 +61,6 @@ pub(crate) fn rc_bth(opcode: wire::Opcode, dest_qp: u32, psn: u32, ack_req: bool
         becn: false,
         dest_qp,
         ack_req,
-        psn,
+        psn: psn.get(),
     }
 }

@@ -261,7 +261,7 @@ impl Pair {
                 self.push(at, Ev::ToA(t, bytes));
             }
         }
-        if let Some(t) = self.req.poll_timeout() {
+        if let Some(t) = self.req.poll_timeout(self.now) {
             self.push(t.max(self.now), Ev::Wake);
         }
     }
