@@ -2,5 +2,6 @@
 //! does): a test build links this crate's dependencies once, not once per file.
 
 mod rc_pair;
+mod rc_states;
 mod tcp_pair;
 mod tcp_states;
