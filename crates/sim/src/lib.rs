@@ -11,6 +11,7 @@
 pub mod demo;
 pub mod incast;
 pub mod labs;
+pub mod nvmf;
 pub mod output;
 pub mod perftest;
 pub mod permutation;
