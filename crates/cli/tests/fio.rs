@@ -159,6 +159,10 @@ fn bad_flags_are_refused_naming_the_flag_and_its_range() {
         ),
         (vec!["--size", "1k"], "--size 1024 B is out of range"),
         (
+            vec!["--number_ios", "1000000", "--numjobs", "16"],
+            "= 16000000 IOs: allowed at most 10000000",
+        ),
+        (
             vec!["--link-gbps", "0"],
             "--link-gbps 0 is out of range: allowed 1–800",
         ),

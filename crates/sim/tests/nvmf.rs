@@ -420,3 +420,20 @@ fn nvme_tcp_pdus_decode_in_tsharks_dissector_with_good_digests() {
     assert_eq!(n("6"), r.writes as usize, "an H2CData per R2T: {types:?}");
     assert!(r.reads > 0 && r.writes > 0, "both directions seen");
 }
+
+#[test]
+fn several_jobs_per_initiator_each_get_their_own_queue_and_their_ios() {
+    for e in [IoEngine::Rdma, IoEngine::Tcp] {
+        let mut c = FioConfig::new(e);
+        c.numjobs = 3;
+        c.initiators = 2;
+        c.iodepth = 4;
+        c.limit = Limit::Ios(40);
+        let r = run(&c, None).unwrap();
+        // number_ios is per job: 3 jobs × 40 on each initiator.
+        assert_eq!(r.ios_per_initiator, vec![120, 120], "{}", e.name());
+        assert_eq!(r.ios, 240);
+        // Six queues of depth 4: up to 24 commands at the device at once.
+        assert!(r.device_peak_outstanding > 4 && r.device_peak_outstanding <= 24);
+    }
+}

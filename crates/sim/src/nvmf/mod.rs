@@ -97,6 +97,9 @@ impl IoEngine {
     }
 }
 
+/// Most IOs a `number_ios` run may complete in all (one latency each is kept: 80 MB).
+pub const MAX_IOS: u64 = 10_000_000;
+
 /// When a run stops.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub enum Limit {
@@ -195,7 +198,17 @@ impl FioConfig {
         range("inline", self.inline_bytes as u64, 0, 16_384, " B")?;
         match self.limit {
             Limit::Runtime(d) => range("runtime", d.as_ns() / 1000, 1, 1_000_000, " us")?,
-            Limit::Ios(n) => range("number_ios", n, 1, 1_000_000, "")?,
+            Limit::Ios(n) => {
+                range("number_ios", n, 1, 1_000_000, "")?;
+                // The report keeps one latency per IO: bound the whole run's IOs.
+                let total = n * self.numjobs as u64 * self.initiators as u64;
+                if total > MAX_IOS {
+                    return Err(format!(
+                        "--number_ios {n} × --numjobs {} × --initiators {} = {total} IOs: allowed at most {MAX_IOS}",
+                        self.numjobs, self.initiators
+                    ));
+                }
+            }
         }
         let us = |d: SimDuration| d.as_ns() / 1000;
         range("device-read-us", us(self.device.read), 1, 10_000, "")?;
