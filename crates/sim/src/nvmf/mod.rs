@@ -29,6 +29,13 @@
 //! runs it: CapsuleCmd (in-capsule data for writes up to the inline size), C2HData then
 //! CapsuleResp for reads, R2T then H2CData then CapsuleResp for larger writes.
 //!
+//! What a test could observe because of it: every job of a host, and the target's every
+//! queue, share one application thread. Closed-loop IOs with the same device time move in a
+//! convoy, and a convoy's completions are handled one after another on that thread, so latency
+//! grows with the queue depth before the thread is fully busy (NVMe/TCP from QD 16, where each
+//! IO costs microseconds of socket work; NVMe/RDMA only once the device's units are all busy).
+//! The device serves every IO in the same time, so at QD 1 p50 = p99.
+//!
 //! Not modelled: connection establishment (Fabrics Connect, ICReq/ICResp, RDMA-CM: the QPs and
 //! sockets are set up as the other experiments set them up), admin queues, keep-alive, multiple
 //! namespaces, the block layer's merging and any interrupt on the RDMA side.

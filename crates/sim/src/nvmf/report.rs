@@ -119,12 +119,11 @@ impl FioReport {
         };
         let mib = |b: f64| b / (1u64 << 20) as f64;
         let total_bytes = self.ios as f64 * c.bs as f64;
+        let bs = c.bs;
         let mut s = format!(
-            "{}: (g=0): rw={}, bs=(R) {}B-{}B, ioengine={}, iodepth={}, numjobs={}, initiators={} (simulated)\n",
+            "{}: (g=0): rw={}, bs=(R) {bs}B-{bs}B, (W) {bs}B-{bs}B, ioengine={}, iodepth={}, numjobs={}, initiators={} (simulated)\n",
             c.ioengine.name(),
             c.rw.name(),
-            c.bs,
-            c.bs,
             c.ioengine.name(),
             c.iodepth,
             c.numjobs,
