@@ -583,7 +583,7 @@ export async function renderSim(main, live) {
     pending = null;
     if (!live()) return;
     const s = main.querySelector('#status');
-    s.textContent = `${t('sim.error')}: ${errorText(e)}`;
+    s.textContent = `${t('sim.error')}${colon()}${errorText(e)}`;
     s.classList.add('error');
     // The panel stays: the preset's values with the link's overrides, the refused one marked.
     try {
