@@ -802,7 +802,10 @@ async fn the_pages_in_a_real_browser() {
     }
 
     // ③ and ④: the failure at the step where it happens, with the exact status or the silence.
-    for (preset, code) in [("lesson3", "LocProtErr"), ("lesson4", "no completion")] {
+    for (preset, code) in [
+        ("lesson3", "IBV_WC_LOC_PROT_ERR"),
+        ("lesson4", "no completion"),
+    ] {
         open_sim(&page, &format!("{base}/sim?preset={preset}&lang=en")).await;
         let failed: Vec<String> = eval(
             &page,
@@ -838,7 +841,7 @@ async fn the_pages_in_a_real_browser() {
         match preset {
             "lesson3" => {
                 assert_eq!(failed, ["rdma-local-nic"]);
-                assert!(why.contains("LocProtErr"), "{why}");
+                assert!(why.contains("IBV_WC_LOC_PROT_ERR"), "{why}");
             }
             _ => {
                 assert_eq!(failed, ["rdma-local-app"]);
@@ -3355,7 +3358,10 @@ async fn the_path_drawing_stacks_on_a_phone() {
                     "document.querySelector('.failure-mark .why').textContent",
                 )
                 .await;
-                assert!(why.contains("LocProtErr"), "{what}: failure note {why:?}");
+                assert!(
+                    why.contains("IBV_WC_LOC_PROT_ERR"),
+                    "{what}: failure note {why:?}"
+                );
             }
             // A screen's worth with the drawing at the top, and the whole page.
             eval::<bool>(&page, "(() => { document.querySelector('.drawing').scrollIntoView({ block: 'start' }); return true; })()").await;
