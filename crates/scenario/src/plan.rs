@@ -128,7 +128,9 @@ named_enum! {
 
 named_enum! {
     /// What traffic the run makes.
-    Pattern { /// One TCP path and one RDMA path between hosts 0 and 1 (the comparison report).
+    Pattern { /// Every host in one collective (`rdmalab collective`: all-reduce, all-gather,
+        /// reduce-scatter, all-to-all over RC or TCP).
+        Collective = "collective", /// One TCP path and one RDMA path between hosts 0 and 1 (the comparison report).
         Pair = "pair", /// Every host writes `message_bytes` over RC to another, a random
         /// permutation with no host writing to itself; runs until every flow completes.
         Permutation = "permutation" }
@@ -778,7 +780,7 @@ schema! {
     "workload.messages" => workload.messages: int(1, 1_000_000), "messages", "Messages per connection in count mode (`stream_us = 0`); at most 1 TiB in total.";
     "workload.stream_us" => workload.stream_us: int(0, 10_000_000), "µs", "Stream back-to-back messages for this long; 0 = count mode.";
     "workload.concurrency" => workload.concurrency: int(1, 1_024), "connections", "TCP connections and RDMA QPs running at once.";
-    "workload.pattern" => workload.pattern: Kind::Enum(Pattern::NAMES), "", "`pair`: the comparison report of one TCP and one RDMA path between hosts 0 and 1; `permutation`: every host of a `fat_tree` writes `message_bytes` over RC to another (a random derangement from `seed`) until all complete, reported as flow completion times and simulator speed; it takes the transport keys (`rdma.retransmission`, `rdma.dcqcn`, `nic.adaptive_retransmission`, ...) and refuses by name the workload keys it cannot honour (`rdma.operation` other than `write`, `workload.messages` other than 1, streams, concurrency).";
+    "workload.pattern" => workload.pattern: Kind::Enum(Pattern::NAMES), "", "`collective`: every host in one collective, run by `rdmalab collective` (the comparison report refuses it); `pair`: the comparison report of one TCP and one RDMA path between hosts 0 and 1; `permutation`: every host of a `fat_tree` writes `message_bytes` over RC to another (a random derangement from `seed`) until all complete, reported as flow completion times and simulator speed; it takes the transport keys (`rdma.retransmission`, `rdma.dcqcn`, `nic.adaptive_retransmission`, ...) and refuses by name the workload keys it cannot honour (`rdma.operation` other than `write`, `workload.messages` other than 1, streams, concurrency).";
 }
 
 /// The spec of `path`, if it is a key.

@@ -8,6 +8,7 @@
 //! [`output`] writes result files atomically; [`demo`] is the small tour. The foundation crates
 //! are re-exported. `docs/ARCHITECTURE.md` maps the layers and a packet's route.
 
+pub mod collective;
 pub mod demo;
 pub mod incast;
 pub mod labs;

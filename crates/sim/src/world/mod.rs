@@ -67,6 +67,7 @@ use verbs::{
 };
 use wire::{Ipv4Address, PcapWriter};
 
+mod cpu_work;
 mod exchange;
 pub mod nic_tx;
 mod tcp;
