@@ -14,6 +14,7 @@ mod out;
 mod bad_input;
 
 mod calibrate;
+mod collective;
 mod demo;
 mod lab;
 mod perftest;
@@ -80,6 +81,9 @@ enum Command {
     Trace(trace::TraceArgs),
     /// perftest (ib_write_lat, ib_write_bw, ...) and netperf (tcp_rr, tcp_stream) tests.
     Perftest(perftest::PerftestArgs),
+    /// nccl-tests on the simulated fabric: all_reduce, all_gather, reduce_scatter, alltoall
+    /// between N hosts over RC QPs or kernel TCP.
+    Collective(collective::CollectiveArgs),
     /// Run one of the web lab's fabric labs: incast, hol (PFC head-of-line victim), storm
     /// (PFC storm and watchdog), deadlock (PFC deadlock on a ring), loss (go-back-N vs
     /// selective repeat vs TCP), qps (1 vs N QPs over ECMP), trouble (troubleshooting cases).
@@ -149,6 +153,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Sweep(a)) => sweep::sweep(a),
         Some(Command::Trace(a)) => trace::trace(a),
         Some(Command::Perftest(a)) => perftest::perftest(a),
+        Some(Command::Collective(a)) => collective::collective(a),
         Some(Command::Lab(a)) => lab::lab(a),
         Some(Command::Validate(a)) => validate::validate(a),
     }
