@@ -121,3 +121,39 @@ fn busbw_follows_the_formula_on_an_ideal_fabric_and_tcp_costs_more_cpu() {
         row.cpu_ms_per_gb_mean()
     );
 }
+
+#[test]
+fn one_qp_per_connection_rides_one_ecmp_path_and_more_qps_spread_over_the_spines() {
+    // Four spines at 25 Gb/s under 100 Gb/s hosts: the leaf's uplinks carry a host's line
+    // rate only when its bytes take all four. With one QP per connection a connection is one
+    // 5-tuple, so ECMP puts all of it on one 25 Gb/s spine link: a quarter of the ideal at
+    // most, by construction. Four QPs give four UDP source ports, and these QPs' hashes land
+    // on enough distinct spines to come back near the ideal.
+    let p = plan(&[
+        "workload.pattern=\"collective\"",
+        "topology.kind=\"leaf_spine\"",
+        "topology.hosts=4",
+        "topology.spines=4",
+        "topology.spine_gbps=25",
+    ]);
+    let busbw = |qps| {
+        let cfg = Config {
+            qps,
+            reduce_ps_per_kib: 0,
+            sizes: vec![8 << 20],
+            ..Config::default()
+        };
+        let row = run(&p, &cfg).rows[0].clone();
+        (row.busbw_gbs, row.ideal_busbw_gbs, row.link_util_max)
+    };
+    let (one, ideal, util) = busbw(1);
+    assert!(one < 0.26 * ideal, "one QP: {one} GB/s of {ideal}");
+    assert!(util > 0.95, "the one path is saturated: {util}");
+    let (four, ideal4, _) = busbw(4);
+    assert_eq!(
+        ideal, ideal4,
+        "the ideal is the topology's, whatever the QPs"
+    );
+    assert!(four > 0.85 * ideal, "four QPs: {four} GB/s of {ideal}");
+    assert!(four > 3.0 * one);
+}
