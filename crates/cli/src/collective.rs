@@ -179,7 +179,7 @@ pub fn collective(a: CollectiveArgs) -> anyhow::Result<ExitCode> {
     let r = match collective::run_plan(&loaded.plan, &loaded.host, &cfg) {
         Ok(r) => r,
         Err(e) => {
-            errln!("rdmalab collective: {} failed: {e}\n", a.op);
+            errln!("rdmalab collective: {} failed: {e}", a.op);
             return Ok(ExitCode::from(1));
         }
     };

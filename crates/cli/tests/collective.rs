@@ -140,3 +140,73 @@ fn a_bad_flag_is_refused_with_its_name_and_range() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn run_and_sweep_drive_the_collective_from_scenario_keys() {
+    let run = Command::cargo_bin("rdmalab")
+        .unwrap()
+        .args([
+            "run",
+            "../../scenarios/collective-allreduce-8.toml",
+            "--set",
+            "workload.message_bytes=262144",
+            "--set",
+            "collective.transport=\"tcp\"",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(v["hosts"], 8);
+    assert_eq!(v["config"]["transport"], "tcp");
+    assert_eq!(v["rows"][0]["bytes"], 262144);
+    assert_eq!(v["rows"][0]["wrong"], 0);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("c.csv");
+    let out = Command::cargo_bin("rdmalab")
+        .unwrap()
+        .args([
+            "sweep",
+            "../../scenarios/collective-allreduce-8.toml",
+            "--vary",
+            "collective.qps_per_connection=1,4",
+            "--set",
+            "workload.message_bytes=4194304",
+            "--set",
+            "topology.spine_gbps=25",
+            "-o",
+        ])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0]
+            .starts_with("point,collective.qps_per_connection,bytes,time_us,algbw_gbs,busbw_gbs")
+    );
+    let busbw = |l: &str| l.split(',').nth(5).unwrap().parse::<f64>().unwrap();
+    // Four QPs spread each connection over the 25 Gb/s spines; one rides one of them.
+    assert!(busbw(lines[2]) > 2.0 * busbw(lines[1]), "{text}");
+    // A collective key outside the collective pattern is refused by name.
+    let bad = Command::cargo_bin("rdmalab")
+        .unwrap()
+        .args(["run", "lesson1", "--set", "collective.channels=2"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr)
+            .contains("collective.channels needs workload.pattern = \"collective\"")
+    );
+}

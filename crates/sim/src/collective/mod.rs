@@ -161,6 +161,36 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The collective a plan's `[collective]` table and `workload.message_bytes` describe
+    /// (`workload.pattern = "collective"`: `rdmalab run` and `rdmalab sweep`).
+    pub fn from_plan(plan: &Plan) -> Config {
+        let c = &plan.collective;
+        Config {
+            op: match c.op {
+                scenario::CollectiveOp::AllGather => Op::AllGather,
+                scenario::CollectiveOp::AllReduce => Op::AllReduce,
+                scenario::CollectiveOp::AllToAll => Op::AllToAll,
+                scenario::CollectiveOp::ReduceScatter => Op::ReduceScatter,
+            },
+            algorithm: match c.algorithm {
+                scenario::CollectiveAlgorithm::HalvingDoubling => Algorithm::HalvingDoubling,
+                scenario::CollectiveAlgorithm::Ring => Algorithm::Ring,
+            },
+            transport: match c.transport {
+                scenario::CollectiveTransport::Rdma => Transport::Rdma,
+                scenario::CollectiveTransport::Tcp => Transport::Tcp,
+            },
+            // The plan bounds these (schema), so the narrowing keeps every value.
+            channels: c.channels as u32,
+            qps: c.qps_per_connection as u32,
+            chunk_bytes: c.chunk_bytes,
+            reduce_ps_per_kib: c.reduce_ps_per_kib,
+            sizes: vec![plan.workload.message_bytes],
+        }
+    }
+}
+
 /// Runs every size of `cfg` on a fresh world built from `plan` (topology, links, switches,
 /// NIC and host profiles, RC options, TCP options, seed).
 pub fn run_plan(
