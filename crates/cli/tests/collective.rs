@@ -132,6 +132,20 @@ fn a_bad_flag_is_refused_with_its_name_and_range() {
             &["all_reduce", "--transport", "ib"][..],
             "--transport \"ib\": rdma or tcp",
         ),
+        (
+            &[
+                "all_reduce",
+                "-b",
+                "8G",
+                "-e",
+                "8G",
+                "--hosts",
+                "64",
+                "--chunk",
+                "4K",
+            ][..],
+            "--chunk: chunk_bytes = 4096: size 8589934592 on 64 hosts cuts",
+        ),
     ] {
         let out = collective(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

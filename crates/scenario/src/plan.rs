@@ -722,8 +722,9 @@ impl Default for Plan {
                 transport: CollectiveTransport::Rdma,
                 channels: 1,
                 qps_per_connection: 1,
-                // NCCL's defaults: 4 MiB NCCL_BUFFSIZE over 8 steps; the reduction cost is
-                // rdmalab::collective's stated assumption (8 GB/s on one core).
+                // source: NCCL's DEFAULT_BUFFSIZE (4 MiB, src/init.cc) over NCCL_STEPS (8,
+                // src/include/device.h). The reduction cost is rdmalab::collective's stated
+                // assumption (8 GB/s on one core).
                 chunk_bytes: 512 << 10,
                 reduce_ps_per_kib: 128_000,
             },

@@ -29,8 +29,8 @@ use crate::world::{World, WorldError};
 use scenario::Plan;
 use units::SimDuration;
 
-/// Chunks of one step a sender keeps in flight. Source: NCCL's `NCCL_STEPS` (8), the slots
-/// of a connection's buffer (`src/include/device.h`).
+/// Chunks of one step a sender keeps in flight. Source: NCCL's `NCCL_STEPS` (8, NCCL
+/// `src/include/device.h`), the slots of a connection's buffer.
 pub const DEPTH: u32 = 8;
 
 /// How often the application looks at its CQs and sockets.
@@ -38,8 +38,8 @@ pub const DEPTH: u32 = 8;
 // delays the pipeline by under 2% per step; NCCL's proxy thread polls continuously.
 pub const POLL: SimDuration = SimDuration::from_ns(500);
 
-/// Default chunk bytes. Source: NCCL's default `NCCL_BUFFSIZE` of 4 MiB over its 8 steps
-/// (NCCL environment-variable documentation): 512 KiB per step.
+/// Default chunk bytes. Source: NCCL's `DEFAULT_BUFFSIZE` (1 << 22 = 4 MiB, NCCL
+/// `src/init.cc`, the default of `NCCL_BUFFSIZE`) over its 8 steps: 512 KiB per step.
 pub const DEF_CHUNK_BYTES: u64 = 512 << 10;
 
 /// Default reduction cost, ps per KiB summed (one float32 add per element, reading two
@@ -61,6 +61,8 @@ pub const QPS: std::ops::RangeInclusive<u32> = 1..=16;
 pub const CHUNK: std::ops::RangeInclusive<u64> = 4096..=(64 << 20);
 /// Reduction cost, ps per KiB (0..=10 µs per KiB).
 pub const REDUCE: std::ops::RangeInclusive<u64> = 0..=10_000_000;
+/// Most chunks one size may cut (every rank's sends): about 40 bytes of bookkeeping each.
+pub const MAX_CHUNKS: u64 = 4 << 20;
 /// Buffers at most this large (per rank, every copy, all ranks) hold real bytes and are
 /// checked; larger runs use synthetic buffers (no bytes stored, no check).
 pub const MAX_CHECKED_BYTES: u64 = 96 << 20;
@@ -157,6 +159,21 @@ impl Config {
             }
         }
         schedule::Schedule::new(self.op, self.algorithm, hosts).map_err(|e| e.to_string())?;
+        // The bookkeeping is per chunk: bound it (memory), naming the knob that shrinks it.
+        let n = u64::from(hosts);
+        for &s in &self.sizes {
+            let (num, den) = self.op.bus_factor(hosts);
+            let piece = s / (n * u64::from(self.channels));
+            let per_piece = piece.div_ceil(self.chunk_bytes).max(1);
+            let chunks = (s * num / den * n).div_ceil(self.chunk_bytes);
+            let slots = n * n * u64::from(self.channels) * per_piece;
+            if chunks > MAX_CHUNKS || slots > MAX_CHUNKS * 8 {
+                return Err(format!(
+                    "chunk_bytes = {}: size {s} on {hosts} hosts cuts {chunks} chunks; at most {MAX_CHUNKS} (raise chunk_bytes or lower the size)",
+                    self.chunk_bytes
+                ));
+            }
+        }
         Ok(())
     }
 }

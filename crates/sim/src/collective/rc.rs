@@ -1,7 +1,8 @@
 //! The RC executor: NCCL's IB transport on the world's RC QPs. Every connection (a pair of
 //! ranks on one channel) is `qps` RC QP pairs; a chunk is split over them, each piece an RDMA
-//! WRITE with immediate whose immediate is the chunk's id, so the receiver learns of it from
-//! the receive CQE (a zero-length receive WQE is consumed per WRITE, as NCCL posts them).
+//! WRITE of its bytes followed by an RDMA WRITE with immediate of its last element, whose
+//! immediate is the chunk's id, so the receiver learns of it from the receive CQE (a
+//! zero-length receive WQE is consumed per WRITE with immediate, as NCCL posts them).
 //! Reductions are charged to the receiver's cores, one per channel, before the chunk counts
 //! as landed.
 
@@ -344,8 +345,10 @@ fn post_chunk(
         // places them in order, so the receive CQE means the whole piece is there (NCCL's IB
         // transport also follows its data WRITEs with a WRITE with immediate). The WRITE's
         // completion carries DATA_WR in its id and is not counted.
-        // (A multi-packet WRITE with immediate ended in RETRY_EXC_ERR in this model; see the
-        // report of issue 23.)
+        // (A full-MTU WRITE ONLY with immediate is 4 bytes longer than the ports' IP MTU,
+        // `Plan::port_mtu_bytes` counting RETH but not ImmDt, and is dropped as oversize: a
+        // 4 KiB piece at the 4096-byte path MTU ended in RETRY_EXC_ERR. The short WRITE with
+        // immediate keeps clear of that.)
         let sge = |from: u64, to: u64| {
             vec![Sge {
                 addr: src.data + c.src_off + from,

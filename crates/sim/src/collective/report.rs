@@ -277,3 +277,31 @@ impl CollectiveReport {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ideal_is_every_rank_s_share_in_frames_at_the_bottleneck() {
+        let mut p = Plan::default();
+        p.set("workload.pattern=\"collective\"").unwrap();
+        // 2 hosts, 8 MiB: each sends 8 MiB · 2(n−1)/n = 8 MiB, 2048 frames of 4096 + 98 B,
+        // at 100 Gb/s: 68 714 496 bits = 687.14496 µs.
+        assert_eq!(ideal_ps(&p, Op::AllReduce, 2, 8 << 20), 687_144_960);
+        // All-gather sends (n−1)/n: half as much.
+        assert_eq!(ideal_ps(&p, Op::AllGather, 2, 8 << 20), 343_572_480);
+        // Four spines at 10 Gb/s under a 100 Gb/s host: 40 Gb/s is the bottleneck.
+        for s in [
+            "topology.kind=\"leaf_spine\"",
+            "topology.spines=4",
+            "topology.spine_gbps=10",
+        ] {
+            p.set(s).unwrap();
+        }
+        assert_eq!(
+            ideal_ps(&p, Op::AllReduce, 2, 8 << 20),
+            687_144_960 * 100 / 40
+        );
+    }
+}
