@@ -157,3 +157,29 @@ fn one_qp_per_connection_rides_one_ecmp_path_and_more_qps_spread_over_the_spines
     assert!(four > 0.85 * ideal, "four QPs: {four} GB/s of {ideal}");
     assert!(four > 3.0 * one);
 }
+
+#[test]
+fn the_same_collective_twice_is_the_same_run() {
+    let p = plan(&[
+        "workload.pattern=\"collective\"",
+        "topology.kind=\"leaf_spine\"",
+        "topology.hosts=4",
+    ]);
+    for transport in [Transport::Rdma, Transport::Tcp] {
+        let cfg = Config {
+            transport,
+            channels: 2,
+            qps: 2,
+            sizes: vec![1 << 20],
+            ..Config::default()
+        };
+        let strip = |r: collective::CollectiveReport| {
+            let mut v = serde_json::to_value(r).unwrap();
+            for row in v["rows"].as_array_mut().unwrap() {
+                row.as_object_mut().unwrap().remove("wall_ms");
+            }
+            v
+        };
+        assert_eq!(strip(run(&p, &cfg)), strip(run(&p, &cfg)), "{transport:?}");
+    }
+}
