@@ -232,8 +232,8 @@ pub fn run_plan(
         let mut w = World::new(&topo, plan.fabric_config(), profile, plan.nic_profile())?;
         crate::report::run::configure(&mut w, plan, &profile);
         let row = match cfg.transport {
-            Transport::Rdma => rc::run(&mut w, plan, cfg, &sched, size)?,
-            Transport::Tcp => tcp::run(&mut w, plan, cfg, &sched, size)?,
+            Transport::Rdma => rc::run(&mut w, &topo, plan, cfg, &sched, size)?,
+            Transport::Tcp => tcp::run(&mut w, &topo, plan, cfg, &sched, size)?,
         };
         rows.push(row);
     }

@@ -56,6 +56,7 @@ fn err(e: impl std::fmt::Display) -> WorldError {
 /// Runs one size.
 pub(super) fn run(
     w: &mut World,
+    topo: &fabric::Topology,
     plan: &Plan,
     cfg: &Config,
     s: &Schedule,
@@ -296,7 +297,7 @@ pub(super) fn run(
         .filter_map(|s| w.host(s.ep.host).requester_counters(s.ep.qpn))
         .map(|c| c.packets_retransmitted)
         .sum();
-    let mut row = snap.finish(w, plan, cfg, bytes, end, retx);
+    let mut row = snap.finish(w, topo, plan, cfg, bytes, end, retx);
     if real {
         let (wrong, crc) = check(w, cfg, s, &bufs, bytes)?;
         row.wrong = Some(wrong);

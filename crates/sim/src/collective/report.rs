@@ -52,6 +52,9 @@ pub struct SizeRow {
     pub link_util_max: f64,
     /// The mean utilisation of the link directions that carried data.
     pub link_util_mean: f64,
+    /// The busiest link directions, most used first (at most [`BUSIEST`]): where ECMP put
+    /// colliding connections shows here.
+    pub busiest_links: Vec<LinkLoad>,
     /// PAUSE frames sent (switches and hosts).
     pub pauses: u64,
     /// Frames marked CE.
@@ -72,6 +75,20 @@ impl SizeRow {
         let n = self.cpu_ms_per_gb.len().max(1) as f64;
         self.cpu_ms_per_gb.iter().sum::<f64>() / n
     }
+}
+
+/// Link directions [`SizeRow::busiest_links`] lists.
+pub const BUSIEST: usize = 6;
+
+/// One direction of one link over a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LinkLoad {
+    /// The sending node's name (`h3`, `leaf2`, `spine0`, ...).
+    pub from: String,
+    /// The receiving node's name.
+    pub to: String,
+    /// Frame bytes sent over the run's time at the link's rate (0..1).
+    pub util: f64,
 }
 
 /// The counters a row is the difference of.
@@ -99,9 +116,11 @@ impl Snapshot {
     }
 
     /// The row for `bytes` that ended at `end`, with the transport's retransmissions.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn finish(
         &self,
         w: &World,
+        topo: &fabric::Topology,
         plan: &Plan,
         cfg: &Config,
         bytes: u64,
@@ -122,16 +141,39 @@ impl Snapshot {
             })
             .collect();
         let mut utils = Vec::new();
-        for ((.., link, s), before) in w.fabric.ports().zip(&self.tx_bytes) {
+        let mut loads = Vec::new();
+        let name = |n: units::NodeId| {
+            topo.nodes
+                .get(n.0 as usize)
+                .map_or_else(|| format!("node{}", n.0), |x| x.name.clone())
+        };
+        for ((node, _, link, s), before) in w.fabric.ports().zip(&self.tx_bytes) {
             let sent = s.tx_bytes - before;
             let Some(l) = w.fabric.link(link) else {
                 continue;
             };
             let cap_bits = l.bandwidth.bps() as f64 * secs;
             if sent > 0 && cap_bits > 0.0 {
-                utils.push(sent as f64 * 8.0 / cap_bits);
+                let util = sent as f64 * 8.0 / cap_bits;
+                utils.push(util);
+                let far = topo
+                    .links
+                    .get(link.0 as usize)
+                    .map(|x| if x.a == node { x.b } else { x.a });
+                loads.push((util, node, far));
             }
         }
+        // Most used first; ties in link order (deterministic).
+        loads.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let busiest_links = loads
+            .iter()
+            .take(BUSIEST)
+            .map(|&(util, from, to)| LinkLoad {
+                from: name(from),
+                to: to.map_or_else(String::new, name),
+                util,
+            })
+            .collect();
         let c = w.fabric.counters();
         let ideal_ps = ideal_ps(plan, cfg.op, n, bytes);
         let ideal_secs = ideal_ps.max(1) as f64 / 1e12;
@@ -148,6 +190,7 @@ impl Snapshot {
             cpu_ms_per_gb,
             link_util_max: utils.iter().copied().fold(0.0, f64::max),
             link_util_mean: utils.iter().sum::<f64>() / utils.len().max(1) as f64,
+            busiest_links,
             pauses: c.pauses_sent - self.fabric.pauses_sent,
             ecn_marks: c.ecn_marks - self.fabric.ecn_marks,
             retransmissions,
@@ -266,6 +309,15 @@ impl CollectiveReport {
                 r.ecn_marks,
                 r.retransmissions
             );
+        }
+        for r in &self.rows {
+            let l: Vec<String> = r
+                .busiest_links
+                .iter()
+                .take(3)
+                .map(|l| format!("{}→{} {:.0}%", l.from, l.to, l.util * 100.0))
+                .collect();
+            let _ = writeln!(s, "# {} B busiest links: {}", r.bytes, l.join(", "));
         }
         let rows = self.rows.len().max(1) as f64;
         let avg = self.rows.iter().map(|r| r.busbw_gbs).sum::<f64>() / rows;

@@ -39,6 +39,7 @@ struct Dir {
 /// Runs one size.
 pub(super) fn run(
     w: &mut World,
+    topo: &fabric::Topology,
     plan: &Plan,
     cfg: &Config,
     s: &Schedule,
@@ -285,7 +286,7 @@ pub(super) fn run(
         .iter()
         .map(|d| w.tcp_connection(d.tx).counters().retransmitted_segments)
         .sum();
-    let mut row = snap.finish(w, plan, cfg, bytes, end, retx);
+    let mut row = snap.finish(w, topo, plan, cfg, bytes, end, retx);
     if real {
         let mut wrong = 0;
         for r in 0..n {
