@@ -3,7 +3,7 @@
 //! utilisation, PAUSE frames, ECN marks, retransmissions, and the ideal (line-rate) time
 //! computed from the topology.
 
-use super::{Config, Op};
+use super::{Config, Op, Transport};
 use crate::world::World;
 use scenario::{Plan, TopologyKind};
 use serde::Serialize;
@@ -42,7 +42,7 @@ pub struct SizeRow {
     pub wrong: Option<u64>,
     /// CRC-32 of rank 0's result buffer, when checked.
     pub crc32: Option<u32>,
-    /// The ideal time: every rank's bytes at its bottleneck rate (frame overhead counted), ps.
+    /// The ideal time: every rank's bytes in full frames at its bottleneck rate ([`ideal_ps`]), ps.
     pub ideal_ps: u64,
     /// busbw at the ideal time, GB/s.
     pub ideal_busbw_gbs: f64,
@@ -175,7 +175,7 @@ impl Snapshot {
             })
             .collect();
         let c = w.fabric.counters();
-        let ideal_ps = ideal_ps(plan, cfg.op, n, bytes);
+        let ideal_ps = ideal_ps(plan, cfg.op, cfg.transport, n, bytes);
         let ideal_secs = ideal_ps.max(1) as f64 / 1e12;
         SizeRow {
             bytes,
@@ -201,11 +201,14 @@ impl Snapshot {
     }
 }
 
-/// The line-rate time of `op` on `n` ranks of `bytes`: each rank sends the bus factor's share
-/// of its buffer, in RoCE frames of the path MTU (each with 98 bytes of Ethernet, IPv4, UDP,
-/// BTH, ICRC, FCS, preamble and gap), at its bottleneck: the host link, or on a leaf-spine the
-/// leaf's uplinks shared by its hosts when they are slower. Latency is not counted.
-pub fn ideal_ps(plan: &Plan, op: Op, n: u32, bytes: u64) -> u64 {
+/// The line-rate time of `op` on `n` ranks of `bytes` over `transport`: each rank sends the
+/// bus factor's share of its buffer in full frames at its bottleneck — the host link, or on a
+/// leaf-spine the leaf's uplinks when they are slower (one host per leaf). RoCE frames carry
+/// the path MTU with 82 bytes around it (Ethernet 14, FCS 4, preamble and gap 20, IPv4 20,
+/// UDP 8, BTH 12, ICRC 4; a message's RETH and ImmDt are left out, so this stays a lower
+/// bound); TCP segments carry the path MTU less 52 (IPv4 20, TCP 20, timestamps 12) with 90
+/// bytes around. Latency is not counted.
+pub fn ideal_ps(plan: &Plan, op: Op, transport: Transport, n: u32, bytes: u64) -> u64 {
     let t = &plan.topology;
     let host_bps = t.link_gbps.max(1) * 1_000_000_000;
     let bottleneck_bps = match t.kind {
@@ -215,15 +218,17 @@ pub fn ideal_ps(plan: &Plan, op: Op, n: u32, bytes: u64) -> u64 {
             } else {
                 t.spine_gbps
             };
-            // One host per leaf (topology.kind = leaf_spine): the leaf's uplinks are its own.
             host_bps.min(t.spines.max(1) * spine * 1_000_000_000)
         }
         _ => host_bps,
     };
     let (num, den) = op.bus_factor(n);
     let sent = bytes * num / den;
-    let mtu = plan.rdma.mtu_bytes.max(256);
-    let wire_bits = (sent + sent.div_ceil(mtu) * 98) * 8;
+    let (payload, overhead) = match transport {
+        Transport::Rdma => (plan.rdma.mtu_bytes.max(256), 82),
+        Transport::Tcp => (plan.tcp_path_mtu_bytes().saturating_sub(52).max(1), 90),
+    };
+    let wire_bits = (sent + sent.div_ceil(payload) * overhead) * 8;
     (wire_bits as u128 * 1_000_000_000_000 / u128::from(bottleneck_bps)) as u64
 }
 
@@ -338,11 +343,15 @@ mod tests {
     fn the_ideal_is_every_rank_s_share_in_frames_at_the_bottleneck() {
         let mut p = Plan::default();
         p.set("workload.pattern=\"collective\"").unwrap();
-        // 2 hosts, 8 MiB: each sends 8 MiB · 2(n−1)/n = 8 MiB, 2048 frames of 4096 + 98 B,
-        // at 100 Gb/s: 68 714 496 bits = 687.14496 µs.
-        assert_eq!(ideal_ps(&p, Op::AllReduce, 2, 8 << 20), 687_144_960);
+        let rdma = |p: &Plan, op| ideal_ps(p, op, Transport::Rdma, 2, 8 << 20);
+        // 2 hosts, 8 MiB: each sends 8 MiB · 2(n−1)/n = 8 MiB, 2048 frames of 4096 + 82 B,
+        // at 100 Gb/s: 68 452 352 bits = 684.52352 µs.
+        assert_eq!(rdma(&p, Op::AllReduce), 684_523_520);
         // All-gather sends (n−1)/n: half as much.
-        assert_eq!(ideal_ps(&p, Op::AllGather, 2, 8 << 20), 343_572_480);
+        assert_eq!(rdma(&p, Op::AllGather), 342_261_760);
+        // TCP at MTU 1500: 1448-byte segments with 90 bytes around: 5794 segments.
+        let tcp = ideal_ps(&p, Op::AllReduce, Transport::Tcp, 2, 8 << 20);
+        assert_eq!(tcp, (8_388_608 + 5_794 * 90) * 8 * 10);
         // Four spines at 10 Gb/s under a 100 Gb/s host: 40 Gb/s is the bottleneck.
         for s in [
             "topology.kind=\"leaf_spine\"",
@@ -351,9 +360,6 @@ mod tests {
         ] {
             p.set(s).unwrap();
         }
-        assert_eq!(
-            ideal_ps(&p, Op::AllReduce, 2, 8 << 20),
-            687_144_960 * 100 / 40
-        );
+        assert_eq!(rdma(&p, Op::AllReduce), 684_523_520 * 100 / 40);
     }
 }
