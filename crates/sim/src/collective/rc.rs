@@ -346,10 +346,6 @@ fn post_chunk(
         // places them in order, so the receive CQE means the whole piece is there (NCCL's IB
         // transport also follows its data WRITEs with a WRITE with immediate). The WRITE's
         // completion carries DATA_WR in its id and is not counted.
-        // (A full-MTU WRITE ONLY with immediate is 4 bytes longer than the ports' IP MTU,
-        // `Plan::port_mtu_bytes` counting RETH but not ImmDt, and is dropped as oversize: a
-        // 4 KiB piece at the 4096-byte path MTU ended in RETRY_EXC_ERR. The short WRITE with
-        // immediate keeps clear of that.)
         let sge = |from: u64, to: u64| {
             vec![Sge {
                 addr: src.data + c.src_off + from,

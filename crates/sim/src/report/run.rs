@@ -1717,7 +1717,7 @@ fn finish(
         let (port, port_key, port_mtu, first_frame_bytes) = match after.oversize {
             Some(o) => (
                 format!("host {}", o.host.0),
-                "max(tcp.mtu_bytes, rdma.mtu_bytes + 60)",
+                "max(tcp.mtu_bytes, rdma.mtu_bytes + 96)",
                 u64::from(o.mtu_bytes),
                 Some(o.frame_bytes),
             ),

@@ -732,19 +732,20 @@ fn pfc_thresholds_are_derived_and_reported() {
         ],
     );
     let p = r.scenario.pfc.as_ref().expect("PFC on: a summary");
-    // 100 Gb/s, 2 m, port MTU 4156 (a 4 KiB RoCE packet): (301 + 4) × 100 + 272 × 4156 / 100.
-    assert_eq!((p.xoff_from, p.xoff_bytes), ("auto", 41_804));
-    assert_eq!(p.xon_bytes, 41_804 - 9_216);
-    assert_eq!(p.port_mtu_bytes, 4_156);
+    // 100 Gb/s, 2 m, port MTU 4192 (RoCE at 4096 as Linux sizes it): (301 + 4) × 100 +
+    // 272 × 4192 / 100.
+    assert_eq!((p.xoff_from, p.xoff_bytes), ("auto", 41_902));
+    assert_eq!(p.xon_bytes, 41_902 - 9_216);
+    assert_eq!(p.port_mtu_bytes, 4_192);
     // IEEE 802.3 Table 31B–1: 394 quanta at 100 Gb/s.
     assert_eq!(p.response_ns, 2_017.28);
     // 0xffff quanta at 100 Gb/s: 335.5392 µs.
     assert_eq!((p.pause_quanta, p.pause_duration_ns), (0xffff, 335_539.2));
     // Headroom: the crossing frame, two frame times and the PAUSE at line rate, 2 × 10 ns of
-    // cable and the response: 4178 + 12.5 B/ns × (2 × 335.84 + 6.72 + 20 + 2017.28) ns
-    // = 4178 + 33,946 B.
-    assert!(p.headroom_bytes.abs_diff(4_178 + 33_946) <= 2, "{p:?}");
-    assert!(p.line().contains("XOFF 41804 B (auto"), "{}", p.line());
+    // cable and the response: 4214 + 12.5 B/ns × (2 × 338.72 + 6.72 + 20 + 2017.28) ns
+    // = 4214 + 34,018 B.
+    assert!(p.headroom_bytes.abs_diff(4_214 + 34_018) <= 2, "{p:?}");
+    assert!(p.line().contains("XOFF 41902 B (auto"), "{}", p.line());
     // The lessons' RoCE traffic still flows: PFC paused it and nothing was dropped.
     let d = r.rdma.as_ref().unwrap();
     assert!(
@@ -767,7 +768,7 @@ fn pfc_thresholds_are_derived_and_reported() {
     let q = r.scenario.pfc.unwrap();
     assert_eq!(
         q.xoff_bytes,
-        (301 + 216) * 40 + 272 * 4_156 / 100,
+        (301 + 216) * 40 + 272 * 4_192 / 100,
         "25G counts as 40G"
     );
     // With PFC off there is nothing to report.
