@@ -27,7 +27,7 @@ macro_rules! msg_ids {
         /// (`ctx.*`, `kind.*`, `type.*`, `vocab.*`, `why.*`).
         #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
         pub enum MsgId {
-            $($(#[$doc])* #[doc = $en] $v,)*
+            $($(#[$doc])* #[doc = concat!("English: `` ", $en, " ``")] $v,)*
         }
 
         impl MsgId {
