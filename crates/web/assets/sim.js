@@ -532,6 +532,7 @@ export async function renderSim(main, live) {
         <span class="label">${esc(t('sim.presets'))}</span> <span class="presets">${presetButtons}</span>
       </div>
       ${what}
+      <p id="status" class="status" role="status" aria-live="polite">${esc(t('sim.running'))}</p>
       <details class="params" ${st.set.length || keepOpen ? 'open' : ''}><summary>${esc(t('sim.params'))}</summary>
         <form id="params" novalidate><div class="groups">…</div>
           <p class="actions"><button id="run" class="button" type="submit">${esc(t('sim.run'))}</button>
@@ -540,7 +541,6 @@ export async function renderSim(main, live) {
           <p class="muted">${st.set.map((s) => `<code>--set ${esc(s)}</code>`).join(' ')}</p>
         </form>
       </details>
-      <p id="status" class="status" role="status" aria-live="polite">${esc(t('sim.running'))}</p>
       <div class="sim-main">
       <div class="sim-left">
       <div class="drawing">
