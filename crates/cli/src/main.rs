@@ -15,6 +15,7 @@ mod bad_input;
 
 mod calibrate;
 mod demo;
+mod fio;
 mod lab;
 mod perftest;
 mod plot;
@@ -80,6 +81,9 @@ enum Command {
     Trace(trace::TraceArgs),
     /// perftest (ib_write_lat, ib_write_bw, ...) and netperf (tcp_rr, tcp_stream) tests.
     Perftest(perftest::PerftestArgs),
+    /// fio against a simulated NVMe over Fabrics target: NVMe/RDMA or NVMe/TCP, IOPS,
+    /// completion latency percentiles and CPU per IO beside the local device's latency.
+    Fio(fio::FioArgs),
     /// Run one of the web lab's fabric labs: incast, hol (PFC head-of-line victim), storm
     /// (PFC storm and watchdog), deadlock (PFC deadlock on a ring), loss (go-back-N vs
     /// selective repeat vs TCP), qps (1 vs N QPs over ECMP), trouble (troubleshooting cases).
@@ -149,6 +153,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Sweep(a)) => sweep::sweep(a),
         Some(Command::Trace(a)) => trace::trace(a),
         Some(Command::Perftest(a)) => perftest::perftest(a),
+        Some(Command::Fio(a)) => fio::fio(a),
         Some(Command::Lab(a)) => lab::lab(a),
         Some(Command::Validate(a)) => validate::validate(a),
     }

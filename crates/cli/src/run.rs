@@ -228,21 +228,44 @@ fn permutation(
             return Ok(ExitCode::from(1));
         }
     };
-    let out = if a.json {
-        let mut v = serde_json::to_value(&r)?;
+    let derived = [
+        ("fct_p50_ps", r.fct_quantile(0.5).into()),
+        ("fct_p99_ps", r.fct_quantile(0.99).into()),
+        ("fct_max_ps", r.fct_quantile(1.0).into()),
+        ("events_per_s", r.events_per_s().into()),
+        ("data_packets_per_s", r.packets_per_s().into()),
+    ];
+    print_fleet(
+        a.json,
+        &r,
+        &derived,
+        || r.text(name),
+        r.completed == r.hosts,
+    )
+}
+
+/// Prints a fleet run's report (the permutation's or a matrix's): its JSON with the `derived`
+/// figures added, or its text. Exit 1 unless every flow completed.
+fn print_fleet(
+    json: bool,
+    report: &impl serde::Serialize,
+    derived: &[(&str, serde_json::Value)],
+    text: impl FnOnce() -> String,
+    all_completed: bool,
+) -> anyhow::Result<ExitCode> {
+    let out = if json {
+        let mut v = serde_json::to_value(report)?;
         if let Some(o) = v.as_object_mut() {
-            o.insert("fct_p50_ps".into(), r.fct_quantile(0.5).into());
-            o.insert("fct_p99_ps".into(), r.fct_quantile(0.99).into());
-            o.insert("fct_max_ps".into(), r.fct_quantile(1.0).into());
-            o.insert("events_per_s".into(), r.events_per_s().into());
-            o.insert("data_packets_per_s".into(), r.packets_per_s().into());
+            for (k, x) in derived {
+                o.insert((*k).into(), x.clone());
+            }
         }
         serde_json::to_string_pretty(&v)? + "\n"
     } else {
-        r.text(name)
+        text()
     };
     crate::out::print(out)?;
-    Ok(if r.completed == r.hosts {
+    Ok(if all_completed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -294,25 +317,15 @@ fn matrix(
             return Ok(ExitCode::from(1));
         }
     };
-    let out = if a.json {
-        let mut v = serde_json::to_value(&r)?;
-        if let Some(o) = v.as_object_mut() {
-            o.insert("matrix".into(), file.clone().into());
-            o.insert("fct_p50_ps".into(), r.fct_quantile(0.5).into());
-            o.insert("fct_p99_ps".into(), r.fct_quantile(0.99).into());
-            o.insert("fct_max_ps".into(), r.fct_quantile(1.0).into());
-            o.insert("events_per_s".into(), r.events_per_s().into());
-        }
-        serde_json::to_string_pretty(&v)? + "\n"
-    } else {
-        r.text(name, &file)
-    };
-    crate::out::print(out)?;
-    Ok(if r.completed == r.flows.len() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    let derived = [
+        ("matrix", file.clone().into()),
+        ("fct_p50_ps", r.fct_quantile(0.5).into()),
+        ("fct_p99_ps", r.fct_quantile(0.99).into()),
+        ("fct_max_ps", r.fct_quantile(1.0).into()),
+        ("events_per_s", r.events_per_s().into()),
+    ];
+    let all = r.completed == r.flows.len();
+    print_fleet(a.json, &r, &derived, || r.text(name, &file), all)
 }
 
 /// Largest host profile read (`rdmalab calibrate` writes about 2 KB).

@@ -74,6 +74,18 @@ stages! {
     ReqNotifyCq = "req_notify_cq", User;
     /// Filling an io_uring submission entry.
     IoUringSqePrep = "io_uring SQE prep", User;
+    /// fio preparing and queueing one I/O.
+    FioQueue = "fio: queue io", User;
+    /// fio reaping one completion.
+    FioReap = "fio: reap io", User;
+    /// The host's NVMe driver (user space, SPDK-like) building a command.
+    NvmeBuild = "nvme: build command", User;
+    /// The host's NVMe driver completing a command from its response.
+    NvmeComplete = "nvme: complete command", User;
+    /// The NVMe-oF target parsing a command capsule and submitting it.
+    NvmetSubmit = "nvmet: parse and submit", User;
+    /// The NVMe-oF target completing a command.
+    NvmetComplete = "nvmet: complete command", User;
 
     // The kernel: system calls and what runs inside them.
     /// Entering `write()`.
@@ -273,6 +285,15 @@ mod tests {
         }
         assert_eq!(Stage::PostSend.domain(), Domain::User);
         assert_eq!(Stage::PollCq.domain(), Domain::User);
+        // fio and a user-space (SPDK-like) NVMe driver and target: the usr side of a report.
+        for s in [
+            Stage::FioQueue,
+            Stage::NvmeBuild,
+            Stage::NvmetSubmit,
+            Stage::NvmetComplete,
+        ] {
+            assert_eq!(s.domain(), Domain::User, "{s}");
+        }
         assert!(Stage::CopyUserToKernel.domain().is_cpu());
         assert!(!Stage::DmaWritePayload.domain().is_cpu());
     }

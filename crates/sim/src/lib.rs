@@ -13,6 +13,7 @@ pub mod fleet;
 pub mod incast;
 pub mod labs;
 pub mod matrix;
+pub mod nvmf;
 pub mod output;
 pub mod perftest;
 pub mod permutation;

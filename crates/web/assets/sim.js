@@ -5,7 +5,7 @@
 import { t, href, esc, lang } from './i18n.js';
 import { term, sentence } from './terms.js';
 import { GROUPS, LESSON_KEYS, PARAMS as WORDS, UNITS } from './simparams.js';
-import { api, errorText, go } from './app.js';
+import { allowedText, api, errorText, go } from './app.js';
 import { pathsSvg, paintAt, spanNs, ladderSvg, cursorAt, fmtNs, layoutKey } from './draw.js';
 import { chartSvg } from './chart.js';
 import { narrationHtml, stepButtonsHtml, pacing, stretchText, allSteps, markSteps, w as nw } from './narration.js';
@@ -498,7 +498,7 @@ function wirePanel(main, plan) {
       document.body.dataset.run = 'done';
       const a = err.api || {};
       const label = a.field && specs.has(a.field) ? words(a.field)[0] : null;
-      if (!(label && showFieldError(form, a.field, t('err.server', { label, allowed: a.allowed || '' })))) {
+      if (!(label && showFieldError(form, a.field, t('err.server', { label, allowed: allowedText(a) })))) {
         summary.textContent = t('err.server.other', { e: errorText(err) });
         summary.classList.add('error');
       } else {
@@ -583,7 +583,7 @@ export async function renderSim(main, live) {
     pending = null;
     if (!live()) return;
     const s = main.querySelector('#status');
-    s.textContent = `${t('sim.error')}: ${errorText(e)}`;
+    s.textContent = `${t('sim.error')}${colon()}${errorText(e)}`;
     s.classList.add('error');
     // The panel stays: the preset's values with the link's overrides, the refused one marked.
     try {
@@ -595,7 +595,7 @@ export async function renderSim(main, live) {
       wirePanel(main, base.plan);
       const a = e.api || {};
       const form = main.querySelector('#params');
-      if (a.field) showFieldError(form, a.field, t('err.server', { label: words(a.field)[0], allowed: a.allowed || '' }));
+      if (a.field) showFieldError(form, a.field, t('err.server', { label: words(a.field)[0], allowed: allowedText(a) }));
     } catch { /* the preset itself failed: the status line says why */ }
     document.body.dataset.run = 'error';
     announce('refused');

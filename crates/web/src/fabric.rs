@@ -7,7 +7,7 @@
 //! table so the table stays fast.
 //!
 //! Bounded: the body as `/api/run`'s; a topology with a switch of at most
-//! [`MAX_LINKS`](rdmalab::labs::fabric_view::MAX_LINKS) links (a `switch` of up to 64
+//! [`MAX_LINKS`] links (a `switch` of up to 64
 //! hosts, a `leaf_spine` with hosts × (1 + spines) ≤ 64, a `fat_tree` with k ≤ 4), refused
 //! by field otherwise; at most [`RUN_SAMPLES`](rdmalab::labs::fabric_view::RUN_SAMPLES)
 //! samples and [`MAX_FRAMES`](rdmalab::labs::fabric_view::MAX_FRAMES) frames per view; the

@@ -1003,7 +1003,7 @@ fn run_rdma(
                 .host(0)
                 .verbs
                 .qp_state(a.qpn)
-                .map(|s| format!("{s:?}"))
+                .map(|s| s.name().to_string())
                 .unwrap_or_default();
             m.outcome = Outcome::Failed {
                 verb: "ibv_poll_cq".to_string(),
@@ -1154,7 +1154,7 @@ fn post_failed(verb: &str, h: u32, e: &verbs::PostError, w: &World, ep: Endpoint
         .host(h)
         .verbs
         .qp_state(ep.qpn)
-        .map(|s| format!("{s:?}"))
+        .map(|s| s.name().to_string())
         .unwrap_or_default();
     Outcome::Failed {
         verb: verb.to_string(),
@@ -1169,11 +1169,16 @@ fn wc_failed(status: WcStatus, h: u32, queue: &str, w: &World, ep: Endpoint) -> 
         .host(h)
         .verbs
         .qp_state(ep.qpn)
-        .map(|s| format!("{s:?}"))
+        .map(|s| s.name().to_string())
         .unwrap_or_default();
     Outcome::Failed {
         verb: "ibv_poll_cq".to_string(),
-        code: format!("{status:?} ({}, {})", status.value(), status.as_str()),
+        code: format!(
+            "{} ({}, {})",
+            status.const_name(),
+            status.value(),
+            status.as_str()
+        ),
         at: format!(
             "host {h}, {queue} completion of QP {} (now in {state})",
             ep.qpn.get()

@@ -364,9 +364,9 @@ pub fn rdma(
         if let Some(wc) = wcs.iter().find(|c| c.status != WcStatus::Success) {
             let o = Outcome::Failed {
                 verb: "ibv_poll_cq".to_string(),
-                code: format!("{:?}", wc.status),
+                code: wc.status.const_name().to_string(),
                 at: "host 0".to_string(),
-                why: format!("a streamed WRITE completed with {:?}", wc.status),
+                why: format!("a streamed WRITE completed with {}", wc.status.const_name()),
             };
             return Ok((done * len, throughput(0, warm, end, t0), Some(o)));
         }

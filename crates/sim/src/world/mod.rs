@@ -66,6 +66,7 @@ use verbs::{
 };
 use wire::{Ipv4Address, PcapWriter};
 
+mod app_cpu;
 mod exchange;
 pub mod nic_tx;
 mod run;

@@ -5,6 +5,7 @@ mod conformance;
 mod dcqcn;
 mod fuzz_regressions;
 mod labs;
+mod nvmf;
 mod permutation;
 mod rdma;
 mod rdma_pcap;
