@@ -780,7 +780,8 @@ impl World {
         self.sched.events_processed()
     }
 
-    /// The current simulated time.
+    /// The current simulated time: between runs, where the last one left the clock; inside a
+    /// run's stop condition ([`World::run_until_cond`]), the time of the event just handled.
     pub fn now(&self) -> SimTime {
         self.sched.now()
     }
