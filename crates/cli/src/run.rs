@@ -188,6 +188,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if plan.workload.pattern == scenario::Pattern::Matrix {
         return matrix(&a, &name, &plan, &host);
     }
+    if plan.workload.pattern == scenario::Pattern::Collective {
+        return collective(&a, &plan, &host);
+    }
     let opts = RunOptions {
         host,
         pcap: a.pcap.clone(),
@@ -326,6 +329,37 @@ fn matrix(
     ];
     let all = r.completed == r.flows.len();
     print_fleet(a.json, &r, &derived, || r.text(name, &file), all)
+}
+
+/// `workload.pattern = "collective"`: the collective's nccl-tests row instead of the
+/// comparison table.
+fn collective(
+    a: &RunArgs,
+    plan: &scenario::Plan,
+    host: &BTreeMap<String, u64>,
+) -> anyhow::Result<ExitCode> {
+    let cfg = rdmalab::collective::Config::from_plan(plan);
+    if a.pcap.is_some() {
+        return bad("--pcap: a collective run writes no capture (run `rdmalab trace` on a pair)");
+    }
+    let hosts = plan.topology().map_or(0, |t| t.hosts().len() as u32);
+    if let Err(e) = cfg.check(hosts) {
+        return bad(format!("workload.pattern = collective: {e}"));
+    }
+    let r = match rdmalab::collective::run_plan(plan, host, &cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            errln!("rdmalab run: the run failed: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let out = if a.json {
+        serde_json::to_string_pretty(&r)? + "\n"
+    } else {
+        r.text()
+    };
+    crate::out::print(out)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Largest host profile read (`rdmalab calibrate` writes about 2 KB).

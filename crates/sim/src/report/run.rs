@@ -303,6 +303,12 @@ fn not_modelled(plan: &Plan) -> Option<String> {
                 .into(),
         );
     }
+    if plan.workload.pattern == scenario::Pattern::Collective {
+        return Some(
+            "workload.pattern = collective (the comparison report runs one pair of hosts; `rdmalab collective` runs the collective)"
+                .into(),
+        );
+    }
     if plan.workload.concurrency > 1 {
         return Some(format!(
             "workload.concurrency = {} (the report runs one connection and one QP)",

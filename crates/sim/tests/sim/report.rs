@@ -1038,6 +1038,15 @@ fn every_scenario_key_changes_the_report_or_is_refused() {
         // Refused by name on the pair report; what a matrix changes is its flows
         // (permutation.rs: a_matrix_of_the_permutation_runs_exactly_the_permutation).
         ("workload.matrix", "lesson1", &[], "flows.cm"),
+        // Refused by name outside workload.pattern = "collective"; what they change is the
+        // collective's report (collective.rs).
+        ("collective.op", "lesson1", &[], "all_gather"),
+        ("collective.algorithm", "lesson1", &[], "halving_doubling"),
+        ("collective.transport", "lesson1", &[], "tcp"),
+        ("collective.channels", "lesson1", &[], "2"),
+        ("collective.qps_per_connection", "lesson1", &[], "4"),
+        ("collective.chunk_bytes", "lesson1", &[], "65536"),
+        ("collective.reduce_ps_per_kib", "lesson1", &[], "0"),
     ];
     let mut silent = Vec::new();
     for k in scenario::plan::KEYS {
