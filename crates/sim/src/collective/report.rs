@@ -107,8 +107,8 @@ impl Snapshot {
             cpu_ps: (0..w.host_count())
                 .map(|h| w.host(h).cpu().account().data_path.as_ps())
                 .collect(),
-            tx_bytes: w.fabric.ports().map(|(.., s)| s.tx_bytes).collect(),
-            fabric: w.fabric.counters(),
+            tx_bytes: w.fabric().ports().map(|(.., s)| s.tx_bytes).collect(),
+            fabric: w.fabric().counters(),
             events: w.events_processed(),
             wall: std::time::Instant::now(),
             start: w.now(),
@@ -147,9 +147,9 @@ impl Snapshot {
                 .get(n.0 as usize)
                 .map_or_else(|| format!("node{}", n.0), |x| x.name.clone())
         };
-        for ((node, _, link, s), before) in w.fabric.ports().zip(&self.tx_bytes) {
+        for ((node, _, link, s), before) in w.fabric().ports().zip(&self.tx_bytes) {
             let sent = s.tx_bytes - before;
-            let Some(l) = w.fabric.link(link) else {
+            let Some(l) = w.fabric().link(link) else {
                 continue;
             };
             let cap_bits = l.bandwidth.bps() as f64 * secs;
@@ -174,7 +174,7 @@ impl Snapshot {
                 util,
             })
             .collect();
-        let c = w.fabric.counters();
+        let c = w.fabric().counters();
         let ideal_ps = ideal_ps(plan, cfg.op, cfg.transport, n, bytes);
         let ideal_secs = ideal_ps.max(1) as f64 / 1e12;
         SizeRow {

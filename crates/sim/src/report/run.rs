@@ -65,8 +65,8 @@ fn settle(w: &mut World) -> Result<(), RunError> {
 
 fn snap(w: &World) -> Snap {
     let mut s = Snap {
-        fabric: w.fabric.counters(),
-        oversize: w.fabric.oversize(),
+        fabric: w.fabric().counters(),
+        oversize: w.fabric().oversize(),
         at: w.now(),
         ..Default::default()
     };
@@ -399,12 +399,12 @@ fn new_world(
     }));
     if trace {
         // The whole run's fabric events (the ladder reads its window from them too).
-        w.fabric
+        w.fabric_mut()
             .set_tracer(Tracer::new(FirstObserver::new(super::MAX_TRACE_RECORDS)));
     } else if frames {
         // The packet view's inputs: the fabric's records and the frames hosts send, from
         // the start (both bounded: packets.rs).
-        w.fabric.set_tracer(Tracer::new(FirstObserver::new(
+        w.fabric_mut().set_tracer(Tracer::new(FirstObserver::new(
             super::packets::RECORDS_KEPT,
         )));
     }
@@ -1391,8 +1391,8 @@ fn fabric_view_from_here(w: &mut World, plan: &Plan, on: bool) -> Result<(), Run
 /// From here (the data path's start) the fabric's packet records feed the ladder; count
 /// mode only (a stream has no "first message" to draw).
 fn ladder_from_here(w: &mut World, plan: &Plan) {
-    if plan.stream_duration().is_none() && !w.fabric.tracer_mut().enabled() {
-        w.fabric
+    if plan.stream_duration().is_none() && !w.fabric_mut().tracer_mut().enabled() {
+        w.fabric_mut()
             .set_tracer(Tracer::new(FirstObserver::new(LADDER_RECORDS)));
     }
 }
@@ -1492,7 +1492,7 @@ fn finish(
         .map(|l| *l)
         .unwrap_or_default();
     let packets = w
-        .fabric
+        .fabric_mut()
         .tracer_mut()
         .take::<FirstObserver>()
         .map(|t| t.records)
@@ -1702,7 +1702,7 @@ fn finish(
     let f = after.fabric;
     let b = before.fabric;
     let cross_drops: u64 = w
-        .fabric
+        .fabric()
         .flow_results()
         .iter()
         .map(|r| r.frames_dropped)

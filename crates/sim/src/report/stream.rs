@@ -106,7 +106,7 @@ pub fn cross_traffic_report(w: &World, plan: &Plan) -> Option<CrossTraffic> {
     if ct.burst_bytes == 0 {
         return None;
     }
-    let flows = w.fabric.flow_results();
+    let flows = w.fabric().flow_results();
     Some(CrossTraffic {
         senders: ct.senders,
         bursts: flows.len() as u64 / ct.senders.max(1),

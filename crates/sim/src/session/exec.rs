@@ -64,7 +64,7 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
     let mut world = build_world(session, profile)?;
     // The report lists each step's frames, and marks the ones the fabric dropped.
     world.log_frames();
-    world.fabric.set_tracer(Tracer::new(Drops::default()));
+    world.fabric_mut().set_tracer(Tracer::new(Drops::default()));
     let capturing = options.pcap.is_some();
     if let Some(out) = options.pcap {
         world.capture_pcap(out)?;
@@ -105,7 +105,7 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
     if capturing {
         x.world.finish_pcap()?;
     }
-    if let Some(drops) = x.world.fabric.tracer_mut().take::<Drops>() {
+    if let Some(drops) = x.world.fabric_mut().tracer_mut().take::<Drops>() {
         for f in steps.iter_mut().flat_map(|s| s.frames.iter_mut()) {
             f.dropped = drops.0.contains(&f.uid);
         }

@@ -12,9 +12,9 @@ impl World {
     /// blocking calls and stages; returns (start, end). Later socket calls start after it
     /// (the thread is busy until `end`), and so do verbs calls' CPU stages (the core is).
     pub fn app_work(&mut self, h: u32, cost: SimDuration, stage: Stage) -> (SimTime, SimTime) {
-        let ready = self.sched.now().max(self.hosts[h as usize].app_ready);
+        let ready = self.sched.now().max(self.state.hosts[h as usize].app_ready);
         let r = self.core_work(h, 0, ready, cost, stage);
-        self.hosts[h as usize].app_ready = r.1;
+        self.state.hosts[h as usize].app_ready = r.1;
         r
     }
 
@@ -43,6 +43,8 @@ impl World {
             stage,
             setup: false,
         };
-        self.hosts[h as usize].cpu.run(&mut self.tracer, now, work)
+        self.state.hosts[h as usize]
+            .cpu
+            .run(&mut self.state.tracer, now, work)
     }
 }

@@ -456,7 +456,7 @@ fn go_back_n_resends_about_one_window_per_loss() {
         .unwrap();
     assert_eq!(a.qpn, qpn, "QP numbers are deterministic");
     let host_a = w.host(0).node.0;
-    w.fabric.set_tracer(Tracer::new(LossLog {
+    w.fabric_mut().set_tracer(Tracer::new(LossLog {
         host: host_a,
         ..Default::default()
     }));
@@ -500,7 +500,7 @@ fn go_back_n_resends_about_one_window_per_loss() {
         stats.mismatched_bytes, 0,
         "every byte placed where it belongs"
     );
-    let log = w.fabric.tracer_mut().take::<LossLog>().unwrap();
+    let log = w.fabric_mut().tracer_mut().take::<LossLog>().unwrap();
     let naks: Vec<SimTime> = w
         .tracer_mut()
         .take::<VecObserver>()
@@ -559,7 +559,7 @@ fn same_seed_same_result() {
             .unwrap();
         let (abuf, amr) = buffer(&mut w, &a, 4 << 20);
         let (bbuf, bmr) = buffer(&mut w, &b, 4 << 20);
-        w.fabric
+        w.fabric_mut()
             .set_tracer(Tracer::new(engine::TraceHasher::default()));
         let wr = SendWr::write(
             1,
@@ -574,7 +574,11 @@ fn same_seed_same_result() {
         .signaled();
         w.post_send(0, a.qpn, &[wr]).unwrap();
         run(&mut w, 10_000);
-        let h = w.fabric.tracer_mut().take::<engine::TraceHasher>().unwrap();
+        let h = w
+            .fabric_mut()
+            .tracer_mut()
+            .take::<engine::TraceHasher>()
+            .unwrap();
         (
             h.hash(),
             h.records(),
