@@ -927,5 +927,5 @@ fn a_full_mtu_write_with_immediate_passes_the_default_port_mtu() {
     let mut placed = vec![0u8; 4096];
     w.verbs(1).memory().read(bbuf, &mut placed).unwrap();
     assert_eq!(placed, msg);
-    assert_eq!(w.fabric.counters().drops(), 0);
+    assert_eq!(w.fabric().counters().drops(), 0);
 }
