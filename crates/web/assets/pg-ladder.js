@@ -30,13 +30,41 @@ export function frameOp(f) {
   return f.opcode || f.kind || '?';
 }
 
-export function ladderSvg(groups, hosts) {
+/** The drawing's width, in viewBox units, on a wide screen: it is scaled to fit its box. */
+const WIDE = 720;
+/** The narrowest phone layout; a box narrower than this scrolls sideways. */
+const NARROW_MIN = 280;
+/** style.css's phone breakpoint, where the playground shows one pane at a time. */
+const PHONE = '(max-width: 700px)';
+
+/**
+ * The ladder's horizontal geometry for a drawing `width` units wide. A wide screen keeps the
+ * 720-unit drawing scaled into its box; a phone's is drawn 1:1 at the box's width, so its
+ * 10.5–11 px labels keep their size, with a narrower time column and lanes nearer the edges
+ * so both lifelines, each arrow head and each label fit in 390 px.
+ */
+export function ladderGeometry(width) {
+  if (!(width < WIDE)) return { W: WIDE, left: 92, right: 20, inset: 40, narrow: false };
+  return { W: Math.max(NARROW_MIN, Math.floor(width)), left: 62, right: 6, inset: 12, narrow: true };
+}
+
+/**
+ * The width to lay the ladder out for: on a phone, the inner width of its box (less the
+ * drawing's 1 px borders); elsewhere, or while its pane is hidden (width 0), the wide drawing.
+ */
+function layoutWidth(el) {
+  const w = el.clientWidth - 2;
+  return window.matchMedia(PHONE).matches && w > 0 ? w : WIDE;
+}
+
+export function ladderSvg(groups, hosts, width = WIDE) {
   drawnFrames = [];
-  const W = 720, left = 92, right = 20, top = 34, row = 24, sep = 22;
+  const { W, left, right, inset, narrow } = ladderGeometry(width);
+  const top = 34, row = 24, sep = 22;
   const hs = hosts.length ? hosts : ['a', 'b'];
   const colX = (hname) => {
     const k = Math.max(0, hs.indexOf(hname));
-    return hs.length === 1 ? (left + W - right) / 2 : left + 40 + k * ((W - left - right - 80) / (hs.length - 1));
+    return hs.length === 1 ? (left + W - right) / 2 : left + inset + k * ((W - left - right - 2 * inset) / (hs.length - 1));
   };
   let y = top;
   let body = '';
@@ -69,7 +97,7 @@ export function ladderSvg(groups, hosts) {
   if (total > drawn) { body += `<text class="pg-lstep" x="4" y="${y + 14}">${esc(tt('frames.more', { n: total - drawn }))}</text>`; y += sep; }
   const H = y + 10;
   const lanes = hs.map((hn) => `<text class="pg-lh" x="${colX(hn)}" y="18">${esc(hn)}</text><line class="pg-life" x1="${colX(hn)}" x2="${colX(hn)}" y1="24" y2="${H - 4}"/>`).join('');
-  return `<svg class="pg-ladder" viewBox="0 0 ${W} ${H}" role="group" aria-label="${esc(tt('ladder'))}">
+  return `<svg class="pg-ladder${narrow ? ' narrow' : ''}" viewBox="0 0 ${W} ${H}" role="group" aria-label="${esc(tt('ladder'))}">
     <defs>${[...WR_COLORS, '#7a838c'].map((c, k) => `<marker id="pg-larr-${k < WR_COLORS.length ? k : 'g'}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0L10,5L0,10z" fill="${c}"/></marker>`).join('')}</defs>
     ${lanes}${body}</svg>`;
 }
@@ -133,6 +161,22 @@ export function wrGroups(n) {
   return groups;
 }
 
+/** The ladder boxes already watched for a change of width. */
+const watched = new WeakSet();
+
+/**
+ * Draws the ladder again when its box's width calls for another layout: the phone's ladder pane
+ * shown after it was drawn hidden, a phone turned, a window narrowed past the breakpoint.
+ * A height change (the drawing's own) leaves the layout as it is, so this never loops.
+ */
+function watchWidth(el) {
+  if (watched.has(el) || typeof ResizeObserver === 'undefined') return;
+  watched.add(el);
+  new ResizeObserver(() => {
+    if (el.isConnected && el.dataset.width && el.dataset.width !== String(ladderGeometry(layoutWidth(el)).W)) renderLadder();
+  }).observe(el);
+}
+
 /**
  * The ladder of the selected step, labelled with which view it is: for a post_send, every frame
  * of its WRs from that step on (they go on the wire while later steps let time pass); for any
@@ -166,7 +210,10 @@ export function renderLadder() {
   }
   view.textContent = label;
   el.dataset.view = mode;
-  el.innerHTML = groups.length ? ladderSvg(groups, P.report.hosts || P.session.hosts) : (empty ? `<p class="muted">${esc(empty)}</p>` : '');
+  const width = layoutWidth(el);
+  el.dataset.width = String(ladderGeometry(width).W);
+  el.innerHTML = groups.length ? ladderSvg(groups, P.report.hosts || P.session.hosts, width) : (empty ? `<p class="muted">${esc(empty)}</p>` : '');
+  watchWidth(el);
   data.innerHTML = groups.length ? ladderTableHtml(groups, label) : '';
 }
 

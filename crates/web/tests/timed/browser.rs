@@ -15,6 +15,8 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+mod ladder_phone;
+
 fn chromium() -> Option<PathBuf> {
     let p = std::env::var_os("RDMALAB_CHROMIUM")
         .map(PathBuf::from)
