@@ -210,7 +210,6 @@ pub fn catalogue() -> Vec<LabSpec> {
                 int("initiators", 1, 8, 1, "hosts"),
                 int("rwmixread", 0, 100, 100, "%"),
                 choice("link_gbps", &["25", "100"], "100"),
-                flag("digests", false),
             ],
         },
     ]
