@@ -14,6 +14,7 @@ mod out;
 mod bad_input;
 
 mod calibrate;
+mod collective;
 mod demo;
 mod fio;
 mod lab;
@@ -84,6 +85,9 @@ enum Command {
     /// fio against a simulated NVMe over Fabrics target: NVMe/RDMA or NVMe/TCP, IOPS,
     /// completion latency percentiles and CPU per IO beside the local device's latency.
     Fio(fio::FioArgs),
+    /// nccl-tests on the simulated fabric: all_reduce, all_gather, reduce_scatter, alltoall
+    /// between N hosts over RC QPs or kernel TCP.
+    Collective(collective::CollectiveArgs),
     /// Run one of the web lab's fabric labs: incast, hol (PFC head-of-line victim), storm
     /// (PFC storm and watchdog), deadlock (PFC deadlock on a ring), loss (go-back-N vs
     /// selective repeat vs TCP), qps (1 vs N QPs over ECMP), trouble (troubleshooting cases),
@@ -155,6 +159,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Trace(a)) => trace::trace(a),
         Some(Command::Perftest(a)) => perftest::perftest(a),
         Some(Command::Fio(a)) => fio::fio(a),
+        Some(Command::Collective(a)) => collective::collective(a),
         Some(Command::Lab(a)) => lab::lab(a),
         Some(Command::Validate(a)) => validate::validate(a),
     }

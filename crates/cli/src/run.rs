@@ -188,6 +188,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if plan.workload.pattern == scenario::Pattern::Matrix {
         return matrix(&a, &name, &plan, &host);
     }
+    if plan.workload.pattern == scenario::Pattern::Collective {
+        return collective(&a, &plan, &host);
+    }
     let opts = RunOptions {
         host,
         pcap: a.pcap.clone(),
@@ -228,21 +231,44 @@ fn permutation(
             return Ok(ExitCode::from(1));
         }
     };
-    let out = if a.json {
-        let mut v = serde_json::to_value(&r)?;
+    let derived = [
+        ("fct_p50_ps", r.fct_quantile(0.5).into()),
+        ("fct_p99_ps", r.fct_quantile(0.99).into()),
+        ("fct_max_ps", r.fct_quantile(1.0).into()),
+        ("events_per_s", r.events_per_s().into()),
+        ("data_packets_per_s", r.packets_per_s().into()),
+    ];
+    print_fleet(
+        a.json,
+        &r,
+        &derived,
+        || r.text(name),
+        r.completed == r.hosts,
+    )
+}
+
+/// Prints a fleet run's report (the permutation's or a matrix's): its JSON with the `derived`
+/// figures added, or its text. Exit 1 unless every flow completed.
+fn print_fleet(
+    json: bool,
+    report: &impl serde::Serialize,
+    derived: &[(&str, serde_json::Value)],
+    text: impl FnOnce() -> String,
+    all_completed: bool,
+) -> anyhow::Result<ExitCode> {
+    let out = if json {
+        let mut v = serde_json::to_value(report)?;
         if let Some(o) = v.as_object_mut() {
-            o.insert("fct_p50_ps".into(), r.fct_quantile(0.5).into());
-            o.insert("fct_p99_ps".into(), r.fct_quantile(0.99).into());
-            o.insert("fct_max_ps".into(), r.fct_quantile(1.0).into());
-            o.insert("events_per_s".into(), r.events_per_s().into());
-            o.insert("data_packets_per_s".into(), r.packets_per_s().into());
+            for (k, x) in derived {
+                o.insert((*k).into(), x.clone());
+            }
         }
         serde_json::to_string_pretty(&v)? + "\n"
     } else {
-        r.text(name)
+        text()
     };
     crate::out::print(out)?;
-    Ok(if r.completed == r.hosts {
+    Ok(if all_completed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -294,25 +320,46 @@ fn matrix(
             return Ok(ExitCode::from(1));
         }
     };
-    let out = if a.json {
-        let mut v = serde_json::to_value(&r)?;
-        if let Some(o) = v.as_object_mut() {
-            o.insert("matrix".into(), file.clone().into());
-            o.insert("fct_p50_ps".into(), r.fct_quantile(0.5).into());
-            o.insert("fct_p99_ps".into(), r.fct_quantile(0.99).into());
-            o.insert("fct_max_ps".into(), r.fct_quantile(1.0).into());
-            o.insert("events_per_s".into(), r.events_per_s().into());
+    let derived = [
+        ("matrix", file.clone().into()),
+        ("fct_p50_ps", r.fct_quantile(0.5).into()),
+        ("fct_p99_ps", r.fct_quantile(0.99).into()),
+        ("fct_max_ps", r.fct_quantile(1.0).into()),
+        ("events_per_s", r.events_per_s().into()),
+    ];
+    let all = r.completed == r.flows.len();
+    print_fleet(a.json, &r, &derived, || r.text(name, &file), all)
+}
+
+/// `workload.pattern = "collective"`: the collective's nccl-tests row instead of the
+/// comparison table.
+fn collective(
+    a: &RunArgs,
+    plan: &scenario::Plan,
+    host: &BTreeMap<String, u64>,
+) -> anyhow::Result<ExitCode> {
+    let cfg = rdmalab::collective::Config::from_plan(plan);
+    if a.pcap.is_some() {
+        return bad("--pcap: a collective run writes no capture (run `rdmalab trace` on a pair)");
+    }
+    let hosts = plan.topology().map_or(0, |t| t.hosts().len() as u32);
+    if let Err(e) = cfg.check(hosts) {
+        return bad(format!("workload.pattern = collective: {e}"));
+    }
+    let r = match rdmalab::collective::run_plan(plan, host, &cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            errln!("rdmalab run: the run failed: {e}");
+            return Ok(ExitCode::from(1));
         }
-        serde_json::to_string_pretty(&v)? + "\n"
+    };
+    let out = if a.json {
+        serde_json::to_string_pretty(&r)? + "\n"
     } else {
-        r.text(name, &file)
+        r.text()
     };
     crate::out::print(out)?;
-    Ok(if r.completed == r.flows.len() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Largest host profile read (`rdmalab calibrate` writes about 2 KB).

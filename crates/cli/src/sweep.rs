@@ -256,6 +256,77 @@ fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
     Some(v)
 }
 
+/// A sweep of `workload.pattern = "collective"`: one CSV row per point with the collective's
+/// nccl-tests row (its size is the point's `workload.message_bytes`).
+fn collective_sweep(
+    out: &Path,
+    axes: &[Axis],
+    plans: &[(usize, Vec<String>, scenario::Plan)],
+    host: &std::collections::BTreeMap<String, u64>,
+) -> anyhow::Result<ExitCode> {
+    use rdmalab::collective::{Config, run_plan};
+    let mut head = "point".to_string();
+    for a in axes {
+        let _ = write!(head, ",{}", a.key);
+    }
+    head += ",bytes,time_us,algbw_gbs,busbw_gbs,wrong,ideal_us,ideal_busbw_gbs,cpu_ms_per_gb,link_util_max,pauses,ecn_marks,retransmissions,drops";
+    let results: Vec<_> = plans
+        .par_iter()
+        .map(|(i, values, plan)| {
+            let cfg = Config::from_plan(plan);
+            let hosts = plan.topology().map_or(0, |t| t.hosts().len() as u32);
+            let r = cfg
+                .check(hosts)
+                .map_err(|e| (true, e))
+                .and_then(|()| run_plan(plan, host, &cfg).map_err(|e| (false, e.to_string())));
+            (*i, values, r)
+        })
+        .collect();
+    let mut csv = head + "\n";
+    for (i, values, r) in results {
+        let r = match r {
+            Ok(r) => r,
+            Err((true, e)) => return bad(format!("point {i} ({}): {e}", values.join(", "))),
+            Err((false, e)) => {
+                errln!(
+                    "rdmalab sweep: point {i} ({}) failed: {e}",
+                    values.join(", ")
+                );
+                return Ok(ExitCode::from(1));
+            }
+        };
+        let Some(x) = r.rows.first() else { continue };
+        let _ = write!(csv, "{i}");
+        for v in values.iter() {
+            let _ = write!(csv, ",{v}");
+        }
+        let _ = writeln!(
+            csv,
+            ",{},{:.3},{:.4},{:.4},{},{:.3},{:.4},{:.4},{:.4},{},{},{},{}",
+            x.bytes,
+            x.time_ps as f64 / 1e6,
+            x.algbw_gbs,
+            x.busbw_gbs,
+            x.wrong.map_or("NA".to_string(), |w| w.to_string()),
+            x.ideal_ps as f64 / 1e6,
+            x.ideal_busbw_gbs,
+            x.cpu_ms_per_gb_mean(),
+            x.link_util_max,
+            x.pauses,
+            x.ecn_marks,
+            x.retransmissions,
+            x.drops
+        );
+    }
+    rdmalab::output::write_file(out, csv.as_bytes())?;
+    errln!(
+        "rdmalab sweep: {} collective point(s) → {}",
+        plans.len(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn header(axes: &[Axis]) -> String {
     let mut cols = vec!["point".to_string()];
     cols.extend(axes.iter().map(|a| a.key.clone()));
@@ -495,6 +566,14 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
             Ok(p) => plans.push((i, values.clone(), p)),
             Err(e) => return bad(format!("point {i} ({}): {e}", values.join(", "))),
         }
+    }
+    if base.plan.workload.pattern == scenario::Pattern::Collective {
+        if a.plot.is_some() || a.resume {
+            return bad(
+                "--plot and --resume are for the comparison report; a collective sweep writes its CSV only",
+            );
+        }
+        return collective_sweep(out, &axes, &plans, &base.host);
     }
     // Finished rows go to OUT.partial at once (append-only, flushed per row), so an
     // interrupted sweep keeps them and `--resume` continues from there. Only beside a regular

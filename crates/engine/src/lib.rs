@@ -3,7 +3,8 @@
 //! Map of the crate:
 //! - [`queue`]: [`EventQueue`], pending events in exact (time, insertion sequence) order.
 //! - [`sched`]: [`Scheduler`], which owns the queue and the clock, and [`run`], the event loop
-//!   that drives a [`Model`] under a [`Budget`].
+//!   that drives a [`Model`] under a [`Budget`] (the model's state and its scheduler apart;
+//!   [`run_simulation`] for a [`Simulation`] that holds both).
 //! - [`budget`]: limits on simulated time, event count and wall time; hitting one is an error
 //!   that names it ([`BudgetExceeded`]), never a partial result.
 //! - [`rng`]: [`RngStreams`], one independent seeded stream per component, all derived from the
@@ -35,7 +36,7 @@ pub use budget::{Budget, BudgetExceeded};
 pub use prefetch::prefetch;
 pub use queue::EventQueue;
 pub use rng::{Rng, RngStreams, StreamId};
-pub use sched::{Model, RunStats, Scheduler, Step, run, run_until};
+pub use sched::{Model, RunStats, Scheduler, Simulation, Step, run, run_simulation, run_until};
 pub use stage::{Domain, Stage};
 pub use trace::{
     DropReason, ExecUnit, FirstObserver, Observer, PacketClass, PacketRef, PacketStage,

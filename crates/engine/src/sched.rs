@@ -5,6 +5,13 @@
 //! through it and never see the queue itself. [`run`] pops events in (time, insertion) order
 //! until the queue empties or the model says [`Step::Stop`], enforcing a [`Budget`].
 //!
+//! The model's state and its scheduler are two values: a handler takes `&mut self` and
+//! `&mut Scheduler` side by side, so a model never holds its own clock. A world that keeps the
+//! two in one struct (as the simulator's `World` does, for its API between runs) is driven
+//! through [`Simulation`], which borrows them apart for each event and can look at the whole
+//! after each one ([`run_simulation`]); [`run`] and [`run_until`] drive a model and a
+//! scheduler given separately.
+//!
 //! There are no globals: two simulations in one process (a sweep on rayon, a web server
 //! running requests in parallel) share nothing.
 
@@ -137,6 +144,38 @@ pub const BUDGET_CHECK_EVERY: u64 = 1 << 14;
 /// world's events are 16 bytes, held at compile time) plus the queue's own bookkeeping.
 const QUEUED_EVENT_BYTES: u64 = 32;
 
+/// A model and its scheduler held in one value, as a world that answers calls between runs
+/// keeps them (its API reads the clock and schedules events): [`run_simulation`] borrows the two
+/// apart for each event, and after each one asks the whole whether the run is done, with the
+/// clock at the event just handled.
+pub trait Simulation {
+    /// The state the events change.
+    type Model: Model;
+    /// The model and its scheduler, borrowed apart (two fields of one value: no copy, no
+    /// indirection beyond the reference to the whole).
+    fn parts(
+        &mut self,
+    ) -> (
+        &mut Self::Model,
+        &mut Scheduler<<Self::Model as Model>::Event>,
+    );
+    /// Whether the run ends after the event just handled, asked with the whole in view (the
+    /// scheduler's `now()` is that event's time). By default never.
+    #[inline]
+    fn done(&mut self) -> bool {
+        false
+    }
+}
+
+/// A model and a scheduler given separately, as [`run`] and [`run_until`] take them.
+impl<M: Model> Simulation for (&mut M, &mut Scheduler<M::Event>) {
+    type Model = M;
+    #[inline]
+    fn parts(&mut self) -> (&mut M, &mut Scheduler<M::Event>) {
+        (&mut *self.0, &mut *self.1)
+    }
+}
+
 /// Runs `model` until its queue is empty or it returns [`Step::Stop`].
 ///
 /// Fails, discarding the run, when the next event lies beyond `budget.sim_time` (measured from
@@ -158,6 +197,16 @@ pub fn run_until<M: Model>(
     budget: &Budget,
     until: SimTime,
 ) -> Result<RunStats, BudgetExceeded> {
+    run_simulation(&mut (model, sched), budget, until)
+}
+
+/// As [`run_until`], for a model and scheduler held together: the run also ends (as stopped by
+/// the model) when [`Simulation::done`] says so after an event.
+pub fn run_simulation<S: Simulation>(
+    sim: &mut S,
+    budget: &Budget,
+    until: SimTime,
+) -> Result<RunStats, BudgetExceeded> {
     let started = Instant::now();
     let limit_time = SimTime::ZERO
         .checked_add(budget.sim_time)
@@ -165,6 +214,7 @@ pub fn run_until<M: Model>(
     let mut events = 0u64;
     let mut stopped_by_model = false;
     loop {
+        let (model, sched) = sim.parts();
         // `run` (no end time) skips this check; the peeks below for prefetching stay.
         if until != SimTime::MAX && sched.queue.peek_time().is_none_or(|next| next > until) {
             break;
@@ -209,14 +259,14 @@ pub fn run_until<M: Model>(
         if let Some(next) = sched.queue.peek() {
             model.prefetch(next);
         }
-        if model.handle(ev, sched) == Step::Stop {
+        if model.handle(ev, sched) == Step::Stop || sim.done() {
             stopped_by_model = true;
             break;
         }
     }
     Ok(RunStats {
         events,
-        end_time: sched.now,
+        end_time: sim.parts().1.now,
         stopped_by_model,
         wall: started.elapsed(),
     })
@@ -332,6 +382,48 @@ mod tests {
         assert!(st.stopped_by_model);
         assert_eq!(st.events, 4);
         assert_eq!(s.pending(), 1);
+    }
+
+    /// A chain and its scheduler in one value, done once the clock reaches `at`: `done` sees
+    /// the clock of the event just handled.
+    struct Held {
+        chain: Chain,
+        sched: Scheduler<u32>,
+        at: SimTime,
+        clocks: Vec<SimTime>,
+    }
+
+    impl Simulation for Held {
+        type Model = Chain;
+        fn parts(&mut self) -> (&mut Chain, &mut Scheduler<u32>) {
+            (&mut self.chain, &mut self.sched)
+        }
+        fn done(&mut self) -> bool {
+            self.clocks.push(self.sched.now());
+            self.sched.now() >= self.at
+        }
+    }
+
+    #[test]
+    fn a_simulation_is_done_by_its_own_clock() {
+        let (chain, sched) = chain(100);
+        let mut h = Held {
+            chain,
+            sched,
+            at: SimTime::from_ps(4_500),
+            clocks: vec![],
+        };
+        let st = run_simulation(&mut h, &Budget::UNLIMITED, SimTime::MAX).unwrap();
+        assert!(st.stopped_by_model);
+        assert_eq!(st.events, 6, "events at 0..=5 ns");
+        assert_eq!(st.end_time, SimTime::from_ps(5_000));
+        let want: Vec<_> = (0..6).map(|i| SimTime::from_ps(i * 1_000)).collect();
+        assert_eq!(h.clocks, want);
+        assert_eq!(
+            h.sched.pending(),
+            1,
+            "the next link of the chain stays queued"
+        );
     }
 
     #[test]

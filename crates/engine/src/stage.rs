@@ -86,6 +86,9 @@ stages! {
     NvmetSubmit = "nvmet: parse and submit", User;
     /// The NVMe-oF target completing a command.
     NvmetComplete = "nvmet: complete command", User;
+    /// A collective summing received data into its result (on a CPU; a GPU's reduction is
+    /// not a host stage).
+    ReduceSum = "reduce (sum)", User;
 
     // The kernel: system calls and what runs inside them.
     /// Entering `write()`.

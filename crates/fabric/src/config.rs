@@ -439,10 +439,12 @@ impl Default for HostConfig {
 /// Linux's does.
 pub const L2_BYTES: u64 = 22;
 
-/// The IP MTU every port has unless a scenario says otherwise: the IP packet of a 4 KiB
-/// RoCEv2 WRITE with RETH (20 + 8 + 12 + 16 + 4096 + 4 ICRC), so the longest frame is 4,178 B.
-/// source: research/verbs-spec.md §6 layout; research/figures.md §3 "4 KB RoCE frame".
-pub const DEFAULT_PORT_MTU_BYTES: u32 = 4_156;
+/// The IP MTU every port has unless a scenario says otherwise: what Linux requires of an
+/// interface before it runs RoCE at the path MTU 4096 — 4096 plus 96 bytes of IB headers
+/// (`iboe_get_mtu`) — which holds the longest RoCEv2 packet at that path MTU, a WRITE ONLY
+/// with immediate (20 IPv4 + 8 UDP + 12 BTH + 16 RETH + 4 ImmDt + 4096 + 4 ICRC = 4,160 B).
+/// source: Linux include/rdma/ib_addr.h `iboe_get_mtu`; research/verbs-spec.md §6 layout.
+pub const DEFAULT_PORT_MTU_BYTES: u32 = 4_192;
 
 /// The largest IP MTU a port may have: a 9216-byte jumbo frame's, as switch ASICs and
 /// ConnectX NICs allow (mlx5's `MINIMUM_MAX_MTU`).

@@ -23,6 +23,10 @@ fn prob(p: f64) -> Probability {
     Probability::from_f64(p).unwrap_or(Probability::ZERO)
 }
 
+/// Bytes of headers Linux keeps beside a RoCE path MTU in the interface MTU (`iboe_get_mtu`,
+/// include/rdma/ib_addr.h: GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4).
+pub const ROCE_MTU_HEADROOM: u64 = 96;
+
 impl Plan {
     /// The budget of one simulation of this plan.
     pub fn budget(&self) -> engine::Budget {
@@ -155,11 +159,17 @@ impl Plan {
     }
 
     /// The IP MTU of every port (the hosts' interface MTU): large enough for both paths, the
-    /// larger of `tcp.mtu_bytes` and a full RoCEv2 packet's IP length (`rdma.mtu_bytes` plus
-    /// 20 IP, 8 UDP, 12 BTH, 16 RETH and 4 ICRC bytes; research/verbs-spec.md §6), as an
-    /// interface configured for RoCE at that path MTU must be.
+    /// larger of `tcp.mtu_bytes` and what an interface needs to run RoCE at `rdma.mtu_bytes`.
+    /// Linux grants a RoCE port the path MTU 4096 only if its netdev MTU leaves 96 bytes of
+    /// headers beside it — a 40-byte GRH (IPv6's size, so IPv4 fits too), UDP 8, BTH 12, XRC
+    /// 4, AtomicETH 28 and ICRC 4 (`iboe_get_mtu`, include/rdma/ib_addr.h) — which covers the
+    /// longest RoCEv2 packet at that path MTU, a WRITE ONLY with immediate (RETH 16 and ImmDt
+    /// 4: 64 bytes over the payload on IPv4).
     pub fn port_mtu_bytes(&self) -> u64 {
-        self.tcp.mtu_bytes.max(self.rdma.mtu_bytes + 60)
+        // source: Linux include/rdma/ib_addr.h, iboe_get_mtu (96 bytes of IB headers).
+        self.tcp
+            .mtu_bytes
+            .max(self.rdma.mtu_bytes + ROCE_MTU_HEADROOM)
     }
 
     /// The path MTU TCP sees: its interface MTU, or a smaller switch port MTU on the way (what

@@ -30,8 +30,8 @@ pub mod presets;
 
 pub use parse::{ErrorKind, MAX_FILE_BYTES, Origin, ScenarioError, parse, parse_with};
 pub use plan::{
-    Auto, Completion, Congestion, DcqcnProfile, EcmpKind, ForwardingKind, KEYS, KeySpec, Kind,
-    NicKind, Operation, Paths, Pattern, Plan, QpKind, QpStateKind, Retransmission, TopologyKind,
-    Value,
+    Auto, CollectiveAlgorithm, CollectiveOp, CollectivePlan, CollectiveTransport, Completion,
+    Congestion, DcqcnProfile, EcmpKind, ForwardingKind, KEYS, KeySpec, Kind, NicKind, Operation,
+    Paths, Pattern, Plan, QpKind, QpStateKind, Retransmission, TopologyKind, Value,
 };
 pub use presets::{Preset, preset, preset_names, presets};

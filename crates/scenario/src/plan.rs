@@ -128,12 +128,37 @@ named_enum! {
 
 named_enum! {
     /// What traffic the run makes.
-    Pattern { /// One TCP path and one RDMA path between hosts 0 and 1 (the comparison report).
+    Pattern { /// Every host in one collective (`rdmalab collective`: all-reduce, all-gather,
+        /// reduce-scatter, all-to-all over RC or TCP).
+        Collective = "collective", /// One TCP path and one RDMA path between hosts 0 and 1 (the comparison report).
         Pair = "pair", /// Every host writes `message_bytes` over RC to another, a random
         /// permutation with no host writing to itself; runs until every flow completes.
         Permutation = "permutation", /// The flows of a csg-htsim connection matrix
         /// (`workload.matrix`), each an RC WRITE, at their start times or triggers.
         Matrix = "matrix" }
+}
+
+named_enum! {
+    /// A collective's operation (nccl-tests' names).
+    CollectiveOp { /// Every rank ends with every rank's block.
+        AllGather = "all_gather", /// Every rank ends with the element-wise sum.
+        AllReduce = "all_reduce", /// Block j of rank i ends as block i of rank j.
+        AllToAll = "alltoall", /// Rank r ends with part r of the sum.
+        ReduceScatter = "reduce_scatter" }
+}
+
+named_enum! {
+    /// How a collective is scheduled.
+    CollectiveAlgorithm { /// Recursive halving and doubling (power-of-two hosts).
+        HalvingDoubling = "halving_doubling", /// A ring.
+        Ring = "ring" }
+}
+
+named_enum! {
+    /// What carries a collective.
+    CollectiveTransport { /// RC QPs, RDMA WRITE with immediate (NCCL's IB transport).
+        Rdma = "rdma", /// Kernel TCP sockets (NCCL's socket transport).
+        Tcp = "tcp" }
 }
 
 named_enum! {
@@ -559,6 +584,26 @@ pub struct WorkloadPlan {
     pub matrix: String,
 }
 
+/// A collective (`workload.pattern = "collective"`; its size is `workload.message_bytes`
+/// per host).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectivePlan {
+    /// The operation.
+    pub op: CollectiveOp,
+    /// The algorithm.
+    pub algorithm: CollectiveAlgorithm,
+    /// The transport.
+    pub transport: CollectiveTransport,
+    /// Parallel rings.
+    pub channels: u64,
+    /// QPs (sockets) per connection.
+    pub qps_per_connection: u64,
+    /// Bytes per chunk.
+    pub chunk_bytes: u64,
+    /// Host reduction cost, ps per KiB.
+    pub reduce_ps_per_kib: u64,
+}
+
 /// A parsed, bounded scenario (DESIGN.md §3.8). `Plan::default()` is what an empty file gives.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
@@ -584,6 +629,8 @@ pub struct Plan {
     pub tcp: TcpPlan,
     /// The workload.
     pub workload: WorkloadPlan,
+    /// The collective (`workload.pattern = "collective"`).
+    pub collective: CollectivePlan,
     /// What one simulation may use before it is stopped.
     pub budget: BudgetPlan,
 }
@@ -698,6 +745,18 @@ impl Default for Plan {
                 pattern: Pattern::Pair,
                 matrix: String::new(),
             },
+            collective: CollectivePlan {
+                op: CollectiveOp::AllReduce,
+                algorithm: CollectiveAlgorithm::Ring,
+                transport: CollectiveTransport::Rdma,
+                channels: 1,
+                qps_per_connection: 1,
+                // source: NCCL's DEFAULT_BUFFSIZE (4 MiB, src/init.cc) over NCCL_STEPS (8,
+                // src/include/device.h). The reduction cost is rdmalab::collective's stated
+                // assumption (8 GB/s on one core).
+                chunk_bytes: 512 << 10,
+                reduce_ps_per_kib: 128_000,
+            },
         }
     }
 }
@@ -770,7 +829,7 @@ schema! {
     "loss.corruption" => loss.corruption: Kind::Prob, "probability", "Independent per-frame corruption on every link; PFC cannot prevent it.";
     "lossless.enabled" => lossless.enabled: Kind::Bool, "", "PFC on the RoCE priority (\"lossless network\"); TCP stays in a lossy class.";
     "lossless.priority" => lossless.priority: int(0, 7), "", "The priority (PCP) RoCE traffic uses.";
-    "lossless.xoff_bytes" => lossless.xoff_bytes: Kind::IntOrAuto { lo: 1, hi: TIB }, "bytes", "Ingress bytes of one port and priority at which PAUSE goes upstream; below `switch.buffer_bytes`. `\"auto\"`: Linux mlx5's rule (en/port_buffer.c `calculate_xoff`): (301 + 2.16 × `topology.cable_m`) × `topology.link_gbps` (at least 40) + 2.72 × the port MTU (the larger of `tcp.mtu_bytes` and a full RoCE packet's IP length, `rdma.mtu_bytes` + 60). The switch keeps its PFC headroom above XOFF on top, sized from the port MTU, the cable and IEEE 802.3's PAUSE reaction time; `rdmalab run` prints all three.";
+    "lossless.xoff_bytes" => lossless.xoff_bytes: Kind::IntOrAuto { lo: 1, hi: TIB }, "bytes", "Ingress bytes of one port and priority at which PAUSE goes upstream; below `switch.buffer_bytes`. `\"auto\"`: Linux mlx5's rule (en/port_buffer.c `calculate_xoff`): (301 + 2.16 × `topology.cable_m`) × `topology.link_gbps` (at least 40) + 2.72 × the port MTU (the larger of `tcp.mtu_bytes` and `rdma.mtu_bytes` + 96, the header room Linux keeps beside a RoCE path MTU, `iboe_get_mtu`). The switch keeps its PFC headroom above XOFF on top, sized from the port MTU, the cable and IEEE 802.3's PAUSE reaction time; `rdmalab run` prints all three.";
     "lossless.xon_bytes" => lossless.xon_bytes: Kind::IntOrAuto { lo: 0, hi: TIB }, "bytes", "Ingress bytes at or below which RESUME goes upstream; at most `xoff_bytes`. `\"auto\"`: mlx5's rule, one max MTU (the port MTU, at least 9216) below XOFF, never below one MTU.";
     "cross_traffic.burst_bytes" => cross_traffic.burst_bytes: int(0, 1 << 30), "bytes", "Bytes each cross-traffic host sends to host 1 per burst, at line rate, in the path's traffic class (preset ⑤b); 0 = none. Needs stream mode and `topology.hosts` ≥ 2 + `senders`.";
     "cross_traffic.period_us" => cross_traffic.period_us: int(1, 1_000_000), "µs", "Time from one burst's start to the next's; at most 100 000 bursts per stream.";
@@ -807,8 +866,15 @@ schema! {
     "workload.messages" => workload.messages: int(1, 1_000_000), "messages", "Messages per connection in count mode (`stream_us = 0`); at most 1 TiB in total.";
     "workload.stream_us" => workload.stream_us: int(0, 10_000_000), "µs", "Stream back-to-back messages for this long; 0 = count mode.";
     "workload.concurrency" => workload.concurrency: int(1, 1_024), "connections", "TCP connections and RDMA QPs running at once.";
-    "workload.pattern" => workload.pattern: Kind::Enum(Pattern::NAMES), "", "`pair`: the comparison report of one TCP and one RDMA path between hosts 0 and 1; `permutation`: every host of a `fat_tree` writes `message_bytes` over RC to another (a random derangement from `seed`) until all complete, reported as flow completion times and simulator speed; `matrix`: the flows of `workload.matrix` on a `fat_tree`, reported the same way; both take the transport keys (`rdma.retransmission`, `rdma.dcqcn`, `nic.adaptive_retransmission`, ...) and refuses by name the workload keys it cannot honour (`rdma.operation` other than `write`, `workload.messages` other than 1, streams, concurrency).";
+    "workload.pattern" => workload.pattern: Kind::Enum(Pattern::NAMES), "", "`collective`: every host in one collective (the `[collective]` keys; `message_bytes` per host), reported as nccl-tests does by `rdmalab run`, `rdmalab sweep` and `rdmalab collective`; `pair`: the comparison report of one TCP and one RDMA path between hosts 0 and 1; `permutation`: every host of a `fat_tree` writes `message_bytes` over RC to another (a random derangement from `seed`) until all complete, reported as flow completion times and simulator speed; `matrix`: the flows of `workload.matrix` on a `fat_tree`, reported the same way; both take the transport keys (`rdma.retransmission`, `rdma.dcqcn`, `nic.adaptive_retransmission`, ...) and refuses by name the workload keys it cannot honour (`rdma.operation` other than `write`, `workload.messages` other than 1, streams, concurrency).";
     "workload.matrix" => workload.matrix: Kind::Path { max: 4_096 }, "", "The csg-htsim connection matrix (`.cm`) that `workload.pattern = \"matrix\"` runs, relative to the scenario file: `Nodes`, `Connections`, `Triggers` headers and `SRC->DST [id I] start T|trigger G size S [send_done_trigger G] [recv_done_trigger G]` lines, each an RC WRITE of S bytes at T µs or when trigger G fires (`oneshot`, `barrier count K`); `multishot` triggers, `failure` lines and `prio` are refused by name (crates/scenario/src/matrix.rs). At most 65,536 connections, node ids below the fat tree's host count.";
+    "collective.op" => collective.op: Kind::Enum(CollectiveOp::NAMES), "", "The collective `workload.pattern = \"collective\"` runs, nccl-tests' names; `workload.message_bytes` is its size per host.";
+    "collective.algorithm" => collective.algorithm: Kind::Enum(CollectiveAlgorithm::NAMES), "", "`ring` (reduce-scatter then all-gather around a ring) or `halving_doubling` (power-of-two hosts; not for `alltoall`).";
+    "collective.transport" => collective.transport: Kind::Enum(CollectiveTransport::NAMES), "", "`rdma`: RC QPs and RDMA WRITE with immediate, as NCCL's IB transport; `tcp`: kernel sockets, as NCCL's socket transport.";
+    "collective.channels" => collective.channels: int(1, 16), "channels", "Parallel rings, each with its own QPs and its own slice of the buffer.";
+    "collective.qps_per_connection" => collective.qps_per_connection: int(1, 16), "QPs", "QPs (sockets) per connection, as NCCL_IB_QPS_PER_CONNECTION: each chunk is split over them, so a connection takes that many UDP source ports (ECMP paths).";
+    "collective.chunk_bytes" => collective.chunk_bytes: int(4_096, 64 << 20), "bytes", "Bytes per chunk, the unit a step pipelines (NCCL: 4 MiB buffer over 8 steps = 512 KiB).";
+    "collective.reduce_ps_per_kib" => collective.reduce_ps_per_kib: int(0, 10_000_000), "ps/KiB", "Host CPU time to sum one KiB into the result (an assumption: 8 GB/s on one core = 128000); 0 models a GPU's reduction.";
 }
 
 /// The spec of `path`, if it is a key.
@@ -1175,6 +1241,12 @@ impl Plan {
             return Some((
                 "workload.paths",
                 format!("{path} needs the RDMA path: workload.paths = \"tcp\" runs only TCP"),
+            ));
+        }
+        if table == "collective" && self.workload.pattern != Pattern::Collective {
+            return Some((
+                "workload.pattern",
+                format!("{path} needs workload.pattern = \"collective\""),
             ));
         }
         let why = match path {

@@ -67,7 +67,7 @@ fn stream() -> (u64, u64, u64) {
     assert_eq!(stats.mismatched_bytes, 0);
     (
         st.events,
-        w.fabric.counters().delivered_frames,
+        w.fabric().counters().delivered_frames,
         w.now().as_ps(),
     )
 }

@@ -72,7 +72,7 @@ fn stream() -> (u64, u64) {
         }
     }
     (
-        w.fabric.counters().delivered_frames,
+        w.fabric().counters().delivered_frames,
         (w.now() - start).as_ps(),
     )
 }

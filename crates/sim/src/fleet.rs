@@ -329,8 +329,8 @@ pub fn run(
             f.intact = s.mismatched_bytes == 0 && s.bytes_written >= flows[i].bytes.max(1);
         }
     }
-    out.drops = w.fabric.counters().drops();
-    out.pauses = w.fabric.ports().map(|(.., s)| s.pauses_sent).sum();
+    out.drops = w.fabric().counters().drops();
+    out.pauses = w.fabric().ports().map(|(.., s)| s.pauses_sent).sum();
     Ok(out)
 }
 

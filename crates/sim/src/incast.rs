@@ -158,12 +158,12 @@ fn run_inner(
     if c.observe {
         let hosts: Vec<u32> = (0..=n).map(|h| w.host(h).node.0).collect();
         let switch = w
-            .fabric
+            .fabric()
             .ports()
             .map(|(node, ..)| node.0)
             .find(|x| !hosts.contains(x))
             .unwrap_or(0);
-        w.fabric.set_tracer(Tracer::new(SwitchLog {
+        let log = SwitchLog {
             switch,
             receiver: w.host(rx).node.0,
             data_flows: pairs
@@ -174,7 +174,8 @@ fn run_inner(
             // Posting the writes below takes no simulated time.
             start_ps: w.now().as_ps(),
             ..Default::default()
-        }));
+        };
+        w.fabric_mut().set_tracer(Tracer::new(log));
         w.set_tracer(Tracer::new(VecObserver::default()));
     }
     // Enough 4 MiB WRITEs for the whole run at line rate.
@@ -189,11 +190,11 @@ fn run_inner(
     let mut view = with_view.then(|| {
         // The switch log, if any, goes on seeing every record through the recorder.
         let inner = w
-            .fabric
+            .fabric_mut()
             .tracer_mut()
             .take::<SwitchLog>()
             .map(|l| l as Box<dyn engine::Observer>);
-        ViewRecorder::attach_chained(&mut w.fabric, &topo, start, c.window, inner)
+        ViewRecorder::attach_chained(w.fabric_mut(), &topo, start, c.window, inner)
     });
     let sent = |w: &World| -> Vec<u64> {
         pairs
@@ -238,24 +239,24 @@ fn run_inner(
                 .collect(),
         );
         last_psn = psn;
-        rep.pauses_cum.push(w.fabric.counters().pauses_sent);
+        rep.pauses_cum.push(w.fabric().counters().pauses_sent);
         if let Some(v) = view.as_mut() {
-            v.sample(&mut w.fabric, c.window * k);
+            v.sample(w.fabric_mut(), c.window * k);
         }
     }
     let view = view.map(|v| {
-        let (view, inner) = v.finish_chained(&mut w.fabric);
+        let (view, inner) = v.finish_chained(w.fabric_mut());
         if let Some(log) =
             inner.and_then(|i| (i as Box<dyn std::any::Any>).downcast::<SwitchLog>().ok())
         {
-            w.fabric.set_tracer(Tracer::new(*log));
+            w.fabric_mut().set_tracer(Tracer::new(*log));
         }
         view
     });
-    rep.pauses = w.fabric.ports().map(|(.., s)| s.pauses_sent).sum();
-    rep.drops = w.fabric.counters().drops();
+    rep.pauses = w.fabric().ports().map(|(.., s)| s.pauses_sent).sum();
+    rep.drops = w.fabric().counters().drops();
     if c.observe {
-        if let Some(log) = w.fabric.tracer_mut().take::<SwitchLog>() {
+        if let Some(log) = w.fabric_mut().tracer_mut().take::<SwitchLog>() {
             rep.peak_queue_bytes = (0..windows)
                 .map(|k| log.peak.get(&k).copied().unwrap_or(0))
                 .collect();

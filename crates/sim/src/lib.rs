@@ -3,11 +3,12 @@
 //! [`world`] puts hosts (verbs, NIC, PCIe, CPU), transports (RoCE RC/UC/UD, kernel TCP) and
 //! the fabric into one event loop; [`report`] runs a scenario plan's TCP and RDMA paths
 //! through it and compares them (DESIGN.md §2, §3.7); [`session`] runs verbs session files;
-//! [`perftest`], [`incast`] and [`permutation`] are the experiments the CLI names; [`labs`] are
-//! the web lab's fabric labs; [`validate`] compares the model's figures with published ones;
-//! [`output`] writes result files atomically; [`demo`] is the small tour. The foundation crates
-//! are re-exported. `docs/ARCHITECTURE.md` maps the layers and a packet's route.
+//! [`perftest`], [`incast`], [`permutation`] and [`collective`] are the experiments the CLI
+//! names; [`labs`] are the web lab's fabric labs; [`validate`] compares the model's figures
+//! with published ones; [`output`] writes result files atomically; [`demo`] is the small tour.
+//! The foundation crates are re-exported. `docs/ARCHITECTURE.md` maps the layers and a packet's route.
 
+pub mod collective;
 pub mod demo;
 pub mod fleet;
 pub mod incast;

@@ -181,7 +181,7 @@ pub struct BwRow {
 /// shares of their sum.
 fn uplink_share(w: &World) -> Vec<f64> {
     let h0 = w.host(0).node;
-    let ports: Vec<_> = w.fabric.ports().collect();
+    let ports: Vec<_> = w.fabric().ports().collect();
     let Some(link) = ports.iter().find(|p| p.0 == h0).map(|p| p.2) else {
         return Vec::new();
     };

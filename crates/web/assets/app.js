@@ -2,6 +2,7 @@
 // `data-link` navigate without reloading; the language lives in the query (`?lang=en`).
 
 import { t, lang, esc } from './i18n.js';
+import { msgText } from './pg-msg.js';
 import { renderHome, renderOverview, renderChapter, renderLesson, renderGlossary } from './course.js';
 import { renderSim } from './sim.js';
 
@@ -25,7 +26,13 @@ export async function api(path, body) {
   const init = body === undefined ? {} : {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
   };
-  const r = await fetch(path, init);
+  let r;
+  try {
+    r = await fetch(path, init);
+  } catch {
+    // The browser's own words ("Failed to fetch") are in its language, not the page's.
+    throw new Error(t('err.network'));
+  }
   const j = await r.json().catch(() => ({ error: r.statusText }));
   if (!r.ok) {
     const e = new Error(j.error || r.statusText);
@@ -36,11 +43,23 @@ export async function api(path, body) {
   return j;
 }
 
-/** An API error as one readable line. */
+/**
+ * What an API error allows, in the page's language: from its `allowed_msg` id when the server
+ * sends one (words), else as the server wrote it (a range, a list of names).
+ */
+export function allowedText(a) {
+  return (a && a.allowed_msg && msgText(a.allowed_msg)) || (a && a.allowed) || '';
+}
+
+/**
+ * An API error as one readable line, in the page's language when the server sent its sentence
+ * as a message id (`msg`: busy, budgets, limits); an id the table lacks shows the English.
+ */
 export function errorText(e) {
   const a = e.api;
-  if (a && a.field && a.allowed) return t('err.field', { f: a.field, e: a.error, a: a.allowed });
-  return e.message;
+  const said = (a && a.msg && msgText(a.msg)) || (a && a.error) || e.message;
+  if (a && a.field && a.allowed) return t('err.field', { f: a.field, e: said, a: allowedText(a) });
+  return said;
 }
 
 function chrome() {

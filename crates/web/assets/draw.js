@@ -38,8 +38,9 @@ function failureAt(p) {
   if (!o || o.status !== 'failed') return null;
   if (o.verb === 'ibv_post_send' || o.verb === 'ibv_post_recv') return { box: 'local-app', text: `${o.verb} → ${sentence(o.code)}` };
   if (o.code === 'no completion') return { box: 'local-app', text: t('sim.silence') };
-  if (/LocProt|LocLen|LocQpOp/.test(o.code)) return { box: 'local-nic', text: `${o.verb} → ${sentence(o.code)}` };
-  if (/Rem/.test(o.code)) return { box: 'remote-nic', text: `${o.verb} → ${sentence(o.code)}` };
+  // The status as verbs.h names it (`IBV_WC_LOC_PROT_ERR (4, local protection error)`).
+  if (/^IBV_WC_LOC_(PROT|LEN|QP_OP)_ERR\b/.test(o.code)) return { box: 'local-nic', text: `${o.verb} → ${sentence(o.code)}` };
+  if (/^IBV_WC_REM_/.test(o.code)) return { box: 'remote-nic', text: `${o.verb} → ${sentence(o.code)}` };
   return { box: 'local-app', text: `${o.verb} → ${sentence(o.code)}` };
 }
 

@@ -137,7 +137,9 @@ export function layout(view, stagger = false) {
   const GAP = 92, PAD = 56;
   const slots = Math.max(1, edge.reduce((a, s) => a + Math.max(1, hostsOf(s).length), 0) + Math.max(0, edge.length - 1) * 0.6);
   const W = Math.max(560, PAD * 2 + (slots - 1) * GAP);
-  const yTop = 50, yEdge = top.length ? 170 : 70, yHost = yEdge + Math.max(150, W * 0.17);
+  // On a phone (`stagger`) nodes and badges are drawn larger, so the lines from a switch to its
+  // hosts get longer too: room for an XOFF badge on each.
+  const yTop = 50, yEdge = top.length ? 170 : 70, yHost = yEdge + Math.max(150, W * 0.17) * (stagger ? 1.8 : 1);
   let x = PAD;
   for (const s of edge) {
     const hs = hostsOf(s);
@@ -176,6 +178,12 @@ const held = (d, k) => d.paused[k] || d.held_pct[k] > 0;
  */
 function svgHtml(view, lay, k, qmax, z = 1) {
   const { pos } = lay;
+  // Badges placed so far and the node boxes: a new badge must cover neither (see placeBadge).
+  const placed = [];
+  const boxes = view.nodes.map((node, i) => {
+    const [w, h] = nodeSize(node, nodeLabel(node), lay, z);
+    return { x0: pos[i].x - w / 2, y0: pos[i].y - h / 2, x1: pos[i].x + w / 2, y1: pos[i].y + h / 2 };
+  });
   const degree = view.nodes.map(() => 0);
   for (const l of view.links) { degree[l.a] += 1; degree[l.b] += 1; }
   let out = `<svg class="fv-svg" viewBox="0 0 ${Math.round(lay.w)} ${Math.round(lay.h)}" role="img" aria-label="${esc(tr('aria', {
@@ -211,7 +219,7 @@ function svgHtml(view, lay, k, qmax, z = 1) {
         const seg = Math.hypot(ex - sx, ey - sy);
         const fan = degree[d.to] >= 3 && view.nodes[d.from].kind === 'host';
         const back = fan ? Math.max(14 * z, seg * 0.33) : 14 * z;
-        const bx = ex - ux * s * back + ox * 4, by = ey - uy * s * back + oy * 4;
+        const [bx, by] = placeBadge({ ex: ex + ox * 4, ey: ey + oy * 4, dx: ux * s, dy: uy * s, seg, back, z }, placed, boxes, lay);
         out += `<g class="fv-xoff" data-dir="${j}"><rect x="${(bx - 17 * z).toFixed(1)}" y="${(by - 8 * z).toFixed(1)}" width="${(34 * z).toFixed(1)}" height="${(15 * z).toFixed(1)}" rx="3"/><text x="${bx.toFixed(1)}" y="${(by + 3.5 * z).toFixed(1)}" style="font-size:${(10 * z).toFixed(1)}px">XOFF</text></g>`;
       }
     });
@@ -221,16 +229,52 @@ function svgHtml(view, lay, k, qmax, z = 1) {
     const p = pos[i];
     const name = nodeLabel(node);
     const fs = (13 * z).toFixed(1);
+    const [w, h] = nodeSize(node, name, lay, z);
     if (node.kind === 'switch') {
-      const w = Math.max(58, name.length * (/[\u2e80-\uffff]/.test(name) ? 13 : 8) + 16) * z;
-      const h = 32 * z;
       out += `<g class="fv-node switch" data-node="${i}"><rect x="${(p.x - w / 2).toFixed(1)}" y="${(p.y - h / 2).toFixed(1)}" width="${w.toFixed(1)}" height="${h.toFixed(1)}" rx="6"/><text x="${p.x.toFixed(1)}" y="${(p.y + 4.5 * z).toFixed(1)}" style="font-size:${fs}px">${esc(name)}</text></g>`;
     } else {
-      const w = Math.min(60 * z, lay.stagger ? 170 : 86), h = 28 * z;
       out += `<g class="fv-node host" data-node="${i}"><rect x="${(p.x - w / 2).toFixed(1)}" y="${(p.y - h / 2).toFixed(1)}" width="${w.toFixed(1)}" height="${h.toFixed(1)}" rx="${(h / 2).toFixed(1)}"/><text x="${p.x.toFixed(1)}" y="${(p.y + 4.5 * z).toFixed(1)}" style="font-size:${fs}px">${esc(name)}</text></g>`;
     }
   });
   return `${out}</svg>`;
+}
+
+/** A node's box (width, height) in the drawing's units. */
+function nodeSize(node, name, lay, z) {
+  if (node.kind === 'switch') return [Math.max(58, name.length * (/[\u2e80-\uffff]/.test(name) ? 13 : 8) + 16) * z, 32 * z];
+  return [Math.min(60 * z, lay.stagger ? 170 : 86), 28 * z];
+}
+
+/**
+ * Where an XOFF badge stands on its line: `back` from the line's end (`ex`, `ey`, the node
+ * that sent the pause), or further back towards the sender, in steps, then beside the line,
+ * until it covers no badge placed before it, no node and nothing outside the drawing. On a phone the drawing is
+ * scaled down and its labels up (`z`), so badges of lines that fan out from one switch would
+ * otherwise sit on each other. Where no place along the line is free, the first one, kept
+ * inside the drawing. The badge's box is recorded in `placed`.
+ */
+function placeBadge({ ex, ey, dx, dy, seg, back, z }, placed, boxes, lay) {
+  const hw = 17 * z, up = 8 * z, down = 7 * z, pad = 2 * z;
+  const box = (x, y) => ({ x0: x - hw - pad, y0: y - up - pad, x1: x + hw + pad, y1: y + down + pad });
+  const free = (b) => b.x0 >= 0 && b.y0 >= 0 && b.x1 <= lay.w && b.y1 <= lay.h
+    && ![...placed, ...boxes].some((o) => b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1);
+  let at = null;
+  // Along the line first; then beside it, one badge height at a time, on either side.
+  const side = up + down + 2 * pad;
+  for (const l of [0, 1, -1, 2, -2]) {
+    for (let d = back; !at && d <= Math.max(back, seg - 10 * z); d += 4 * z) {
+      const p = [ex - dx * d - dy * l * side, ey - dy * d + dx * l * side];
+      if (free(box(...p))) at = p;
+    }
+    if (at) break;
+  }
+  if (!at) {
+    const x = Math.min(Math.max(ex - dx * back, hw + pad), lay.w - hw - pad);
+    const y = Math.min(Math.max(ey - dy * back, up + pad), lay.h - down - pad);
+    at = [x, y];
+  }
+  placed.push(box(...at));
+  return at;
 }
 
 /** Directions in the order they first sent PAUSE: the spread, hop by hop. */

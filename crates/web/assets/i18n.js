@@ -63,6 +63,7 @@ const S = {
     'chart.lossfree': '无丢包时', 'sim.knobs': '这个场景要调的参数', 'sim.range': '{a} 到 {b}', 'sim.atleast': '至少 {a}',
     'sim.raw': '命令行里的名字', 'sim.fix': '有 {n} 个参数需要改正，什么都没有运行。',
     'err.int': '{label}：请填 {range} 之间的整数。', 'err.intmin': '{label}：请填不小于 {a} 的整数。', 'err.prob': '{label}：请填 0 到 1 之间的数（概率）。',
+    'err.network': '连不上实验室的服务器：它可能已经停了，请检查后刷新页面。',
     'err.server': '{label}：仿真器不接受这个值（允许：{allowed}）。', 'err.server.other': '仿真器不接受这组参数：{e}',
   },
   en: {
@@ -127,6 +128,7 @@ const S = {
     'chart.lossfree': 'loss-free', 'sim.knobs': 'The knobs of this preset', 'sim.range': '{a} to {b}', 'sim.atleast': 'at least {a}',
     'sim.raw': 'name on the command line', 'sim.fix': '{n} parameter(s) to fix; nothing was run.',
     'err.int': '{label}: enter a whole number from {range}.', 'err.intmin': '{label}: enter a whole number of at least {a}.', 'err.prob': '{label}: enter a number from 0 to 1 (a probability).',
+    'err.network': 'Cannot reach the lab\'s server: it may have stopped; check it and reload the page.',
     'err.server': '{label}: the simulator refuses this value (allowed: {allowed}).', 'err.server.other': 'The simulator refuses these parameters: {e}',
   },
 };

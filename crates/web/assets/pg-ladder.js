@@ -18,6 +18,18 @@ export function ladderFrame(k) {
   return drawnFrames[k] || null;
 }
 
+/**
+ * A frame's operation as a learner reads it: the opcode as Linux names it (an identifier), but
+ * a NAK by what its AETH syndrome code means (0x60 PSN sequence error … 0x64 invalid RD request,
+ * the AETH's NAK codes) in the page's language, from the stable id the server sends in
+ * `aeth.nak` (`PsnSequenceError`), never the Rust name itself.
+ */
+export function frameOp(f) {
+  const a = f.aeth;
+  if (a && a.syndrome === 'NAK') return tt('nak', { why: tt(`nak.${a.nak}`) });
+  return f.opcode || f.kind || '?';
+}
+
 export function ladderSvg(groups, hosts) {
   drawnFrames = [];
   const W = 720, left = 92, right = 20, top = 34, row = 24, sep = 22;
@@ -42,7 +54,7 @@ export function ladderSvg(groups, hosts) {
       const col = f.kind === 'roce' ? wrColor(f.wr_id) : '#7a838c';
       const xe = f.dropped ? x1 + (x2 - x1) * 0.6 : x2;
       const ye = f.dropped ? y1 + (y2 - y1) * 0.6 : y2;
-      const label = `${f.opcode || f.kind || '?'}${f.psn != null ? ` PSN ${f.psn}` : ''}`;
+      const label = `${frameOp(f)}${f.psn != null ? ` PSN ${f.psn}` : ''}`;
       const tip = `${label} · ${f.src} → ${f.dst} · ${fmtPs(f.t_ps)} · ${f.len ?? '?'} B${f.qpn != null ? ` · QPN ${hex(f.qpn)}` : ''}${f.wr_id != null ? ` · wr_id ${f.wr_id}` : ''}${f.dropped ? ` · ${tt('lt.dropped')}` : ''}`;
       const mk = WR_COLORS.indexOf(col);
       body += `<g class="pg-frame k-${esc(f.kind || 'other')}${f.dropped ? ' dropped' : ''}" data-k="${k}" tabindex="0" role="button" data-opcode="${esc(f.opcode || '')}" data-psn="${esc(f.psn ?? '')}" data-wr-id="${esc(f.wr_id ?? '')}" data-dropped="${!!f.dropped}">
@@ -77,7 +89,7 @@ export function ladderTableHtml(groups, view) {
     if (!frames.length) return '';
     const head = g.label ? `<tr class="pg-lt-group"><th scope="colgroup" colspan="${cols.length}">${esc(g.label)}</th></tr>` : '';
     const rows = frames.map((f) => `<tr class="${f.dropped ? 'dropped' : ''}">
-      <th scope="row" class="num">${esc(fmtPs(f.t_ps))}</th><td>${esc(f.src)} → ${esc(f.dst)}</td><td>${esc(f.opcode || f.kind || '?')}</td>
+      <th scope="row" class="num">${esc(fmtPs(f.t_ps))}</th><td>${esc(f.src)} → ${esc(f.dst)}</td><td>${esc(frameOp(f))}</td>
       <td class="num">${esc(f.psn ?? '—')}</td><td class="mono">${f.qpn != null ? hex(f.qpn) : '—'}</td><td class="num">${esc(f.len ?? '—')}</td>
       <td class="num">${esc(f.wr_id ?? '—')}</td><td>${esc(tt(f.dropped ? 'yes' : 'no'))}</td></tr>`).join('');
     return `<tbody>${head}${rows}</tbody>`;

@@ -2,7 +2,8 @@
 // Split out of playground.js; see that file for how the page works.
 
 import { esc, lang } from './i18n.js';
-import { abortText, notesHtml, okHtml, origHtml, whyHtml } from './pg-results.js';
+import { abortText, notesHtml, okHtml, ruleHtml, whyHtml } from './pg-results.js';
+import { msgHtml } from './pg-msg.js';
 import { ERRNO_EXPLAIN, WC_EXPLAIN, tt } from './pg-strings.js';
 import { bare } from './pg-session.js';
 import { handlesOf, haveModel, qpStatesAfter, rule, transition } from './pg-model.js';
@@ -21,14 +22,17 @@ function shortWhat(table, name) {
 
 export function resultHtml(s, rec, k) {
   if (!rec) {
-    if (P.error && P.error.step === k) return `<p class="pg-res k-invalid">${esc(tt('invalid', { e: P.error.message }))}</p>`;
+    if (P.error && P.error.step === k) {
+      const [pre, post] = tt('invalid', { e: '\u0000' }).split('\u0000');
+      return `<p class="pg-res k-invalid">${esc(pre)}${P.error.html}${esc(post)}</p>`;
+    }
     return `<p class="pg-res muted">${esc(tt('pending'))}</p>`;
   }
   const r = rec.result || {};
   let out = '';
   if (r.kind === 'ok') out += `<p class="pg-res k-ok">✓ ${r.msgs && r.msgs.length ? okHtml(r) : esc(tt('ok'))}</p>`;
   else if (r.kind === 'error') {
-    out += `<p class="pg-res k-error">✗ <strong>${esc(r.errno)}</strong> (${esc(r.code)}) — ${lang() === 'en' ? esc(r.text) : `${esc(shortWhat(ERRNO_EXPLAIN, r.errno))}${origHtml(r.text)}`}</p>`;
+    out += `<p class="pg-res k-error">✗ <strong>${esc(r.errno)}</strong> (${esc(r.code)}) — ${lang() === 'en' ? esc(r.text) : `${esc(shortWhat(ERRNO_EXPLAIN, r.errno))}${ruleHtml(r)}`}</p>`;
     if (s.call === 'modify_qp') out += maskDiffHtml(s, k);
     out += explainHtml(ERRNO_EXPLAIN, r.errno, true);
   } else if (r.kind === 'completions') {
@@ -47,8 +51,21 @@ export function resultHtml(s, rec, k) {
   }
   if (rec.notes && rec.notes.length) out += `<ul class="pg-notes">${notesHtml(rec)}</ul>`;
   const failed = (rec.expectations || []).filter((x) => !x.passed && !(x.implicit && r.kind === 'error'));
-  if (failed.length) out += `<ul class="pg-exp">${failed.map((x) => `<li>✗ ${esc(tt('exp.failed', { what: x.what, exp: x.expected, got: x.got }))}</li>`).join('')}</ul>`;
+  if (failed.length) out += `<ul class="pg-exp">${failed.map((x) => `<li>✗ ${expHtml(x)}</li>`).join('')}</ul>`;
   return out;
+}
+
+/**
+ * A failed expectation in the page's language: what was checked, wanted and found, each either
+ * an identifier or value shown as the server wrote it (`wc[0].status`, `IBV_WC_SUCCESS`) or,
+ * when the server sends a message id for it (`what_msg`, `expected_msg`, `got_msg`), words.
+ */
+export function expHtml(x) {
+  const part = (text, m) => (m ? msgHtml(m, text) : esc(text));
+  const parts = [part(x.what, x.what_msg), part(x.expected, x.expected_msg), part(x.got, x.got_msg)];
+  // Fill the sentence with markers, escape it, then put each part's HTML in its marker's place.
+  return esc(tt('exp.failed', { what: '\u0001', exp: '\u0002', got: '\u0003' }))
+    .replace(/[\u0001-\u0003]/g, (c) => parts[c.charCodeAt(0) - 1]);
 }
 
 /** For a failed modify_qp: what the mask lacks or has too much, against the model's rule. */
@@ -107,7 +124,8 @@ export function renderSummary() {
   const el = $('#pg-summary');
   const r = P.report;
   if (P.error) {
-    el.innerHTML = `<p class="error" role="alert">${esc(tt('run.error'))}: ${esc(P.error.message)}</p>`;
+    const [pre, post] = tt('run.error.is', { e: '\u0000' }).split('\u0000');
+    el.innerHTML = `<p class="error" role="alert">${esc(pre)}${P.error.html}${esc(post)}</p>`;
     return;
   }
   if (!r) { el.innerHTML = ''; return; }

@@ -25,7 +25,8 @@ import { renderSteps, renderSummary } from './pg-steps.js';
 import { CALLS, FormError, renderForms, selectTab, stepFromForm, suggestTab, syncForm, syncModify, tabsHtml } from './pg-forms.js';
 import { diagramKey, firstKb, kbFocused, kbShown, legalEdges, markKb, renderDiagram, revealKb, sameEdge, selectEdge, showEdgeInfo } from './pg-diagram.js';
 import { renderState } from './pg-objects.js';
-import { renderLadder, ladderFrame } from './pg-ladder.js';
+import { frameOp, renderLadder, ladderFrame } from './pg-ladder.js';
+import { refusalHtml } from './pg-results.js';
 import { renderMemory, mt } from './pg-memory.js';
 import { PANES, pt, wirePanes } from './pg-panes.js';
 import { startTour, tourButtonHtml, tourMenuHtml, wireTours } from './tour.js';
@@ -133,7 +134,8 @@ async function run(edit = null) {
     res = await api('/api/verbs', { session: text, profile: P.session.profile });
   } catch (e) {
     if (!P.live() || gen !== P.gen) return;
-    const msg = errorText(e);
+    // A refused session's reason by its id; the field and what it allows are the form's concern.
+    const msg = (e.api && e.api.msg && msgText(e.api.msg)) || errorText(e);
     if (e.status === 422 && edit && takeBack(edit)) {
       const why = String(e.message || msg).replace(/^\d+:\d+:\s*/, '');
       updateUrl();
@@ -162,9 +164,9 @@ async function run(edit = null) {
     if (m) lines.forEach((l, k) => { if (l <= Number(m[1])) step = k + 1; });
     P.report = null;
     P.reportText = null;
-    P.error = { message: e.message || msg, step };
+    P.error = { message: e.message || msg, html: refusalHtml(e), step };
     renderAll();
-    status(`${tt('run.error')}: ${msg}`, true);
+    status(tt('run.error.is', { e: msg }), true);
     document.body.dataset.run = 'error';
     return;
   }
@@ -266,7 +268,7 @@ function useEdge(from, to) {
 function inspectFrame(el) {
   const f = ladderFrame(Number(el.dataset.k));
   if (!f) return;
-  const title = `${f.opcode || f.kind || '?'}${f.psn != null ? ` PSN ${f.psn}` : ''} · ${f.src} → ${f.dst}`;
+  const title = `${frameOp(f)}${f.psn != null ? ` PSN ${f.psn}` : ''} · ${f.src} → ${f.dst}`;
   document.dispatchEvent(new CustomEvent('rdmalab:inspect', { detail: { frame: f, title } }));
 }
 

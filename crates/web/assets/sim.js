@@ -5,7 +5,7 @@
 import { t, href, esc, lang } from './i18n.js';
 import { term, sentence } from './terms.js';
 import { GROUPS, LESSON_KEYS, PARAMS as WORDS, UNITS } from './simparams.js';
-import { api, errorText, go } from './app.js';
+import { allowedText, api, errorText, go } from './app.js';
 import { pathsSvg, paintAt, spanNs, ladderSvg, cursorAt, fmtNs, layoutKey } from './draw.js';
 import { chartSvg } from './chart.js';
 import { narrationHtml, stepButtonsHtml, pacing, stretchText, allSteps, markSteps, w as nw } from './narration.js';
@@ -498,7 +498,7 @@ function wirePanel(main, plan) {
       document.body.dataset.run = 'done';
       const a = err.api || {};
       const label = a.field && specs.has(a.field) ? words(a.field)[0] : null;
-      if (!(label && showFieldError(form, a.field, t('err.server', { label, allowed: a.allowed || '' })))) {
+      if (!(label && showFieldError(form, a.field, t('err.server', { label, allowed: allowedText(a) })))) {
         summary.textContent = t('err.server.other', { e: errorText(err) });
         summary.classList.add('error');
       } else {
@@ -532,6 +532,7 @@ export async function renderSim(main, live) {
         <span class="label">${esc(t('sim.presets'))}</span> <span class="presets">${presetButtons}</span>
       </div>
       ${what}
+      <p id="status" class="status" role="status" aria-live="polite">${esc(t('sim.running'))}</p>
       <details class="params" ${st.set.length || keepOpen ? 'open' : ''}><summary>${esc(t('sim.params'))}</summary>
         <form id="params" novalidate><div class="groups">…</div>
           <p class="actions"><button id="run" class="button" type="submit">${esc(t('sim.run'))}</button>
@@ -540,7 +541,6 @@ export async function renderSim(main, live) {
           <p class="muted">${st.set.map((s) => `<code>--set ${esc(s)}</code>`).join(' ')}</p>
         </form>
       </details>
-      <p id="status" class="status" role="status" aria-live="polite">${esc(t('sim.running'))}</p>
       <div class="sim-main">
       <div class="sim-left">
       <div class="drawing">
@@ -583,7 +583,7 @@ export async function renderSim(main, live) {
     pending = null;
     if (!live()) return;
     const s = main.querySelector('#status');
-    s.textContent = `${t('sim.error')}: ${errorText(e)}`;
+    s.textContent = `${t('sim.error')}${colon()}${errorText(e)}`;
     s.classList.add('error');
     // The panel stays: the preset's values with the link's overrides, the refused one marked.
     try {
@@ -595,7 +595,7 @@ export async function renderSim(main, live) {
       wirePanel(main, base.plan);
       const a = e.api || {};
       const form = main.querySelector('#params');
-      if (a.field) showFieldError(form, a.field, t('err.server', { label: words(a.field)[0], allowed: a.allowed || '' }));
+      if (a.field) showFieldError(form, a.field, t('err.server', { label: words(a.field)[0], allowed: allowedText(a) }));
     } catch { /* the preset itself failed: the status line says why */ }
     document.body.dataset.run = 'error';
     announce('refused');

@@ -53,16 +53,16 @@ export const TOURS = {
     { sel: '#pg-tab-post_send', pane: 'steps',
       zh: '选 post_send，操作码 RDMA_WRITE，远端 MR 选 mr_b，添加；再用 poll_cq 在 cq_a 上取完成（带 50us 等待）。',
       en: 'Pick post_send, opcode RDMA_WRITE, remote MR mr_b, and Add; then poll cq_a with poll_cq (with a 50us wait).' },
-    { sel: '#pg-ladder', pane: 'ladder',
+    { sel: 'section.pg-p-wire', pane: 'ladder',
       zh: '报文：选中 post_send 那一步，这里画出它的 WRITE 请求和对端回的 ACK。点一个报文，看它每一层头部的字段。',
       en: 'Packets: select the post_send step and this shows its WRITE request and the peer\'s ACK. Click a packet to open its headers field by field.' },
     { sel: '#pg-memory', pane: 'memory',
       zh: '内存：b 的缓冲区里被这次 WRITE 写入的字节高亮显示——b 的 CPU 什么都没做，字节就到了。',
       en: 'Memory: the bytes of b\'s buffer that this WRITE placed are highlighted — b\'s CPU did nothing, and the bytes arrived.' },
-    { sel: '#pg-form-post_send [name="rmr"]', pane: 'steps',
+    { sel: '#pg-form-post_send [name="rmr"]', pane: 'steps', tab: 'post_send',
       zh: '再投一个 WRITE，这次远端 MR 选 mr_a：发过去的是 a 自己的 rkey，b 上没有这个 key，b 回 NAK，完成是 REM_ACCESS_ERR，两个 QP 都进 ERR。',
       en: 'Post another WRITE, this time with mr_a as the remote MR: it carries a\'s own rkey, which names nothing on b; b answers with a NAK, the completion is REM_ACCESS_ERR and both QPs go to ERR.' },
-    { sel: '#pg-steps', pane: 'steps',
+    { sel: 'section.pg-p-steps', pane: 'steps',
       zh: '每一步的返回值、完成状态和解释都在这里；点一步就能看它之后的状态、报文和内存。',
       en: 'Every step\'s return value, completion status and explanation is here; select a step to see the state, packets and memory after it.' },
   ],
@@ -307,6 +307,12 @@ function show(k, { scroll = true } = {}) {
   if (s.pane && pane) showPane(root, s.pane);
   for (const el of document.querySelectorAll('.tour-on')) el.classList.remove('tour-on');
   if (s.open) for (const d of document.querySelectorAll(s.open)) d.open = true;
+  // A step about one call's form shows that form first (its tab), as a learner who skipped
+  // the step before would otherwise be pointed at a hidden field.
+  if (s.tab) {
+    const t = root.querySelector(`#pg-tab-${s.tab}`);
+    if (t && t.getAttribute('aria-selected') !== 'true') t.click();
+  }
   // A playground step about one of the session's steps selects it first, so the packets,
   // memory and state panes show what that step did.
   if (s.select) {

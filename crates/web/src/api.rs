@@ -8,6 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use rdmalab::engine::BudgetExceeded as engine_budget;
 use rdmalab::report::{Report, run_plan};
+use rdmalab::session::msg::{Msg, MsgId};
 use scenario::Plan;
 use scenario::plan::{KEYS, Kind, Value, get};
 use serde::{Deserialize, Serialize};
@@ -223,11 +224,13 @@ pub fn plan_of(req: &RunRequest) -> Result<(Option<&'static str>, Plan), ApiErro
 
 /// The server's own bounds on top of the schema's: what one web request may simulate.
 fn check_web_bounds(plan: &Plan) -> Result<(), ApiError> {
-    let bad = |field: &str, value: u64, allowed: String| {
-        Err(ApiError::field(
+    let bad = |field: &str, value: u64, allowed: Msg| {
+        Err(ApiError::field_said(
             StatusCode::UNPROCESSABLE_ENTITY,
             field,
-            format!("{field} = {value} is more than the web lab runs"),
+            Msg::new(MsgId::ServerMoreThanWebRuns)
+                .arg("field", field)
+                .arg("value", value),
             allowed,
         ))
     };
@@ -236,7 +239,7 @@ fn check_web_bounds(plan: &Plan) -> Result<(), ApiError> {
         return bad(
             "workload.stream_us",
             w.stream_us,
-            format!("at most {MAX_STREAM_US} µs here (the CLI runs longer streams)"),
+            Msg::new(MsgId::ServerAtMostStream).arg("max", MAX_STREAM_US),
         );
     }
     if w.stream_us == 0 {
@@ -244,19 +247,17 @@ fn check_web_bounds(plan: &Plan) -> Result<(), ApiError> {
             return bad(
                 "workload.messages",
                 w.messages,
-                format!("at most {MAX_MESSAGES} here"),
+                Msg::new(MsgId::ServerAtMost).arg("max", MAX_MESSAGES),
             );
         }
         if w.message_bytes.saturating_mul(w.messages) > MAX_COUNT_BYTES {
             return bad(
                 "workload.messages",
                 w.messages,
-                format!(
-                    "at most {} messages of {} B here ({} MiB in all)",
-                    MAX_COUNT_BYTES / w.message_bytes.max(1),
-                    w.message_bytes,
-                    MAX_COUNT_BYTES >> 20
-                ),
+                Msg::new(MsgId::ServerAtMostBytes)
+                    .arg("n", MAX_COUNT_BYTES / w.message_bytes.max(1))
+                    .arg("bytes", w.message_bytes)
+                    .arg("mib", MAX_COUNT_BYTES >> 20),
             );
         }
     }
@@ -264,7 +265,7 @@ fn check_web_bounds(plan: &Plan) -> Result<(), ApiError> {
         return bad(
             "topology.hosts",
             plan.topology.hosts,
-            format!("at most {MAX_HOSTS} here"),
+            Msg::new(MsgId::ServerAtMost).arg("max", MAX_HOSTS),
         );
     }
     let k = plan.topology.k;
@@ -272,7 +273,7 @@ fn check_web_bounds(plan: &Plan) -> Result<(), ApiError> {
         return bad(
             "topology.k",
             k,
-            format!("at most 6 here (k³/4 hosts, at most {MAX_HOSTS})"),
+            Msg::new(MsgId::ServerAtMostK).arg("max", MAX_HOSTS),
         );
     }
     Ok(())
@@ -359,14 +360,14 @@ pub fn prepare(v: &impl Serialize, gzip: bool) -> Result<Prepared, ApiError> {
     let bytes = serde_json::to_vec(v)
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     if bytes.len() > MAX_ANSWER_BYTES {
-        return Err(ApiError::new(
+        return Err(ApiError::said(
             StatusCode::UNPROCESSABLE_ENTITY,
-            format!(
-                "the answer would be {:.1} MiB, more than the web lab sends ({} MiB): ask for \
-                 fewer steps, smaller memory dumps or a smaller run (the CLI has no such cap)",
-                bytes.len() as f64 / (1 << 20) as f64,
-                MAX_ANSWER_BYTES >> 20
-            ),
+            Msg::new(MsgId::ServerAnswerTooLarge)
+                .arg(
+                    "mib",
+                    format!("{:.1}", bytes.len() as f64 / (1 << 20) as f64),
+                )
+                .arg("max", MAX_ANSWER_BYTES >> 20),
         ));
     }
     if !gzip || bytes.len() < 1400 {
@@ -430,12 +431,9 @@ pub async fn simulate_with<T: Send + 'static>(
         run(&plan)
     });
     match tokio::time::timeout(RUN_WALL_LIMIT, task).await {
-        Err(_) => Err(ApiError::new(
+        Err(_) => Err(ApiError::said(
             StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "the simulation took longer than {} s; try a shorter stream or fewer messages",
-                RUN_WALL_LIMIT.as_secs()
-            ),
+            Msg::new(MsgId::ServerSimTooSlow).arg("secs", RUN_WALL_LIMIT.as_secs()),
         )),
         Ok(Err(join)) => {
             let what = if join.is_panic() {
@@ -449,9 +447,9 @@ pub async fn simulate_with<T: Send + 'static>(
             };
             // The server log keeps the case; the answer carries it for the user to file.
             eprintln!("rdmalab serve: a simulation panicked (a bug): {what}; scenario: {scenario}");
-            let mut e = ApiError::new(
+            let mut e = ApiError::said(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "the simulation stopped on an internal error (a bug in rdmalab): please file the report below",
+                Msg::new(MsgId::ServerPanic),
             );
             e.report = Some(Box::new(json!({
                 "panic": what,
@@ -466,25 +464,38 @@ pub async fn simulate_with<T: Send + 'static>(
         )),
         // A budget the scenario outgrew: the message names the key to raise.
         Ok(Ok(Err(rdmalab::report::RunError::World(rdmalab::world::WorldError::Budget(b))))) => {
-            let key = match b {
-                engine_budget::SimTime { .. } => "budget.max_sim_time_ms",
-                engine_budget::Events { .. } => "budget.max_events",
-                engine_budget::Wall { .. } => "budget.max_wall_s",
-                engine_budget::Memory { .. } => "budget.max_memory_mb",
+            let (key, m) = match b {
+                engine_budget::SimTime { limit } => (
+                    "budget.max_sim_time_ms",
+                    Msg::new(MsgId::ServerBudgetSimTime).arg("limit", limit.to_string()),
+                ),
+                engine_budget::Events { limit } => (
+                    "budget.max_events",
+                    Msg::new(MsgId::ServerBudgetEvents).arg("limit", limit),
+                ),
+                engine_budget::Wall { limit, events } => (
+                    "budget.max_wall_s",
+                    Msg::new(MsgId::ServerBudgetWall)
+                        .arg("limit", format!("{limit:?}"))
+                        .arg("events", events),
+                ),
+                engine_budget::Memory { limit_bytes } => (
+                    "budget.max_memory_mb",
+                    Msg::new(MsgId::ServerBudgetMemory).arg("mb", limit_bytes >> 20),
+                ),
             };
-            Err(ApiError::field(
+            Err(ApiError::field_said(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 key,
-                format!("the simulation stopped: {b}"),
-                format!(
-                    "a larger value, within the key's range (the web lab caps budget.max_wall_s at {} s and budget.max_memory_mb at {MAX_RUN_MEMORY_MB} MB)",
-                    RUN_WALL_LIMIT.as_secs()
-                ),
+                m,
+                Msg::new(MsgId::ServerBudgetAllowed)
+                    .arg("wall", RUN_WALL_LIMIT.as_secs())
+                    .arg("mb", MAX_RUN_MEMORY_MB),
             ))
         }
-        Ok(Ok(Err(e))) => Err(ApiError::new(
+        Ok(Ok(Err(e))) => Err(ApiError::said(
             StatusCode::INTERNAL_SERVER_ERROR,
-            format!("the run failed: {e}"),
+            Msg::new(MsgId::ServerRunFailed).arg("detail", e.to_string()),
         )),
         Ok(Ok(Ok(r))) => Ok(r),
     }
@@ -576,7 +587,12 @@ pub async fn verbs(
 /// [`AppState::queue_limit`] requests already wait, else 503 with `Retry-After`.
 async fn acquire(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
     use std::sync::atomic::Ordering;
-    let stopping = || ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping");
+    let stopping = || {
+        ApiError::said(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Msg::new(MsgId::ServerStopping),
+        )
+    };
     match state.sims.clone().try_acquire_owned() {
         Ok(p) => Ok(p),
         Err(tokio::sync::TryAcquireError::Closed) => Err(stopping()),
@@ -592,12 +608,9 @@ async fn acquire(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit, 
             let waiting = state.waiting.fetch_add(1, Ordering::SeqCst) + 1;
             let _counted = Waiting(&state.waiting);
             if waiting > state.queue_limit {
-                let mut e = ApiError::new(
+                let mut e = ApiError::said(
                     StatusCode::SERVICE_UNAVAILABLE,
-                    format!(
-                        "the server is busy: every core runs a simulation and {} more wait; try again in a second",
-                        state.queue_limit
-                    ),
+                    Msg::new(MsgId::ServerBusy).arg("waiting", state.queue_limit),
                 );
                 e.retry_after = Some(1);
                 return Err(e);
@@ -624,15 +637,15 @@ async fn with_permit<R: Send + 'static>(
         f()
     });
     match tokio::time::timeout(RUN_WALL_LIMIT, task).await {
-        Err(_) => Err(ApiError::new(
+        Err(_) => Err(ApiError::said(
             StatusCode::SERVICE_UNAVAILABLE,
-            format!("the run took longer than {} s", RUN_WALL_LIMIT.as_secs()),
+            Msg::new(MsgId::ServerRunTooSlow).arg("secs", RUN_WALL_LIMIT.as_secs()),
         )),
         Ok(Err(join)) => {
             eprintln!("rdmalab serve: a verbs session panicked (a bug): {join}");
-            Err(ApiError::new(
+            Err(ApiError::said(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                format!("the session stopped on an internal error (a bug in rdmalab): {join}"),
+                Msg::new(MsgId::ServerSessionPanic).arg("detail", join.to_string()),
             ))
         }
         Ok(Ok(r)) => Ok(r),
@@ -668,6 +681,7 @@ pub fn rejection(r: JsonRejection, allowed: &str) -> ApiError {
         retry_after: None,
         msg: None,
         at: None,
+        allowed_msg: None,
     }
 }
 

@@ -3,6 +3,7 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use rdmalab::session::msg::{Msg, MsgId};
 use serde::Serialize;
 
 /// An error answer: `{"error": ..., "field": ..., "allowed": ...}` with its status.
@@ -32,6 +33,10 @@ pub struct ApiError {
     /// The 1-based line and column the message is about (a refused verbs session).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub at: Option<[u32; 2]>,
+    /// `allowed` as a message id and its arguments, when it is words rather than a range or a
+    /// list of names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_msg: Option<Box<rdmalab::session::msg::Msg>>,
 }
 
 impl ApiError {
@@ -46,6 +51,7 @@ impl ApiError {
             retry_after: None,
             msg: None,
             at: None,
+            allowed_msg: None,
         }
     }
 
@@ -65,6 +71,30 @@ impl ApiError {
             retry_after: None,
             msg: None,
             at: None,
+            allowed_msg: None,
+        }
+    }
+
+    /// The error whose English `error` is `m`'s text, with `m` for the page to translate.
+    pub fn said(status: StatusCode, m: rdmalab::session::msg::Msg) -> ApiError {
+        ApiError {
+            msg: Some(Box::new(m.clone())),
+            ..ApiError::new(status, m.text())
+        }
+    }
+
+    /// An error about `field` whose sentence and allowance are messages (`error` and `allowed`
+    /// their English).
+    pub fn field_said(
+        status: StatusCode,
+        field: impl Into<String>,
+        m: rdmalab::session::msg::Msg,
+        allowed: rdmalab::session::msg::Msg,
+    ) -> ApiError {
+        ApiError {
+            msg: Some(Box::new(m.clone())),
+            allowed_msg: Some(Box::new(allowed.clone())),
+            ..ApiError::field(status, field, m.text(), allowed.text())
         }
     }
 
@@ -95,8 +125,63 @@ impl From<scenario::ScenarioError> for ApiError {
             error: e.to_string(),
             report: None,
             retry_after: None,
-            msg: None,
+            msg: scenario_msg(&e).map(Box::new),
             at: None,
+            allowed_msg: None,
+        }
+    }
+}
+
+/// A scenario error's sentence as a message id (its position and `--set` origin are the
+/// `error` text's prefix, and `field` names the key). `allowed` is a range, a list of names or
+/// keys, shown as it is; a syntax error's cause is words (`toml.*`).
+fn scenario_msg(e: &scenario::ScenarioError) -> Option<Msg> {
+    use scenario::ErrorKind as K;
+    let id = match e.kind {
+        K::Syntax => {
+            return Some(
+                Msg::new(MsgId::ServerScenarioSyntax)
+                    .arg("why", rdmalab::session::syntax::toml_syntax(&e.allowed)),
+            );
+        }
+        K::UnknownKey => {
+            return Some(
+                Msg::new(MsgId::ServerScenarioUnknownKey)
+                    .arg("key", e.key.as_str())
+                    .arg("allowed", e.allowed.as_str()),
+            );
+        }
+        K::WrongType => MsgId::ServerScenarioWrongType,
+        K::OutOfRange => MsgId::ServerScenarioOutOfRange,
+        // Keys that clash, or cannot apply: the scenario crate says why in English (no id yet).
+        K::Conflict | K::Inapplicable => return None,
+        K::BadEnum => MsgId::ServerScenarioBadEnum,
+    };
+    Some(
+        Msg::new(id)
+            .arg("key", e.key.as_str())
+            .arg("value", e.value.as_str())
+            .arg("allowed", e.allowed.as_str()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use rdmalab::session::msg::MsgId;
+
+    /// Every `server.*` message id is one this crate sends (the session's ids are checked
+    /// in rdmalab's own msg.rs).
+    #[test]
+    fn every_server_id_is_sent() {
+        let src = [
+            include_str!("api.rs"),
+            include_str!("guard.rs"),
+            include_str!("error.rs"),
+        ]
+        .concat();
+        for id in MsgId::ALL.iter().filter(|m| m.id().starts_with("server.")) {
+            let name = format!("MsgId::{id:?}");
+            assert!(src.contains(&name), "{} ({name}) is never sent", id.id());
         }
     }
 }

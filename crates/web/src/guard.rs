@@ -86,12 +86,10 @@ pub async fn check_host(State(state): State<AppState>, req: Request, next: Next)
 pub async fn timeout(req: Request, next: Next) -> Response {
     match tokio::time::timeout(crate::REQUEST_TIMEOUT, next.run(req)).await {
         Ok(r) => r,
-        Err(_) => ApiError::new(
+        Err(_) => ApiError::said(
             StatusCode::REQUEST_TIMEOUT,
-            format!(
-                "the request took longer than {} s (a slow upload, or a queue of runs ahead of it)",
-                crate::REQUEST_TIMEOUT.as_secs()
-            ),
+            rdmalab::session::msg::Msg::new(rdmalab::session::msg::MsgId::ServerRequestTimeout)
+                .arg("secs", crate::REQUEST_TIMEOUT.as_secs()),
         )
         .into_response(),
     }

@@ -2,6 +2,7 @@
 //! does): a test build links this crate's dependencies once, not once per file.
 
 mod calibrate;
+mod collective;
 mod fio;
 mod lab;
 mod outputs;

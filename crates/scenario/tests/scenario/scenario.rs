@@ -382,10 +382,10 @@ fn conflicts_point_at_the_key() {
     );
     let e = err("[lossless]\nxon_bytes = 300000\n");
     assert_eq!((e.key.as_str(), e.line), ("lossless.xon_bytes", 2));
-    // XOFF "auto" at 100 Gb/s, 2 m and the default port MTU 4156 (a 4 KiB RoCE packet):
-    // (301 + 216 × 2 / 100) × 100 + 272 × 4156 / 100 = 30,500 + 11,304 B, as mlx5 rounds.
+    // XOFF "auto" at 100 Gb/s, 2 m and the default port MTU 4192 (RoCE at 4096, Linux's rule):
+    // (301 + 216 × 2 / 100) × 100 + 272 × 4192 / 100 = 30,500 + 11,402 B, as mlx5 rounds.
     assert!(
-        e.allowed.contains("at most lossless.xoff_bytes (41804)"),
+        e.allowed.contains("at most lossless.xoff_bytes (41902)"),
         "{e}"
     );
     assert!(e.allowed.contains("mlx5's rule"), "{e}");
@@ -399,10 +399,10 @@ fn conflicts_point_at_the_key() {
     p.set("lossless.xoff_bytes=5000").unwrap();
     assert_eq!(p.pfc_thresholds().xoff_bytes, 5_000);
     // XON "auto" below a given XOFF: one max MTU lower, but never below one port MTU.
-    assert_eq!(p.pfc_thresholds().xon_bytes, 4_156);
+    assert_eq!(p.pfc_thresholds().xon_bytes, 4_192);
     p.set("lossless.xoff_bytes=auto").unwrap();
-    assert_eq!(p.pfc_thresholds().xoff_bytes, 41_804);
-    assert_eq!(p.pfc_thresholds().xon_bytes, 41_804 - 9_216);
+    assert_eq!(p.pfc_thresholds().xoff_bytes, 41_902);
+    assert_eq!(p.pfc_thresholds().xon_bytes, 41_902 - 9_216);
     let e = err("[lossless]\nxoff_bytes = \"big\"\n");
     assert!(e.allowed.contains("\"auto\" or 1..="), "{e}");
     let e = err("[rdma]\ndcqcn = true\n");

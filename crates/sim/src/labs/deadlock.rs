@@ -69,7 +69,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     // Whether every ring link was paused over queued frames, at each sample.
     let mut all_held = Vec::new();
     let window = SimDuration::from_ps(d.as_ps() / WINDOWS);
-    let mut view = ViewRecorder::attach(&mut s.w.fabric, &s.topo, s.start, window);
+    let mut view = ViewRecorder::attach(s.w.fabric_mut(), &s.topo, s.start, window);
     let mut last_progress = SimDuration::ZERO;
     let mut completed_at = None;
     let total = FLOW_BYTES * flows.len() as u64;
@@ -77,7 +77,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         let t = window * k;
         let x = t.as_us_f64();
         let got = s.run_to(t)?;
-        view.sample(&mut s.w.fabric, t);
+        view.sample(s.w.fabric_mut(), t);
         if got.iter().any(|&b| b > 0) {
             last_progress = t;
         }
@@ -85,7 +85,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
             series.points.push([x, s.delivered[i] as f64 / 1e6]);
         }
         let now = s.w.now();
-        let f = &s.w.fabric;
+        let f = s.w.fabric();
         let held = ring_ports
             .iter()
             .filter(|&&(node, port)| f.is_paused(node, port, PRIO, now))
@@ -102,7 +102,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let completed = delivered_total >= total;
     let stalled_for = d.saturating_sub(last_progress);
     let threshold = STALL;
-    let c = s.w.fabric.counters();
+    let c = s.w.fabric().counters();
     // A deadlock, not a slow network: over the last `threshold` every ring link stayed
     // paused with frames behind it, nothing moved and nothing was dropped.
     let tail = (threshold.as_ps().div_ceil(window.as_ps()) as usize).max(1);
@@ -143,7 +143,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         .push(chart("delivered", "line", ("µs", "MB"), delivered));
     r.charts
         .push(chart("paused", "step", ("µs", "links"), vec![paused]));
-    r.fabric = Some(view.finish(&mut s.w.fabric));
+    r.fabric = Some(view.finish(s.w.fabric_mut()));
     r.events = Some(s.events);
     Ok(r)
 }

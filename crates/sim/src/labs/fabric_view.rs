@@ -691,12 +691,12 @@ mod tests {
         let mut s = Streams::new(topo, cfg, &[(1, 0), (2, 0)], &RcOptions::default()).unwrap();
         let w = SimDuration::from_us(20);
         s.post_all_for(100, w * 10).unwrap();
-        let mut rec = ViewRecorder::attach(&mut s.w.fabric, &s.topo, s.start, w);
+        let mut rec = ViewRecorder::attach(s.w.fabric_mut(), &s.topo, s.start, w);
         for k in 1..=10 {
             s.run_to(w * k).unwrap();
-            rec.sample(&mut s.w.fabric, w * k);
+            rec.sample(s.w.fabric_mut(), w * k);
         }
-        let v = rec.finish(&mut s.w.fabric);
+        let v = rec.finish(s.w.fabric_mut());
         assert_eq!(
             v.t_ps,
             (1..=10).map(|k| (w * k).as_ps()).collect::<Vec<_>>()
@@ -709,7 +709,7 @@ mod tests {
             .map(|d| *d.pauses.last().unwrap())
             .sum();
         assert!(pauses > 0);
-        assert_eq!(pauses, s.w.fabric.counters().pauses_sent);
+        assert_eq!(pauses, s.w.fabric().counters().pauses_sent);
         for l in &v.links {
             for dir in 0..2u8 {
                 // At most the first frame and the first PFC frame of each window.
@@ -723,6 +723,6 @@ mod tests {
             );
         }
         // The tap and the tracer are gone with the recorder.
-        assert!(!s.w.fabric.tracer_mut().enabled());
+        assert!(!s.w.fabric_mut().tracer_mut().enabled());
     }
 }

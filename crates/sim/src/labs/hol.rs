@@ -46,7 +46,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let mut alone = build(senders, pfc, false)?;
     with.post_all_for(LINK_GBPS, d)?;
     alone.post_all_for(LINK_GBPS, d)?;
-    let mut view = ViewRecorder::attach(&mut with.w.fabric, &with.topo, with.start, window);
+    let mut view = ViewRecorder::attach(with.w.fabric_mut(), &with.topo, with.start, window);
     let trunk_in = with.port("right", "left");
     let to_r0 = with.port("right", "r-h0");
     let trunk_out = with.port("left", "right");
@@ -63,7 +63,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         let t = window * k;
         let x = t.as_us_f64();
         let dw = with.run_to(t)?;
-        view.sample(&mut with.w.fabric, t);
+        view.sample(with.w.fabric_mut(), t);
         let da = alone.run_to(t)?;
         victim.points.push([x, gbps(dw[0], window)]);
         victim_alone.points.push([x, gbps(da[0], window)]);
@@ -81,7 +81,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     r.figure("victim_gbps", Some(v), "Gb/s");
     r.figure("victim_alone_gbps", Some(va), "Gb/s");
     r.figure("slowdown", (v > 0.0).then(|| va / v), "×");
-    let c = with.w.fabric.counters();
+    let c = with.w.fabric().counters();
     r.figure("pauses", Some(c.pauses_sent as f64), "frames");
     r.figure("drops", Some(c.drops() as f64), "frames");
     // How long the left switch's trunk egress was held by pauses.
@@ -100,7 +100,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         ("µs", "frames"),
         vec![pauses_trunk, pauses_hosts],
     ));
-    r.fabric = Some(view.finish(&mut with.w.fabric));
+    r.fabric = Some(view.finish(with.w.fabric_mut()));
     r.events = Some(with.events + alone.events);
     Ok(r)
 }

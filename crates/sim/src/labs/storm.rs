@@ -61,7 +61,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     ];
     let mut pauses: Vec<Series> = watched.iter().map(|(n, _)| Series::new(*n)).collect();
     let window = SimDuration::from_ps(d.as_ps() / WINDOWS);
-    let mut view = ViewRecorder::attach(&mut s.w.fabric, &s.topo, s.start, window);
+    let mut view = ViewRecorder::attach(s.w.fabric_mut(), &s.topo, s.start, window);
     let (mut before, mut late) = (0u64, 0u64);
     // The victim's bytes per window, to average over the storm once its end is known.
     let mut victim = Vec::new();
@@ -69,7 +69,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         let t = window * k;
         let x = t.as_us_f64();
         let got = s.run_to(t)?;
-        view.sample(&mut s.w.fabric, t);
+        view.sample(s.w.fabric_mut(), t);
         for (i, b) in got.iter().enumerate() {
             flows_s[i].points.push([x, gbps(*b, window)]);
         }
@@ -84,7 +84,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
             pauses[i].points.push([x, s.pauses_sent(&[port]) as f64]);
         }
     }
-    let c = s.w.fabric.counters();
+    let c = s.w.fabric().counters();
     // Whole windows before the stall (the parameters keep the stall inside the run).
     let before_windows = (stall_at.as_ps() / window.as_ps()).clamp(1, WINDOWS);
     let v_before = gbps(before, window * before_windows);
@@ -125,7 +125,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         .push(chart("flows", "line", ("µs", "Gb/s"), flows_s));
     r.charts
         .push(chart("pauses", "step", ("µs", "frames"), pauses));
-    r.fabric = Some(view.finish(&mut s.w.fabric));
+    r.fabric = Some(view.finish(s.w.fabric_mut()));
     r.events = Some(s.events);
     Ok(r)
 }

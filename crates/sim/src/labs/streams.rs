@@ -123,20 +123,20 @@ impl Streams {
         ports
             .iter()
             .flatten()
-            .filter_map(|&(n, p)| self.w.fabric.port_stats(n, p))
+            .filter_map(|&(n, p)| self.w.fabric().port_stats(n, p))
             .map(|st| st.pauses_sent)
             .sum()
     }
 
     /// Kilobytes waiting in `port`'s egress queue for RoCE's priority now.
     pub fn queue_kb(&self, port: Option<(NodeId, PortId)>) -> f64 {
-        port.map_or(0, |(n, p)| self.w.fabric.queue_bytes(n, p, PRIO)) as f64 / 1e3
+        port.map_or(0, |(n, p)| self.w.fabric().queue_bytes(n, p, PRIO)) as f64 / 1e3
     }
 
     /// The share of `d` that `port`'s egress was held by PAUSE frames on RoCE's priority, %.
     pub fn paused_pct(&self, port: Option<(NodeId, PortId)>, d: SimDuration) -> f64 {
         let held = port.map_or(0, |(n, p)| {
-            self.w.fabric.pause_time(n, p, PRIO, self.w.now()).0
+            self.w.fabric().pause_time(n, p, PRIO, self.w.now()).0
         });
         (held as f64 / d.as_ps().max(1) as f64 * 100.0).min(100.0)
     }
@@ -144,7 +144,7 @@ impl Streams {
     /// The port of node `from` whose cable leads to node `to`.
     pub fn port(&self, from: &str, to: &str) -> Option<(NodeId, PortId)> {
         let (a, b) = (self.node(from)?, self.node(to)?);
-        self.w.fabric.port_to(a, b).map(|p| (a, p))
+        self.w.fabric().port_to(a, b).map(|p| (a, p))
     }
 }
 

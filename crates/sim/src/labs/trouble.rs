@@ -179,8 +179,8 @@ fn counters_of(w: &World, hosts: &[u32], eps: &[Endpoint], seen: &[(u32, &Seen)]
         }
         // The host port's PFC counters (ethtool -S names; durations in µs).
         let node = host.node;
-        if let Some((_, port, _, st)) = w.fabric.ports().find(|p| p.0 == node) {
-            let (rx, tx) = w.fabric.pause_time(node, port, PRIO, now);
+        if let Some((_, port, _, st)) = w.fabric().ports().find(|p| p.0 == node) {
+            let (rx, tx) = w.fabric().pause_time(node, port, PRIO, now);
             for (n, v) in [
                 (format!("rx_prio{PRIO}_pause"), st.pfc_received),
                 (format!("rx_prio{PRIO}_pause_duration"), rx / 1_000_000),
@@ -199,7 +199,7 @@ fn counters_of(w: &World, hosts: &[u32], eps: &[Endpoint], seen: &[(u32, &Seen)]
             }
         }
     }
-    let f = w.fabric.counters();
+    let f = w.fabric().counters();
     for (n, v) in [
         (
             "egress_discards",
@@ -425,7 +425,7 @@ fn mtu(r: &mut LabResult) -> Result<u64, LabError> {
 /// The switch's discards of priorities `prios` (rdmalab's names; a switch shows them per
 /// traffic class, e.g. SONiC's `queuestat`), and of frames that are not IP.
 fn switch_rows(w: &World, prios: &[usize], non_ip: bool) -> Vec<Counter> {
-    let f = w.fabric.counters();
+    let f = w.fabric().counters();
     let mut rows: Vec<(String, u64)> = prios
         .iter()
         .map(|&p| (format!("prio{p}_discards"), f.drops_by_priority[p]))
@@ -530,7 +530,7 @@ fn cnp_incast(cnp: Priority) -> Result<CnpRun, LabError> {
 /// priority 6, strict, as the switch expects.
 fn cnp_class(r: &mut LabResult) -> Result<u64, LabError> {
     let (right, ..) = cnp_incast(Priority::of(6))?;
-    let right_pauses = right.fabric.counters().pauses_sent;
+    let right_pauses = right.fabric().counters().pauses_sent;
     let (w, pairs, seen) = cnp_incast(Priority::of(0))?;
     let eps: Vec<Endpoint> = pairs.iter().flat_map(|(a, b)| [*a, *b]).collect();
     let all = Seen {
@@ -555,7 +555,7 @@ fn cnp_class(r: &mut LabResult) -> Result<u64, LabError> {
     r.verdict("cnp_sent", sent);
     r.verdict("cnp_handled", handled);
     r.verdict("cnp_lost", sent.saturating_sub(handled));
-    r.verdict("pauses", w.fabric.counters().pauses_sent);
+    r.verdict("pauses", w.fabric().counters().pauses_sent);
     r.verdict("pauses_strict_cnp_class", right_pauses);
     Ok(w.events_processed() + right.events_processed())
 }

@@ -438,8 +438,8 @@ fn run_one(cfg: &FioConfig, pcap: Option<&std::path::Path>) -> Result<FioReport,
         target_tx_peak_queue_bytes: target_tx,
         device_peak_outstanding: run.device.peak_outstanding as u64,
         utilisation,
-        drops: run.w.fabric.counters().drops(),
-        pauses: run.w.fabric.ports().map(|(.., s)| s.pauses_sent).sum(),
+        drops: run.w.fabric().counters().drops(),
+        pauses: run.w.fabric().ports().map(|(.., s)| s.pauses_sent).sum(),
         events,
         wall_ns,
     })
@@ -458,13 +458,13 @@ fn target_link_tx(w: &World) -> (u64, u64) {
     let wire =
         |s: &fabric::PortStats| s.tx_bytes + s.tx_frames * fabric::config::PREAMBLE_IFG_BYTES;
     let mut own = (None, 0);
-    for (n, _, link, s) in w.fabric.ports() {
+    for (n, _, link, s) in w.fabric().ports() {
         if n == node {
             own = (Some(link), wire(s));
         }
     }
     let to = w
-        .fabric
+        .fabric()
         .ports()
         .filter(|(n, _, link, _)| *n != node && Some(*link) == own.0)
         .map(|(.., s)| wire(s))
@@ -518,13 +518,13 @@ fn target_queues(w: &World) -> (u64, u64) {
     let node = w.host(TARGET).node;
     let peak = |s: &fabric::PortStats| s.peak_queue.iter().copied().max().unwrap_or(0);
     let mut own = (None, 0);
-    for (n, _, link, s) in w.fabric.ports() {
+    for (n, _, link, s) in w.fabric().ports() {
         if n == node {
             own = (Some(link), peak(s));
         }
     }
     let to = w
-        .fabric
+        .fabric()
         .ports()
         .filter(|(n, _, link, _)| *n != node && Some(*link) == own.0)
         .map(|(.., s)| peak(s))

@@ -65,8 +65,8 @@ fn settle(w: &mut World) -> Result<(), RunError> {
 
 fn snap(w: &World) -> Snap {
     let mut s = Snap {
-        fabric: w.fabric.counters(),
-        oversize: w.fabric.oversize(),
+        fabric: w.fabric().counters(),
+        oversize: w.fabric().oversize(),
         at: w.now(),
         ..Default::default()
     };
@@ -303,6 +303,12 @@ fn not_modelled(plan: &Plan) -> Option<String> {
                 .into(),
         );
     }
+    if plan.workload.pattern == scenario::Pattern::Collective {
+        return Some(
+            "workload.pattern = collective (the comparison report runs one pair of hosts; `rdmalab collective` runs the collective)"
+                .into(),
+        );
+    }
     if plan.workload.concurrency > 1 {
         return Some(format!(
             "workload.concurrency = {} (the report runs one connection and one QP)",
@@ -393,12 +399,12 @@ fn new_world(
     }));
     if trace {
         // The whole run's fabric events (the ladder reads its window from them too).
-        w.fabric
+        w.fabric_mut()
             .set_tracer(Tracer::new(FirstObserver::new(super::MAX_TRACE_RECORDS)));
     } else if frames {
         // The packet view's inputs: the fabric's records and the frames hosts send, from
         // the start (both bounded: packets.rs).
-        w.fabric.set_tracer(Tracer::new(FirstObserver::new(
+        w.fabric_mut().set_tracer(Tracer::new(FirstObserver::new(
             super::packets::RECORDS_KEPT,
         )));
     }
@@ -1003,7 +1009,7 @@ fn run_rdma(
                 .host(0)
                 .verbs
                 .qp_state(a.qpn)
-                .map(|s| format!("{s:?}"))
+                .map(|s| s.name().to_string())
                 .unwrap_or_default();
             m.outcome = Outcome::Failed {
                 verb: "ibv_poll_cq".to_string(),
@@ -1154,7 +1160,7 @@ fn post_failed(verb: &str, h: u32, e: &verbs::PostError, w: &World, ep: Endpoint
         .host(h)
         .verbs
         .qp_state(ep.qpn)
-        .map(|s| format!("{s:?}"))
+        .map(|s| s.name().to_string())
         .unwrap_or_default();
     Outcome::Failed {
         verb: verb.to_string(),
@@ -1169,11 +1175,16 @@ fn wc_failed(status: WcStatus, h: u32, queue: &str, w: &World, ep: Endpoint) -> 
         .host(h)
         .verbs
         .qp_state(ep.qpn)
-        .map(|s| format!("{s:?}"))
+        .map(|s| s.name().to_string())
         .unwrap_or_default();
     Outcome::Failed {
         verb: "ibv_poll_cq".to_string(),
-        code: format!("{status:?} ({}, {})", status.value(), status.as_str()),
+        code: format!(
+            "{} ({}, {})",
+            status.const_name(),
+            status.value(),
+            status.as_str()
+        ),
         at: format!(
             "host {h}, {queue} completion of QP {} (now in {state})",
             ep.qpn.get()
@@ -1380,8 +1391,8 @@ fn fabric_view_from_here(w: &mut World, plan: &Plan, on: bool) -> Result<(), Run
 /// From here (the data path's start) the fabric's packet records feed the ladder; count
 /// mode only (a stream has no "first message" to draw).
 fn ladder_from_here(w: &mut World, plan: &Plan) {
-    if plan.stream_duration().is_none() && !w.fabric.tracer_mut().enabled() {
-        w.fabric
+    if plan.stream_duration().is_none() && !w.fabric_mut().tracer_mut().enabled() {
+        w.fabric_mut()
             .set_tracer(Tracer::new(FirstObserver::new(LADDER_RECORDS)));
     }
 }
@@ -1481,7 +1492,7 @@ fn finish(
         .map(|l| *l)
         .unwrap_or_default();
     let packets = w
-        .fabric
+        .fabric_mut()
         .tracer_mut()
         .take::<FirstObserver>()
         .map(|t| t.records)
@@ -1691,7 +1702,7 @@ fn finish(
     let f = after.fabric;
     let b = before.fabric;
     let cross_drops: u64 = w
-        .fabric
+        .fabric()
         .flow_results()
         .iter()
         .map(|r| r.frames_dropped)
@@ -1706,7 +1717,7 @@ fn finish(
         let (port, port_key, port_mtu, first_frame_bytes) = match after.oversize {
             Some(o) => (
                 format!("host {}", o.host.0),
-                "max(tcp.mtu_bytes, rdma.mtu_bytes + 60)",
+                "max(tcp.mtu_bytes, rdma.mtu_bytes + 96)",
                 u64::from(o.mtu_bytes),
                 Some(o.frame_bytes),
             ),

@@ -106,7 +106,7 @@ pub fn cross_traffic_report(w: &World, plan: &Plan) -> Option<CrossTraffic> {
     if ct.burst_bytes == 0 {
         return None;
     }
-    let flows = w.fabric.flow_results();
+    let flows = w.fabric().flow_results();
     Some(CrossTraffic {
         senders: ct.senders,
         bursts: flows.len() as u64 / ct.senders.max(1),
@@ -364,9 +364,9 @@ pub fn rdma(
         if let Some(wc) = wcs.iter().find(|c| c.status != WcStatus::Success) {
             let o = Outcome::Failed {
                 verb: "ibv_poll_cq".to_string(),
-                code: format!("{:?}", wc.status),
+                code: wc.status.const_name().to_string(),
                 at: "host 0".to_string(),
-                why: format!("a streamed WRITE completed with {:?}", wc.status),
+                why: format!("a streamed WRITE completed with {}", wc.status.const_name()),
             };
             return Ok((done * len, throughput(0, warm, end, t0), Some(o)));
         }

@@ -64,7 +64,7 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
     let mut world = build_world(session, profile)?;
     // The report lists each step's frames, and marks the ones the fabric dropped.
     world.log_frames();
-    world.fabric.set_tracer(Tracer::new(Drops::default()));
+    world.fabric_mut().set_tracer(Tracer::new(Drops::default()));
     let capturing = options.pcap.is_some();
     if let Some(out) = options.pcap {
         world.capture_pcap(out)?;
@@ -105,7 +105,7 @@ pub fn run(session: &Session, options: RunOptions) -> Result<Report, RunError> {
     if capturing {
         x.world.finish_pcap()?;
     }
-    if let Some(drops) = x.world.fabric.tracer_mut().take::<Drops>() {
+    if let Some(drops) = x.world.fabric_mut().tracer_mut().take::<Drops>() {
         for f in steps.iter_mut().flat_map(|s| s.frames.iter_mut()) {
             f.dropped = drops.0.contains(&f.uid);
         }
@@ -255,6 +255,7 @@ impl Done {
                 errno: e.errno().name().to_string(),
                 code: e.errno().code(),
                 text: e.explain(),
+                msg: super::verbs_msg::verbs_error(e),
                 bad_wr: None,
                 posted: None,
             }),
@@ -268,6 +269,7 @@ impl Done {
                 errno: e.errno.name().to_string(),
                 code: e.errno.code(),
                 text: e.explain(),
+                msg: super::verbs_msg::post_error(e),
                 bad_wr: e.bad_wr,
                 posted: Some(e.posted),
             }),
@@ -277,12 +279,14 @@ impl Done {
         }
     }
     /// Nothing to return within the step's `wait`: what a non-blocking channel fd returns.
-    fn would_block(text: String) -> Done {
+    fn would_block(why: Msg) -> Done {
+        let msg = msg!(VerrErrno, errno = Errno::EAGAIN.name(), why);
         Done {
             outcome: Some(Outcome::Error {
                 errno: Errno::EAGAIN.name().to_string(),
                 code: Errno::EAGAIN.code(),
-                text: format!("{}: {text}", Errno::EAGAIN),
+                text: msg.text(),
+                msg,
                 bad_wr: None,
                 posted: None,
             }),
@@ -536,14 +540,7 @@ impl Exec<'_> {
             };
             self.mark_failed_outputs(step);
             record.result = Outcome::skipped(why.clone());
-            let why = why.text();
-            record.expectations.push(Check {
-                what: "step ran".to_string(),
-                expected: "ran".to_string(),
-                got: format!("skipped: {why}"),
-                passed: false,
-                implicit: true,
-            });
+            record.expectations.push(skipped_check(why));
             return (record, None);
         }
         let remote = step.call.remote_uses();
@@ -562,14 +559,7 @@ impl Exec<'_> {
                 call = self.s.steps[at - 1].call.name()
             );
             record.result = Outcome::skipped(why.clone());
-            let why = why.text();
-            record.expectations.push(Check {
-                what: "step ran".to_string(),
-                expected: "ran".to_string(),
-                got: format!("skipped: {why}"),
-                passed: false,
-                implicit: true,
-            });
+            record.expectations.push(skipped_check(why));
             return (record, None);
         }
         let mut done = Done::default();
@@ -910,20 +900,20 @@ impl Exec<'_> {
         for (&c, b) in cqs.iter().zip(before) {
             let n = len(self, c).saturating_sub(b);
             if n > 0 {
-                gained.push(format!("{} gained {n}", self.cq_name(c.0, c.1)));
+                gained.push(msg!(CheckGained, cq = self.cq_name(c.0, c.1), n));
             }
         }
         let names: Vec<String> = cqs.iter().map(|&(h, c)| self.cq_name(h, c)).collect();
+        let what = msg!(CheckNoCompletionWithin, d = d.to_string(), cqs = names);
+        let passed = gained.is_empty();
+        let got = if passed {
+            msg!(CheckNoNewCompletion)
+        } else {
+            msg!(CheckGainedList, cqs = gained)
+        };
         Ok(Check {
-            what: format!("no completion within {d} ({})", names.join(", ")),
-            expected: "no new completion".to_string(),
-            got: if gained.is_empty() {
-                "no new completion".to_string()
-            } else {
-                gained.join(", ")
-            },
-            passed: gained.is_empty(),
-            implicit: false,
+            passed,
+            ..check(what, msg!(CheckNoNewCompletion), got, false)
         })
     }
 
@@ -1455,10 +1445,10 @@ impl Exec<'_> {
                 {
                     return Done::failed(why);
                 }
-                Done::would_block(format!(
-                    "get_cq_event: no completion event reached {} within {wait}; a blocking call \
-                     would still be waiting, a non-blocking channel fd returns EAGAIN",
-                    self.s.name(channel)
+                Done::would_block(msg!(
+                    VerrNoCqEvent,
+                    channel = self.s.name(channel),
+                    wait = wait.to_string()
                 ))
             }
             Err(e) => Done::verbs_err(&e),
@@ -1487,10 +1477,10 @@ impl Exec<'_> {
                 d.notes.push(msg!(NoteBlocked, time = blocked.to_string()));
                 d
             }
-            None => Done::would_block(format!(
-                "get_async_event: no asynchronous event on {} within {wait}; a blocking call \
-                 would still be waiting, a non-blocking async fd returns EAGAIN",
-                self.s.host_name(host)
+            None => Done::would_block(msg!(
+                VerrNoAsyncEvent,
+                host = self.s.host_name(host),
+                wait = wait.to_string()
             )),
         }
     }
@@ -1569,33 +1559,33 @@ impl Exec<'_> {
         let p = self.profile;
         let e = &step.expect;
         let mut out = Vec::new();
-        let got_ret = done
-            .ret
-            .map_or("none (the call did not complete)", Ret::name);
+        let got_ret = || -> Shown {
+            done.ret
+                .map_or(msg!(CheckDidNotComplete).into(), |r| r.name().into())
+        };
         let is_call = !matches!(step.call, Call::Run { .. });
         match &e.ret {
             Some(want) => {
                 if let Some(want) = want.get(p) {
-                    out.push(check("ret", want.name(), got_ret, false));
+                    out.push(check("ret", want.name(), got_ret(), false));
                 }
             }
-            None if is_call => out.push(check("ret", "ok", got_ret, true)),
+            None if is_call => out.push(check("ret", "ok", got_ret(), true)),
             None => {}
         }
         if let Some(want) = e.bad_wr.as_ref().and_then(|w| w.get(p)) {
-            let show = |b: &Option<usize>| b.map_or("none".to_string(), |i| i.to_string());
+            let show = |b: &Option<usize>| -> Shown {
+                b.map_or(msg!(CheckNone).into(), |i| i.to_string().into())
+            };
             let got = if done.ret == Some(Ret::Ok) {
-                "none (the post succeeded)".to_string()
+                msg!(CheckPostSucceeded).into()
             } else {
                 show(&done.bad_wr)
             };
             let passed = done.ret != Some(Ret::Ok) && done.bad_wr == *want;
             out.push(Check {
-                what: "bad_wr".to_string(),
-                expected: show(want),
-                got,
                 passed,
-                implicit: false,
+                ..check("bad_wr", show(want), got, false)
             });
         }
         let wcs = done.wcs.as_deref().unwrap_or(&[]);
@@ -1607,8 +1597,8 @@ impl Exec<'_> {
         if let Some(n) = count_want {
             out.push(check(
                 "completions",
-                &n.to_string(),
-                &wcs.len().to_string(),
+                n.to_string(),
+                wcs.len().to_string(),
                 false,
             ));
         }
@@ -1619,37 +1609,38 @@ impl Exec<'_> {
             };
             for (i, w) in list.iter().enumerate() {
                 let got = wcs.get(i);
-                let missing = "no completion";
-                let mut field = |name: &str, want: Option<String>, got_v: Option<String>| {
+                let mut field = |name: &str, want: Option<Shown>, got_v: Option<Shown>| {
                     if let Some(want) = want {
-                        let got_v = got_v.unwrap_or_else(|| missing.to_string());
-                        out.push(check(&format!("wc[{i}].{name}"), &want, &got_v, false));
+                        let got_v = got_v.unwrap_or_else(|| msg!(CheckNoCompletion).into());
+                        out.push(check(format!("wc[{i}].{name}"), want, got_v, false));
                     }
                 };
                 field(
                     "wr_id",
-                    w.wr_id.as_ref().and_then(|v| v.get(p)).map(u64::to_string),
-                    got.map(|g| g.wr_id.to_string()),
+                    w.wr_id
+                        .as_ref()
+                        .and_then(|v| v.get(p))
+                        .map(|v| v.to_string().into()),
+                    got.map(|g| g.wr_id.to_string().into()),
                 );
                 field(
                     "status",
                     w.status
                         .as_ref()
                         .and_then(|v| v.get(p))
-                        .map(|s| status_name(*s).to_string()),
-                    got.map(|g| status_name(g.status).to_string()),
+                        .map(|s| status_name(*s).into()),
+                    got.map(|g| status_name(g.status).into()),
                 );
                 field(
                     "opcode",
                     w.opcode
                         .as_ref()
                         .and_then(|v| v.get(p))
-                        .map(|o| wc_opcode_name(*o).to_string()),
+                        .map(|o| wc_opcode_name(*o).into()),
                     got.map(|g| {
-                        g.opcode
-                            .map_or("none (not valid in an error completion)".to_string(), |o| {
-                                wc_opcode_name(o).to_string()
-                            })
+                        g.opcode.map_or(msg!(CheckOpcodeInError).into(), |o| {
+                            wc_opcode_name(o).into()
+                        })
                     }),
                 );
                 field(
@@ -1657,20 +1648,23 @@ impl Exec<'_> {
                     w.byte_len
                         .as_ref()
                         .and_then(|v| v.get(p))
-                        .map(u32::to_string),
-                    got.map(|g| g.byte_len.to_string()),
+                        .map(|v| v.to_string().into()),
+                    got.map(|g| g.byte_len.to_string().into()),
                 );
-                let imm = |v: Option<u32>| v.map_or("none".to_string(), |x| format!("{x:#x}"));
+                let imm =
+                    |v: Option<u32>| v.map_or(msg!(CheckNone).into(), |x| format!("{x:#x}").into());
                 field(
                     "imm_data",
                     w.imm_data.as_ref().and_then(|v| v.get(p)).map(|v| imm(*v)),
                     got.map(|g| imm(g.imm_data)),
                 );
-                let want_qp = w.qp.map(|q| self.s.name(q).to_string());
-                let got_qp = got.map(|g| self.qp_name(h, g.qp_num));
+                let want_qp = w.qp.map(|q| self.s.name(q).into());
+                let got_qp = got.map(|g| self.qp_name(h, g.qp_num).into());
                 field("qp", want_qp, got_qp);
-                let qpn_of = |n: Option<QpNum>| {
-                    n.map_or("none".to_string(), |n| format!("QPN {:#x}", n.get()))
+                let qpn_of = |n: Option<QpNum>| -> Shown {
+                    n.map_or(msg!(CheckNone).into(), |n| {
+                        format!("QPN {:#x}", n.get()).into()
+                    })
                 };
                 if let Some(q) = w.src_qp {
                     // The expected QP may never have been created (its step failed).
@@ -1678,9 +1672,9 @@ impl Exec<'_> {
                         Some(Bound::Qp(n)) => Some(n),
                         _ => None,
                     };
-                    let want = match n {
-                        Some(n) => format!("{} (QPN {:#x})", self.s.name(q), n.get()),
-                        None => format!("{} (never created)", self.s.name(q)),
+                    let want: Shown = match n {
+                        Some(n) => format!("{} (QPN {:#x})", self.s.name(q), n.get()).into(),
+                        None => msg!(CheckNeverCreated, name = self.s.name(q)).into(),
                     };
                     let got_src = got.map(|g| {
                         if n.is_some() && g.src_qp == n {
@@ -1693,8 +1687,8 @@ impl Exec<'_> {
                 }
                 field(
                     "grh",
-                    w.grh.map(|b| b.to_string()),
-                    got.map(|g| g.wc_flags.contains(verbs::WcFlags::GRH).to_string()),
+                    w.grh.map(|b| b.to_string().into()),
+                    got.map(|g| g.wc_flags.contains(verbs::WcFlags::GRH).to_string().into()),
                 );
             }
         }
@@ -1704,48 +1698,49 @@ impl Exec<'_> {
         {
             let h = step_host(self.s, &step.call).map_or(0, |x| x.0 as u32);
             let got = done.async_event;
+            let no_event = || -> Shown { msg!(CheckNoEvent).into() };
             out.push(check(
                 "event.type",
-                want,
-                got.map_or("no event", |g| g.name()),
+                *want,
+                got.map_or_else(no_event, |g| g.name().into()),
                 false,
             ));
             if let Some(q) = ev.qp {
-                let got = got.map_or("no event".to_string(), |g| self.async_element(h, g));
-                out.push(check("event.qp", self.s.name(q), &got, false));
+                let got = got.map_or_else(no_event, |g| self.async_element(h, g).into());
+                out.push(check("event.qp", self.s.name(q), got, false));
             }
             if let Some(c) = ev.cq {
-                let got = got.map_or("no event".to_string(), |g| self.async_element(h, g));
-                out.push(check("event.cq", self.s.name(c), &got, false));
+                let got = got.map_or_else(no_event, |g| self.async_element(h, g).into());
+                out.push(check("event.cq", self.s.name(c), got, false));
             }
         } else if let Some(want) = e.event.as_ref().and_then(|ev| ev.cq) {
             let h = self.host_of(want);
-            let got = done
+            let got: Shown = done
                 .event_cq
-                .map_or("no event".to_string(), |c| self.cq_name(h, c));
-            out.push(check("event.cq", self.s.name(want), &got, false));
+                .map_or(msg!(CheckNoEvent).into(), |c| self.cq_name(h, c).into());
+            out.push(check("event.cq", self.s.name(want), got, false));
         }
         if let Some(want) = e.sq_draining.as_ref().and_then(|w| w.get(p)) {
-            let got = done
+            let got: Shown = done
                 .sq_draining
-                .map_or("none (query_qp failed)".to_string(), |d| d.to_string());
-            out.push(check("sq_draining", &want.to_string(), &got, false));
+                .map_or(msg!(CheckQueryFailed).into(), |d| d.to_string().into());
+            out.push(check("sq_draining", want.to_string(), got, false));
         }
         for (qp, want) in &e.qp_states {
             let Some(want) = want.get(p) else { continue };
             let what = format!("state({})", self.s.name(*qp));
-            let got = match self.bound[qp.0] {
-                Some(_) if self.destroyed[qp.0].is_some() => "no such QP (destroyed)".to_string(),
+            let got: Shown = match self.bound[qp.0] {
+                Some(_) if self.destroyed[qp.0].is_some() => msg!(CheckQpDestroyed).into(),
                 Some(Bound::Qp(qpn)) => {
                     let h = self.host_of(*qp);
                     match self.world.verbs(h).qp_state(qpn) {
-                        Ok(s) => s.name().to_string(),
-                        Err(e) => e.to_string(),
+                        Ok(s) => s.name().into(),
+                        Err(e) => msg!(CheckUnreadable, detail = e.to_string()).into(),
                     }
                 }
-                _ => "no such QP (it was not created)".to_string(),
+                _ => msg!(CheckQpNotCreated).into(),
             };
-            out.push(check(&what, want.name(), &got, false));
+            out.push(check(what, want.name(), got, false));
         }
         for m in &e.memory {
             let Some(bytes) = m.bytes.get(p) else {
@@ -1753,8 +1748,8 @@ impl Exec<'_> {
             };
             let what = format!("memory({})", mem_name(self.s, m.at));
             let expected = show_bytes(bytes, m.shown_as);
-            let got = if self.bound[m.at.handle.0].is_none() {
-                "nothing (the buffer or MR was not created)".to_string()
+            let got: Shown = if self.bound[m.at.handle.0].is_none() {
+                msg!(CheckBufferNotCreated).into()
             } else {
                 let h = self.host_of(m.at.handle);
                 let va = self.addr(m.at);
@@ -1764,23 +1759,91 @@ impl Exec<'_> {
                     .memory()
                     .read_vec(va, bytes.len() as u64)
                 {
-                    Ok(b) => show_bytes(&b, m.shown_as),
-                    Err(e) => format!("unreadable: {e}"),
+                    Ok(b) => show_bytes(&b, m.shown_as).into(),
+                    Err(e) => msg!(CheckUnreadable, detail = e.to_string()).into(),
                 }
             };
-            out.push(check(&what, &expected, &got, false));
+            out.push(check(what, expected, got, false));
         }
         out
     }
 }
 
-fn check(what: &str, expected: &str, got: &str, implicit: bool) -> Check {
+/// A value an expectation names: an identifier, a number or bytes shown as they are
+/// (`IBV_WC_SUCCESS`, `0x1`), or words, which carry a message id so a page translates them.
+#[derive(Clone)]
+enum Shown {
+    /// Shown as it is, in every language.
+    As(String),
+    /// Words: the English is the message's text.
+    Said(Msg),
+}
+
+impl From<&str> for Shown {
+    fn from(s: &str) -> Shown {
+        Shown::As(s.to_string())
+    }
+}
+
+impl From<String> for Shown {
+    fn from(s: String) -> Shown {
+        Shown::As(s)
+    }
+}
+
+impl From<&String> for Shown {
+    fn from(s: &String) -> Shown {
+        Shown::As(s.clone())
+    }
+}
+
+impl From<Msg> for Shown {
+    fn from(m: Msg) -> Shown {
+        Shown::Said(m)
+    }
+}
+
+impl Shown {
+    fn split(self) -> (String, Option<Msg>) {
+        match self {
+            Shown::As(s) => (s, None),
+            Shown::Said(m) => (m.text(), Some(m)),
+        }
+    }
+}
+
+/// An expectation's verdict: passed when the two values read the same.
+fn check(
+    what: impl Into<Shown>,
+    expected: impl Into<Shown>,
+    got: impl Into<Shown>,
+    implicit: bool,
+) -> Check {
+    let (what, what_msg) = what.into().split();
+    let (expected, expected_msg) = expected.into().split();
+    let (got, got_msg) = got.into().split();
     Check {
-        what: what.to_string(),
-        expected: expected.to_string(),
-        got: got.to_string(),
         passed: expected == got,
+        what,
+        expected,
+        got,
         implicit,
+        what_msg,
+        expected_msg,
+        got_msg,
+    }
+}
+
+/// The verdict of a step that did not run: every step is expected to run.
+fn skipped_check(why: Msg) -> Check {
+    Check {
+        passed: false,
+        ..check(
+            msg!(CheckStepRan),
+            msg!(CheckRan),
+            msg!(CheckSkipped, why),
+            true,
+        )
     }
 }
 

@@ -66,6 +66,8 @@ pub mod msg;
 pub mod parse;
 pub mod plan;
 pub mod report;
+pub mod syntax;
+pub mod verbs_msg;
 
 pub use exec::{RunError, RunOptions, run};
 pub use parse::{ParseError, parse};

@@ -113,7 +113,11 @@ pub fn parse(src: &str) -> std::result::Result<Session, ParseError> {
     let doc = DeTable::parse(src).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         let msg = e.message().trim_end().to_string();
-        error_at(src, span, msg!(RefusalInvalidToml, detail = msg))
+        error_at(
+            src,
+            span,
+            msg!(RefusalInvalidToml, why = super::syntax::toml_syntax(&msg)),
+        )
     })?;
     let mut p = Parser {
         src,

@@ -356,6 +356,9 @@ pub enum Outcome {
         code: i32,
         /// The rule broken, as the verbs layer explains it.
         text: String,
+        /// The same as a message id and its arguments (`verr.*`, `vpost.*`), so a page
+        /// explains the rule in its own language.
+        msg: Msg,
         /// For posts: the index of `*bad_wr`, if the provider set it.
         bad_wr: Option<usize>,
         /// For posts: WRs of the chain posted before the failure.
@@ -450,4 +453,15 @@ pub struct Check {
     pub passed: bool,
     /// True for the `ret = ok` every call expects when the file says nothing.
     pub implicit: bool,
+    /// `what` as a message id, when it is words (`no completion within 10 µs (cq_a)`) rather
+    /// than a key of the file (`wc[0].status`), so a page writes it in its own language.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what_msg: Option<Msg>,
+    /// `expected` as a message id, when it is words rather than an identifier or a value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_msg: Option<Msg>,
+    /// `got` as a message id, when it is words (`none (the post succeeded)`) rather than an
+    /// identifier or a value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub got_msg: Option<Msg>,
 }

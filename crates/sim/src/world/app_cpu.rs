@@ -1,5 +1,6 @@
 //! Application work that is not a verbs call or a syscall: the stages an application charges
-//! to its own thread (an NVMe initiator building a command, a target parsing one).
+//! to its own cores — an NVMe initiator building a command, a target parsing one
+//! (`crate::nvmf`), a collective summing what it received (`crate::collective`).
 
 use super::World;
 use engine::Stage;
@@ -11,21 +12,39 @@ impl World {
     /// blocking calls and stages; returns (start, end). Later socket calls start after it
     /// (the thread is busy until `end`), and so do verbs calls' CPU stages (the core is).
     pub fn app_work(&mut self, h: u32, cost: SimDuration, stage: Stage) -> (SimTime, SimTime) {
-        let now = self.sched.now();
-        let host = &mut self.hosts[h as usize];
-        let ready = now.max(host.app_ready);
-        let r = host.cpu.run(
-            &mut self.tracer,
-            now,
-            CpuWork {
-                core: 0,
-                ready,
-                cost,
-                stage,
-                setup: false,
-            },
-        );
-        host.app_ready = r.1;
+        let ready = self.sched.now().max(self.state.hosts[h as usize].app_ready);
+        let r = self.core_work(h, 0, ready, cost, stage);
+        self.state.hosts[h as usize].app_ready = r.1;
         r
+    }
+
+    /// Runs `cost` of `stage` on host `h`'s `core` (clamped to the host's cores) from now,
+    /// after whatever that core runs already, without holding the application thread (a
+    /// worker thread's work); returns when it ends. The time counts in the host's data-path
+    /// CPU account like every other stage.
+    pub fn run_app_work(&mut self, h: u32, core: u16, cost: SimDuration, stage: Stage) -> SimTime {
+        let now = self.sched.now();
+        self.core_work(h, core, now, cost, stage).1
+    }
+
+    fn core_work(
+        &mut self,
+        h: u32,
+        core: u16,
+        ready: SimTime,
+        cost: SimDuration,
+        stage: Stage,
+    ) -> (SimTime, SimTime) {
+        let now = self.sched.now();
+        let work = CpuWork {
+            core,
+            ready,
+            cost,
+            stage,
+            setup: false,
+        };
+        self.state.hosts[h as usize]
+            .cpu
+            .run(&mut self.state.tracer, now, work)
     }
 }

@@ -40,8 +40,7 @@
 //!   read round trip is the same for every read (no root-complex tail).
 
 use engine::{
-    Arena, Budget, BudgetExceeded, ExecUnit, Model, RunStats, Scheduler, Stage, Step, TraceRecord,
-    Tracer, run_until,
+    Arena, Budget, BudgetExceeded, ExecUnit, Model, RunStats, Scheduler, Stage, TraceRecord, Tracer,
 };
 use fabric::{
     Delivery, Ecn, EtherType, Fabric, FabricConfig, FabricEvent, FiveTuple, Packet, PacketSpec,
@@ -70,6 +69,7 @@ use wire::{Ipv4Address, PcapWriter};
 mod app_cpu;
 mod exchange;
 pub mod nic_tx;
+mod run;
 mod tcp;
 mod writes;
 pub use exchange::ConnInfo;
@@ -428,10 +428,32 @@ struct TotalBudget {
     memory_checked_at: std::cell::Cell<u64>,
 }
 
-/// The simulated world.
+/// The simulated world: its state and the scheduler of its events, side by side.
+///
+/// The two are apart so that an event handler takes both at once (`State::handle(&mut self,
+/// ev, &mut Scheduler)`: a split borrow of this struct's two fields), while the world's API
+/// between runs (verbs and socket calls, `run_until`) reads and feeds the one clock: `now()`
+/// is the time of the event just handled everywhere, a run's stop condition included. Nothing
+/// is lent out and back. A parallel engine can give each partition's state a scheduler of its
+/// own (issue 24): the handlers never reach a scheduler but the one they are given.
 pub struct World {
+    /// The clock and the pending events.
+    sched: Scheduler<Event>,
+    /// Everything the events change.
+    state: State,
+    /// The whole run's budget, when one is set ([`World::set_run_budget`]).
+    total_budget: Option<TotalBudget>,
+    /// Inside [`World::in_parallel`]: control-path verbs queue on their host's application
+    /// thread instead of advancing the shared clock, so two hosts set up side by side.
+    defer_control: bool,
+}
+
+/// What the world's events change: the fabric, the hosts and what observes them. Its event
+/// handlers (`handle` and the datapath under it, here and in `tcp.rs`) take the scheduler as
+/// an argument; it holds none.
+struct State {
     /// The network.
-    pub fabric: Fabric,
+    fabric: Fabric,
     /// The 802.1p priority RoCE frames travel in ([`ROCE_PRIORITY`] unless set).
     roce_priority: Priority,
     /// The 802.1p priority CNPs travel in ([`CNP_PRIORITY`] unless set).
@@ -449,15 +471,12 @@ pub struct World {
     pace_scratch: Vec<u32>,
     /// Send completions written so far, on every host.
     send_completions: u64,
-    /// The whole run's budget, when one is set ([`World::set_run_budget`]).
-    total_budget: Option<TotalBudget>,
     hosts: Vec<SimHost>,
     /// Each host's node (as `hosts[h].node`), in a table of its own: a frame leaving names
     /// its peer's node, and on a large fabric the peer's host state is a cold line.
     host_nodes: Vec<NodeId>,
     by_node: NodeHosts,
     by_ip: BTreeMap<[u8; 4], u32>,
-    sched: Scheduler<Event>,
     pool: Arena<PoolData>,
     spare: Vec<Vec<u8>>,
     tracer: Tracer,
@@ -474,25 +493,19 @@ pub struct World {
     /// The fabric view being recorded ([`World::watch_fabric`]): sampled between events, so
     /// a run's own loops need not know about it.
     fabric_view: Option<Box<crate::labs::fabric_view::ViewRecorder>>,
-    /// A second scheduler swapped in while the real one is lent to the event loop (building a
-    /// fresh one per run would allocate the event queue's slot tables every time).
-    spare_sched: Option<Scheduler<Event>>,
     tcp: tcp::TcpWorld,
-    /// Inside [`World::in_parallel`]: control-path verbs queue on their host's application
-    /// thread instead of advancing the shared clock, so two hosts set up side by side.
-    defer_control: bool,
 }
 
 impl World {
     /// Sends RoCE frames in priority `p` (a scenario's `lossless.priority`: PFC protects the
     /// priority RoCE really uses only when the two agree).
     pub fn set_roce_priority(&mut self, p: Priority) {
-        self.roce_priority = p;
+        self.state.roce_priority = p;
     }
 
     /// The priority RoCE frames travel in.
     pub fn roce_priority(&self) -> Priority {
-        self.roce_priority
+        self.state.roce_priority
     }
 
     /// Sends CNPs in priority `p`: where the switches classify the CNPs' DSCP (NVIDIA's
@@ -500,7 +513,7 @@ impl World {
     /// not the DSCP: a CNP marked with a DSCP the switch maps to a lossy class is a CNP in
     /// that class's priority here.
     pub fn set_cnp_priority(&mut self, p: Priority) {
-        self.cnp_priority = p;
+        self.state.cnp_priority = p;
     }
 
     /// Gives host `h`'s port a GID table (`gids`, index order), as
@@ -508,7 +521,7 @@ impl World {
     /// `sgid_index` picks its entry, whose address family must match the destination GID's
     /// at RTR and whose type decides the encapsulation (RoCE v1 frames are not IP).
     pub fn set_gid_table(&mut self, h: u32, gids: Vec<verbs::types::GidEntry>) {
-        if let Some(host) = self.hosts.get_mut(h as usize) {
+        if let Some(host) = self.state.hosts.get_mut(h as usize) {
             host.gids = gids;
         }
     }
@@ -517,6 +530,7 @@ impl World {
     /// ([`verbs::types::GidEntry::linux_table`]): link-local v1, v2, IPv4-mapped v1, v2.
     pub fn linux_gid_table(&self, h: u32) -> Vec<verbs::types::GidEntry> {
         let mac = self
+            .state
             .hosts
             .get(h as usize)
             .map_or([0; 6], |x| fabric::capture::node_mac(x.node).0);
@@ -526,7 +540,7 @@ impl World {
     /// The GID index host `h`'s applications use in their address vectors (the `-g` or
     /// `gid_index` option of perftest and the course's programs); 0 unless set.
     pub fn use_sgid_index(&mut self, h: u32, index: u8) {
-        if let Some(host) = self.hosts.get_mut(h as usize) {
+        if let Some(host) = self.state.hosts.get_mut(h as usize) {
             host.sgid_index = index;
         }
     }
@@ -534,7 +548,7 @@ impl World {
     /// The GID host `h` advertises and sends from: its table's entry at its `sgid_index`, or
     /// the RoCEv2 IPv4-mapped GID without a table.
     fn local_gid(&self, h: u32) -> verbs::types::Gid {
-        let host = &self.hosts[h as usize];
+        let host = &self.state.hosts[h as usize];
         host.gids
             .get(host.sgid_index as usize)
             .map_or(verbs::types::Gid::from_ipv4(host_ip(h)), |e| e.gid)
@@ -544,25 +558,26 @@ impl World {
     /// IRN-style selective repeat with at most `window` PSNs in flight (about a
     /// bandwidth-delay product; IRN's BDP cap).
     pub fn set_selective_repeat(&mut self, window: Option<u32>) {
-        self.selective_window = window.map(|w| w.max(1));
+        self.state.selective_window = window.map(|w| w.max(1));
     }
 
     /// Runs DCQCN with `params` on the RC QPs that reach RTS from now on (or turns it off):
     /// their NICs answer CE-marked packets with CNPs and pace each QP at its DCQCN rate. The
     /// switches must mark (an [`fabric::EcnConfig`] on the fabric) for anything to happen.
     pub fn set_dcqcn(&mut self, params: Option<DcqcnParams>) {
-        self.dcqcn = params;
+        self.state.dcqcn = params;
     }
 
     /// DCQCN's parameters, if the NICs run it.
     pub fn dcqcn_params(&self) -> Option<DcqcnParams> {
-        self.dcqcn
+        self.state.dcqcn
     }
 
     /// QP `qpn` of host `h`: DCQCN's rate now (kbit/s), target and α (units of 2⁻²⁰), with
     /// the reaction point's counters; `None` without DCQCN.
     pub fn dcqcn_state(&self, h: u32, qpn: QpNum) -> Option<(u64, u64, u64, dcqcn::RpCounters)> {
         let rp = self
+            .state
             .hosts
             .get(h as usize)?
             .qps
@@ -576,7 +591,7 @@ impl World {
     /// QP `qpn` of host `h`: CE-marked packets received and CNPs sent (DCQCN's notification
     /// point; mlx5 `np_ecn_marked_roce_packets`, `np_cnp_sent`).
     pub fn np_counters(&self, h: u32, qpn: QpNum) -> Option<(u64, u64)> {
-        let e = self.hosts.get(h as usize)?.qps.get(&qpn.get())?;
+        let e = self.state.hosts.get(h as usize)?.qps.get(&qpn.get())?;
         Some((e.np.marked, e.np.cnps_sent))
     }
 
@@ -594,7 +609,7 @@ impl World {
         attr: &QpAttr,
         mask: QpAttrMask,
     ) -> Result<Option<EtherType>, VerbsError> {
-        let host = &self.hosts[h as usize];
+        let host = &self.state.hosts[h as usize];
         if !mask.contains(QpAttrMask::AV) || host.gids.is_empty() {
             return Ok(None);
         }
@@ -622,25 +637,25 @@ impl World {
 
     /// Host `h`'s NIC line rate, kbit/s (its port's link).
     fn line_kbps(&self, h: u32) -> u64 {
-        port_rate(&self.fabric, self.hosts[h as usize].node).bps() / 1_000
+        port_rate(&self.state.fabric, self.state.hosts[h as usize].node).bps() / 1_000
     }
 
     /// Whether RC QPs recover by selective repeat.
     pub fn selective_repeat(&self) -> bool {
-        self.selective_window.is_some()
+        self.state.selective_window.is_some()
     }
 
     /// Selective repeat's in-flight cap for the RC QPs that reach RTR from now on (`None`:
     /// go-back-N), so a caller that sets it for some QPs can put it back.
     pub fn selective_window(&self) -> Option<u32> {
-        self.selective_window
+        self.state.selective_window
     }
 
     /// Turns adaptive retransmission on (or off) for the RC QPs that reach RTR from now on:
     /// their ACK timeout follows the measured round trip, never below
     /// [`ADAPTIVE_RETRANSMISSION_MIN`].
     pub fn set_adaptive_retransmission(&mut self, on: bool) {
-        self.adaptive_min = on.then_some(ADAPTIVE_RETRANSMISSION_MIN);
+        self.state.adaptive_min = on.then_some(ADAPTIVE_RETRANSMISSION_MIN);
     }
 
     /// Starts a raw flow of `bytes` from host `src` to host `dst` at `start` (now if that has
@@ -655,11 +670,11 @@ impl World {
         priority: Priority,
         start: SimTime,
     ) -> Result<FlowId, WorldError> {
-        let node = |h: u32| self.hosts.get(h as usize).map(|x| x.node);
+        let node = |h: u32| self.state.hosts.get(h as usize).map(|x| x.node);
         let (Some(s), Some(d)) = (node(src), node(dst)) else {
             return Err(WorldError::NoHost(src.max(dst)));
         };
-        let id = self.fabric.add_flow(fabric::RawFlow {
+        let id = self.state.fabric.add_flow(fabric::RawFlow {
             src: s,
             dst: d,
             bytes,
@@ -668,7 +683,7 @@ impl World {
             start,
             ecn_capable: false,
         })?;
-        self.fabric.start_flow(id, &mut self.sched);
+        self.state.fabric.start_flow(id, &mut self.sched);
         Ok(id)
     }
 }
@@ -719,34 +734,45 @@ impl World {
         }
         let host_nodes = hosts.iter().map(|h| h.node).collect();
         Ok(World {
-            fabric,
-            roce_priority: ROCE_PRIORITY,
-            cnp_priority: CNP_PRIORITY,
-            adaptive_min: None,
-            selective_window: None,
-            dcqcn: None,
-            wake_scratch: Vec::new(),
-            pace_scratch: Vec::new(),
-            send_completions: 0,
-            total_budget: None,
-            hosts,
-            host_nodes,
-            by_node,
-            by_ip,
             sched: Scheduler::new(),
-            pool: Arena::new(),
-            spare: Vec::new(),
-            tracer: Tracer::disabled(),
-            pcap: None,
-            frame_log: None,
-            wr_psns: BTreeMap::new(),
-            frame_log_skipped: 0,
-            frame_buf: Vec::new(),
-            fabric_view: None,
-            spare_sched: None,
+            state: State {
+                fabric,
+                roce_priority: ROCE_PRIORITY,
+                cnp_priority: CNP_PRIORITY,
+                adaptive_min: None,
+                selective_window: None,
+                dcqcn: None,
+                wake_scratch: Vec::new(),
+                pace_scratch: Vec::new(),
+                send_completions: 0,
+                hosts,
+                host_nodes,
+                by_node,
+                by_ip,
+                pool: Arena::new(),
+                spare: Vec::new(),
+                tracer: Tracer::disabled(),
+                pcap: None,
+                frame_log: None,
+                wr_psns: BTreeMap::new(),
+                frame_log_skipped: 0,
+                frame_buf: Vec::new(),
+                fabric_view: None,
+                tcp: Default::default(),
+            },
+            total_budget: None,
             defer_control: false,
-            tcp: Default::default(),
         })
+    }
+
+    /// The network: its ports, counters and tracer.
+    pub fn fabric(&self) -> &Fabric {
+        &self.state.fabric
+    }
+
+    /// The network, to set its tracer or observe it between runs.
+    pub fn fabric_mut(&mut self) -> &mut Fabric {
+        &mut self.state.fabric
     }
 
     /// Events processed so far, every run of this world together.
@@ -754,14 +780,15 @@ impl World {
         self.sched.events_processed()
     }
 
-    /// The current simulated time.
+    /// The current simulated time: between runs, where the last one left the clock; inside a
+    /// run's stop condition ([`World::run_until_cond`]), the time of the event just handled.
     pub fn now(&self) -> SimTime {
         self.sched.now()
     }
     /// Send-queue completions the NICs have written so far, all hosts together: a caller
     /// waiting for many QPs can look at their CQs only when this moves.
     pub fn send_completions(&self) -> u64 {
-        self.send_completions
+        self.state.send_completions
     }
     /// Events scheduled and not yet run (0: nothing more will happen on its own).
     pub fn pending_events(&self) -> usize {
@@ -769,39 +796,41 @@ impl World {
     }
     /// Host `i`.
     pub fn host(&self, i: u32) -> &SimHost {
-        &self.hosts[i as usize]
+        &self.state.hosts[i as usize]
     }
     /// Host `i`'s verbs context (memory, MRs, CQs...), for setup and inspection.
     pub fn verbs(&mut self, i: u32) -> &mut Context {
-        &mut self.hosts[i as usize].verbs
+        &mut self.state.hosts[i as usize].verbs
     }
     /// Host `i`'s verbs context, read only (a wait condition can look at it).
     pub fn verbs_ref(&self, i: u32) -> &Context {
-        &self.hosts[i as usize].verbs
+        &self.state.hosts[i as usize].verbs
     }
     /// Number of hosts.
     pub fn host_count(&self) -> u32 {
-        self.hosts.len() as u32
+        self.state.hosts.len() as u32
     }
     /// Traces host stages (CPU, PCIe, NIC) to `tracer`.
     pub fn set_tracer(&mut self, tracer: Tracer) {
-        self.tracer = tracer;
+        self.state.tracer = tracer;
     }
     /// The host-stage tracer.
     pub fn tracer_mut(&mut self) -> &mut Tracer {
-        &mut self.tracer
+        &mut self.state.tracer
     }
     /// Writes every frame on every link to `out` as a pcap, with real payload bytes.
     pub fn capture_pcap(&mut self, out: Box<dyn std::io::Write>) -> std::io::Result<()> {
-        self.pcap = Some(PcapWriter::new(out)?);
-        self.fabric.enable_capture(fabric::capture::CaptureAt::All);
+        self.state.pcap = Some(PcapWriter::new(out)?);
+        self.state
+            .fabric
+            .enable_capture(fabric::capture::CaptureAt::All);
         Ok(())
     }
     /// From `at`, host `h` stops draining what it receives and floods PAUSE frames
     /// ([`Fabric::stall_host`]): the source of a PFC storm.
     pub fn stall_host(&mut self, h: u32, at: SimTime) -> Result<(), WorldError> {
-        let node = self.hosts[h as usize].node;
-        self.fabric.stall_host(node, at, &mut self.sched)?;
+        let node = self.state.hosts[h as usize].node;
+        self.state.fabric.stall_host(node, at, &mut self.sched)?;
         Ok(())
     }
 
@@ -810,12 +839,12 @@ impl World {
     /// the timed call). The QP and its transport state are gone; frames that still arrive for
     /// it are dropped silently, as a NIC drops packets for a QP number it does not know.
     pub fn vanish_qp(&mut self, h: u32, qpn: QpNum) -> Result<verbs::DestroyReport, VerbsError> {
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.state.hosts[h as usize];
         let report = host.verbs.destroy_qp(qpn)?;
         if let Some(mut e) = host.qps.remove(&qpn.get()) {
             retire(&mut e, &mut host.retired);
         }
-        self.wr_psns.remove(&(h, qpn.get() & 0xffff));
+        self.state.wr_psns.remove(&(h, qpn.get() & 0xffff));
         Ok(report)
     }
 
@@ -831,7 +860,7 @@ impl World {
     /// `ibv_destroy_cq` on host `h`, timed as a control-path verb; EBUSY while a QP uses the
     /// CQ or its completion events are unacknowledged (refused calls cost nothing).
     pub fn destroy_cq(&mut self, h: u32, cq: verbs::CqHandle) -> Result<(), VerbsError> {
-        self.hosts[h as usize].verbs.destroy_cq(cq)?;
+        self.state.hosts[h as usize].verbs.destroy_cq(cq)?;
         self.control_path(h, Stage::IoctlDestroyCq, 0);
         Ok(())
     }
@@ -840,7 +869,7 @@ impl World {
     /// not charged: a simplification). Remote requests that still carry its rkey fail their
     /// key check from now on (NAK remote access error).
     pub fn dereg_mr(&mut self, h: u32, mr: verbs::MrHandle) -> Result<(), VerbsError> {
-        self.hosts[h as usize].verbs.dereg_mr(mr)?;
+        self.state.hosts[h as usize].verbs.dereg_mr(mr)?;
         self.control_path(h, Stage::IoctlDeregMr, 0);
         Ok(())
     }
@@ -848,7 +877,7 @@ impl World {
     /// `ibv_dealloc_pd` on host `h`, timed as a control-path verb; EBUSY while MRs or QPs use
     /// the PD (refused calls cost nothing).
     pub fn dealloc_pd(&mut self, h: u32, pd: verbs::PdHandle) -> Result<(), VerbsError> {
-        self.hosts[h as usize].verbs.dealloc_pd(pd)?;
+        self.state.hosts[h as usize].verbs.dealloc_pd(pd)?;
         self.control_path(h, Stage::IoctlDeallocPd, 0);
         Ok(())
     }
@@ -857,9 +886,11 @@ impl World {
     /// [`World::take_frame_log`]: a verbs session's ladder. Costs a copy per frame; meant for
     /// short runs.
     pub fn log_frames(&mut self) {
-        if self.frame_log.is_none() {
-            self.frame_log = Some(Vec::new());
-            self.fabric.enable_capture(fabric::capture::CaptureAt::All);
+        if self.state.frame_log.is_none() {
+            self.state.frame_log = Some(Vec::new());
+            self.state
+                .fabric
+                .enable_capture(fabric::capture::CaptureAt::All);
         }
     }
 
@@ -877,14 +908,15 @@ impl World {
         prio: usize,
     ) {
         let inner = self
+            .state
             .fabric
             .tracer_mut()
             .take::<engine::FirstObserver>()
             .map(|o| o as Box<dyn engine::Observer>);
         let now = self.now();
-        self.fabric_view = Some(Box::new(
+        self.state.fabric_view = Some(Box::new(
             crate::labs::fabric_view::ViewRecorder::attach_run(
-                &mut self.fabric,
+                &mut self.state.fabric,
                 topo,
                 now,
                 first_window,
@@ -897,15 +929,15 @@ impl World {
     /// The fabric view [`World::watch_fabric`] recorded, up to now (its last sample is now),
     /// and the fabric's own observer put back; None if none was being recorded.
     pub fn finish_fabric_view(&mut self) -> Option<crate::labs::fabric_view::FabricView> {
-        let rec = self.fabric_view.take()?;
+        let rec = self.state.fabric_view.take()?;
         let now = self.now();
-        let (view, inner) = rec.finish_at(&mut self.fabric, now);
+        let (view, inner) = rec.finish_at(&mut self.state.fabric, now);
         if let Some(o) = inner.and_then(|i| {
             (i as Box<dyn std::any::Any>)
                 .downcast::<engine::FirstObserver>()
                 .ok()
         }) {
-            self.fabric.set_tracer(Tracer::new(*o));
+            self.state.fabric.set_tracer(Tracer::new(*o));
         }
         Some(view)
     }
@@ -917,10 +949,11 @@ impl World {
     /// those left out.
     pub fn take_frame_log(&mut self) -> (Vec<LoggedFrame>, usize) {
         // Whatever the capture holds has not been sorted into the log yet.
-        let _ = self.write_captured();
-        let skipped = std::mem::take(&mut self.frame_log_skipped);
+        let _ = self.state.write_captured();
+        let skipped = std::mem::take(&mut self.state.frame_log_skipped);
         (
-            self.frame_log
+            self.state
+                .frame_log
                 .as_mut()
                 .map(std::mem::take)
                 .unwrap_or_default(),
@@ -930,13 +963,13 @@ impl World {
 
     /// The host ordinal of fabric node `node`, if it is a host.
     pub fn host_of_node(&self, node: NodeId) -> Option<u32> {
-        self.by_node.get(&node.0).copied()
+        self.state.by_node.get(&node.0).copied()
     }
 
     /// Flushes and closes the pcap.
     pub fn finish_pcap(&mut self) -> std::io::Result<()> {
-        self.write_captured()?;
-        if let Some(mut w) = self.pcap.take() {
+        self.state.write_captured()?;
+        if let Some(mut w) = self.state.pcap.take() {
             w.flush()?;
         }
         Ok(())
@@ -947,11 +980,11 @@ impl World {
     /// translation entries on the NIC). The application thread is blocked until it ends.
     fn control_path(&mut self, h: u32, verb: Stage, pages: u64) {
         let now = self.sched.now();
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.state.hosts[h as usize];
         let c = host.profile.control;
         let ready = now.max(host.app_ready);
         let (_, mut end) = host.cpu.run(
-            &mut self.tracer,
+            &mut self.state.tracer,
             now,
             CpuWork {
                 core: 0,
@@ -963,7 +996,7 @@ impl World {
         );
         if pages > 0 {
             (_, end) = host.cpu.run(
-                &mut self.tracer,
+                &mut self.state.tracer,
                 now,
                 CpuWork {
                     core: 0,
@@ -978,7 +1011,7 @@ impl World {
         let node = host.node;
         let start = end;
         end = start + fw;
-        self.tracer.emit(now, || TraceRecord::Stage {
+        self.state.tracer.emit(now, || TraceRecord::Stage {
             host: node,
             unit: ExecUnit::Nic,
             stage: if pages > 0 {
@@ -1010,7 +1043,7 @@ impl World {
         let r = f(self);
         self.defer_control = outer;
         if !outer {
-            let end = self.hosts.iter().map(|h| h.app_ready).max();
+            let end = self.state.hosts.iter().map(|h| h.app_ready).max();
             if let Some(end) = end.filter(|e| *e > self.sched.now()) {
                 // Bounded like a single control-path call: setup spans, no data yet.
                 let _ = self.run_until(end, &Budget::UNLIMITED);
@@ -1029,7 +1062,9 @@ impl World {
         len: u64,
         access: AccessFlags,
     ) -> Result<verbs::Mr, VerbsError> {
-        let mr = self.hosts[h as usize].verbs.reg_mr(pd, va, len, access)?;
+        let mr = self.state.hosts[h as usize]
+            .verbs
+            .reg_mr(pd, va, len, access)?;
         self.control_path(h, Stage::IoctlRegMr, mr.pages);
         Ok(mr)
     }
@@ -1041,7 +1076,7 @@ impl World {
         cqe: u32,
         channel: Option<verbs::types::ChannelHandle>,
     ) -> Result<(verbs::CqHandle, u32), VerbsError> {
-        let r = self.hosts[h as usize].verbs.create_cq(cqe, channel)?;
+        let r = self.state.hosts[h as usize].verbs.create_cq(cqe, channel)?;
         self.control_path(h, Stage::IoctlCreateCq, 0);
         Ok(r)
     }
@@ -1053,14 +1088,14 @@ impl World {
         pd: verbs::PdHandle,
         init: &verbs::qp::QpInitAttr,
     ) -> Result<verbs::CreatedQp, VerbsError> {
-        let r = self.hosts[h as usize].verbs.create_qp(pd, init)?;
+        let r = self.state.hosts[h as usize].verbs.create_qp(pd, init)?;
         self.control_path(h, Stage::IoctlCreateQp, 0);
         Ok(r)
     }
 
     /// When host `h`'s application thread is free (after its blocking verbs calls).
     pub fn app_ready(&self, h: u32) -> SimTime {
-        self.hosts[h as usize].app_ready
+        self.state.hosts[h as usize].app_ready
     }
 
     /// The fabric flow id of QP `qpn`'s frames from host `h` (for loss rules and traces).
@@ -1077,11 +1112,11 @@ impl World {
         solicited_only: bool,
     ) -> Result<(), VerbsError> {
         let now = self.sched.now();
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.state.hosts[h as usize];
         let cost = host.profile.cpu.poll_cq;
         let ready = now.max(host.app_ready);
         host.cpu.run(
-            &mut self.tracer,
+            &mut self.state.tracer,
             now,
             CpuWork {
                 core: 0,
@@ -1097,7 +1132,7 @@ impl World {
     /// When the first completion event pending on `channel` reaches the application (its
     /// wake-up ends), if one is pending: a blocking `ibv_get_cq_event` returns then.
     pub fn cq_event_at(&self, h: u32, channel: verbs::types::ChannelHandle) -> Option<SimTime> {
-        self.hosts[h as usize]
+        self.state.hosts[h as usize]
             .cq_events
             .iter()
             .filter(|(_, ch)| *ch == channel)
@@ -1113,7 +1148,7 @@ impl World {
         channel: verbs::types::ChannelHandle,
     ) -> Result<Option<verbs::CqHandle>, VerbsError> {
         let now = self.sched.now();
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.state.hosts[h as usize];
         let Some(i) = host
             .cq_events
             .iter()
@@ -1123,43 +1158,6 @@ impl World {
         };
         host.cq_events.remove(i);
         host.verbs.get_cq_event(channel)
-    }
-
-    /// Turns completion events the verbs layer raised into an interrupt on core 1 and a wake-up
-    /// of the application thread on core 0.
-    fn deliver_notifications(&mut self, h: u32, now: SimTime) {
-        let host = &mut self.hosts[h as usize];
-        for n in host.verbs.take_notifications() {
-            if let verbs::Notification::CompletionEvent {
-                channel: Some(ch), ..
-            } = n
-            {
-                let c = host.profile.control;
-                let (_, irq) = host.cpu.run(
-                    &mut self.tracer,
-                    now,
-                    CpuWork {
-                        core: 1,
-                        ready: now,
-                        cost: c.interrupt,
-                        stage: Stage::CompletionInterrupt,
-                        setup: false,
-                    },
-                );
-                let (_, woke) = host.cpu.run(
-                    &mut self.tracer,
-                    now,
-                    CpuWork {
-                        core: 0,
-                        ready: irq,
-                        cost: c.wakeup,
-                        stage: Stage::WakeUp,
-                        setup: false,
-                    },
-                );
-                host.cq_events.push_back((woke, ch));
-            }
-        }
     }
 
     /// `ibv_modify_qp`, keeping the QP's transport in step with its state.
@@ -1176,13 +1174,15 @@ impl World {
                 verbs::types::QpState::Err | verbs::types::QpState::Reset
             )
         {
-            self.hosts[h as usize].land_recv_cqes(qpn.get());
+            self.state.hosts[h as usize].land_recv_cqes(qpn.get());
         }
         let ethertype = self.resolve_av(h, attr, mask)?;
-        let out = self.hosts[h as usize].verbs.modify_qp(qpn, attr, mask)?;
+        let out = self.state.hosts[h as usize]
+            .verbs
+            .modify_qp(qpn, attr, mask)?;
         let line_kbps = self.line_kbps(h);
         self.control_path(h, Stage::IoctlModifyQp, 0);
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.state.hosts[h as usize];
         let (a, init) = host.verbs.query_qp(qpn)?;
         let service = match init.qp_type {
             verbs::types::QpType::Uc => transport::roce::Service::Uc,
@@ -1201,13 +1201,14 @@ impl World {
             min_rnr_timer: a.min_rnr_timer,
             max_rd_atomic: a.max_rd_atomic,
             max_dest_rd_atomic: a.max_dest_rd_atomic,
-            adaptive_min: self.adaptive_min,
-            mode: if self.selective_window.is_some() {
+            adaptive_min: self.state.adaptive_min,
+            mode: if self.state.selective_window.is_some() {
                 RetransmitMode::SelectiveRepeat
             } else {
                 RetransmitMode::GoBackN
             },
             max_unacked_psns: self
+                .state
                 .selective_window
                 .unwrap_or(RcConfig::default().max_unacked_psns),
             service,
@@ -1216,6 +1217,7 @@ impl World {
         };
         let dgid = a.ah_attr.grh.dgid.0;
         let peer = self
+            .state
             .by_ip
             .get(&[dgid[12], dgid[13], dgid[14], dgid[15]])
             .copied();
@@ -1244,7 +1246,7 @@ impl World {
                     e.fetched.clear();
                     if matches!(effect, ModifyEffect::Reset(_)) {
                         // A reset QP may count its PSNs from anywhere again.
-                        self.wr_psns.remove(&(h, qpn.get() & 0xffff));
+                        self.state.wr_psns.remove(&(h, qpn.get() & 0xffff));
                     }
                 }
                 ModifyEffect::EnteredRtr => {
@@ -1254,7 +1256,9 @@ impl World {
                 ModifyEffect::EnteredRts => {
                     if e.req.is_none() {
                         let mut r = Requester::new(cfg);
-                        if let (Some(p), transport::roce::Service::Rc) = (self.dcqcn, cfg.service) {
+                        if let (Some(p), transport::roce::Service::Rc) =
+                            (self.state.dcqcn, cfg.service)
+                        {
                             r.set_reaction_point(dcqcn::Rp::new(p, line_kbps), |pkt| {
                                 let hdr = RoceHeaders {
                                     bth: pkt.bth,
@@ -1280,7 +1284,7 @@ impl World {
         }
         // A move to ERR flushes into the CQs now: an armed CQ's event is raised now too.
         let now = self.sched.now();
-        self.deliver_notifications(h, now);
+        self.state.deliver_notifications(h, now);
         Ok(out)
     }
 
@@ -1293,7 +1297,7 @@ impl World {
         wrs: &[SendWr],
     ) -> Result<PostReport, PostError> {
         let now = self.sched.now();
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.state.hosts[h as usize];
         let result = host.verbs.post_send(qpn, wrs);
         let posted = match &result {
             Ok(_) => wrs.len(),
@@ -1302,7 +1306,7 @@ impl World {
         if posted > 0 {
             let cost = host.profile.cpu.post_wr * posted as u64;
             let (_, cpu_end) = host.cpu.run(
-                &mut self.tracer,
+                &mut self.state.tracer,
                 now,
                 CpuWork {
                     core: 0,
@@ -1315,7 +1319,7 @@ impl World {
             let bf = host.profile.nic.blueflame;
             let bytes = if bf { 64 } else { 8 };
             let (_, landed) = host.pcie.run(
-                &mut self.tracer,
+                &mut self.state.tracer,
                 now,
                 Xfer {
                     kind: XferKind::MmioWrite,
@@ -1338,7 +1342,7 @@ impl World {
             );
         }
         // A post in ERR completes WR_FLUSH_ERR at once, and may raise a completion event.
-        self.deliver_notifications(h, now);
+        self.state.deliver_notifications(h, now);
         result
     }
 
@@ -1350,11 +1354,11 @@ impl World {
         wrs: &[RecvWr],
     ) -> Result<PostReport, PostError> {
         let now = self.sched.now();
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.state.hosts[h as usize];
         let result = host.verbs.post_recv(qpn, wrs);
         let cost = host.profile.cpu.post_wr * wrs.len() as u64;
         host.cpu.run(
-            &mut self.tracer,
+            &mut self.state.tracer,
             now,
             CpuWork {
                 core: 0,
@@ -1364,7 +1368,7 @@ impl World {
                 setup: false,
             },
         );
-        self.deliver_notifications(h, now);
+        self.state.deliver_notifications(h, now);
         result
     }
 
@@ -1376,10 +1380,10 @@ impl World {
         max: usize,
     ) -> Result<Vec<Wc>, VerbsError> {
         let now = self.sched.now();
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.state.hosts[h as usize];
         let cost = host.profile.cpu.poll_cq;
         host.cpu.run(
-            &mut self.tracer,
+            &mut self.state.tracer,
             now,
             CpuWork {
                 core: 0,
@@ -1392,62 +1396,12 @@ impl World {
         host.verbs.poll_cq(cq, max)
     }
 
-    /// Takes the world's scheduler out (to drive events with `&mut self`), leaving an empty
-    /// spare in its place; give it back with [`World::return_sched`].
-    fn lend_sched(&mut self) -> Scheduler<Event> {
-        let spare = self.spare_sched.take().unwrap_or_default();
-        std::mem::replace(&mut self.sched, spare)
-    }
-
-    /// Puts the scheduler taken by [`World::lend_sched`] back, keeping the spare for next time.
-    fn return_sched(&mut self, sched: Scheduler<Event>) {
-        let spare = std::mem::replace(&mut self.sched, sched);
-        self.spare_sched = Some(spare);
-    }
-
-    /// Runs until `stop` holds after an event, or until simulated time `until`, or until
-    /// nothing is left to do: an application waiting for its socket or CQ without stepping
-    /// event by event. `stop` sees the world between events (its clock is the time of the
-    /// event just handled only through state, so it should test state, not `now()`).
-    pub fn run_until_cond(
-        &mut self,
-        until: SimTime,
-        budget: &Budget,
-        mut stop: impl FnMut(&World) -> bool,
-    ) -> Result<RunStats, WorldError> {
-        // Already true: run nothing (the next event may be far in the future, and running it
-        // would move the clock past the moment the caller is waiting for).
-        if stop(self) {
-            return Ok(RunStats {
-                events: 0,
-                end_time: self.sched.now(),
-                stopped_by_model: true,
-                wall: std::time::Duration::ZERO,
-            });
-        }
-        let (budget, from_total) = self.within_total(budget)?;
-        let mut sched = self.lend_sched();
-        let r = run_until(
-            &mut Driver { world: self, stop },
-            &mut sched,
-            &budget,
-            until,
-        );
-        self.return_sched(sched);
-        Ok(self.count_total(r, from_total)?)
-    }
-
     /// Bytes the run's growing state holds, as counted for the memory budget
     /// (`budget.max_memory_mb`): the trace records the observers keep, the fabric's packets
     /// in flight and the bytes of every host's buffers. Counted from lengths and capacities,
     /// so the same run always counts the same.
     pub fn held_bytes(&self) -> u64 {
-        let buffers: u64 = self
-            .hosts
-            .iter()
-            .map(|h| h.verbs.memory().held_bytes())
-            .sum();
-        self.tracer.held_bytes() + self.fabric.held_bytes() + buffers
+        self.state.held_bytes()
     }
 
     /// Whether the run's memory budget has room for `extra` more bytes of state (say, a
@@ -1568,27 +1522,46 @@ impl World {
             Err(e) => Err(e),
         }
     }
+}
 
-    /// Runs until simulated time `until` (or until nothing is left to do).
-    pub fn run_until(&mut self, until: SimTime, budget: &Budget) -> Result<RunStats, WorldError> {
-        let (budget, from_total) = self.within_total(budget)?;
-        let mut sched = self.lend_sched();
-        let r = run_until(
-            &mut Driver {
-                world: self,
-                stop: |_: &World| false,
-            },
-            &mut sched,
-            &budget,
-            until,
-        );
-        self.return_sched(sched);
-        let r = self.count_total(r, from_total);
-        // Leave the clock at `until` so that later calls happen then.
-        if self.sched.now() < until && until != SimTime::MAX {
-            self.sched.advance_to(until);
+/// The event handlers: the RDMA NIC datapath (the TCP socket path's are in `tcp.rs`), each at
+/// `sched.now()`, scheduling what follows through `sched`.
+impl State {
+    /// Turns completion events the verbs layer raised into an interrupt on core 1 and a wake-up
+    /// of the application thread on core 0.
+    fn deliver_notifications(&mut self, h: u32, now: SimTime) {
+        let host = &mut self.hosts[h as usize];
+        for n in host.verbs.take_notifications() {
+            if let verbs::Notification::CompletionEvent {
+                channel: Some(ch), ..
+            } = n
+            {
+                let c = host.profile.control;
+                let (_, irq) = host.cpu.run(
+                    &mut self.tracer,
+                    now,
+                    CpuWork {
+                        core: 1,
+                        ready: now,
+                        cost: c.interrupt,
+                        stage: Stage::CompletionInterrupt,
+                        setup: false,
+                    },
+                );
+                let (_, woke) = host.cpu.run(
+                    &mut self.tracer,
+                    now,
+                    CpuWork {
+                        core: 0,
+                        ready: irq,
+                        cost: c.wakeup,
+                        stage: Stage::WakeUp,
+                        setup: false,
+                    },
+                );
+                host.cq_events.push_back((woke, ch));
+            }
         }
-        Ok(r?)
     }
 
     fn handle(&mut self, ev: Event, sched: &mut Scheduler<Event>) {
@@ -2899,57 +2872,6 @@ fn ud_grh(src: [u8; 4], dst: [u8; 4], payload_len: u32) -> [u8; 40] {
     g
 }
 
-/// Runs the world's events (the scheduler is lent out while it runs).
-struct Driver<'a, F: FnMut(&World) -> bool> {
-    world: &'a mut World,
-    stop: F,
-}
-
-impl<F: FnMut(&World) -> bool> Model for Driver<'_, F> {
-    type Event = Event;
-    fn held_bytes(&self) -> u64 {
-        self.world.held_bytes()
-    }
-    /// The fabric's lines for its events, and the held packet a received frame's `RxIn`
-    /// takes: on a large fabric each is a cache miss otherwise.
-    fn prefetch(&self, next: &Event) {
-        let fabric = &self.world.fabric;
-        match next {
-            Event::Fabric(fe) => fabric.prefetch_event_near(fe),
-            // The payload was asked for an event earlier: its data handle names the pool
-            // entry that the delivery reads next (last touched when the frame was sent).
-            Event::Host(HostEvent::RxIn { slot, .. }) => {
-                let pkt = fabric::PacketHandle::from_index(*slot);
-                fabric.prefetch_held(pkt);
-                if let Some(d) = fabric.held_data_hint(pkt)
-                    && d != fabric::NO_DATA
-                {
-                    self.world.pool.prefetch(engine::Handle::from_index(d));
-                }
-            }
-            Event::Host(_) => {}
-        }
-    }
-    fn prefetch_ahead(&self, after_next: &Event) {
-        let fabric = &self.world.fabric;
-        match after_next {
-            Event::Fabric(fe) => fabric.prefetch_event(fe),
-            Event::Host(HostEvent::RxIn { slot, .. }) => {
-                fabric.prefetch_held(fabric::PacketHandle::from_index(*slot))
-            }
-            Event::Host(_) => {}
-        }
-    }
-    fn handle(&mut self, ev: Event, sched: &mut Scheduler<Event>) -> Step {
-        self.world.handle(ev, sched);
-        if (self.stop)(self.world) {
-            Step::Stop
-        } else {
-            Step::Continue
-        }
-    }
-}
-
 /// One side of a connected RC QP.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub struct Endpoint {
@@ -3050,7 +2972,7 @@ impl World {
         }
         let mut ends = Vec::new();
         for (h, channel) in [a, b].into_iter().zip(channels) {
-            let pd = self.hosts[h as usize].verbs.alloc_pd()?;
+            let pd = self.state.hosts[h as usize].verbs.alloc_pd()?;
             let (cq, _) = self.create_cq(h, o.cqe, channel)?;
             let init = verbs::qp::QpInitAttr {
                 qp_type: QpType::Rc,
@@ -3097,7 +3019,7 @@ impl World {
         let (a_learned, b_learned) = self.exchange_conn_info(a, b, infos)?;
         for (me, peer) in [(ends[0], a_learned), (ends[1], b_learned)] {
             let mut ah_attr = AhAttr::roce(Gid(peer.gid));
-            ah_attr.grh.sgid_index = self.hosts[me.host as usize].sgid_index;
+            ah_attr.grh.sgid_index = self.state.hosts[me.host as usize].sgid_index;
             let rtr = QpAttr {
                 qp_state: QpState::Rtr,
                 ah_attr,

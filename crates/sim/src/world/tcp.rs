@@ -58,13 +58,13 @@
 //! - Payload bytes are real in the simulator (the transport copies each segment into a `Vec`);
 //!   the CPU cost of a copy is the model's, not the simulator's.
 
-use super::{Event, HostEvent, PoolData, World, WorldError};
+use super::{Event, HostEvent, PoolData, State, World, WorldError};
 use engine::{Arena, Budget, ExecUnit, Scheduler, Stage, TraceRecord};
 use fabric::packet::{TCP_PRIORITY, tcp_frame_len};
 use fabric::{Ecn, FiveTuple, PacketSpec, Payload, packet::host_ip};
 use host::{CpuWork, Spin, Xfer, XferKind};
 use std::collections::{BTreeMap, VecDeque};
-use transport::tcp::{Config, Connection, Event as TcpConnEvent, State, Transmit, TsoDefer};
+use transport::tcp::{Config, Connection, Event as TcpConnEvent, Transmit, TsoDefer};
 use units::{FlowId, SimDuration, SimTime};
 use wire::tcp::Flags;
 
@@ -309,14 +309,6 @@ fn isn_for(host: u32, port: u16) -> u32 {
 }
 
 impl World {
-    fn tcp_host(&mut self, h: u32) -> &mut TcpHost {
-        let hosts = &mut self.tcp.hosts;
-        if hosts.len() <= h as usize {
-            hosts.resize_with(h as usize + 1, TcpHost::default);
-        }
-        &mut hosts[h as usize]
-    }
-
     /// The fabric flow id of socket `sock`'s frames from host `h` (for loss rules and traces).
     pub fn tcp_flow_of(h: u32, sock: SocketId) -> FlowId {
         FlowId(0x4000_0000 | (h << 16) | (sock.0 & 0xffff))
@@ -324,7 +316,8 @@ impl World {
 
     /// Host `h`'s socket-path counters.
     pub fn socket_stats(&self, h: u32) -> SocketStats {
-        self.tcp
+        self.state
+            .tcp
             .hosts
             .get(h as usize)
             .map(|t| t.stats.clone())
@@ -333,12 +326,12 @@ impl World {
 
     /// The transport endpoint of `sock` (state, counters, cwnd...).
     pub fn tcp_connection(&self, sock: SocketId) -> &Connection {
-        &self.tcp.socks[sock.0 as usize].conn
+        &self.state.tcp.socks[sock.0 as usize].conn
     }
 
     /// Bytes the application could read from `sock` now.
     pub fn tcp_readable(&self, sock: SocketId) -> usize {
-        let s = &self.tcp.socks[sock.0 as usize];
+        let s = &self.state.tcp.socks[sock.0 as usize];
         if s.reader_blocked && self.sched.now() < s.wake_at {
             return 0;
         }
@@ -347,19 +340,21 @@ impl World {
 
     /// Free space in `sock`'s send buffer.
     pub fn tcp_writable(&self, sock: SocketId) -> usize {
-        self.tcp.socks[sock.0 as usize].conn.send_buffer_free()
+        self.state.tcp.socks[sock.0 as usize]
+            .conn
+            .send_buffer_free()
     }
 
     /// Bytes `sock`'s connection holds for the application, whether or not its reader has been
     /// woken yet (see [`World::tcp_ready_at`]).
     pub fn tcp_bytes_readable(&self, sock: SocketId) -> usize {
-        self.tcp.socks[sock.0 as usize].conn.bytes_readable()
+        self.state.tcp.socks[sock.0 as usize].conn.bytes_readable()
     }
 
     /// When `sock`'s application thread can act: after its blocking calls and after the wake-up
     /// that follows new data.
     pub fn tcp_ready_at(&self, sock: SocketId) -> SimTime {
-        let s = &self.tcp.socks[sock.0 as usize];
+        let s = &self.state.tcp.socks[sock.0 as usize];
         let wake = if s.wake_at == SimTime::MAX {
             SimTime::ZERO
         } else {
@@ -382,7 +377,7 @@ impl World {
         budget: &Budget,
     ) -> Result<bool, WorldError> {
         loop {
-            let s = &self.tcp.socks[sock.0 as usize];
+            let s = &self.state.tcp.socks[sock.0 as usize];
             let ready_at = self.app_ready(s.host).max(s.wake_at);
             let ok = if for_write {
                 s.conn.send_buffer_free() > 0
@@ -416,7 +411,7 @@ impl World {
             return Err(WorldError::NoHost(a.max(b)));
         }
         opts.config.validate()?;
-        let n = self.tcp.socks.len() as u32;
+        let n = self.state.tcp.socks.len() as u32;
         let (ca, cb) = (n, n + 1);
         let pa = 40_000 + (ca as u16);
         let pb = 5_001 + (cb as u16);
@@ -425,7 +420,10 @@ impl World {
             let mut c = opts.config.clone();
             if opts.tso {
                 c.tso_defer = Some(TsoDefer {
-                    max_bytes: self.hosts[h as usize].profile.socket.offload_max_bytes,
+                    max_bytes: self.state.hosts[h as usize]
+                        .profile
+                        .socket
+                        .offload_max_bytes,
                     win_divisor: transport::tcp::tso::DEFAULT_WIN_DIVISOR,
                 });
             }
@@ -433,7 +431,7 @@ impl World {
         };
         let client = Connection::connect(config_of(a), pa, pb, isn_for(a, pa))?;
         let server = Connection::listen(config_of(b), pb, isn_for(b, pb))?;
-        let setup = self.hosts[a as usize].cpu.setup_mode();
+        let setup = self.state.hosts[a as usize].cpu.setup_mode();
         let mk = |host, peer_host, port, peer_port, conn| Sock {
             host,
             peer_host,
@@ -455,17 +453,17 @@ impl World {
             backlog: Vec::new(),
             setup,
         };
-        self.tcp.socks.push(mk(a, b, pa, pb, client));
-        self.tcp.socks.push(mk(b, a, pb, pa, server));
-        self.tcp_host(a).by_port.insert(pa, ca);
-        self.tcp_host(b).by_port.insert(pb, cb);
+        self.state.tcp.socks.push(mk(a, b, pa, pb, client));
+        self.state.tcp.socks.push(mk(b, a, pb, pa, server));
+        self.state.tcp_host(a).by_port.insert(pa, ca);
+        self.state.tcp_host(b).by_port.insert(pb, cb);
         let now = self.sched.now();
         for (h, name) in [(b, Stage::SocketAccept), (a, Stage::SocketConnect)] {
-            let host = &mut self.hosts[h as usize];
+            let host = &mut self.state.hosts[h as usize];
             let ready = now.max(host.app_ready);
             let cost = host.profile.socket.syscall;
             let (_, end) = host.cpu.run(
-                &mut self.tracer,
+                &mut self.state.tracer,
                 now,
                 CpuWork {
                     core: APP_CORE,
@@ -477,23 +475,27 @@ impl World {
             );
             host.app_ready = end;
             *self
+                .state
                 .tcp_host(h)
                 .stats
                 .setup_syscalls
                 .entry(name.name())
                 .or_default() += 1;
         }
-        let ready = self.hosts[a as usize].app_ready;
-        let mut sched = self.lend_sched();
-        self.tcp_output(ca, APP_CORE, ready, &mut sched);
-        self.return_sched(sched);
+        let ready = self.state.hosts[a as usize].app_ready;
+        self.state.tcp_output(ca, APP_CORE, ready, &mut self.sched);
         let budget = Budget::default();
         loop {
-            let (x, y) = (&self.tcp.socks[ca as usize], &self.tcp.socks[cb as usize]);
+            let (x, y) = (
+                &self.state.tcp.socks[ca as usize],
+                &self.state.tcp.socks[cb as usize],
+            );
             if x.connected && y.connected {
                 break;
             }
-            if matches!(x.conn.state(), State::Closed) || matches!(y.conn.state(), State::Closed) {
+            if x.conn.state() == transport::tcp::State::Closed
+                || y.conn.state() == transport::tcp::State::Closed
+            {
                 return Err(WorldError::Exchange);
             }
             let Some(t) = self.sched.peek_time() else {
@@ -510,13 +512,13 @@ impl World {
     pub fn tcp_write(&mut self, h: u32, sock: SocketId, data: &[u8]) -> usize {
         let now = self.sched.now();
         let si = sock.0 as usize;
-        if self.tcp.socks[si].conn.send_buffer_free() == 0 || data.is_empty() {
-            self.tcp.socks[si].writer_blocked = !data.is_empty();
+        if self.state.tcp.socks[si].conn.send_buffer_free() == 0 || data.is_empty() {
+            self.state.tcp.socks[si].writer_blocked = !data.is_empty();
             return 0;
         }
         self.tcp_release_before_syscall(sock.0);
-        let opts = self.tcp.socks[si].opts.clone();
-        let host = &mut self.hosts[h as usize];
+        let opts = self.state.tcp.socks[si].opts.clone();
+        let host = &mut self.state.hosts[h as usize];
         let c = host.profile.socket;
         let mut ready = now.max(host.app_ready);
         let lock_from = ready;
@@ -524,13 +526,13 @@ impl World {
         let uring = opts.io_uring_batch > 1;
         let mut syscall = None;
         if uring {
-            let s = &mut self.tcp.socks[si];
+            let s = &mut self.state.tcp.socks[si];
             if s.uring_count.is_multiple_of(opts.io_uring_batch as u64) {
                 syscall = Some("io_uring_enter");
             }
             s.uring_count += 1;
             (_, ready) = host.cpu.run(
-                &mut self.tracer,
+                &mut self.state.tracer,
                 now,
                 CpuWork {
                     core: APP_CORE,
@@ -542,7 +544,7 @@ impl World {
             );
             if syscall.is_some() {
                 (_, ready) = host.cpu.run(
-                    &mut self.tracer,
+                    &mut self.state.tracer,
                     now,
                     CpuWork {
                         core: APP_CORE,
@@ -556,7 +558,7 @@ impl World {
         } else {
             syscall = Some("write");
             (_, ready) = host.cpu.run(
-                &mut self.tracer,
+                &mut self.state.tracer,
                 now,
                 CpuWork {
                     core: APP_CORE,
@@ -567,7 +569,7 @@ impl World {
                 },
             );
         }
-        let s = &mut self.tcp.socks[si];
+        let s = &mut self.state.tcp.socks[si];
         let n = s.conn.send(data);
         s.written += n as u64;
         if opts.msg_zerocopy {
@@ -575,7 +577,7 @@ impl World {
             s.zc_pending.push_back(w);
         } else {
             (_, ready) = host.cpu.run(
-                &mut self.tracer,
+                &mut self.state.tracer,
                 now,
                 CpuWork {
                     core: APP_CORE,
@@ -586,10 +588,10 @@ impl World {
                 },
             );
         }
-        let mut sched = self.lend_sched();
-        let end = self.tcp_output(sock.0, APP_CORE, ready, &mut sched);
-        self.return_sched(sched);
-        let host = &mut self.hosts[h as usize];
+        let end = self
+            .state
+            .tcp_output(sock.0, APP_CORE, ready, &mut self.sched);
+        let host = &mut self.state.hosts[h as usize];
         let mut end = end;
         if syscall.is_some() {
             let name = if uring {
@@ -598,7 +600,7 @@ impl World {
                 Stage::WriteExit
             };
             (_, end) = host.cpu.run(
-                &mut self.tracer,
+                &mut self.state.tracer,
                 now,
                 CpuWork {
                     core: APP_CORE,
@@ -610,8 +612,8 @@ impl World {
             );
         }
         host.app_ready = end;
-        self.tcp.socks[si].owned = (lock_from, end);
-        let st = &mut self.tcp_host(h).stats;
+        self.state.tcp.socks[si].owned = (lock_from, end);
+        let st = &mut self.state.tcp_host(h).stats;
         if let Some(name) = syscall {
             *st.syscalls.entry(name).or_default() += 1;
         }
@@ -629,10 +631,10 @@ impl World {
         let now = self.sched.now();
         let si = sock.0 as usize;
         self.tcp_release_before_syscall(sock.0);
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.state.hosts[h as usize];
         let c = host.profile.socket;
         let half = SimDuration::from_ps(c.syscall.as_ps() / 2);
-        let s = &mut self.tcp.socks[si];
+        let s = &mut self.state.tcp.socks[si];
         if s.reader_blocked && now < s.wake_at {
             return 0;
         }
@@ -642,7 +644,7 @@ impl World {
         if !s.reader_blocked {
             new_syscall = true;
             (_, ready) = host.cpu.run(
-                &mut self.tracer,
+                &mut self.state.tracer,
                 now,
                 CpuWork {
                     core: APP_CORE,
@@ -662,7 +664,13 @@ impl World {
                 s.wake_at = SimTime::MAX;
             }
             if new_syscall {
-                *self.tcp_host(h).stats.syscalls.entry("read").or_default() += 1;
+                *self
+                    .state
+                    .tcp_host(h)
+                    .stats
+                    .syscalls
+                    .entry("read")
+                    .or_default() += 1;
             }
             return 0;
         }
@@ -678,7 +686,7 @@ impl World {
             spin = window.saturating_sub(worked);
             if spin > SimDuration::ZERO {
                 host.cpu.charge_spin(
-                    &mut self.tracer,
+                    &mut self.state.tracer,
                     now,
                     Spin {
                         core: APP_CORE,
@@ -695,7 +703,7 @@ impl World {
         let lock_from = ready;
         let n = s.conn.recv(buf);
         (_, ready) = host.cpu.run(
-            &mut self.tracer,
+            &mut self.state.tracer,
             now,
             CpuWork {
                 core: APP_CORE,
@@ -706,12 +714,12 @@ impl World {
             },
         );
         // A window update the read made due goes out from process context.
-        let mut sched = self.lend_sched();
-        let end = self.tcp_output(sock.0, APP_CORE, ready, &mut sched);
-        self.return_sched(sched);
-        let host = &mut self.hosts[h as usize];
+        let end = self
+            .state
+            .tcp_output(sock.0, APP_CORE, ready, &mut self.sched);
+        let host = &mut self.state.hosts[h as usize];
         let (_, end) = host.cpu.run(
-            &mut self.tracer,
+            &mut self.state.tracer,
             now,
             CpuWork {
                 core: APP_CORE,
@@ -722,8 +730,8 @@ impl World {
             },
         );
         host.app_ready = end;
-        self.tcp.socks[si].owned = (lock_from, end);
-        let st = &mut self.tcp_host(h).stats;
+        self.state.tcp.socks[si].owned = (lock_from, end);
+        let st = &mut self.state.tcp_host(h).stats;
         if new_syscall {
             *st.syscalls.entry("read").or_default() += 1;
         }
@@ -731,6 +739,29 @@ impl World {
         st.copied_bytes += n as u64;
         st.busy_poll_time += spin;
         n
+    }
+
+    /// A syscall on `si` is about to start: the previous one's release processes the backlog
+    /// first, if its end has come.
+    fn tcp_release_before_syscall(&mut self, si: u32) {
+        let s = &self.state.tcp.socks[si as usize];
+        if s.backlog.is_empty() || self.sched.now() < s.owned.1 {
+            return;
+        }
+        self.state.tcp_release_backlog(si, &mut self.sched);
+    }
+}
+
+/// The socket path's event handlers, and what they share with the socket calls (which pass
+/// them the world's scheduler).
+impl State {
+    /// Host `h`'s socket-path state, made on first use.
+    fn tcp_host(&mut self, h: u32) -> &mut TcpHost {
+        let hosts = &mut self.tcp.hosts;
+        if hosts.len() <= h as usize {
+            hosts.resize_with(h as usize + 1, TcpHost::default);
+        }
+        &mut hosts[h as usize]
     }
 
     /// The kernel transmits what socket `si`'s transport wants to send, running the stack on
@@ -995,7 +1026,7 @@ impl World {
 
     /// Runs `f` with host `h`'s stages counted as setup when `setup` is true (work for a
     /// socket of the out-of-band exchange), restoring the previous mode after.
-    fn as_setup_if<R>(&mut self, h: u32, setup: bool, f: impl FnOnce(&mut World) -> R) -> R {
+    fn as_setup_if<R>(&mut self, h: u32, setup: bool, f: impl FnOnce(&mut State) -> R) -> R {
         let prev = self.hosts[h as usize].cpu.setup_mode();
         if !setup || prev {
             return f(self);
@@ -1283,18 +1314,6 @@ impl World {
         self.tcp_after(si, APP_CORE, ready, sched);
         let host = &mut self.hosts[h as usize];
         host.app_ready = host.app_ready.max(host.cpu.free_at(APP_CORE));
-    }
-
-    /// A syscall on `si` is about to start: the previous one's release processes the backlog
-    /// first, if its end has come.
-    fn tcp_release_before_syscall(&mut self, si: u32) {
-        let s = &self.tcp.socks[si as usize];
-        if s.backlog.is_empty() || self.sched.now() < s.owned.1 {
-            return;
-        }
-        let mut sched = self.lend_sched();
-        self.tcp_release_backlog(si, &mut sched);
-        self.return_sched(sched);
     }
 
     /// After the transport of `si` took input: send what it wants (on `core`), keep its timer,

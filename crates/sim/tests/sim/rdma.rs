@@ -456,7 +456,7 @@ fn go_back_n_resends_about_one_window_per_loss() {
         .unwrap();
     assert_eq!(a.qpn, qpn, "QP numbers are deterministic");
     let host_a = w.host(0).node.0;
-    w.fabric.set_tracer(Tracer::new(LossLog {
+    w.fabric_mut().set_tracer(Tracer::new(LossLog {
         host: host_a,
         ..Default::default()
     }));
@@ -500,7 +500,7 @@ fn go_back_n_resends_about_one_window_per_loss() {
         stats.mismatched_bytes, 0,
         "every byte placed where it belongs"
     );
-    let log = w.fabric.tracer_mut().take::<LossLog>().unwrap();
+    let log = w.fabric_mut().tracer_mut().take::<LossLog>().unwrap();
     let naks: Vec<SimTime> = w
         .tracer_mut()
         .take::<VecObserver>()
@@ -559,7 +559,7 @@ fn same_seed_same_result() {
             .unwrap();
         let (abuf, amr) = buffer(&mut w, &a, 4 << 20);
         let (bbuf, bmr) = buffer(&mut w, &b, 4 << 20);
-        w.fabric
+        w.fabric_mut()
             .set_tracer(Tracer::new(engine::TraceHasher::default()));
         let wr = SendWr::write(
             1,
@@ -574,7 +574,11 @@ fn same_seed_same_result() {
         .signaled();
         w.post_send(0, a.qpn, &[wr]).unwrap();
         run(&mut w, 10_000);
-        let h = w.fabric.tracer_mut().take::<engine::TraceHasher>().unwrap();
+        let h = w
+            .fabric_mut()
+            .tracer_mut()
+            .take::<engine::TraceHasher>()
+            .unwrap();
         (
             h.hash(),
             h.records(),
@@ -881,4 +885,47 @@ fn fewer_pcie_lanes_still_cap_one_qp() {
             "Gen3 x{lanes}: {got:.2} Gb/s, the PCIe cap is {cap}"
         );
     }
+}
+
+/// The longest RoCEv2 packet at the path MTU 4096 — a WRITE ONLY with immediate, RETH and
+/// ImmDt beside 4096 bytes of payload, a 4,160-byte IP packet — passes a switch whose ports
+/// have the default IP MTU (4,192: what Linux requires of a RoCE interface at that path MTU),
+/// and the receiver's CQE carries the immediate. (With the ports at 4,156, as a RETH-only
+/// allowance gave, this WRITE was dropped as oversize and ended in RETRY_EXC_ERR.)
+#[test]
+fn a_full_mtu_write_with_immediate_passes_the_default_port_mtu() {
+    assert_eq!(fabric::config::DEFAULT_PORT_MTU_BYTES, 4_096 + 96);
+    let mut w = world(0.0);
+    let o = RcOptions::default();
+    let (a, b) = w.connect_rc(0, 1, &o).unwrap();
+    let (abuf, amr) = buffer(&mut w, &a, 8192);
+    let (bbuf, bmr) = buffer(&mut w, &b, 8192);
+    let msg = pattern(9, 4096);
+    w.verbs(0).memory_mut().write(abuf, &msg).unwrap();
+    w.post_recv(1, b.qpn, &[RecvWr::new(5, vec![])]).unwrap();
+    let sge = vec![Sge {
+        addr: abuf,
+        length: 4096,
+        lkey: amr.lkey,
+    }];
+    w.post_send(
+        0,
+        a.qpn,
+        &[SendWr::write_with_imm(1, sge, bbuf, bmr.rkey, 0xabcd).signaled()],
+    )
+    .unwrap();
+    run(&mut w, 100);
+    let sent = w.poll_cq(0, a.cq, 4).unwrap();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].status, WcStatus::Success, "{sent:?}");
+    let got = w.poll_cq(1, b.cq, 4).unwrap();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(
+        (got[0].status, got[0].imm_data),
+        (WcStatus::Success, Some(0xabcd))
+    );
+    let mut placed = vec![0u8; 4096];
+    w.verbs(1).memory().read(bbuf, &mut placed).unwrap();
+    assert_eq!(placed, msg);
+    assert_eq!(w.fabric().counters().drops(), 0);
 }

@@ -68,7 +68,7 @@ fn transfer(loss: f64, selective: bool, seed: u64) -> Outcome {
     };
     let mut w = World::new(&topo, cfg, Default::default(), NicProfile::Mlx5).unwrap();
     let host = w.host(0).node.0;
-    w.fabric.set_tracer(Tracer::new(Lost {
+    w.fabric_mut().set_tracer(Tracer::new(Lost {
         host,
         ..Default::default()
     }));
@@ -169,7 +169,11 @@ fn transfer(loss: f64, selective: bool, seed: u64) -> Outcome {
         .host(1)
         .responder_counters(b.qpn)
         .map_or(0, |c| c.placed_early);
-    let lost = w.fabric.tracer_mut().take::<Lost>().map_or(0, |o| o.lost);
+    let lost = w
+        .fabric_mut()
+        .tracer_mut()
+        .take::<Lost>()
+        .map_or(0, |o| o.lost);
     Outcome {
         lost_packets: lost,
         resent_packets: rc.packets_retransmitted,
@@ -279,7 +283,7 @@ fn irn_extension_on_the_wire_and_in_tshark() {
         std::fs::File::create(&path).unwrap(),
     )))
     .unwrap();
-    w.fabric
+    w.fabric_mut()
         .set_tracer(Tracer::new(engine::VecObserver::default()));
     let sge = vec![Sge {
         addr: abuf,
@@ -304,7 +308,11 @@ fn irn_extension_on_the_wire_and_in_tshark() {
 
     // The trace marks the same frames: every request after the first leaves host 0 marked.
     let host0 = w.host(0).node;
-    let obs = w.fabric.tracer_mut().take::<engine::VecObserver>().unwrap();
+    let obs = w
+        .fabric_mut()
+        .tracer_mut()
+        .take::<engine::VecObserver>()
+        .unwrap();
     let marked_out = obs
         .records
         .iter()

@@ -350,14 +350,18 @@ fn same_seed_same_trace_hash() {
         link.loss.corruption = Probability::from_f64(0.01).unwrap();
         let mut w = world_with(link, HostProfile::default(), seed);
         w.set_tracer(Tracer::new(engine::TraceHasher::default()));
-        w.fabric
+        w.fabric_mut()
             .set_tracer(Tracer::new(engine::TraceHasher::default()));
         let (sa, sb) = w.tcp_connect(0, 1, &TcpOptions::default()).unwrap();
         let msg = pattern(1 << 20);
         let t = transfer(&mut w, (0, sa), (1, sb), &msg, 1 << 20, 1 << 20);
         assert_eq!(t.received, msg);
         let a = w.tracer_mut().take::<engine::TraceHasher>().unwrap();
-        let b = w.fabric.tracer_mut().take::<engine::TraceHasher>().unwrap();
+        let b = w
+            .fabric_mut()
+            .tracer_mut()
+            .take::<engine::TraceHasher>()
+            .unwrap();
         (a.hash(), a.records(), b.hash(), w.now())
     };
     let x = run(3);

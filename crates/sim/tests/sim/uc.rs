@@ -138,14 +138,14 @@ fn uc_write_places_data_without_acks_and_a_read_completes_loc_qp_op_err() {
         dmr.rkey,
     )
     .signaled();
-    let frames = w.fabric.counters().delivered_frames;
+    let frames = w.fabric().counters().delivered_frames;
     w.post_send(0, a.qpn, &[rd]).unwrap();
     run(&mut w, 20);
     let wcs = w.poll_cq(0, a.cq, 4).unwrap();
     assert_eq!(wcs.len(), 1);
     assert_eq!(wcs[0].status, WcStatus::LocQpOpErr);
     assert_eq!(
-        w.fabric.counters().delivered_frames,
+        w.fabric().counters().delivered_frames,
         frames,
         "no READ request on the wire"
     );
