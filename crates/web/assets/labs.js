@@ -1,4 +1,4 @@
-// The fabric labs: the index of the seven labs (`/labs`) and one page per lab (`/lab/<id>`).
+// The fabric labs: the index of the labs (`/labs`) and one page per lab (`/lab/<id>`).
 // A lab page builds its parameter form from the lab's descriptor (`GET /api/labs`), runs the
 // lab (`POST /api/lab/<id>`) and shows the LabResult: headline figures, the verdict in words
 // and every chart as SVG, with its data as a table in a disclosure under it. The
@@ -17,7 +17,7 @@ import './inspector.js';
 export { chartSvg, chartTableHtml, niceTicks } from './chart.js';
 
 /** The labs in the order the index lists them. */
-const LABS = ['incast', 'hol', 'storm', 'deadlock', 'loss', 'qps', 'trouble'];
+const LABS = ['incast', 'hol', 'storm', 'deadlock', 'loss', 'qps', 'trouble', 'nvmf'];
 /** Plausible wrong answers offered next to the four causes. */
 const DISTRACTORS = ['x_congestion', 'x_rkey', 'x_cable'];
 /** The order of the answer buttons: fixed, so it never depends on the case shown. */
@@ -27,7 +27,7 @@ const DEBOUNCE_MS = 250;
 const S = {
   zh: {
     'labs.title': '网络实验',
-    'labs.lead': '七个网络实验，每个都是一次真实的仿真：改参数、看图、读计数器。',
+    'labs.lead': '这里的每个网络实验都是一次真实的仿真：改参数、看图、读计数器。',
     'labs.back': '← 全部实验',
     'labs.n': '实验 {n}',
     'lab.unknown': '没有这个实验：{id}',
@@ -59,6 +59,25 @@ const S = {
     'dcqcn.needs_ecn': 'DCQCN 靠 ECN 标记来反应：先打开 ECN 才能选画像。',
     'choice.link_gbps.25': '25 Gb/s', 'choice.link_gbps.100': '100 Gb/s',
     'choice.spine_gbps.25': '25 Gb/s', 'choice.spine_gbps.100': '100 Gb/s',
+    'param.iodepth': '队列深度（每个发起端）', 'param.bs': '块大小', 'param.initiators': '发起端数量',
+    'param.rwmixread': '读占比（其余为写）',
+    'choice.bs.4k': '4 KiB', 'choice.bs.16k': '16 KiB', 'choice.bs.64k': '64 KiB', 'choice.bs.128k': '128 KiB',
+    'fig.nvmf.iops_rdma': 'IOPS：NVMe/RDMA', 'fig.nvmf.iops_tcp': 'IOPS：NVMe/TCP',
+    'fig.nvmf.p99_rdma_us': 'p99 完成延迟：NVMe/RDMA', 'fig.nvmf.p99_tcp_us': 'p99 完成延迟：NVMe/TCP',
+    'fig.nvmf.cpu_rdma_ns': '每个 IO 的 CPU 时间（两端合计）：NVMe/RDMA', 'fig.nvmf.cpu_tcp_ns': '每个 IO 的 CPU 时间（两端合计）：NVMe/TCP',
+    'fig.nvmf.local_qd1_us': '设备本身（队列深度 1，中位数）',
+    'fig.nvmf.fabric_qd1_rdma_us': 'NVMe/RDMA 在队列深度 1 时多出的延迟（中位数）', 'fig.nvmf.fabric_qd1_tcp_us': 'NVMe/TCP 在队列深度 1 时多出的延迟（中位数）',
+    'chart.nvmf.latency': '完成延迟与 IOPS：队列深度逐级翻倍', 'chart.nvmf.cpu': '这个深度下每个 IO 的 CPU 时间',
+    'chart.nvmf.queue': '目标端链路上的队列峰值',
+    'axis.nvmf.latency.x': 'IOPS（每条曲线上队列深度依次为 1、2、4……）', 'axis.nvmf.queue.x': '队列深度',
+    'v.nvmf.win': '队列深度 {qd} 时，{a} 完成 {ia} IOPS，是 {b}（{ib}）的 {x} 倍；',
+    'v.nvmf.tie': '队列深度 {qd} 时，两种传输完成的 IOPS 相当（NVMe/RDMA {ia}，NVMe/TCP {ib}）；',
+    'v.nvmf.cpu': 'NVMe/TCP 每个 IO 花的 CPU 时间是 NVMe/RDMA 的 {x} 倍。',
+    'v.nvmf.saturated': '{e} 受限于{res}（忙碌 {pct}%）。',
+    'v.nvmf.bursts': '{e} 在阵发中等待{res}：它平均只忙 {pct}%，中位延迟却是队列深度 1 时的 {g} 倍。',
+    'v.nvmf.depth': '{e} 只受队列深度限制：没有哪样资源忙过 {pct}%，中位延迟与队列深度 1 时相差不到一成，再加在途 IO 还能提高 IOPS。',
+    'res.device': '设备', 'res.target_cpu': '目标端的 CPU', 'res.initiator_cpu': '发起端的 CPU', 'res.link': '目标端的链路',
+    'vk.pauses_rdma': 'PAUSE 帧（NVMe/RDMA 那次运行）', 'vk.drops_tcp': '网络丢掉的帧（NVMe/TCP 那次运行）',
     'choice.max_loss_pct.0.5': '0.5%', 'choice.max_loss_pct.1': '1%', 'choice.max_loss_pct.2': '2%', 'choice.max_loss_pct.5': '5%',
     'param.adaptive': '自适应重传（超时跟随实测往返时间）',
     'unit.frames': '帧', 'unit.packets': '包', 'unit.links': '条链路', 'unit.ratio': '',
@@ -181,7 +200,7 @@ const S = {
   },
   en: {
     'labs.title': 'Fabric labs',
-    'labs.lead': 'Seven fabric experiments, each one a real simulation: change the parameters, read the charts and the counters.',
+    'labs.lead': 'Fabric experiments, each one a real simulation: change the parameters, read the charts and the counters.',
     'labs.back': '← All labs',
     'labs.n': 'Lab {n}',
     'lab.unknown': 'No such lab: {id}',
@@ -213,6 +232,25 @@ const S = {
     'dcqcn.needs_ecn': 'DCQCN reacts to ECN marks: turn ECN on to choose a profile.',
     'choice.link_gbps.25': '25 Gb/s', 'choice.link_gbps.100': '100 Gb/s',
     'choice.spine_gbps.25': '25 Gb/s', 'choice.spine_gbps.100': '100 Gb/s',
+    'param.iodepth': 'queue depth (per initiator)', 'param.bs': 'block size', 'param.initiators': 'initiators',
+    'param.rwmixread': 'reads (the rest are writes)',
+    'choice.bs.4k': '4 KiB', 'choice.bs.16k': '16 KiB', 'choice.bs.64k': '64 KiB', 'choice.bs.128k': '128 KiB',
+    'fig.nvmf.iops_rdma': 'IOPS, NVMe/RDMA', 'fig.nvmf.iops_tcp': 'IOPS, NVMe/TCP',
+    'fig.nvmf.p99_rdma_us': 'p99 completion latency, NVMe/RDMA', 'fig.nvmf.p99_tcp_us': 'p99 completion latency, NVMe/TCP',
+    'fig.nvmf.cpu_rdma_ns': 'CPU time per IO (both ends), NVMe/RDMA', 'fig.nvmf.cpu_tcp_ns': 'CPU time per IO (both ends), NVMe/TCP',
+    'fig.nvmf.local_qd1_us': 'the device alone (QD 1, median)',
+    'fig.nvmf.fabric_qd1_rdma_us': 'what NVMe/RDMA adds at QD 1 (median)', 'fig.nvmf.fabric_qd1_tcp_us': 'what NVMe/TCP adds at QD 1 (median)',
+    'chart.nvmf.latency': 'Latency against IOPS as QD doubles', 'chart.nvmf.cpu': 'CPU time per IO at this depth',
+    'chart.nvmf.queue': 'Peak queues on the target\'s link',
+    'axis.nvmf.latency.x': 'IOPS (queue depth 1, 2, 4, … along each curve)', 'axis.nvmf.queue.x': 'queue depth',
+    'v.nvmf.win': 'At queue depth {qd}, {a} completes {ia} IOPS, {x}× {b}\'s {ib}; ',
+    'v.nvmf.tie': 'At queue depth {qd}, both transports complete about as many IOPS (NVMe/RDMA {ia}, NVMe/TCP {ib}); ',
+    'v.nvmf.cpu': 'NVMe/TCP spends {x}× NVMe/RDMA\'s CPU time per IO.',
+    'v.nvmf.saturated': ' {e} is limited by {res} ({pct}% busy).',
+    'v.nvmf.bursts': ' {e} waits for {res} in bursts: it is only {pct}% busy on average, yet the median latency is {g}× QD 1\'s.',
+    'v.nvmf.depth': ' {e} is held back only by the queue depth: nothing is more than {pct}% busy and the median latency stays within 10% of QD 1\'s, so more IOs in flight would still raise IOPS.',
+    'res.device': 'the device', 'res.target_cpu': 'the target\'s CPU', 'res.initiator_cpu': 'the initiators\' CPU', 'res.link': 'the target\'s link',
+    'vk.pauses_rdma': 'PAUSE frames (the NVMe/RDMA run)', 'vk.drops_tcp': 'frames dropped (the NVMe/TCP run)',
     'choice.max_loss_pct.0.5': '0.5%', 'choice.max_loss_pct.1': '1%', 'choice.max_loss_pct.2': '2%', 'choice.max_loss_pct.5': '5%',
     'param.adaptive': 'adaptive retransmission (the timeout follows the measured round trip)',
     'unit.frames': 'frames', 'unit.packets': 'packets', 'unit.links': 'links', 'unit.ratio': '',
@@ -571,6 +609,8 @@ const VERDICT_KEYS = {
   drops: { unit: 'frames' },
   status: { kind: 'code' },
   symptom: { kind: 'symptom' },
+  pauses_rdma: { unit: 'frames' },
+  drops_tcp: { unit: 'frames' },
 };
 
 /** A verdict value for people: yes/no, a status, a symptom sentence, or a number with its unit. */
@@ -630,6 +670,7 @@ function verdictWords(lab, v, res, opts = {}) {
       ? say(tt('v.loss.stalled', { parts: parts.join(lang() === 'en' ? '; ' : '；') }), 'bad', ['stalled_at_pct'])
       : say(tt('v.loss.none'), 'good', ['stalled_at_pct']);
   }
+  if (lab === 'nvmf' && v.winner) return nvmfWords(v, res, say);
   if (lab === 'trouble' && v.symptom) {
     const tone = v.status && v.status !== 'SUCCESS' ? 'bad' : 'warn';
     // The case's own text above already tells the symptom: only the status follows.
@@ -638,6 +679,36 @@ function verdictWords(lab, v, res, opts = {}) {
     return say(ttOr(`sym.${v.symptom}`, String(v.symptom)), tone, ['symptom']);
   }
   return ['', '', '', []];
+}
+
+/**
+ * The NVMe-oF lab's verdict in words: which transport completes more IOs at the asked depth
+ * and by how much, the CPU per IO ratio, and what held each transport back.
+ */
+function nvmfWords(v, res, say) {
+  const ia = figValue(res, 'iops_rdma'), ib = figValue(res, 'iops_tcp');
+  const names = { 'nvmf-rdma': 'NVMe/RDMA', 'nvmf-tcp': 'NVMe/TCP' };
+  let head;
+  if (v.winner === 'tie') head = tt('v.nvmf.tie', { qd: v.iodepth, ia: fmtNum(ia), ib: fmtNum(ib) });
+  else {
+    const rdma = v.winner === 'nvmf-rdma';
+    const x = rdma ? v.iops_ratio : Math.round((ib / ia) * 100) / 100;
+    head = tt('v.nvmf.win', {
+      qd: v.iodepth, a: names[v.winner], b: rdma ? 'NVMe/TCP' : 'NVMe/RDMA',
+      ia: fmtNum(rdma ? ia : ib), ib: fmtNum(rdma ? ib : ia), x: fmtNum(x),
+    });
+  }
+  let s = head + tt('v.nvmf.cpu', { x: fmtNum(v.cpu_ratio) });
+  for (const [e, k] of [['NVMe/RDMA', 'rdma'], ['NVMe/TCP', 'tcp']]) {
+    const kind = v[`limit_${k}_kind`];
+    const res = ttOr(`res.${v[`limit_${k}`]}`, String(v[`limit_${k}`]));
+    s += tt(`v.nvmf.${kind === 'saturated' || kind === 'bursts' ? kind : 'depth'}`, {
+      e, res, pct: fmtNum(v[`busy_${k}_pct`]), g: fmtNum(v[`latency_growth_${k}`]),
+    });
+  }
+  const said = ['iodepth', 'winner', 'iops_ratio', 'cpu_ratio'];
+  for (const k of ['rdma', 'tcp']) said.push(`limit_${k}`, `limit_${k}_kind`, `busy_${k}_pct`, `latency_growth_${k}`);
+  return say(s, '', said);
 }
 
 /** The verdict's keys the sentence does not already say, labelled, as [html of the items, plain text]. */
@@ -686,6 +757,14 @@ const SERIES_ZH = {
   TCP: 'TCP',
   '1 QP': '1 个 QP',
   ib_write_bw: 'ib_write_bw 测得的吞吐',
+  'NVMe/RDMA: switch → target': 'NVMe/RDMA：交换机 → 目标端',
+  'NVMe/TCP: switch → target': 'NVMe/TCP：交换机 → 目标端',
+  'NVMe/RDMA: target → switch': 'NVMe/RDMA：目标端 → 交换机',
+  'NVMe/TCP: target → switch': 'NVMe/TCP：目标端 → 交换机',
+  'host usr': '发起端 usr',
+  'host sys': '发起端 sys',
+  'target usr': '目标端 usr',
+  'target sys': '目标端 sys',
 };
 
 /** A series name (or bar label) in the page language; names it does not know pass through. */

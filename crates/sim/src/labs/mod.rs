@@ -10,6 +10,7 @@
 //! | `loss` | Go-back-N, selective repeat and TCP under random loss. |
 //! | `qps` | One QP or many over a leaf-spine with ECMP. |
 //! | `trouble` | Seven broken setups; find the cause from the counters an operator reads. |
+//! | `nvmf` | NVMe-oF over RDMA or TCP: latency against IOPS as the queue deepens, CPU per IO. |
 //!
 //! Every lab is a function from validated [`Params`] to a [`LabResult`]: headline figures,
 //! charts (series of points, computed by running the simulator), counters and a verdict. The
@@ -22,6 +23,7 @@ pub mod fabric_view;
 mod hol;
 mod incast;
 mod loss;
+mod nvmf;
 mod qps;
 mod storm;
 mod streams;
@@ -199,6 +201,16 @@ pub fn catalogue() -> Vec<LabSpec> {
                 ],
                 "rnr",
             )],
+        },
+        LabSpec {
+            id: "nvmf",
+            params: vec![
+                choice("iodepth", &nvmf::DEPTHS, "32"),
+                choice("bs", &nvmf::SIZES, "4k"),
+                int("initiators", 1, 8, 1, "hosts"),
+                int("rwmixread", 0, 100, 100, "%"),
+                choice("link_gbps", &["25", "100"], "100"),
+            ],
         },
     ]
 }
@@ -407,6 +419,29 @@ fn cross_check(id: &str, p: &Params) -> Result<(), LabError> {
                 "stall_at_us + detect_us < duration_us".to_string(),
             ))
         }
+        "nvmf" if nvmf::in_flight(p).0 > nvmf::MAX_IN_FLIGHT_IOS => Err(LabError::param(
+            "iodepth",
+            format!(
+                "iodepth × initiators = {} IOs in flight: this lab allows at most {} (so it \
+                 answers in well under a second; `rdmalab fio` runs any)",
+                nvmf::in_flight(p).0,
+                nvmf::MAX_IN_FLIGHT_IOS
+            ),
+            format!("iodepth × initiators ≤ {}", nvmf::MAX_IN_FLIGHT_IOS),
+        )),
+        "nvmf" if nvmf::in_flight(p).1 > nvmf::MAX_IN_FLIGHT_BYTES => Err(LabError::param(
+            "iodepth",
+            format!(
+                "iodepth × initiators × bs = {} MiB in flight: this lab allows at most {} MiB \
+                 (so it answers in well under a second; `rdmalab fio` runs any)",
+                nvmf::in_flight(p).1 as f64 / (1u64 << 20) as f64,
+                nvmf::MAX_IN_FLIGHT_BYTES >> 20
+            ),
+            format!(
+                "iodepth × initiators × bs ≤ {} MiB",
+                nvmf::MAX_IN_FLIGHT_BYTES >> 20
+            ),
+        )),
         _ => Ok(()),
     }
 }
@@ -595,6 +630,7 @@ pub fn run(id: &str, params: &Params) -> Result<LabResult, LabError> {
         "loss" => loss::run(params),
         "qps" => qps::run(params),
         "trouble" => trouble::run(params),
+        "nvmf" => nvmf::run(params),
         _ => Err(parse_params(id, &serde_json::Value::Null)
             .err()
             .unwrap_or_else(|| LabError::sim(format!("lab {id} has no runner")))),

@@ -50,7 +50,7 @@ mod run;
 mod tcp;
 pub mod workload;
 
-pub use report::{CpuSplit, FioReport, LatencySummary};
+pub use report::{CpuSplit, FioReport, LatencySummary, Utilisation};
 pub use run::run;
 
 use device::DeviceConfig;

@@ -61,6 +61,22 @@ impl CpuSplit {
     }
 }
 
+/// How busy each resource that can set a run's pace was over the data phase, as a share of
+/// what it could do (0 to 1). A closed loop with none of them near 1 is held back by its queue
+/// depth (Little's law: IOPS = IOs in flight / latency), not by a resource.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Utilisation {
+    /// The device's parallel units: the counted IOs' service time over units × elapsed.
+    pub device: f64,
+    /// The target's busiest core (the application thread's, or the softirq core's).
+    pub target_core: f64,
+    /// The busiest core of the busiest initiator.
+    pub initiator_core: f64,
+    /// The target's link in its busier direction: wire bytes (frames with their preamble and
+    /// inter-frame gap) over the line rate.
+    pub target_link: f64,
+}
+
 /// One fio run's results.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FioReport {
@@ -97,6 +113,8 @@ pub struct FioReport {
     pub target_tx_peak_queue_bytes: u64,
     /// Most commands the device held at once (queued + in service).
     pub device_peak_outstanding: u64,
+    /// How busy the device, the cores and the target's link were.
+    pub utilisation: Utilisation,
     /// Frames the fabric dropped.
     pub drops: u64,
     /// PAUSE frames sent.

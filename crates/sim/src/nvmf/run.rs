@@ -7,10 +7,11 @@
 //! something for an application to do (a CQE in a CQ, bytes for a blocked reader, room in a
 //! send buffer), whichever comes first; then it acts at the World's clock.
 
+use super::capsule::IoOpcode;
 use super::costs;
 use super::device::{Device, DeviceCmd};
 use super::rdma::Rdma;
-use super::report::{CpuSplit, FioReport, LatencySummary};
+use super::report::{CpuSplit, FioReport, LatencySummary, Utilisation};
 use super::tcp::Tcp;
 use super::workload::{IoSpec, JobGen};
 use super::{FioConfig, IoEngine, Limit};
@@ -290,6 +291,8 @@ fn run_one(cfg: &FioConfig, pcap: Option<&std::path::Path>) -> Result<FioReport,
     let before: Vec<_> = (0..hosts)
         .map(|h| w.host(h).cpu().account().by_stage.clone())
         .collect();
+    let cores_before: Vec<Vec<SimDuration>> = (0..hosts).map(|h| core_busy(&w, h)).collect();
+    let link_before = target_link_tx(&w);
     let start = w.now();
     let stop_at = match cfg.limit {
         Limit::Runtime(d) => Some(start + d),
@@ -410,6 +413,7 @@ fn run_one(cfg: &FioConfig, pcap: Option<&std::path::Path>) -> Result<FioReport,
         (cpu(1..hosts), cpu(0..1))
     };
     let (to_target, target_tx) = target_queues(&run.w);
+    let utilisation = utilisation(&run, &cores_before, link_before, elapsed);
     let op = match cfg.rw {
         super::workload::RwMode::Write | super::workload::RwMode::RandWrite => {
             super::capsule::IoOpcode::Write
@@ -433,11 +437,79 @@ fn run_one(cfg: &FioConfig, pcap: Option<&std::path::Path>) -> Result<FioReport,
         target_port_peak_queue_bytes: to_target,
         target_tx_peak_queue_bytes: target_tx,
         device_peak_outstanding: run.device.peak_outstanding as u64,
+        utilisation,
         drops: run.w.fabric().counters().drops(),
         pauses: run.w.fabric().ports().map(|(.., s)| s.pauses_sent).sum(),
         events,
         wall_ns,
     })
+}
+
+/// Busy time so far of each of host `h`'s cores.
+fn core_busy(w: &World, h: u32) -> Vec<SimDuration> {
+    let cpu = w.host(h).cpu();
+    (0..cpu.cores()).map(|c| cpu.core_busy(c)).collect()
+}
+
+/// Wire bytes (frames plus preamble and gap) sent so far by the target's port and by the
+/// switch port towards it.
+fn target_link_tx(w: &World) -> (u64, u64) {
+    let node = w.host(TARGET).node;
+    let wire =
+        |s: &fabric::PortStats| s.tx_bytes + s.tx_frames * fabric::config::PREAMBLE_IFG_BYTES;
+    let mut own = (None, 0);
+    for (n, _, link, s) in w.fabric().ports() {
+        if n == node {
+            own = (Some(link), wire(s));
+        }
+    }
+    let to = w
+        .fabric()
+        .ports()
+        .filter(|(n, _, link, _)| *n != node && Some(*link) == own.0)
+        .map(|(.., s)| wire(s))
+        .max()
+        .unwrap_or(0);
+    (own.1, to)
+}
+
+/// The shares of the device, the cores and the target's link the data phase used.
+fn utilisation(
+    run: &Run,
+    cores_before: &[Vec<SimDuration>],
+    link_before: (u64, u64),
+    elapsed: SimDuration,
+) -> Utilisation {
+    let span = elapsed.as_ps().max(1) as f64;
+    let cfg = &run.cfg;
+    let served = run.reads as f64 * cfg.device.service(IoOpcode::Read, cfg.bs).as_ps() as f64
+        + run.writes as f64 * cfg.device.service(IoOpcode::Write, cfg.bs).as_ps() as f64;
+    // A core's busy time includes stages already booked past the end: a share is at most 1.
+    let busiest = |h: u32| {
+        core_busy(&run.w, h)
+            .iter()
+            .zip(&cores_before[h as usize])
+            .map(|(now, was)| (now.as_ps() - was.as_ps()) as f64 / span)
+            .fold(0.0, f64::max)
+            .min(1.0)
+    };
+    let (own, to) = target_link_tx(&run.w);
+    let sent = (own - link_before.0).max(to - link_before.1) as f64;
+    let line = Bandwidth::gbps(cfg.link_gbps).bps() as f64;
+    Utilisation {
+        device: served / (cfg.device.parallel_units.max(1) as f64 * span),
+        target_core: if cfg.ioengine == IoEngine::Local {
+            0.0
+        } else {
+            busiest(TARGET)
+        },
+        initiator_core: (1..run.w.host_count()).map(busiest).fold(0.0, f64::max),
+        target_link: if cfg.ioengine == IoEngine::Local {
+            0.0
+        } else {
+            (sent * 8.0 / line / (span / 1e12)).min(1.0)
+        },
+    }
 }
 
 /// Peak queues (bytes, any priority) of the switch port towards the target and of the

@@ -4245,6 +4245,184 @@ fn group(n: u64) -> String {
     out
 }
 
+/// A ratio as the page's `fmtNum` writes it: an integer plain, else at most two decimals.
+fn ratio_text(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        let s = format!("{x:.2}");
+        s.trim_end_matches('0').to_string()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_nvmf_lab_in_a_real_browser() {
+    let _one = ONE_BROWSER.lock().await;
+    let Some(env) = Env::start("nvmf").await else {
+        return;
+    };
+    let (base, page) = (env.base.clone(), env.page.clone());
+    let run = |q: Value| {
+        let p = rdmalab::labs::parse_params("nvmf", &q).unwrap();
+        rdmalab::labs::run("nvmf", &p).unwrap()
+    };
+    let want = run(Value::Null);
+    let fig = |id: &str| want.figure_value(id).unwrap();
+    let v = |k: &str| want.verdict[k].clone();
+    for (lang, q) in [("zh", ""), ("en", "?lang=en")] {
+        page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+            .await
+            .unwrap();
+        open(&page, &format!("{base}/lab/nvmf{q}")).await;
+        assert_eq!(settled(&page, "nvmf").await, "done", "{lang}");
+        // The verdict in words says the run's numbers: both IOPS, the two ratios, the limits.
+        let said = texts(&page, "[data-testid=lab-verdict] .lab-verdict-text").await;
+        let said = said.join(" ");
+        let iops = |id| group(fig(id) as u64);
+        for n in [
+            iops("iops_rdma"),
+            iops("iops_tcp"),
+            ratio_text(v("iops_ratio").as_f64().unwrap()),
+            ratio_text(v("cpu_ratio").as_f64().unwrap()),
+            format!("{}%", v("busy_tcp_pct")),
+        ] {
+            assert!(said.contains(&n), "{lang}: {n} not in {said:?}");
+        }
+        let (winner, depth, bursts) = match lang {
+            "zh" => (
+                "NVMe/RDMA 完成",
+                "只受队列深度限制",
+                "在阵发中等待目标端的 CPU",
+            ),
+            _ => (
+                "NVMe/RDMA completes",
+                "held back only by the queue depth",
+                "waits for the target's CPU in bursts",
+            ),
+        };
+        assert_eq!(v("winner"), "nvmf-rdma");
+        assert_eq!(v("limit_rdma_kind"), "depth");
+        assert_eq!(
+            (v("limit_tcp"), v("limit_tcp_kind")),
+            ("target_cpu".into(), "bursts".into())
+        );
+        for w in [winner, depth, bursts] {
+            assert!(said.contains(w), "{lang}: {w:?} not in {said:?}");
+        }
+        // The charts' titles, axes and legends in this language.
+        let labels: Vec<String> = eval(
+            &page,
+            "[...document.querySelectorAll('.lab-chart-draw svg')].map(s => [...s.querySelectorAll('.lc-title, .lc-unit, .lc-legend text, .lc-tick.x')].map(t => t.textContent).join(' | '))",
+        )
+        .await;
+        assert_eq!(labels.len(), 3, "{labels:?}");
+        let expect: [&[&str]; 3] = match lang {
+            "zh" => [
+                &[
+                    "完成延迟与 IOPS",
+                    "IOPS（每条曲线上队列深度",
+                    "NVMe/RDMA p50",
+                    "NVMe/TCP p99",
+                ],
+                &[
+                    "每个 IO 的 CPU 时间",
+                    "发起端 usr",
+                    "目标端 sys",
+                    "NVMe/TCP",
+                ],
+                &[
+                    "队列峰值",
+                    "队列深度",
+                    "NVMe/RDMA：交换机 → 目标端",
+                    "NVMe/TCP：目标端 → 交换机",
+                ],
+            ],
+            _ => [
+                &[
+                    "Latency against IOPS",
+                    "IOPS (queue depth 1, 2, 4",
+                    "NVMe/RDMA p99",
+                ],
+                &["CPU time per IO", "host usr", "target sys"],
+                &["Peak queues", "queue depth", "NVMe/RDMA: switch → target"],
+            ],
+        };
+        for (got, want) in labels.iter().zip(expect) {
+            for w in want {
+                assert!(got.contains(w), "{lang}: {w:?} not in {got:?}");
+            }
+        }
+        // The chapters that teach it.
+        let chapters: Vec<String> = eval(
+            &page,
+            "[...document.querySelectorAll('[data-testid=lab-chapters] a')].map(a => a.dataset.chapter)",
+        )
+        .await;
+        assert!(
+            chapters.contains(&"m4c29".to_string()) && chapters.contains(&"m1c2".to_string()),
+            "{chapters:?}"
+        );
+        if lang == "zh" {
+            // "NVMe over Fabrics" is the protocol's name (chapter 29's title says it).
+            let english = english_words(
+                &page,
+                "(() => { const root = document.querySelector('section.lab').cloneNode(true); \
+                 for (const e of root.querySelectorAll('code, select, script')) e.remove(); \
+                 root.style.position = 'absolute'; root.style.left = '-9999px'; document.body.append(root); \
+                 const text = root.innerText; root.remove(); \
+                 return [text, ...[...document.querySelectorAll('section.lab [title], section.lab svg title')].map(e => e.getAttribute('title') || e.textContent)]; })()",
+                &["over", "Fabrics", "Linux", "nvmet-rdma", "nvmet-tcp", "fio", "usr", "sys", "verbs", "top", "ms", "µs", "ns", "KB"],
+                2,
+            )
+            .await;
+            assert!(english.is_empty(), "nvmf (zh) has English: {english:#?}");
+        }
+        shot(&page, &format!("lab-nvmf-{lang}-wide")).await;
+        page.execute(SetDeviceMetricsOverrideParams::new(390, 844, 2.0, true))
+            .await
+            .unwrap();
+        open(&page, &format!("{base}/lab/nvmf{q}")).await;
+        assert_eq!(settled(&page, "nvmf").await, "done", "{lang} phone");
+        let wide: bool = eval(
+            &page,
+            "document.documentElement.scrollWidth > window.innerWidth + 1",
+        )
+        .await;
+        assert!(!wide, "nvmf ({lang}) scrolls sideways at 390 px");
+        shot(&page, &format!("lab-nvmf-{lang}-phone")).await;
+    }
+    page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+        .await
+        .unwrap();
+    // The URL is the run: at queue depth 128 the device limits NVMe/RDMA, and the page says so.
+    let deep = run(serde_json::json!({"iodepth": "128"}));
+    open(&page, &format!("{base}/lab/nvmf?iodepth=128&lang=en")).await;
+    assert_eq!(settled(&page, "nvmf 128").await, "done");
+    let limit: String = eval(
+        &page,
+        "document.querySelector('[data-testid=lab-verdict]').dataset.limit_rdma",
+    )
+    .await;
+    assert_eq!(Value::from(limit), deep.verdict["limit_rdma"]);
+    let said = texts(&page, "[data-testid=lab-verdict] .lab-verdict-text")
+        .await
+        .join(" ");
+    assert!(
+        said.contains("NVMe/RDMA is limited by the device"),
+        "{said:?}"
+    );
+    // Too many IOs in flight for the page: refused, naming the bound.
+    open(
+        &page,
+        &format!("{base}/lab/nvmf?iodepth=128&initiators=8&lang=en"),
+    )
+    .await;
+    assert_eq!(settled(&page, "nvmf too deep").await, "error");
+    let err = texts(&page, ".lab-error").await.join(" ");
+    assert!(err.contains("512"), "{err:?}");
+    env.stop().await;
+}
+
 /// A session that fails in every way the page must still say in Chinese: a verb refused with
 /// an errno (the rule behind the closed disclosure), an expectation that fails with words for
 /// its value ("no completion"), and a frame the fabric drops, so the ladder shows a NAK.

@@ -780,7 +780,7 @@ async fn labs_list_their_parameters_and_run_with_defaults_or_given_values() {
     assert_eq!(
         ids,
         [
-            "incast", "hol", "storm", "deadlock", "loss", "qps", "trouble"
+            "incast", "hol", "storm", "deadlock", "loss", "qps", "trouble", "nvmf"
         ]
     );
     let senders = &list[0]["params"][0];
@@ -863,7 +863,7 @@ async fn bad_lab_requests_name_the_field_and_what_is_allowed() {
             "{}",
             404,
             "lab",
-            "incast, hol, storm, deadlock, loss, qps, trouble",
+            "incast, hol, storm, deadlock, loss, qps, trouble, nvmf",
         ),
     ] {
         let (s, e) = post(path, body).await;
@@ -892,7 +892,7 @@ async fn the_verbs_model_and_the_labs_text_are_served() {
         let (s, t) = get(&format!("/api/course/{lang}/labs")).await;
         assert_eq!(s, StatusCode::OK);
         let labs = t["labs"].as_array().unwrap();
-        assert_eq!(labs.len(), 8, "the playground and seven labs");
+        assert_eq!(labs.len(), 9, "the playground and eight labs");
         for l in labs {
             assert!(
                 l["intro_html"].as_str().unwrap().contains("<p>"),
