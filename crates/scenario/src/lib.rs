@@ -27,6 +27,7 @@ pub mod matrix;
 pub mod parse;
 pub mod plan;
 pub mod presets;
+pub mod rule;
 
 pub use parse::{ErrorKind, MAX_FILE_BYTES, Origin, ScenarioError, parse, parse_with};
 pub use plan::{
@@ -35,3 +36,4 @@ pub use plan::{
     Paths, Pattern, Plan, QpKind, QpStateKind, Retransmission, TopologyKind, Value,
 };
 pub use presets::{Preset, preset, preset_names, presets};
+pub use rule::{Rule, RuleArg, Why};

@@ -10,6 +10,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::plan::{self, Kind, Plan, Value, allowed_keys, apply, spec};
+use crate::rule::Why;
 
 /// The largest scenario file accepted, bytes.
 pub const MAX_FILE_BYTES: usize = 64 << 10;
@@ -48,10 +49,10 @@ pub enum Origin {
 pub struct ScenarioError {
     /// The file, or a `--set` assignment.
     pub origin: Origin,
-    /// 1-based line (always 1 for `--set`).
-    pub line: usize,
+    /// 1-based line (always 1 for `--set`; a file has at most [`MAX_FILE_BYTES`] lines).
+    pub line: u32,
     /// 1-based column, in characters.
-    pub column: usize,
+    pub column: u32,
     /// What kind of error.
     pub kind: ErrorKind,
     /// The dotted key path (e.g. `rdma.mtu_bytes`); empty for syntax errors.
@@ -60,6 +61,9 @@ pub struct ScenarioError {
     pub value: String,
     /// What is allowed: a range, a list of names or the allowed keys of the table.
     pub allowed: String,
+    /// For a conflict or an inapplicable key, `allowed` as a rule id and its arguments (a
+    /// reader in another language writes it from its own table); `None` otherwise.
+    pub why: Option<Box<Why>>,
 }
 
 impl fmt::Display for ScenarioError {
@@ -111,14 +115,25 @@ impl Ctx<'_> {
         allowed: String,
     ) -> ScenarioError {
         let (line, column) = line_col(self.src, span.start);
+        let n = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
         ScenarioError {
             origin: self.origin.clone(),
-            line,
-            column,
+            line: n(line),
+            column: n(column),
             kind,
             key: key.to_string(),
             value,
             allowed,
+            why: None,
+        }
+    }
+
+    /// The error for a [`plan::Conflict`] at `span`.
+    fn conflict(&self, span: Range<usize>, c: plan::Conflict) -> ScenarioError {
+        let kind = c.error_kind();
+        ScenarioError {
+            why: Some(Box::new(c.why)),
+            ..self.err(span, kind, c.key, c.value, c.allowed)
         }
     }
 
@@ -255,7 +270,7 @@ pub fn parse(text: &str) -> Result<Plan, ScenarioError> {
             .iter()
             .find_map(|k| spans.iter().find(|(p, _)| p == k).map(|(_, s)| s.clone()))
             .unwrap_or(0..0);
-        ctx.err(span, c.error_kind(), c.key, c.value, c.allowed)
+        ctx.conflict(span, c)
     })?;
     Ok(plan)
 }
@@ -355,7 +370,7 @@ impl Plan {
                 origin: Origin::Set(a.to_string()),
             };
             let at = a.find('=').map_or(0, |e| e + 1);
-            return Err(ctx.err(at..a.len(), c.error_kind(), c.key, c.value, c.allowed));
+            return Err(ctx.conflict(at..a.len(), c));
         }
         *self = next;
         Ok(())

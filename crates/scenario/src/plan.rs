@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use crate::rule::{Rule, Why};
+
 /// Defines a closed set of names a scenario value may take.
 macro_rules! named_enum {
     ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal),+ $(,)? }) => {
@@ -916,8 +918,10 @@ pub struct Conflict {
     pub key: &'static str,
     /// Its value.
     pub value: String,
-    /// What is allowed given the other keys.
+    /// What is allowed given the other keys (`why`'s English).
     pub allowed: String,
+    /// `allowed` as a rule id and its arguments, for a reader in another language.
+    pub why: Why,
     /// The other key involved.
     pub other: &'static str,
     /// True when the value is refused because the key cannot apply in this context (a key
@@ -928,11 +932,12 @@ pub struct Conflict {
 impl Plan {
     /// Checks the rules that tie keys together (each key's own range is checked on input).
     pub fn check(&self) -> Result<(), Conflict> {
-        let c = |key, value: &dyn ToString, allowed: String, other| {
+        let c = |key, value: &dyn ToString, why: Why, other| {
             Err(Conflict {
                 key,
                 value: value.to_string(),
-                allowed,
+                allowed: why.text(),
+                why,
                 other,
                 inapplicable: false,
             })
@@ -941,7 +946,7 @@ impl Plan {
             return c(
                 "topology.hosts",
                 &self.topology.hosts,
-                "2 when topology.kind = \"back_to_back\"".into(),
+                Why::new(Rule::BackToBackHosts),
                 "topology.kind",
             );
         }
@@ -949,7 +954,7 @@ impl Plan {
             return c(
                 "topology.k",
                 &self.topology.k,
-                "an even number when topology.kind = \"fat_tree\"".into(),
+                Why::new(Rule::FatTreeKEven),
                 "topology.kind",
             );
         }
@@ -961,7 +966,7 @@ impl Plan {
             return c(
                 "workload.pattern",
                 &format!("{:?}", self.workload.pattern.name()),
-                "\"pair\" unless topology.kind = \"fat_tree\"".into(),
+                Why::new(Rule::FleetNeedsFatTree),
                 "topology.kind",
             );
         }
@@ -969,7 +974,7 @@ impl Plan {
             return c(
                 "workload.matrix",
                 &"\"\"",
-                "the path of a csg-htsim .cm file when workload.pattern = \"matrix\"".into(),
+                Why::new(Rule::MatrixNeedsFile),
                 "workload.pattern",
             );
         }
@@ -977,7 +982,7 @@ impl Plan {
             return c(
                 "switch.mtu_bytes",
                 &self.switch.mtu_bytes,
-                "0 (no limit) or 576..=9216 (IPv4's smallest MTU up)".into(),
+                Why::new(Rule::SwitchMtu),
                 "switch.mtu_bytes",
             );
         }
@@ -985,10 +990,7 @@ impl Plan {
             return c(
                 "switch.ecn_kmin_bytes",
                 &self.switch.ecn_kmin_bytes,
-                format!(
-                    "at most switch.ecn_kmax_bytes ({})",
-                    self.switch.ecn_kmax_bytes
-                ),
+                Why::new(Rule::EcnKminAboveKmax).arg("kmax", self.switch.ecn_kmax_bytes),
                 "switch.ecn_kmax_bytes",
             );
         }
@@ -998,16 +1000,17 @@ impl Plan {
         let derived = self.lossless.xoff_bytes == Auto::Auto;
         let checked =
             self.lossless.enabled || !derived || matches!(self.lossless.xon_bytes, Auto::Fixed(_));
-        let how = if derived {
-            " (XOFF \"auto\": mlx5's rule for topology.link_gbps, topology.cable_m and the port MTU; set lossless.xoff_bytes to choose another)"
+        // With XOFF "auto" the reason also says how it was derived and how to choose another.
+        let (xon_rule, xoff_rule) = if derived {
+            (Rule::XonAboveAutoXoff, Rule::AutoXoffNotBelowBuffer)
         } else {
-            ""
+            (Rule::XonAboveXoff, Rule::XoffNotBelowBuffer)
         };
         if checked && pfc.xon_bytes > pfc.xoff_bytes {
             return c(
                 "lossless.xon_bytes",
                 &pfc.xon_bytes,
-                format!("at most lossless.xoff_bytes ({}){how}", pfc.xoff_bytes),
+                Why::new(xon_rule).arg("xoff", pfc.xoff_bytes),
                 "lossless.xoff_bytes",
             );
         }
@@ -1015,10 +1018,7 @@ impl Plan {
             return c(
                 "lossless.xoff_bytes",
                 &pfc.xoff_bytes,
-                format!(
-                    "below switch.buffer_bytes ({}){how}",
-                    self.switch.buffer_bytes
-                ),
+                Why::new(xoff_rule).arg("buffer", self.switch.buffer_bytes),
                 "switch.buffer_bytes",
             );
         }
@@ -1028,7 +1028,7 @@ impl Plan {
                 return c(
                     "cross_traffic.burst_bytes",
                     &ct.burst_bytes,
-                    "0 unless workload.stream_us > 0 (cross traffic runs beside a stream)".into(),
+                    Why::new(Rule::CrossNeedsStream),
                     "workload.stream_us",
                 );
             }
@@ -1036,11 +1036,7 @@ impl Plan {
                 return c(
                     "cross_traffic.burst_bytes",
                     &ct.burst_bytes,
-                    format!(
-                        "0 unless topology.kind = \"switch\" (the bursts share one switch's \
-                         egress queue with the path; {} does not build that switch)",
-                        self.topology.kind.name()
-                    ),
+                    Why::new(Rule::CrossNeedsSwitch).arg("kind", self.topology.kind.name()),
                     "topology.kind",
                 );
             }
@@ -1048,12 +1044,9 @@ impl Plan {
                 return c(
                     "topology.hosts",
                     &self.topology.hosts,
-                    format!(
-                        "at least {} on a switch with cross_traffic.senders = {} (hosts 0 and 1 \
-                         carry the path, 2.. send the bursts)",
-                        2 + ct.senders,
-                        ct.senders
-                    ),
+                    Why::new(Rule::CrossNeedsHosts)
+                        .arg("hosts", 2 + ct.senders)
+                        .arg("senders", ct.senders),
                     "cross_traffic.senders",
                 );
             }
@@ -1067,11 +1060,10 @@ impl Plan {
                 return c(
                     "cross_traffic.burst_bytes",
                     &ct.burst_bytes,
-                    format!(
-                        "at most {} with {} sender(s) and {bursts} bursts (1 TiB in total)",
-                        MAX_TOTAL_BYTES / ct.senders / bursts,
-                        ct.senders
-                    ),
+                    Why::new(Rule::CrossTotalBytes)
+                        .arg("max", MAX_TOTAL_BYTES / ct.senders / bursts)
+                        .arg("senders", ct.senders)
+                        .arg("bursts", bursts),
                     "cross_traffic.senders",
                 );
             }
@@ -1079,11 +1071,10 @@ impl Plan {
                 return c(
                     "cross_traffic.period_us",
                     &ct.period_us,
-                    format!(
-                        "at least {} µs for a {} µs stream (at most {MAX_BURSTS} bursts)",
-                        self.workload.stream_us.div_ceil(MAX_BURSTS),
-                        self.workload.stream_us
-                    ),
+                    Why::new(Rule::CrossTooManyBursts)
+                        .arg("min", self.workload.stream_us.div_ceil(MAX_BURSTS))
+                        .arg("stream", self.workload.stream_us)
+                        .arg("max_bursts", MAX_BURSTS),
                     "workload.stream_us",
                 );
             }
@@ -1093,7 +1084,7 @@ impl Plan {
                 return c(
                     "rdma.operation",
                     &format!("{:?}", self.rdma.operation.name()),
-                    "\"send\" when rdma.qp_type = \"ud\"".into(),
+                    Why::new(Rule::UdSendOnly),
                     "rdma.qp_type",
                 );
             }
@@ -1101,7 +1092,7 @@ impl Plan {
                 return c(
                     "rdma.operation",
                     &"\"read\"",
-                    "\"write\" or \"send\" when rdma.qp_type = \"uc\"".into(),
+                    Why::new(Rule::UcNoRead),
                     "rdma.qp_type",
                 );
             }
@@ -1111,10 +1102,7 @@ impl Plan {
             return c(
                 "workload.message_bytes",
                 &self.workload.message_bytes,
-                format!(
-                    "at most rdma.mtu_bytes ({}) when rdma.qp_type = \"ud\"",
-                    self.rdma.mtu_bytes
-                ),
+                Why::new(Rule::UdMessageAboveMtu).arg("mtu", self.rdma.mtu_bytes),
                 "rdma.qp_type",
             );
         }
@@ -1122,7 +1110,7 @@ impl Plan {
             return c(
                 "rdma.dcqcn",
                 &true,
-                "false unless switch.ecn = true".into(),
+                Why::new(Rule::DcqcnNeedsEcn),
                 "switch.ecn",
             );
         }
@@ -1130,7 +1118,7 @@ impl Plan {
             return c(
                 "tcp.congestion_control",
                 &"\"dctcp\"",
-                "\"cubic\" or \"newreno\" unless tcp.ecn = true".into(),
+                Why::new(Rule::DctcpNeedsEcn),
                 "tcp.ecn",
             );
         }
@@ -1144,11 +1132,9 @@ impl Plan {
             return c(
                 "workload.messages",
                 &self.workload.messages,
-                format!(
-                    "at most {} with {}-byte messages (1 TiB in total)",
-                    MAX_TOTAL_BYTES / self.workload.message_bytes,
-                    self.workload.message_bytes
-                ),
+                Why::new(Rule::TotalBytes)
+                    .arg("max", MAX_TOTAL_BYTES / self.workload.message_bytes)
+                    .arg("bytes", self.workload.message_bytes),
                 "workload.message_bytes",
             );
         }
@@ -1165,13 +1151,15 @@ impl Plan {
                 continue;
             }
             if let Some((other, why)) = self.inapplicable(k.path) {
+                let why = Why::new(Rule::LeaveDefault).arg("why", why).arg(
+                    "default",
+                    get(&d, k.path).map_or_else(String::new, |v| v.to_toml()),
+                );
                 return Err(Conflict {
                     key: k.path,
                     value: get(self, k.path).map_or_else(String::new, |v| v.to_toml()),
-                    allowed: format!(
-                        "{why}; leave it at {}",
-                        get(&d, k.path).map_or_else(String::new, |v| v.to_toml())
-                    ),
+                    allowed: why.text(),
+                    why,
                     other,
                     inapplicable: true,
                 });
@@ -1191,134 +1179,95 @@ impl Plan {
     }
 
     /// Why `path` cannot change a run of this plan, and the key that decides it, if so.
-    fn inapplicable(&self, path: &'static str) -> Option<(&'static str, String)> {
+    fn inapplicable(&self, path: &'static str) -> Option<(&'static str, Why)> {
         let kind = self.topology.kind;
         let (table, _) = path.split_once('.').unwrap_or(("", path));
+        let why = |rule| Why::new(rule).arg("key", path);
         // Without a switch nothing queues, marks, drops by congestion or sends PAUSE.
         let needs_switch = matches!(path, "loss.congestion_drop" | "lossless.enabled");
         if kind == TopologyKind::BackToBack && (table == "switch" || needs_switch) {
-            return Some((
-                "topology.kind",
-                format!("{path} needs a switch: topology.kind = back_to_back has none"),
-            ));
+            return Some(("topology.kind", why(Rule::NeedsSwitch)));
         }
         // A path that does not run reads none of its keys: the RDMA path's setup exchange
         // and the permutation's flows use no [tcp] setting, the TCP path no [rdma] one.
         let paths = self.workload.paths;
         let pattern = self.workload.pattern;
+        let quoted = format!("{:?}", pattern.name());
         if table == "tcp" && matches!(pattern, Pattern::Permutation | Pattern::Matrix) {
             return Some((
                 "workload.pattern",
-                format!(
-                    "{path} needs the TCP path: workload.pattern = {:?} runs RDMA WRITEs only",
-                    pattern.name()
-                ),
+                why(Rule::FleetRunsNoTcp).arg("pattern", quoted),
             ));
         }
         if path == "workload.matrix" && pattern != Pattern::Matrix {
             return Some((
                 "workload.pattern",
-                format!(
-                    "workload.matrix is read by workload.pattern = \"matrix\" only (this plan runs {:?})",
-                    pattern.name()
-                ),
+                Why::new(Rule::MatrixOnly).arg("pattern", quoted),
             ));
         }
         // The matrix gives every flow's size; message_bytes would be silently ignored.
         if path == "workload.message_bytes" && pattern == Pattern::Matrix {
-            return Some((
-                "workload.pattern",
-                "workload.message_bytes: the connection matrix gives each flow's size".into(),
-            ));
+            return Some(("workload.pattern", Why::new(Rule::MatrixGivesSizes)));
         }
         if table == "tcp" && paths == Paths::Rdma {
-            return Some((
-                "workload.paths",
-                format!("{path} needs the TCP path: workload.paths = \"rdma\" runs only RDMA"),
-            ));
+            return Some(("workload.paths", why(Rule::RdmaOnly)));
         }
         if table == "rdma" && paths == Paths::Tcp {
-            return Some((
-                "workload.paths",
-                format!("{path} needs the RDMA path: workload.paths = \"tcp\" runs only TCP"),
-            ));
+            return Some(("workload.paths", why(Rule::TcpOnly)));
         }
         if table == "collective" && self.workload.pattern != Pattern::Collective {
-            return Some((
-                "workload.pattern",
-                format!("{path} needs workload.pattern = \"collective\""),
-            ));
+            return Some(("workload.pattern", why(Rule::NeedsCollective)));
         }
-        let why = match path {
+        let found = match path {
             "topology.spines" | "topology.spine_gbps" if kind != TopologyKind::LeafSpine => (
                 "topology.kind",
-                format!(
-                    "{path} needs topology.kind = leaf_spine: {} has no spines",
-                    kind.name()
-                ),
+                why(Rule::NeedsLeafSpine).arg("kind", kind.name()),
             ),
             "topology.k" if kind != TopologyKind::FatTree => (
                 "topology.kind",
-                format!(
-                    "topology.k needs topology.kind = fat_tree: {} has no radix to set",
-                    kind.name()
-                ),
+                Why::new(Rule::KNeedsFatTree).arg("kind", kind.name()),
             ),
-            "topology.hosts" if kind == TopologyKind::FatTree => (
-                "topology.kind",
-                "topology.hosts does not size a fat_tree: topology.k does (k³/4 hosts)".into(),
-            ),
+            "topology.hosts" if kind == TopologyKind::FatTree => {
+                ("topology.kind", Why::new(Rule::FatTreeHosts))
+            }
             "topology.hosts"
                 if self.workload.pattern == Pattern::Pair
                     && self.topology.hosts > self.pair_hosts() =>
             {
                 (
                     "workload.pattern",
-                    format!(
-                        "the pair pattern uses {} hosts (0 and 1, and one per cross-traffic sender); \
-                         topology.hosts = {} would leave the rest idle",
-                        self.pair_hosts(),
-                        self.topology.hosts
-                    ),
+                    Why::new(Rule::PairHosts)
+                        .arg("used", self.pair_hosts())
+                        .arg("hosts", self.topology.hosts),
                 )
             }
-            "switch.ecmp_hash" if kind == TopologyKind::Switch => (
-                "topology.kind",
-                "switch.ecmp_hash needs equal-cost paths: topology.kind = switch has one switch"
-                    .into(),
-            ),
+            "switch.ecmp_hash" if kind == TopologyKind::Switch => {
+                ("topology.kind", Why::new(Rule::EcmpOneSwitch))
+            }
             "switch.ecn_kmin_bytes"
             | "switch.ecn_kmax_bytes"
             | "switch.ecn_pmax"
             | "switch.ecn_on_dequeue"
                 if !self.switch.ecn =>
             {
-                (
-                    "switch.ecn",
-                    format!("{path} needs switch.ecn = true: no switch marks"),
-                )
+                ("switch.ecn", why(Rule::NeedsEcn))
             }
             // Not `lossless.xoff_bytes` / `xon_bytes`: preset ⑤ sets them with PFC off, ready
             // for its hands-on step `--set lossless.enabled=true`.
-            "switch.pfc_watchdog_us" if !self.lossless.enabled => (
-                "lossless.enabled",
-                "switch.pfc_watchdog_us needs lossless.enabled = true: nothing sends PAUSE".into(),
-            ),
-            "rdma.dcqcn_profile" if !self.rdma.dcqcn => (
-                "rdma.dcqcn",
-                "rdma.dcqcn_profile needs rdma.dcqcn = true: no NIC runs DCQCN".into(),
-            ),
+            "switch.pfc_watchdog_us" if !self.lossless.enabled => {
+                ("lossless.enabled", Why::new(Rule::WatchdogNeedsPfc))
+            }
+            "rdma.dcqcn_profile" if !self.rdma.dcqcn => {
+                ("rdma.dcqcn", Why::new(Rule::ProfileNeedsDcqcn))
+            }
             "cross_traffic.period_us" | "cross_traffic.senders"
                 if self.cross_traffic.burst_bytes == 0 =>
             {
-                (
-                    "cross_traffic.burst_bytes",
-                    format!("{path} needs cross_traffic.burst_bytes > 0: no host bursts"),
-                )
+                ("cross_traffic.burst_bytes", why(Rule::NeedsBursts))
             }
             _ => return None,
         };
-        Some(why)
+        Some(found)
     }
 
     /// The plan as a scenario file that states every key (parses back to an equal plan).

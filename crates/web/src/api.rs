@@ -871,10 +871,14 @@ pub async fn lab(
         } else {
             StatusCode::UNPROCESSABLE_ENTITY
         };
-        match (e.field, e.allowed) {
+        let mut out = match (e.field, e.allowed) {
             (Some(f), Some(a)) => ApiError::field(status, &f, e.message, a),
             _ => ApiError::new(status, e.message),
-        }
+        };
+        // The sentence and the allowance as message ids, for the lab page's language.
+        out.msg = e.msg;
+        out.allowed_msg = e.allowed_msg;
+        out
     })?;
     with_permit(&state, move || {
         rdmalab::labs::run(&id, &params)

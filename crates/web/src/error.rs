@@ -127,14 +127,19 @@ impl From<scenario::ScenarioError> for ApiError {
             retry_after: None,
             msg: scenario_msg(&e).map(Box::new),
             at: None,
-            allowed_msg: None,
+            allowed_msg: e
+                .why
+                .as_deref()
+                .and_then(rdmalab::session::msg::from_why)
+                .map(Box::new),
         }
     }
 }
 
 /// A scenario error's sentence as a message id (its position and `--set` origin are the
 /// `error` text's prefix, and `field` names the key). `allowed` is a range, a list of names or
-/// keys, shown as it is; a syntax error's cause is words (`toml.*`).
+/// keys, shown as it is, or for keys that clash or cannot apply the rule's message
+/// (`scenario.*`, also sent as `allowed_msg`); a syntax error's cause is words (`toml.*`).
 fn scenario_msg(e: &scenario::ScenarioError) -> Option<Msg> {
     use scenario::ErrorKind as K;
     let id = match e.kind {
@@ -153,15 +158,21 @@ fn scenario_msg(e: &scenario::ScenarioError) -> Option<Msg> {
         }
         K::WrongType => MsgId::ServerScenarioWrongType,
         K::OutOfRange => MsgId::ServerScenarioOutOfRange,
-        // Keys that clash, or cannot apply: the scenario crate says why in English (no id yet).
-        K::Conflict | K::Inapplicable => return None,
+        // Keys that clash print as a range error does; the reason is the rule's message.
+        K::Conflict => MsgId::ServerScenarioOutOfRange,
+        K::Inapplicable => MsgId::ServerScenarioCannotApply,
         K::BadEnum => MsgId::ServerScenarioBadEnum,
     };
+    let allowed: rdmalab::session::msg::Arg =
+        match e.why.as_deref().and_then(rdmalab::session::msg::from_why) {
+            Some(why) => why.into(),
+            None => e.allowed.as_str().into(),
+        };
     Some(
         Msg::new(id)
             .arg("key", e.key.as_str())
             .arg("value", e.value.as_str())
-            .arg("allowed", e.allowed.as_str()),
+            .arg("allowed", allowed),
     )
 }
 

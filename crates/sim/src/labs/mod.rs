@@ -34,6 +34,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use crate::session::msg::{Msg, list, msg};
+
 /// Every host link's rate in the fabric labs, Gb/s.
 const LINK_GBPS: u64 = 100;
 /// RoCE's 802.1p priority (the world's default, `world::ROCE_PRIORITY`).
@@ -258,21 +260,35 @@ impl Params {
 pub struct LabError {
     /// The parameter at fault, if one is.
     pub field: Option<String>,
-    /// What is wrong.
+    /// What is wrong (`msg`'s English, when there is a message).
     pub message: String,
     /// What is allowed, when a parameter is at fault.
     pub allowed: Option<String>,
     /// True when the lab does not exist (a 404 rather than a 422).
     pub unknown_lab: bool,
+    /// `message` as a message id and its arguments, so a page writes it in its language.
+    pub msg: Option<Box<Msg>>,
+    /// `allowed` as a message, when it is words rather than names or a formula.
+    pub allowed_msg: Option<Box<Msg>>,
 }
 
 impl LabError {
-    fn param(field: &str, message: String, allowed: String) -> LabError {
+    /// A parameter error: `m` says what is wrong; `allowed` lists names or states a formula.
+    fn param(field: &str, m: Msg, allowed: String) -> LabError {
         LabError {
             field: Some(field.to_string()),
-            message,
+            message: m.text(),
             allowed: Some(allowed),
             unknown_lab: false,
+            msg: Some(Box::new(m)),
+            allowed_msg: None,
+        }
+    }
+    /// A parameter error whose allowance is words (`allowed` is its English).
+    fn param_said(field: &str, m: Msg, allowed: Msg) -> LabError {
+        LabError {
+            allowed_msg: Some(Box::new(allowed.clone())),
+            ..LabError::param(field, m, allowed.text())
         }
     }
     /// The simulation failed (a bug or a budget): the message says which.
@@ -282,6 +298,8 @@ impl LabError {
             message: e.to_string(),
             allowed: None,
             unknown_lab: false,
+            msg: None,
+            allowed_msg: None,
         }
     }
 }
@@ -291,17 +309,14 @@ impl LabError {
 /// them); missing parameters take their defaults; unknown ones are errors.
 pub fn parse_params(id: &str, body: &serde_json::Value) -> Result<Params, LabError> {
     let Some(spec) = catalogue().into_iter().find(|l| l.id == id) else {
+        let names = catalogue().iter().map(|l| l.id).collect::<Vec<_>>();
         return Err(LabError {
-            field: Some("lab".to_string()),
-            message: format!("no lab {id:?}"),
-            allowed: Some(
-                catalogue()
-                    .iter()
-                    .map(|l| l.id)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            ),
             unknown_lab: true,
+            ..LabError::param(
+                "lab",
+                msg!(LabUnknown, id = format!("{id:?}")),
+                names.join(", "),
+            )
         });
     };
     let empty = serde_json::Map::new();
@@ -311,7 +326,7 @@ pub fn parse_params(id: &str, body: &serde_json::Value) -> Result<Params, LabErr
         _ => {
             return Err(LabError::param(
                 "body",
-                "the parameters must be a JSON object".to_string(),
+                msg!(LabNotObject),
                 "{\"name\": value, ...}".to_string(),
             ));
         }
@@ -330,7 +345,7 @@ pub fn parse_params(id: &str, body: &serde_json::Value) -> Result<Params, LabErr
         let shown: String = k.chars().take(40).collect();
         return Err(LabError::param(
             k,
-            format!("lab {id} has no parameter {shown:?}"),
+            msg!(LabNoParam, lab = id, name = format!("{shown:?}")),
             names(),
         ));
     }
@@ -342,7 +357,7 @@ pub fn parse_params(id: &str, body: &serde_json::Value) -> Result<Params, LabErr
             (ParamKind::Bool { default }, None) => Value::Bool(*default),
             (ParamKind::Choice { default, .. }, None) => Value::Choice(default),
             (ParamKind::Int { min, max, .. }, Some(g)) => {
-                let allowed = format!("an integer in {min}..={max}");
+                let allowed = msg!(LabAllowedInt, min = *min, max = *max);
                 let n = match g {
                     serde_json::Value::Number(n) => n.as_i64(),
                     serde_json::Value::String(s) => s.trim().parse::<i64>().ok(),
@@ -351,9 +366,9 @@ pub fn parse_params(id: &str, body: &serde_json::Value) -> Result<Params, LabErr
                 match n {
                     Some(n) if (*min..=*max).contains(&n) => Value::Int(n),
                     _ => {
-                        return Err(LabError::param(
+                        return Err(LabError::param_said(
                             p.name,
-                            format!("{} = {}", p.name, short(g)),
+                            msg!(LabValue, name = p.name, value = short(g)),
                             allowed,
                         ));
                     }
@@ -364,10 +379,10 @@ pub fn parse_params(id: &str, body: &serde_json::Value) -> Result<Params, LabErr
                 serde_json::Value::String(s) if s == "true" => Value::Bool(true),
                 serde_json::Value::String(s) if s == "false" => Value::Bool(false),
                 _ => {
-                    return Err(LabError::param(
+                    return Err(LabError::param_said(
                         p.name,
-                        format!("{} = {}", p.name, short(g)),
-                        "true or false".to_string(),
+                        msg!(LabValue, name = p.name, value = short(g)),
+                        msg!(LabAllowedBool),
                     ));
                 }
             },
@@ -380,10 +395,10 @@ pub fn parse_params(id: &str, body: &serde_json::Value) -> Result<Params, LabErr
                 match s.and_then(|s| choices.iter().find(|c| **c == s)) {
                     Some(c) => Value::Choice(c),
                     None => {
-                        return Err(LabError::param(
+                        return Err(LabError::param_said(
                             p.name,
-                            format!("{} = {}", p.name, short(g)),
-                            format!("one of {}", choices.join(", ")),
+                            msg!(LabValue, name = p.name, value = short(g)),
+                            msg!(LabAllowedChoice, choices = list(choices.iter().copied())),
                         ));
                     }
                 }
@@ -399,22 +414,18 @@ pub fn parse_params(id: &str, body: &serde_json::Value) -> Result<Params, LabErr
 /// The rules between parameters.
 fn cross_check(id: &str, p: &Params) -> Result<(), LabError> {
     match id {
-        "incast" if p.choice("dcqcn") != "off" && !p.flag("ecn") => Err(LabError::param(
+        "incast" if p.choice("dcqcn") != "off" && !p.flag("ecn") => Err(LabError::param_said(
             "dcqcn",
-            format!(
-                "dcqcn = {} with ecn = false: DCQCN reacts to ECN marks, and nothing marks",
-                p.choice("dcqcn")
-            ),
-            "off, unless ecn = true".to_string(),
+            msg!(LabDcqcnNeedsEcn, dcqcn = p.choice("dcqcn")),
+            msg!(LabAllowedDcqcn),
         )),
         "storm" if p.int("stall_at_us") + p.int("detect_us") >= p.int("duration_us") => {
             Err(LabError::param(
                 "stall_at_us",
-                format!(
-                    "stall_at_us + detect_us = {} µs is not before duration_us = {} µs: the run \
-                     would end before the watchdog could act",
-                    p.int("stall_at_us") + p.int("detect_us"),
-                    p.int("duration_us")
+                msg!(
+                    LabStormTooLate,
+                    sum = p.int("stall_at_us") + p.int("detect_us"),
+                    duration = p.int("duration_us")
                 ),
                 "stall_at_us + detect_us < duration_us".to_string(),
             ))

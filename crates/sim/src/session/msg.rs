@@ -262,6 +262,23 @@ impl<T: Into<Arg>> From<Vec<T>> for Arg {
     }
 }
 
+/// A scenario conflict's reason ([`scenario::Why`]) as a message: the rule's id is a
+/// `scenario.*` [`MsgId`] with the same English template; `None` only if a rule lacks its
+/// id here, which `tests::scenario_rules_match_the_scenario_crate` refuses.
+pub fn from_why(w: &scenario::Why) -> Option<Msg> {
+    let id = *MsgId::ALL.iter().find(|m| m.id() == w.rule.id())?;
+    let mut m = Msg::new(id);
+    for (name, a) in &w.args {
+        let a = match a {
+            scenario::RuleArg::Int(n) => Arg::from(*n),
+            scenario::RuleArg::Str(s) => Arg::from(s),
+            scenario::RuleArg::Why(inner) => Arg::Msg(Box::new(from_why(inner)?)),
+        };
+        m = m.arg(name, a);
+    }
+    Some(m)
+}
+
 /// A list argument from anything that yields arguments.
 pub fn list<T: Into<Arg>>(items: impl IntoIterator<Item = T>) -> Arg {
     Arg::List(items.into_iter().map(Into::into).collect())
@@ -463,6 +480,7 @@ msg_ids! {
     ServerScenarioWrongType = "server.scenario_wrong_type" => "{key} = {value} has the wrong type: allowed {allowed}",
     ServerScenarioOutOfRange = "server.scenario_out_of_range" => "{key} = {value} is out of range: allowed {allowed}",
     ServerScenarioBadEnum = "server.scenario_bad_enum" => "{key} = {value} is not a known value: allowed {allowed}",
+    ServerScenarioCannotApply = "server.scenario_cannot_apply" => "{key} = {value} cannot apply: {allowed}",
 
     // ---- a failed verb's rule (`verr.*`, `vpost.*`; verbs_msg.rs): what the verbs crate explains ----
     VerrErrno = "verr.errno" => "{errno}: {why}",
@@ -615,6 +633,59 @@ msg_ids! {
     WhyOnlyEventCalls = "why.only_event_calls" => "only get_cq_event and get_async_event return an event",
     WhyOnlyQueryQpDraining = "why.only_query_qp_draining" => "only query_qp reports sq_draining",
     WhyNoQpUseQpStates = "why.no_qp_use_qp_states" => "it names no `qp`; use `qp_states = {{ qp_x = \"RTS\" }}`",
+
+    // ---- a scenario's conflicts and inapplicable keys (`scenario.*`): the same ids and
+    // templates as scenario::Rule (tests::scenario_rules_match_the_scenario_crate) ----
+    ScenarioBackToBackHosts = "scenario.conflict.back_to_back_hosts" => "2 when topology.kind = \"back_to_back\"",
+    ScenarioFatTreeKEven = "scenario.conflict.fat_tree_k_even" => "an even number when topology.kind = \"fat_tree\"",
+    ScenarioFleetNeedsFatTree = "scenario.conflict.fleet_needs_fat_tree" => "\"pair\" unless topology.kind = \"fat_tree\"",
+    ScenarioMatrixNeedsFile = "scenario.conflict.matrix_needs_file" => "the path of a csg-htsim .cm file when workload.pattern = \"matrix\"",
+    ScenarioSwitchMtu = "scenario.conflict.switch_mtu" => "0 (no limit) or 576..=9216 (IPv4's smallest MTU up)",
+    ScenarioEcnKminAboveKmax = "scenario.conflict.ecn_kmin_above_kmax" => "at most switch.ecn_kmax_bytes ({kmax})",
+    ScenarioXonAboveXoff = "scenario.conflict.xon_above_xoff" => "at most lossless.xoff_bytes ({xoff})",
+    ScenarioXonAboveAutoXoff = "scenario.conflict.xon_above_auto_xoff" => "at most lossless.xoff_bytes ({xoff}) (XOFF \"auto\": mlx5's rule for topology.link_gbps, topology.cable_m and the port MTU; set lossless.xoff_bytes to choose another)",
+    ScenarioXoffNotBelowBuffer = "scenario.conflict.xoff_not_below_buffer" => "below switch.buffer_bytes ({buffer})",
+    ScenarioAutoXoffNotBelowBuffer = "scenario.conflict.auto_xoff_not_below_buffer" => "below switch.buffer_bytes ({buffer}) (XOFF \"auto\": mlx5's rule for topology.link_gbps, topology.cable_m and the port MTU; set lossless.xoff_bytes to choose another)",
+    ScenarioCrossNeedsStream = "scenario.conflict.cross_needs_stream" => "0 unless workload.stream_us > 0 (cross traffic runs beside a stream)",
+    ScenarioCrossNeedsSwitch = "scenario.conflict.cross_needs_switch" => "0 unless topology.kind = \"switch\" (the bursts share one switch's egress queue with the path; {kind} does not build that switch)",
+    ScenarioCrossNeedsHosts = "scenario.conflict.cross_needs_hosts" => "at least {hosts} on a switch with cross_traffic.senders = {senders} (hosts 0 and 1 carry the path, 2.. send the bursts)",
+    ScenarioCrossTotalBytes = "scenario.conflict.cross_total_bytes" => "at most {max} with {senders} sender(s) and {bursts} bursts (1 TiB in total)",
+    ScenarioCrossTooManyBursts = "scenario.conflict.cross_too_many_bursts" => "at least {min} µs for a {stream} µs stream (at most {max_bursts} bursts)",
+    ScenarioUdSendOnly = "scenario.conflict.ud_send_only" => "\"send\" when rdma.qp_type = \"ud\"",
+    ScenarioUcNoRead = "scenario.conflict.uc_no_read" => "\"write\" or \"send\" when rdma.qp_type = \"uc\"",
+    ScenarioUdMessageAboveMtu = "scenario.conflict.ud_message_above_mtu" => "at most rdma.mtu_bytes ({mtu}) when rdma.qp_type = \"ud\"",
+    ScenarioDcqcnNeedsEcn = "scenario.conflict.dcqcn_needs_ecn" => "false unless switch.ecn = true",
+    ScenarioDctcpNeedsEcn = "scenario.conflict.dctcp_needs_ecn" => "\"cubic\" or \"newreno\" unless tcp.ecn = true",
+    ScenarioTotalBytes = "scenario.conflict.total_bytes" => "at most {max} with {bytes}-byte messages (1 TiB in total)",
+    ScenarioLeaveDefault = "scenario.inapplicable.leave_default" => "{why}; leave it at {default}",
+    ScenarioNeedsSwitch = "scenario.inapplicable.needs_switch" => "{key} needs a switch: topology.kind = back_to_back has none",
+    ScenarioFleetRunsNoTcp = "scenario.inapplicable.fleet_runs_no_tcp" => "{key} needs the TCP path: workload.pattern = {pattern} runs RDMA WRITEs only",
+    ScenarioMatrixOnly = "scenario.inapplicable.matrix_only" => "workload.matrix is read by workload.pattern = \"matrix\" only (this plan runs {pattern})",
+    ScenarioMatrixGivesSizes = "scenario.inapplicable.matrix_gives_sizes" => "workload.message_bytes: the connection matrix gives each flow's size",
+    ScenarioRdmaOnly = "scenario.inapplicable.rdma_only" => "{key} needs the TCP path: workload.paths = \"rdma\" runs only RDMA",
+    ScenarioTcpOnly = "scenario.inapplicable.tcp_only" => "{key} needs the RDMA path: workload.paths = \"tcp\" runs only TCP",
+    ScenarioNeedsCollective = "scenario.inapplicable.needs_collective" => "{key} needs workload.pattern = \"collective\"",
+    ScenarioNeedsLeafSpine = "scenario.inapplicable.needs_leaf_spine" => "{key} needs topology.kind = leaf_spine: {kind} has no spines",
+    ScenarioKNeedsFatTree = "scenario.inapplicable.k_needs_fat_tree" => "topology.k needs topology.kind = fat_tree: {kind} has no radix to set",
+    ScenarioFatTreeHosts = "scenario.inapplicable.fat_tree_hosts" => "topology.hosts does not size a fat_tree: topology.k does (k³/4 hosts)",
+    ScenarioPairHosts = "scenario.inapplicable.pair_hosts" => "the pair pattern uses {used} hosts (0 and 1, and one per cross-traffic sender); topology.hosts = {hosts} would leave the rest idle",
+    ScenarioEcmpOneSwitch = "scenario.inapplicable.ecmp_one_switch" => "switch.ecmp_hash needs equal-cost paths: topology.kind = switch has one switch",
+    ScenarioNeedsEcn = "scenario.inapplicable.needs_ecn" => "{key} needs switch.ecn = true: no switch marks",
+    ScenarioWatchdogNeedsPfc = "scenario.inapplicable.watchdog_needs_pfc" => "switch.pfc_watchdog_us needs lossless.enabled = true: nothing sends PAUSE",
+    ScenarioProfileNeedsDcqcn = "scenario.inapplicable.profile_needs_dcqcn" => "rdma.dcqcn_profile needs rdma.dcqcn = true: no NIC runs DCQCN",
+    ScenarioNeedsBursts = "scenario.inapplicable.needs_bursts" => "{key} needs cross_traffic.burst_bytes > 0: no host bursts",
+
+    // ---- a lab's parameter errors (`lab.*`, crates/sim/src/labs/mod.rs parse_params) ----
+    LabUnknown = "lab.unknown" => "no lab {id}",
+    LabNotObject = "lab.not_object" => "the parameters must be a JSON object",
+    LabNoParam = "lab.no_param" => "lab {lab} has no parameter {name}",
+    LabValue = "lab.value" => "{name} = {value}",
+    LabAllowedInt = "lab.allowed_int" => "an integer in {min}..={max}",
+    LabAllowedBool = "lab.allowed_bool" => "true or false",
+    LabAllowedChoice = "lab.allowed_choice" => "one of {choices}",
+    LabDcqcnNeedsEcn = "lab.dcqcn_needs_ecn" => "dcqcn = {dcqcn} with ecn = false: DCQCN reacts to ECN marks, and nothing marks",
+    LabAllowedDcqcn = "lab.allowed_dcqcn" => "off, unless ecn = true",
+    LabStormTooLate = "lab.storm_too_late" => "stall_at_us + detect_us = {sum} µs is not before duration_us = {duration} µs: the run would end before the watchdog could act",
 }
 
 #[cfg(test)]
@@ -676,10 +747,15 @@ mod tests {
             include_str!("report.rs"),
             include_str!("syntax.rs"),
             include_str!("verbs_msg.rs"),
+            include_str!("../labs/mod.rs"),
         ]
         .concat();
-        // The web server's answers are sent by crates/web (its error.rs tests them).
-        for id in MsgId::ALL.iter().filter(|m| !m.id().starts_with("server.")) {
+        // The web server's answers are sent by crates/web (its error.rs tests them); the
+        // scenario crate's reasons are checked by scenario_rules_match_the_scenario_crate.
+        for id in MsgId::ALL
+            .iter()
+            .filter(|m| !m.id().starts_with("server.") && !m.id().starts_with("scenario."))
+        {
             let name = format!("{id:?}");
             let used = src.match_indices(name.as_str()).any(|(i, _)| {
                 let after = src[i + name.len()..].chars().next().unwrap_or(' ');
@@ -688,6 +764,35 @@ mod tests {
             });
             assert!(used, "{} ({name}) is never sent", id.id());
         }
+    }
+
+    /// Every `scenario.*` id is a scenario::Rule with the same English template, and every rule
+    /// has its id here, so the page's tables cover every conflict the CLI can print.
+    #[test]
+    fn scenario_rules_match_the_scenario_crate() {
+        for r in scenario::Rule::ALL {
+            let m = MsgId::ALL.iter().find(|m| m.id() == r.id());
+            let m = m.unwrap_or_else(|| panic!("{} has no MsgId", r.id()));
+            assert_eq!(m.en(), r.en(), "{}", r.id());
+        }
+        for m in MsgId::ALL
+            .iter()
+            .filter(|m| m.id().starts_with("scenario."))
+        {
+            assert!(
+                scenario::Rule::ALL.iter().any(|r| r.id() == m.id()),
+                "{} is no scenario rule",
+                m.id()
+            );
+        }
+        let w = scenario::Why::new(scenario::Rule::LeaveDefault)
+            .arg(
+                "why",
+                scenario::Why::new(scenario::Rule::NeedsEcn).arg("key", "switch.ecn_pmax"),
+            )
+            .arg("default", "0.2");
+        let m = from_why(&w).expect("every rule has an id");
+        assert_eq!(m.text(), w.text());
     }
 
     #[test]

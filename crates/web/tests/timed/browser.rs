@@ -735,10 +735,48 @@ async fn the_pages_in_a_real_browser() {
     )
     .await;
     assert!(
-        err.contains("恢复阈值") && err.contains("41673"),
+        err.contains("恢复阈值") && err.contains("不超过 lossless.xoff_bytes（41673）"),
         "server error: {err:?}"
     );
     assert_eq!(after, before, "a refused run changed the page");
+    // A conflicting pair (XON above a given XOFF): the reason is the rule's, in Chinese, with
+    // no English sentence (crates/scenario/src/rule.rs, scenario.conflict.*).
+    eval::<bool>(
+        &page,
+        "(() => { const o = document.querySelector('[data-key=\"lossless.xoff_bytes\"]'); o.value = '20000'; \
+         o.dispatchEvent(new Event('input', {bubbles: true})); \
+         const x = document.querySelector('[data-key=\"lossless.xon_bytes\"]'); x.value = '30000'; \
+         x.dispatchEvent(new Event('input', {bubbles: true})); \
+         document.querySelector('.param[data-param=\"lossless.xon_bytes\"] .field-error').hidden = true; \
+         document.querySelector('#params #run').click(); return true; })()",
+    )
+    .await;
+    wait_for(
+        &page,
+        "(document.querySelector('.param[data-param=\"lossless.xon_bytes\"] .field-error:not([hidden])') || {}).innerText?.includes('20000')",
+        "the conflict at its field",
+    )
+    .await;
+    let err: String = eval(
+        &page,
+        "document.querySelector('.param[data-param=\"lossless.xon_bytes\"] .field-error').innerText",
+    )
+    .await;
+    assert!(
+        err.contains("允许：不超过 lossless.xoff_bytes（20000）"),
+        "conflict error: {err:?}"
+    );
+    let english = english_words(
+        &page,
+        "[document.querySelector('.param[data-param=\"lossless.xon_bytes\"] .field-error').innerText]",
+        &[],
+        2,
+    )
+    .await;
+    assert!(
+        english.is_empty(),
+        "English in the conflict error: {english:?}"
+    );
     shot(&page, "sim-lesson5-panel-error").await;
 
     // One language: on the zh page of every preset (panel open), no run of three or more

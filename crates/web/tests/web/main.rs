@@ -5,3 +5,4 @@
 
 mod api;
 mod fuzz_regressions;
+mod zh_errors;
