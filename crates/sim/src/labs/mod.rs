@@ -432,21 +432,19 @@ fn cross_check(id: &str, p: &Params) -> Result<(), LabError> {
         }
         "nvmf" if nvmf::in_flight(p).0 > nvmf::MAX_IN_FLIGHT_IOS => Err(LabError::param(
             "iodepth",
-            format!(
-                "iodepth × initiators = {} IOs in flight: this lab allows at most {} (so it \
-                 answers in well under a second; `rdmalab fio` runs any)",
-                nvmf::in_flight(p).0,
-                nvmf::MAX_IN_FLIGHT_IOS
+            msg!(
+                LabNvmfIos,
+                ios = nvmf::in_flight(p).0,
+                max = nvmf::MAX_IN_FLIGHT_IOS
             ),
             format!("iodepth × initiators ≤ {}", nvmf::MAX_IN_FLIGHT_IOS),
         )),
         "nvmf" if nvmf::in_flight(p).1 > nvmf::MAX_IN_FLIGHT_BYTES => Err(LabError::param(
             "iodepth",
-            format!(
-                "iodepth × initiators × bs = {} MiB in flight: this lab allows at most {} MiB \
-                 (so it answers in well under a second; `rdmalab fio` runs any)",
-                nvmf::in_flight(p).1 as f64 / (1u64 << 20) as f64,
-                nvmf::MAX_IN_FLIGHT_BYTES >> 20
+            msg!(
+                LabNvmfBytes,
+                mib = format!("{:.1}", nvmf::in_flight(p).1 as f64 / (1u64 << 20) as f64),
+                max = nvmf::MAX_IN_FLIGHT_BYTES >> 20
             ),
             format!(
                 "iodepth × initiators × bs ≤ {} MiB",

@@ -686,6 +686,8 @@ msg_ids! {
     LabDcqcnNeedsEcn = "lab.dcqcn_needs_ecn" => "dcqcn = {dcqcn} with ecn = false: DCQCN reacts to ECN marks, and nothing marks",
     LabAllowedDcqcn = "lab.allowed_dcqcn" => "off, unless ecn = true",
     LabStormTooLate = "lab.storm_too_late" => "stall_at_us + detect_us = {sum} µs is not before duration_us = {duration} µs: the run would end before the watchdog could act",
+    LabNvmfIos = "lab.nvmf_ios" => "iodepth × initiators = {ios} IOs in flight: this lab allows at most {max} (so it answers in well under a second; `rdmalab fio` runs any)",
+    LabNvmfBytes = "lab.nvmf_bytes" => "iodepth × initiators × bs = {mib} MiB in flight: this lab allows at most {max} MiB (so it answers in well under a second; `rdmalab fio` runs any)",
 }
 
 #[cfg(test)]
