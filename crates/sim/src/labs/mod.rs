@@ -443,7 +443,7 @@ fn cross_check(id: &str, p: &Params) -> Result<(), LabError> {
             "iodepth",
             msg!(
                 LabNvmfBytes,
-                mib = format!("{:.1}", nvmf::in_flight(p).1 as f64 / (1u64 << 20) as f64),
+                mib = format!("{}", nvmf::in_flight(p).1 as f64 / (1u64 << 20) as f64),
                 max = nvmf::MAX_IN_FLIGHT_BYTES >> 20
             ),
             format!(
