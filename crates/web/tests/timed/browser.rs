@@ -30,9 +30,12 @@ fn shots_dir() -> PathBuf {
     d
 }
 
+/// Evaluates `js` in the page. Bounded: a browser that died mid-test (seen once, its process
+/// left defunct under heavy load) fails the test after 60 s instead of hanging the run.
 async fn eval<T: serde::de::DeserializeOwned>(page: &Page, js: &str) -> T {
-    page.evaluate(js)
+    tokio::time::timeout(Duration::from_secs(60), page.evaluate(js))
         .await
+        .unwrap_or_else(|_| panic!("{js}: no answer from the browser in 60 s"))
         .unwrap_or_else(|e| panic!("{js}: {e}"))
         .into_value()
         .unwrap_or_else(|e| panic!("{js}: {e}"))
@@ -65,8 +68,16 @@ async fn wait_for(page: &Page, cond: &str, what: &str) {
 }
 
 async fn open(page: &Page, url: &str) {
-    page.goto(url).await.unwrap();
-    page.wait_for_navigation().await.unwrap();
+    let bound = Duration::from_secs(60);
+    let no_answer = |what: &str| format!("{what} {url}: no answer from the browser in 60 s");
+    tokio::time::timeout(bound, page.goto(url))
+        .await
+        .unwrap_or_else(|_| panic!("{}", no_answer("goto")))
+        .unwrap();
+    tokio::time::timeout(bound, page.wait_for_navigation())
+        .await
+        .unwrap_or_else(|_| panic!("{}", no_answer("navigation to")))
+        .unwrap();
 }
 
 async fn open_sim(page: &Page, url: &str) {
