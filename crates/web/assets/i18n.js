@@ -94,7 +94,7 @@ const S = {
     'glossary.index': 'Index of terms ({n}; jump to one)',
     'open.sim': 'Open the simulation', 'open.lesson': 'Lesson {n}', 'preset.chip': 'Simulation {mark}',
     'sim.presets': 'Presets', 'sim.params': 'Experiment parameters', 'sim.run': 'Run', 'sim.reset': 'Back to preset',
-    'sim.running': 'Simulating…', 'sim.changed': '{n} parameters changed', 'sim.custom': 'custom scenario', 'sim.before': '(“before → now”: values that changed since the previous run)', 'sim.done': 'Done: {ms} ms', 'sim.error': 'Error',
+    'sim.running': 'Simulating…', 'sim.changed': 'parameters changed: {n}', 'sim.custom': 'custom scenario', 'sim.before': '(“before → now”: values that changed since the previous run)', 'sim.done': 'Done: {ms} ms', 'sim.error': 'Error',
     'sim.play': 'Play', 'sim.pause': 'Pause', 'sim.speed': 'Speed', 'sim.time': 'Simulated time',
     'sim.stream': 'Stream mode: no single message to animate; see the throughput charts below.',
     'sim.compare': 'Comparison', 'sim.ladder': 'Timeline (first message)', 'sim.charts': 'Charts',
