@@ -1,0 +1,269 @@
+//! What the world lets an observer see of the frames: the pcap of every link with real payload
+//! bytes (`capture_pcap`, `finish_pcap`), the frame log a verbs session's ladder shows
+//! (`log_frames`, `take_frame_log`, [`LoggedFrame`] with the wire bytes the packet inspector
+//! decodes and the send WR each frame carries or answers), and the fabric view of a lab
+//! (`watch_fabric`). The fabric carries packet metadata, not bytes; the frames are encoded
+//! here from the payload pool (`encode`) when the fabric's capture hands them over.
+
+use super::responder_env::materialize;
+use super::{PoolData, State, World};
+use engine::Tracer;
+use fabric::{Packet, Payload, capture::frame_bytes, packet::host_ip};
+use transport::roce::Transmit;
+use units::{SimDuration, SimTime};
+use verbs::QpNum;
+use wire::{Ipv4Address, PcapWriter};
+
+/// A frame a host sent, as [`World::take_frame_log`] hands it out.
+#[derive(Clone, Debug)]
+pub struct LoggedFrame {
+    /// When its first bit left.
+    pub at: SimTime,
+    /// The packet.
+    pub pkt: Packet,
+    /// The send WR it carries or answers, if known.
+    pub wr_id: Option<u64>,
+    /// Its bytes (without FCS), the payload cut to its first [`WIRE_PAYLOAD_SHOWN`] bytes
+    /// (`wire::dissect::elide_payload`); empty if the packet could not be encoded.
+    pub wire: Vec<u8>,
+    /// The payload bytes (offsets in the whole frame) left out of `wire`, if any.
+    pub wire_elided: Option<std::ops::Range<usize>>,
+}
+
+impl LoggedFrame {
+    /// Its bytes as lowercase hex, two digits a byte and no separator (what the web lab's
+    /// packet inspector decodes).
+    pub fn wire_hex(&self) -> String {
+        use std::fmt::Write;
+        self.wire
+            .iter()
+            .fold(String::with_capacity(self.wire.len() * 2), |mut s, b| {
+                let _ = write!(s, "{b:02x}");
+                s
+            })
+    }
+}
+
+/// Payload bytes a logged frame keeps: enough to see a message's first words land, while a
+/// step's frame list stays small (headers + 64 + ICRC is under 200 bytes a frame). An
+/// interface choice, not a model figure.
+pub const WIRE_PAYLOAD_SHOWN: usize = 64;
+
+/// Most frames [`World::take_frame_log`] keeps between two calls (a verbs session's step).
+pub const FRAME_LOG_MAX: usize = 4_096;
+
+impl World {
+    /// Writes every frame on every link to `out` as a pcap, with real payload bytes.
+    pub fn capture_pcap(&mut self, out: Box<dyn std::io::Write>) -> std::io::Result<()> {
+        self.state.pcap = Some(PcapWriter::new(out)?);
+        self.state
+            .fabric
+            .enable_capture(fabric::capture::CaptureAt::All);
+        Ok(())
+    }
+
+    /// Flushes and closes the pcap.
+    pub fn finish_pcap(&mut self) -> std::io::Result<()> {
+        self.state.write_captured()?;
+        if let Some(mut w) = self.state.pcap.take() {
+            w.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Keeps every frame a host sends from now on (time its first bit left, the packet), for
+    /// [`World::take_frame_log`]: a verbs session's ladder. Costs a copy per frame; meant for
+    /// short runs.
+    pub fn log_frames(&mut self) {
+        if self.state.frame_log.is_none() {
+            self.state.frame_log = Some(Vec::new());
+            self.state
+                .fabric
+                .enable_capture(fabric::capture::CaptureAt::All);
+        }
+    }
+
+    /// The frames hosts sent since the last call (with [`World::log_frames`] on), in order,
+    /// each with the `wr_id` of the send WR it carries (a request packet, first sent or
+    /// resent) or answers (an ACK, NAK or READ response: the request whose PSNs it names).
+    /// At most [`FRAME_LOG_MAX`] frames are kept between two calls; the second value counts
+    /// those left out.
+    pub fn take_frame_log(&mut self) -> (Vec<LoggedFrame>, usize) {
+        // Whatever the capture holds has not been sorted into the log yet.
+        let _ = self.state.write_captured();
+        let skipped = std::mem::take(&mut self.state.frame_log_skipped);
+        (
+            self.state
+                .frame_log
+                .as_mut()
+                .map(std::mem::take)
+                .unwrap_or_default(),
+            skipped,
+        )
+    }
+
+    /// Records the fabric view of the run from now on ([`crate::labs::fabric_view`]): every
+    /// link of `topo` (the topology this world was built from) sampled at the end of each
+    /// window, the window starting at `first_window` and doubling as the run goes on, for
+    /// RoCE's priority `prio`. Only watches: a tap and a trace observer, and the report's
+    /// packet records (an [`engine::FirstObserver`] on the fabric, the ladder's) go on being
+    /// kept through it and are put back by [`World::finish_fabric_view`], which ends it. The
+    /// fabric must have no tap of its own (the report's runs set none).
+    pub fn watch_fabric(
+        &mut self,
+        topo: &fabric::Topology,
+        first_window: SimDuration,
+        prio: usize,
+    ) {
+        let inner = self
+            .state
+            .fabric
+            .tracer_mut()
+            .take::<engine::FirstObserver>()
+            .map(|o| o as Box<dyn engine::Observer>);
+        let now = self.now();
+        self.state.fabric_view = Some(Box::new(
+            crate::labs::fabric_view::ViewRecorder::attach_run(
+                &mut self.state.fabric,
+                topo,
+                now,
+                first_window,
+                prio,
+                inner,
+            ),
+        ));
+    }
+
+    /// The fabric view [`World::watch_fabric`] recorded, up to now (its last sample is now),
+    /// and the fabric's own observer put back; None if none was being recorded.
+    pub fn finish_fabric_view(&mut self) -> Option<crate::labs::fabric_view::FabricView> {
+        let rec = self.state.fabric_view.take()?;
+        let now = self.now();
+        let (view, inner) = rec.finish_at(&mut self.state.fabric, now);
+        if let Some(o) = inner.and_then(|i| {
+            (i as Box<dyn std::any::Any>)
+                .downcast::<engine::FirstObserver>()
+                .ok()
+        }) {
+            self.state.fabric.set_tracer(Tracer::new(*o));
+        }
+        Some(view)
+    }
+}
+
+/// Capture and the frame log, fed between events.
+impl State {
+    /// Frame logging: remembers which send WR request packet `t` of QP `qpn` belongs to.
+    pub(super) fn note_request(&mut self, h: u32, qpn: u32, t: &Transmit) {
+        let host = &self.hosts[h as usize];
+        let psn = t.pkt.bth.psn;
+        let wr = host
+            .qps
+            .get(&qpn)
+            .and_then(|e| e.req.as_ref())
+            .and_then(|r| r.request_of(psn))
+            .and_then(|id| {
+                host.verbs
+                    .send_wr_id(QpNum::masked(qpn), verbs::qp::WqeId(id))
+            });
+        if let Some(wr) = wr {
+            // One entry per message (where the WR changes), not per packet: a resend or a
+            // later packet of the same message finds its start by range.
+            let m = self.wr_psns.entry((h, qpn & 0xffff)).or_default();
+            if m.range(..=psn).next_back().map(|(_, &w)| w) != Some(wr) {
+                m.insert(psn, wr);
+            }
+        }
+    }
+
+    pub(super) fn write_captured(&mut self) -> std::io::Result<()> {
+        let frames = self.fabric.drain_captured();
+        if self.frame_log.is_some() {
+            for (at, node, _, pkt) in &frames {
+                if self.by_node.get(&node.0).is_none() {
+                    continue;
+                }
+                let wr = match pkt.payload {
+                    Payload::Roce { hdr, .. } if hdr.bth.opcode != wire::Opcode::CNP => {
+                        let psn = hdr.bth.psn;
+                        if hdr.bth.opcode.is_request() {
+                            let h = self.by_node.get(&pkt.src.0).copied();
+                            // The flow id carries the sending QP's number (`World::flow_of`).
+                            h.and_then(|h| self.wr_psns.get(&(h, pkt.flow.0 & 0xffff)))
+                                .and_then(|m| m.range(..=psn).next_back().map(|(_, &w)| w))
+                        } else {
+                            let h = self.by_node.get(&pkt.dst.0).copied();
+                            h.and_then(|h| self.wr_psns.get(&(h, hdr.bth.dest_qp & 0xffff)))
+                                .and_then(|m| m.range(..=psn).next_back().map(|(_, &w)| w))
+                        }
+                    }
+                    _ => None,
+                };
+                let full = self
+                    .frame_log
+                    .as_ref()
+                    .is_some_and(|log| log.len() >= FRAME_LOG_MAX);
+                if full {
+                    self.frame_log_skipped += 1;
+                    continue;
+                }
+                // The bytes as they left, payload included, cut to what an inspector shows.
+                let (wire, wire_elided) = match self.encode(pkt) {
+                    Ok(()) => wire::dissect::elide_payload(&self.frame_buf, WIRE_PAYLOAD_SHOWN),
+                    Err(_) => (Vec::new(), None),
+                };
+                if let Some(log) = self.frame_log.as_mut() {
+                    log.push(LoggedFrame {
+                        at: *at,
+                        pkt: *pkt,
+                        wr_id: wr,
+                        wire,
+                        wire_elided,
+                    });
+                }
+            }
+        }
+        if self.pcap.is_none() {
+            return Ok(());
+        }
+        for (at, _node, _port, pkt) in frames {
+            self.encode(&pkt).map_err(std::io::Error::other)?;
+            if let Some(w) = self.pcap.as_mut() {
+                w.write_frame(at, &self.frame_buf)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes of `pkt` as they go on the wire, its payload from the pool, into
+    /// `self.frame_buf`.
+    pub(super) fn encode(&mut self, pkt: &Packet) -> wire::Result<()> {
+        let src = self.by_node.get(&pkt.src.0).map_or([0; 4], |&h| host_ip(h));
+        let dst = self.by_node.get(&pkt.dst.0).map_or([0; 4], |&h| host_ip(h));
+        let payload: std::borrow::Cow<'_, [u8]> = match pkt.payload {
+            Payload::Roce {
+                data, payload_len, ..
+            } if data != fabric::NO_DATA => {
+                match self.pool.try_get(engine::Handle::from_index(data)) {
+                    Some(PoolData::Bytes(v)) => std::borrow::Cow::Borrowed(v.as_slice()),
+                    Some(PoolData::Synthetic(r)) => materialize(&[], Some(*r), payload_len),
+                    None => std::borrow::Cow::Borrowed(&[][..]),
+                }
+            }
+            Payload::Tcp { data, .. } if data != fabric::NO_DATA => {
+                match self.pool.try_get(engine::Handle::from_index(data)) {
+                    Some(PoolData::Bytes(v)) => std::borrow::Cow::Borrowed(v.as_slice()),
+                    _ => std::borrow::Cow::Borrowed(&[][..]),
+                }
+            }
+            _ => std::borrow::Cow::Borrowed(&[][..]),
+        };
+        frame_bytes(
+            pkt,
+            Ipv4Address(src),
+            Ipv4Address(dst),
+            &payload,
+            &mut self.frame_buf,
+        )
+    }
+}
