@@ -164,7 +164,7 @@ impl World {
     }
 
     /// From `at`, host `h` stops draining what it receives and floods PAUSE frames
-    /// ([`Fabric::stall_host`]): the source of a PFC storm.
+    /// ([`fabric::Fabric::stall_host`]): the source of a PFC storm.
     pub fn stall_host(&mut self, h: u32, at: SimTime) -> Result<(), WorldError> {
         let node = self.state.hosts[h as usize].node;
         self.state.fabric.stall_host(node, at, &mut self.sched)?;
