@@ -2,18 +2,18 @@
 //! to its own cores — an NVMe initiator building a command, a target parsing one
 //! (`crate::nvmf`), a collective summing what it received (`crate::collective`).
 
-use super::World;
+use super::{APP_CORE, World};
 use engine::Stage;
 use host::CpuWork;
 use units::{SimDuration, SimTime};
 
 impl World {
-    /// Runs `cost` of `stage` on host `h`'s application thread (core 0), after its earlier
+    /// Runs `cost` of `stage` on host `h`'s application thread ([`APP_CORE`]), after its earlier
     /// blocking calls and stages; returns (start, end). Later socket calls start after it
     /// (the thread is busy until `end`), and so do verbs calls' CPU stages (the core is).
     pub fn app_work(&mut self, h: u32, cost: SimDuration, stage: Stage) -> (SimTime, SimTime) {
         let ready = self.sched.now().max(self.state.hosts[h as usize].app_ready);
-        let r = self.core_work(h, 0, ready, cost, stage);
+        let r = self.core_work(h, APP_CORE, ready, cost, stage);
         self.state.hosts[h as usize].app_ready = r.1;
         r
     }

@@ -86,6 +86,18 @@ pub const ADAPTIVE_RETRANSMISSION_MIN: SimDuration = SimDuration::from_us(4);
 /// The 802.1p priority RoCE traffic uses (the NVIDIA/Cumulus default, research/figures.md §6.2).
 pub const ROCE_PRIORITY: Priority = Priority::of(3);
 
+/// The core a host's application thread runs on: every verbs call and socket call, and the
+/// application's own work ([`World::app_work`]), is charged to it.
+// assumption: one application thread pinned to the first core, as perftest and the course's
+// programs run (`taskset -c 0`); the interrupt goes elsewhere (SOFTIRQ_CORE).
+pub const APP_CORE: u16 = 0;
+
+/// The core interrupts and softirqs run on: the completion channel's interrupt, the TCP
+/// path's hard interrupt and NAPI poll. Apart from [`APP_CORE`] as a tuned server steers them
+/// (RSS/IRQ affinity), so receive work and the application run in parallel; with one core the
+/// two share it ([`host::Cpu::run`] clamps the index).
+pub const SOFTIRQ_CORE: u16 = 1;
+
 /// Why a world could not be built or driven.
 #[derive(Debug, thiserror::Error)]
 pub enum WorldError {

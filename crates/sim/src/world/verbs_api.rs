@@ -1,6 +1,6 @@
 //! The verbs API as the application calls it, with what each call costs: the data-path verbs
 //! (`post_send`, `post_recv`, `poll_cq`, `req_notify_cq`, `get_cq_event`) run on the
-//! application's core ([`super::tcp::APP_CORE`]) and `post_send` rings the doorbell across
+//! application's core ([`APP_CORE`]) and `post_send` rings the doorbell across
 //! PCIe; the control-path verbs (`reg_mr`, `create_cq`, `create_qp`, `modify_qp`, the
 //! destroy calls) are an ioctl plus a firmware command and block the application thread
 //! (`control_path`). `modify_qp` keeps a QP's transport (requester, responder) in step with its
@@ -8,7 +8,7 @@
 //! the time they take and what they start in the NIC.
 
 use super::events::{Event, HostEvent};
-use super::{QpEngine, State, World, retire};
+use super::{APP_CORE, QpEngine, SOFTIRQ_CORE, State, World, retire};
 use engine::{Budget, ExecUnit, Stage, TraceRecord};
 use fabric::{EtherType, RoceHeaders, roce_frame_len};
 use host::{CpuWork, Xfer, XferKind};
@@ -35,7 +35,7 @@ impl World {
             &mut self.state.tracer,
             now,
             CpuWork {
-                core: 0,
+                core: APP_CORE,
                 ready,
                 cost: c.syscall,
                 stage: verb,
@@ -47,7 +47,7 @@ impl World {
                 &mut self.state.tracer,
                 now,
                 CpuWork {
-                    core: 0,
+                    core: APP_CORE,
                     ready: end,
                     cost: c.pin_per_page * pages,
                     stage: Stage::PinPages,
@@ -162,7 +162,7 @@ impl World {
             &mut self.state.tracer,
             now,
             CpuWork {
-                core: 0,
+                core: APP_CORE,
                 ready,
                 cost,
                 stage: Stage::ReqNotifyCq,
@@ -392,7 +392,7 @@ impl World {
                 &mut self.state.tracer,
                 now,
                 CpuWork {
-                    core: 0,
+                    core: APP_CORE,
                     ready: now,
                     cost,
                     stage: Stage::PostSend,
@@ -444,7 +444,7 @@ impl World {
             &mut self.state.tracer,
             now,
             CpuWork {
-                core: 0,
+                core: APP_CORE,
                 ready: now,
                 cost,
                 stage: Stage::PostRecv,
@@ -469,7 +469,7 @@ impl World {
             &mut self.state.tracer,
             now,
             CpuWork {
-                core: 0,
+                core: APP_CORE,
                 ready: now,
                 cost,
                 stage: Stage::PollCq,
@@ -530,8 +530,8 @@ impl World {
 
 /// What a verbs call leaves for the application's completion channel.
 impl State {
-    /// Turns completion events the verbs layer raised into an interrupt on core 1 and a wake-up
-    /// of the application thread on core 0.
+    /// Turns completion events the verbs layer raised into an interrupt on the softirq core
+    /// and a wake-up of the application thread on its core.
     pub(super) fn deliver_notifications(&mut self, h: u32, now: SimTime) {
         let host = &mut self.hosts[h as usize];
         for n in host.verbs.take_notifications() {
@@ -544,7 +544,7 @@ impl State {
                     &mut self.tracer,
                     now,
                     CpuWork {
-                        core: 1,
+                        core: SOFTIRQ_CORE,
                         ready: now,
                         cost: c.interrupt,
                         stage: Stage::CompletionInterrupt,
@@ -555,7 +555,7 @@ impl State {
                     &mut self.tracer,
                     now,
                     CpuWork {
-                        core: 0,
+                        core: APP_CORE,
                         ready: irq,
                         cost: c.wakeup,
                         stage: Stage::WakeUp,

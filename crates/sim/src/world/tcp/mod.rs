@@ -32,9 +32,9 @@
 //! syscall exit`; a read that finds nothing blocks (the caller's loop waits, see
 //! [`World::tcp_wait`]), and the syscall it entered is the one that later returns the data.
 //!
-//! Cores: the application runs on core 0, interrupts and softirqs on core 1. This is the usual
-//! tuned server setup (RSS/IRQ affinity steering the queue's interrupt away from the
-//! application's core): the receive stack and the copy to user run in parallel, so a stream is
+//! Cores: the application runs on core 0 ([`APP_CORE`]), interrupts and softirqs on core 1
+//! ([`SOFTIRQ_CORE`]). This is the usual tuned server setup (RSS/IRQ affinity steering the
+//! queue's interrupt away from the application's core): the receive stack and the copy to user run in parallel, so a stream is
 //! limited by the busier of the two cores rather than their sum. With one core both share
 //! core 0 ([`host::Cpu::run`] clamps the core index).
 //!
@@ -58,7 +58,7 @@
 //! - Payload bytes are real in the simulator (the transport copies each segment into a `Vec`);
 //!   the CPU cost of a copy is the model's, not the simulator's.
 
-use super::{Event, HostEvent, State};
+use super::{APP_CORE, Event, HostEvent, SOFTIRQ_CORE, State};
 use engine::{Arena, Scheduler};
 use fabric::Ecn;
 use std::collections::{BTreeMap, VecDeque};
@@ -80,11 +80,6 @@ pub const NAPI_BUDGET: usize = 64;
 /// Bytes of Ethernet, VLAN, IPv4 and TCP headers the NIC moves with a segment's payload (the
 /// timestamp option included).
 const HEADER_BYTES: u64 = 14 + 4 + 20 + 32;
-
-/// The core the application thread runs on.
-pub const APP_CORE: u16 = 0;
-/// The core interrupts and softirqs run on (see the module doc).
-pub const SOFTIRQ_CORE: u16 = 1;
 
 /// A socket in the world.
 #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
