@@ -45,6 +45,19 @@ impl World {
         Ok(())
     }
 
+    /// Keeps the error of a run a verbs call made (`control_path`, `in_parallel`) for the
+    /// caller's next `run_until*`: the verbs API returns verbs errors, and a budget that ran
+    /// out is the run's to report. The first one is kept.
+    pub(super) fn defer_error(&mut self, r: Result<RunStats, WorldError>) {
+        if let Err(e) = r {
+            debug_assert!(
+                matches!(e, WorldError::Budget(_)),
+                "a run to a verbs call's end fails only on its budget: {e}"
+            );
+            self.deferred_error.get_or_insert(e);
+        }
+    }
+
     /// Gives the whole run a budget (simulated time from now, events and wall time across
     /// every later `run_until*` call); each call then runs within what is left of it as well
     /// as within its own budget.

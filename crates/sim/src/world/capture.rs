@@ -6,7 +6,7 @@
 //! here from the payload pool (`encode`) when the fabric's capture hands them over.
 
 use super::responder_env::materialize;
-use super::{PoolData, State, World};
+use super::{PoolData, State, World, peek_data};
 use engine::Tracer;
 use fabric::{Packet, Payload, capture::frame_bytes, packet::host_ip};
 use transport::roce::Transmit;
@@ -34,13 +34,13 @@ impl LoggedFrame {
     /// Its bytes as lowercase hex, two digits a byte and no separator (what the web lab's
     /// packet inspector decodes).
     pub fn wire_hex(&self) -> String {
-        use std::fmt::Write;
-        self.wire
-            .iter()
-            .fold(String::with_capacity(self.wire.len() * 2), |mut s, b| {
-                let _ = write!(s, "{b:02x}");
-                s
-            })
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut s = String::with_capacity(self.wire.len() * 2);
+        for b in &self.wire {
+            s.push(char::from(HEX[usize::from(b >> 4)]));
+            s.push(char::from(HEX[usize::from(b & 0xf)]));
+        }
+        s
     }
 }
 
@@ -62,10 +62,14 @@ impl World {
         Ok(())
     }
 
-    /// Flushes and closes the pcap.
+    /// Flushes and closes the pcap; the first write that failed during the run, if any.
     pub fn finish_pcap(&mut self) -> std::io::Result<()> {
-        self.state.write_captured()?;
-        if let Some(mut w) = self.state.pcap.take() {
+        self.state.capture_frames();
+        let mut w = self.state.pcap.take();
+        if let Some(e) = self.state.capture_error.take() {
+            return Err(e);
+        }
+        if let Some(w) = w.as_mut() {
             w.flush()?;
         }
         Ok(())
@@ -90,7 +94,7 @@ impl World {
     /// those left out.
     pub fn take_frame_log(&mut self) -> (Vec<LoggedFrame>, usize) {
         // Whatever the capture holds has not been sorted into the log yet.
-        let _ = self.state.write_captured();
+        self.state.capture_frames();
         let skipped = std::mem::take(&mut self.state.frame_log_skipped);
         (
             self.state
@@ -176,7 +180,15 @@ impl State {
         }
     }
 
-    pub(super) fn write_captured(&mut self) -> std::io::Result<()> {
+    /// Sorts the frames the fabric captured into the frame log and the pcap; a failed pcap
+    /// write is kept for [`World::finish_pcap`] and the run goes on.
+    pub(super) fn capture_frames(&mut self) {
+        if let Err(e) = self.write_captured() {
+            self.capture_error.get_or_insert(e);
+        }
+    }
+
+    fn write_captured(&mut self) -> std::io::Result<()> {
         let frames = self.fabric.drain_captured();
         if self.frame_log.is_some() {
             for (at, node, _, pkt) in &frames {
@@ -243,19 +255,15 @@ impl State {
         let payload: std::borrow::Cow<'_, [u8]> = match pkt.payload {
             Payload::Roce {
                 data, payload_len, ..
-            } if data != fabric::NO_DATA => {
-                match self.pool.try_get(engine::Handle::from_index(data)) {
-                    Some(PoolData::Bytes(v)) => std::borrow::Cow::Borrowed(v.as_slice()),
-                    Some(PoolData::Synthetic(r)) => materialize(&[], Some(*r), payload_len),
-                    None => std::borrow::Cow::Borrowed(&[][..]),
-                }
-            }
-            Payload::Tcp { data, .. } if data != fabric::NO_DATA => {
-                match self.pool.try_get(engine::Handle::from_index(data)) {
-                    Some(PoolData::Bytes(v)) => std::borrow::Cow::Borrowed(v.as_slice()),
-                    _ => std::borrow::Cow::Borrowed(&[][..]),
-                }
-            }
+            } => match peek_data(&self.pool, data) {
+                Some(PoolData::Bytes(v)) => std::borrow::Cow::Borrowed(v.as_slice()),
+                Some(PoolData::Synthetic(r)) => materialize(&[], Some(*r), payload_len),
+                None => std::borrow::Cow::Borrowed(&[][..]),
+            },
+            Payload::Tcp { data, .. } => match peek_data(&self.pool, data) {
+                Some(PoolData::Bytes(v)) => std::borrow::Cow::Borrowed(v.as_slice()),
+                _ => std::borrow::Cow::Borrowed(&[][..]),
+            },
             _ => std::borrow::Cow::Borrowed(&[][..]),
         };
         frame_bytes(

@@ -56,11 +56,14 @@ impl State {
             (h, qpn),
             (peer, self.host_nodes[peer as usize]),
             hdr,
-            (0, fabric::NO_DATA),
+            (0, fabric::DataHandle::NONE),
             (self.cnp_priority, Ecn::NotEct),
             ethertype,
         );
-        let _ = self.fabric.send(node, spec, sched);
+        let r = self.fabric.send(node, spec, sched);
+        // Both ends are hosts (`node` is this host's, `peer` a host ordinal) and a CNP's frame
+        // is padded to the minimum length: nothing `Fabric::send` refuses.
+        debug_assert!(r.is_ok(), "a CNP the fabric refused: {r:?}");
     }
 
     /// Puts the reaction point's rate changes of QP `qpn` on the trace.

@@ -40,7 +40,7 @@
 //!   read round trip is the same for every read (no root-complex tail).
 
 use engine::{Arena, BudgetExceeded, Scheduler, Tracer};
-use fabric::{EtherType, Fabric, FabricConfig, Topology, packet::host_ip};
+use fabric::{DataHandle, EtherType, Fabric, FabricConfig, Topology, packet::host_ip};
 use host::{Cpu, HostProfile, Pcie};
 use std::collections::{BTreeMap, VecDeque};
 use transport::roce::dcqcn::{self, DcqcnParams};
@@ -154,7 +154,7 @@ struct QpEngine {
 struct TxSlot {
     qpn: u32,
     t: Transmit,
-    data: u32,
+    data: DataHandle,
     /// The budget the frame holds until it reaches the port, and its bytes there.
     work: nic_tx::Work,
     frame_bytes: u32,
@@ -165,6 +165,17 @@ struct TxSlot {
 enum PoolData {
     Bytes(Vec<u8>),
     Synthetic(SyntheticRef),
+}
+
+/// Puts a frame's payload in the pool; the fabric carries the handle. (A function of the
+/// pool, not of `State`, so a caller may hold other parts of the state meanwhile.)
+fn store_data(pool: &mut Arena<PoolData>, d: PoolData) -> DataHandle {
+    DataHandle::of(pool.insert(d).index())
+}
+
+/// A frame's payload still in the pool, to read (a capture encoding it).
+fn peek_data(pool: &Arena<PoolData>, data: DataHandle) -> Option<&PoolData> {
+    pool.try_get(engine::Handle::from_index(data.get()?))
 }
 
 /// A host's RoCE transport counters over every QP it has had, as a NIC's counter set (mlx5's
@@ -260,7 +271,8 @@ impl SimHost {
             return;
         };
         for t in std::mem::take(&mut e.recv_cqes) {
-            let _ = self.verbs.deliver_recv(QpNum::masked(qpn), t);
+            // As for `HostEvent::RecvDone`: an overrun is verbs' to act on.
+            self.verbs.deliver_recv(QpNum::masked(qpn), t);
         }
     }
 
@@ -367,6 +379,9 @@ pub struct World {
     /// Inside [`World::in_parallel`]: control-path verbs queue on their host's application
     /// thread instead of advancing the shared clock, so two hosts set up side by side.
     defer_control: bool,
+    /// A budget error a verbs call met while the world ran to its end (`control_path`): the
+    /// call has no budget error to return, so the next `run_until*` returns it.
+    deferred_error: Option<WorldError>,
 }
 
 /// What the world's events change: the fabric, the hosts and what observes them. Its event
@@ -414,6 +429,9 @@ struct State {
     /// The fabric view being recorded ([`World::watch_fabric`]): sampled between events, so
     /// a run's own loops need not know about it.
     fabric_view: Option<Box<crate::labs::fabric_view::ViewRecorder>>,
+    /// The first failed pcap write, which [`World::finish_pcap`] reports (the run goes on
+    /// without the capture's error: it is the observer's, not the model's).
+    capture_error: Option<std::io::Error>,
     tcp: tcp::TcpWorld,
 }
 
@@ -487,10 +505,12 @@ impl World {
                 frame_log_skipped: 0,
                 frame_buf: Vec::new(),
                 fabric_view: None,
+                capture_error: None,
                 tcp: Default::default(),
             },
             total_budget: None,
             defer_control: false,
+            deferred_error: None,
         })
     }
 
@@ -563,11 +583,15 @@ impl World {
 /// are returned when it is delivered or dropped, and byte buffers are reused (no allocation
 /// per packet in a long run).
 impl State {
+    /// Takes a delivered frame's payload out of the pool (`None`: it had no payload bytes).
+    fn take_data(&mut self, data: DataHandle) -> Option<PoolData> {
+        let i = data.get()?;
+        Some(self.pool.remove(engine::Handle::from_index(i)))
+    }
+
     /// Returns payload `data` to the pool (a frame dropped or never sent).
-    fn free_data(&mut self, data: u32) {
-        if data != fabric::NO_DATA
-            && let PoolData::Bytes(b) = self.pool.remove(engine::Handle::from_index(data))
-        {
+    fn free_data(&mut self, data: DataHandle) {
+        if let Some(PoolData::Bytes(b)) = self.take_data(data) {
             self.spare.push(b);
         }
     }

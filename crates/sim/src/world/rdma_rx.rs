@@ -70,13 +70,10 @@ impl State {
         else {
             return;
         };
-        let (bytes, symbolic) = if data == fabric::NO_DATA {
-            (Vec::new(), None)
-        } else {
-            match self.pool.remove(engine::Handle::from_index(data)) {
-                PoolData::Bytes(b) => (b, None),
-                PoolData::Synthetic(r) => (Vec::new(), Some(r)),
-            }
+        let (bytes, symbolic) = match self.take_data(data) {
+            None => (Vec::new(), None),
+            Some(PoolData::Bytes(b)) => (b, None),
+            Some(PoolData::Synthetic(r)) => (Vec::new(), Some(r)),
         };
         let qpn = hdr.bth.dest_qp;
         if hdr.bth.opcode.is_cnp() {
@@ -130,7 +127,13 @@ impl State {
             };
             resp.handle_request(now, &rp, &bytes, &mut env);
             let taken = std::mem::take(&mut env.taken);
-            let _ = env.ctx.request_arrived(QpNum::masked(qpn));
+            let r = env.ctx.request_arrived(QpNum::masked(qpn));
+            // The QP accepted the request above (`accepts_requests`) and nothing destroys it
+            // while its responder runs.
+            debug_assert!(
+                r.is_ok(),
+                "request_arrived on a QP that accepts requests: {r:?}"
+            );
             if payload_len > 0 {
                 host.pcie.run(
                     &mut self.tracer,
@@ -174,9 +177,12 @@ impl State {
                     wire::ib::aeth::NakCode::RemoteOperationalError => F::Operational,
                     _ => F::InvalidRequest,
                 };
-                let _ = host.verbs.responder_failed(QpNum::masked(qpn), fault);
+                // Both find the QP: it accepted this request a moment ago (see above).
+                let r = host.verbs.responder_failed(QpNum::masked(qpn), fault);
+                debug_assert!(r.is_ok(), "responder_failed on a live QP: {r:?}");
                 host.land_recv_cqes(qpn);
-                let _ = host.verbs.set_error(QpNum::masked(qpn));
+                let r = host.verbs.set_error(QpNum::masked(qpn));
+                debug_assert!(r.is_ok(), "set_error on a live QP: {r:?}");
                 if let Some(e) = host.qps.get_mut(&qpn) {
                     if let Some(r) = e.req.take() {
                         host.retired.add_requester(&r.counters());

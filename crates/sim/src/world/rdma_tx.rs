@@ -9,11 +9,11 @@
 
 use super::events::{Event, HostEvent};
 use super::nic_tx::Work;
-use super::{PoolData, SimHost, State, TxSlot, World, retire};
+use super::{PoolData, SimHost, State, TxSlot, World, retire, store_data};
 use engine::{ExecUnit, Scheduler, Stage, TraceRecord, Tracer};
 use fabric::{
-    Ecn, EtherType, Fabric, FiveTuple, PacketSpec, Payload, RoceHeaders, packet::host_ip,
-    roce_frame_len,
+    DataHandle, Ecn, EtherType, Fabric, FiveTuple, PacketSpec, Payload, RoceHeaders,
+    packet::host_ip, roce_frame_len,
 };
 use host::{Xfer, XferKind};
 use transport::roce::{DataRef, ReqStatus, SendRequest, Transmit, WorkOp};
@@ -36,7 +36,7 @@ pub(super) fn roce_spec(
     (h, qpn): (u32, u32),
     (peer, dst): (u32, NodeId),
     hdr: RoceHeaders,
-    (payload_len, data): (u32, u32),
+    (payload_len, data): (u32, DataHandle),
     (priority, ecn): (Priority, Ecn),
     ethertype: EtherType,
 ) -> PacketSpec {
@@ -160,9 +160,11 @@ impl State {
                 if let Some(r) = host.qps.get_mut(&qpn).and_then(|e| e.req.as_mut()) {
                     r.skip_psn();
                 }
-                let _ = host
+                let r = host
                     .verbs
                     .complete_send(QpNum::masked(qpn), started.id, WcStatus::Success);
+                // `start_send` just started this WQE on this QP.
+                debug_assert!(r.is_ok(), "completing the WQE just started: {r:?}");
                 continue;
             }
             // UD: the destination host comes from the work request's address handle.
@@ -392,12 +394,12 @@ impl State {
             }
         };
         let data = match payload {
-            Some(d) if len > 0 => self.pool.insert(d).index(),
+            Some(d) if len > 0 => store_data(&mut self.pool, d),
             Some(PoolData::Bytes(b)) => {
                 self.spare.push(b);
-                fabric::NO_DATA
+                DataHandle::NONE
             }
-            _ => fabric::NO_DATA,
+            _ => DataHandle::NONE,
         };
         let host = &mut self.hosts[h as usize];
         let frame_bytes = roce_frame_len(

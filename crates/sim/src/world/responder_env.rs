@@ -117,7 +117,10 @@ impl ResponderEnv for VerbsEnv<'_> {
             status,
             ..RecvCompletion::recv(0)
         };
-        let _ = self.ctx.complete_recv(self.qpn, c);
+        let r = self.ctx.complete_recv(self.qpn, c);
+        // The responder fails only a receive it claimed by `start_recv`, which found the
+        // WQE at the head of the queue.
+        debug_assert!(r.is_ok(), "failing the claimed receive WQE: {r:?}");
     }
     fn place_recv_at(
         &mut self,
@@ -132,10 +135,13 @@ impl ResponderEnv for VerbsEnv<'_> {
             .map_err(|_| RecvFailure::BadWqe)
     }
     fn write_remote(&mut self, va: u64, len: u64, data: &[u8]) {
-        let _ = match self.symbolic {
+        let r = match self.symbolic {
             Some(r) if data.is_empty() => self.ctx.memory_mut().write_ref(va, r, len),
             _ => self.ctx.memory_mut().write(va, data),
         };
+        // `check_rkey` found [va, va + len) inside an MR, an MR lies inside one mapped
+        // buffer (`reg_mr` checks), and the simulator never frees a buffer.
+        debug_assert!(r.is_ok(), "a WRITE into checked memory failed: {r:?}");
     }
     fn atomic(&mut self, va: u64, compare_swap: Option<(u64, u64)>, add: u64) -> u64 {
         let op = match compare_swap {
@@ -143,7 +149,9 @@ impl ResponderEnv for VerbsEnv<'_> {
             None => AtomicOp::FetchAndAdd { add },
         };
         // The rkey was checked by check_rkey just before; read-modify-write the memory.
-        let orig = self.ctx.memory().read_u64(va).unwrap_or(0);
+        let orig = self.ctx.memory().read_u64(va);
+        debug_assert!(orig.is_ok(), "an atomic on checked memory failed: {orig:?}");
+        let orig = orig.unwrap_or(0);
         let new = match op {
             AtomicOp::CmpAndSwp { compare, swap } => {
                 if orig == compare {
@@ -154,7 +162,9 @@ impl ResponderEnv for VerbsEnv<'_> {
             }
             AtomicOp::FetchAndAdd { add } => orig.wrapping_add(add),
         };
-        let _ = self.ctx.memory_mut().write_u64(va, new);
+        let r = self.ctx.memory_mut().write_u64(va, new);
+        // Checked like a WRITE's target (see `write_remote`).
+        debug_assert!(r.is_ok(), "an atomic on checked memory failed: {r:?}");
         orig
     }
 }

@@ -76,9 +76,10 @@ impl World {
             return;
         }
         // The call returns when the firmware is done: the world runs until then. The span is
-        // one command's time, so the events in it are bounded; a budget error cannot happen
-        // with an unlimited budget.
-        let _ = self.run_until(end, &Budget::UNLIMITED);
+        // one command's time, so the events in it are bounded; only the run's own budget
+        // (`set_run_budget`) can run out here, and the next run reports it.
+        let r = self.run_until(end, &Budget::UNLIMITED);
+        self.defer_error(r);
     }
 
     /// Runs `f`, whose control-path verbs (create_cq, create_qp, reg_mr, modify_qp) on
@@ -94,7 +95,8 @@ impl World {
             let end = self.state.hosts.iter().map(|h| h.app_ready).max();
             if let Some(end) = end.filter(|e| *e > self.sched.now()) {
                 // Bounded like a single control-path call: setup spans, no data yet.
-                let _ = self.run_until(end, &Budget::UNLIMITED);
+                let r = self.run_until(end, &Budget::UNLIMITED);
+                self.defer_error(r);
             }
         }
         r

@@ -22,16 +22,12 @@ impl State {
         h: u32,
         pkt: &fabric::Packet,
         repr: wire::tcp::Repr,
-        data: u32,
+        data: fabric::DataHandle,
         sched: &mut Scheduler<Event>,
     ) {
-        let payload = if data == fabric::NO_DATA {
-            Vec::new()
-        } else {
-            match self.pool.remove(engine::Handle::from_index(data)) {
-                PoolData::Bytes(b) => b,
-                PoolData::Synthetic(_) => Vec::new(),
-            }
+        let payload = match self.take_data(data) {
+            Some(PoolData::Bytes(b)) => b,
+            Some(PoolData::Synthetic(_)) | None => Vec::new(),
         };
         let Some(&si) = self
             .tcp

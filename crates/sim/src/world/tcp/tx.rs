@@ -5,7 +5,7 @@
 //! fabric (`tcp_tx_out`).
 
 use super::{HEADER_BYTES, NicSeg, SocketId, TCP_NIC_WINDOW, TcpEvent, TxSlot};
-use crate::world::{Event, HostEvent, PoolData, State, World};
+use crate::world::{Event, HostEvent, PoolData, State, World, store_data};
 use engine::{ExecUnit, Scheduler, Stage, TraceRecord};
 use fabric::packet::{TCP_PRIORITY, tcp_frame_len};
 use fabric::{FiveTuple, PacketSpec, Payload, packet::host_ip};
@@ -201,9 +201,9 @@ impl State {
         let peer = sock.peer_host;
         let repr = s.t.repr;
         let data = if s.t.payload.is_empty() {
-            fabric::NO_DATA
+            fabric::DataHandle::NONE
         } else {
-            self.pool.insert(PoolData::Bytes(s.t.payload)).index()
+            store_data(&mut self.pool, PoolData::Bytes(s.t.payload))
         };
         let src_ip = host_ip(h);
         let dst_ip = host_ip(peer);
