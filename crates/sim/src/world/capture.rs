@@ -5,6 +5,7 @@
 //! (`watch_fabric`). The fabric carries packet metadata, not bytes; the frames are encoded
 //! here from the payload pool (`encode`) when the fabric's capture hands them over.
 
+use super::HostIx;
 use super::responder_env::materialize;
 use super::{PoolData, State, World, peek_data};
 use engine::Tracer;
@@ -158,8 +159,8 @@ impl World {
 /// Capture and the frame log, fed between events.
 impl State {
     /// Frame logging: remembers which send WR request packet `t` of QP `qpn` belongs to.
-    pub(super) fn note_request(&mut self, h: u32, qpn: u32, t: &Transmit) {
-        let host = &self.hosts[h as usize];
+    pub(super) fn note_request(&mut self, h: HostIx, qpn: u32, t: &Transmit) {
+        let host = &self.hosts[h.index()];
         let psn = t.pkt.bth.psn;
         let wr = host
             .qps
@@ -250,8 +251,14 @@ impl State {
     /// The bytes of `pkt` as they go on the wire, its payload from the pool, into
     /// `self.frame_buf`.
     pub(super) fn encode(&mut self, pkt: &Packet) -> wire::Result<()> {
-        let src = self.by_node.get(&pkt.src.0).map_or([0; 4], |&h| host_ip(h));
-        let dst = self.by_node.get(&pkt.dst.0).map_or([0; 4], |&h| host_ip(h));
+        let src = self
+            .by_node
+            .get(&pkt.src.0)
+            .map_or([0; 4], |h| host_ip(h.get()));
+        let dst = self
+            .by_node
+            .get(&pkt.dst.0)
+            .map_or([0; 4], |h| host_ip(h.get()));
         let payload: std::borrow::Cow<'_, [u8]> = match pkt.payload {
             Payload::Roce {
                 data, payload_len, ..

@@ -3,6 +3,7 @@
 //! TCP, INIT→RTR→RTS with the masks IBTA requires), the two hosts setting up side by side. The
 //! experiments and labs start from it; [`RcOptions`] carries what they vary.
 
+use super::HostIx;
 use super::{ConnInfo, World, WorldError};
 use verbs::{AccessFlags, QpAttr, QpAttrMask, QpNum};
 
@@ -74,10 +75,11 @@ impl World {
     /// order on its own application thread, and the exchange waits for both.
     pub fn connect_rc(
         &mut self,
-        a: u32,
-        b: u32,
+        a: impl Into<HostIx>,
+        b: impl Into<HostIx>,
         o: &RcOptions,
     ) -> Result<(Endpoint, Endpoint), WorldError> {
+        let (a, b): (HostIx, HostIx) = (a.into(), b.into());
         self.connect_rc_with_channels(a, b, o, [None, None])
     }
 
@@ -85,28 +87,29 @@ impl World {
     /// reports to a completion channel created beforehand.
     pub fn connect_rc_with_channels(
         &mut self,
-        a: u32,
-        b: u32,
+        a: impl Into<HostIx>,
+        b: impl Into<HostIx>,
         o: &RcOptions,
         channels: [Option<verbs::types::ChannelHandle>; 2],
     ) -> Result<(Endpoint, Endpoint), WorldError> {
+        let (a, b): (HostIx, HostIx) = (a.into(), b.into());
         self.in_parallel(|w| w.connect_rc_now(a, b, o, channels))
     }
 
     pub(super) fn connect_rc_now(
         &mut self,
-        a: u32,
-        b: u32,
+        a: HostIx,
+        b: HostIx,
         o: &RcOptions,
         channels: [Option<verbs::types::ChannelHandle>; 2],
     ) -> Result<(Endpoint, Endpoint), WorldError> {
         use verbs::types::{AhAttr, Gid, QpState, QpType};
-        if a >= self.host_count() || b >= self.host_count() {
-            return Err(WorldError::NoHost(a.max(b)));
+        if a.get() >= self.host_count() || b.get() >= self.host_count() {
+            return Err(WorldError::NoHost(a.max(b).get()));
         }
         let mut ends = Vec::new();
         for (h, channel) in [a, b].into_iter().zip(channels) {
-            let pd = self.state.hosts[h as usize].verbs.alloc_pd()?;
+            let pd = self.state.hosts[h.index()].verbs.alloc_pd()?;
             let (cq, _) = self.create_cq(h, o.cqe, channel)?;
             let init = verbs::qp::QpInitAttr {
                 qp_type: QpType::Rc,
@@ -117,7 +120,7 @@ impl World {
             };
             let qpn = self.create_qp(h, pd, &init)?.qpn;
             ends.push(Endpoint {
-                host: h,
+                host: h.get(),
                 pd,
                 cq,
                 qpn,
@@ -146,7 +149,7 @@ impl World {
         let info = |w: &World, e: &Endpoint| ConnInfo {
             qpn: e.qpn.get(),
             psn: 0,
-            gid: w.local_gid(e.host).0,
+            gid: w.local_gid(HostIx(e.host)).0,
             ..ConnInfo::default()
         };
         let infos = [info(self, &ends[0]), info(self, &ends[1])];

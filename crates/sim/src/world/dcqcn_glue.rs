@@ -4,6 +4,7 @@
 //! QP's requests, is the requester's (`transport::roce::requester`); the world only wakes a
 //! paced QP when its next packet may go (`pump_tx`).
 
+use super::HostIx;
 use super::State;
 use super::events::Event;
 use super::rdma_tx::roce_spec;
@@ -19,13 +20,13 @@ impl State {
     /// itself (no PCIe) and sends it in the CNP priority.
     pub(super) fn notify(
         &mut self,
-        h: u32,
+        h: HostIx,
         qpn: u32,
         params: &DcqcnParams,
         sched: &mut Scheduler<Event>,
     ) {
         let now = sched.now();
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h.index()];
         let node = host.node;
         let Some(e) = host.qps.get_mut(&qpn) else {
             return;
@@ -54,7 +55,7 @@ impl State {
         };
         let spec = roce_spec(
             (h, qpn),
-            (peer, self.host_nodes[peer as usize]),
+            (peer, self.host_nodes[peer.index()]),
             hdr,
             (0, fabric::DataHandle::NONE),
             (self.cnp_priority, Ecn::NotEct),
@@ -67,8 +68,8 @@ impl State {
     }
 
     /// Puts the reaction point's rate changes of QP `qpn` on the trace.
-    pub(super) fn trace_rate(&mut self, h: u32, qpn: u32, now: SimTime) {
-        let host = &mut self.hosts[h as usize];
+    pub(super) fn trace_rate(&mut self, h: HostIx, qpn: u32, now: SimTime) {
+        let host = &mut self.hosts[h.index()];
         let node = host.node;
         let Some(r) = host.qps.get_mut(&qpn).and_then(|e| e.req.as_mut()) else {
             return;

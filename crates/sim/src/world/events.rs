@@ -5,6 +5,7 @@
 //! apart from the handlers so that the event set, whose size is checked at compile time (the
 //! event queue stores one per pending entry), reads as one list.
 
+use super::HostIx;
 use super::rdma_rx::wc_status;
 use super::{State, TcpEvent, retire};
 use engine::Scheduler;
@@ -37,42 +38,42 @@ pub enum HostEvent {
     /// queue.
     Doorbell {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
         /// The QP.
         qpn: u32,
     },
     /// A WQE of QP `qpn` the NIC read over PCIe has arrived: the QP may start sending it.
     WqeFetched {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
         /// The QP.
         qpn: u32,
     },
     /// A gathered frame leaves the NIC pipeline for the port.
     TxOut {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
         /// Slot of the frame.
         slot: u32,
     },
     /// A received frame has passed the NIC pipeline.
     RxIn {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
         /// The frame's handle in the fabric, which holds it until then.
         slot: u32,
     },
     /// A QP's transport timer is due.
     Timer {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
         /// The QP.
         qpn: u32,
     },
     /// A send completion's CQE has been written to host memory.
     SendDone {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
         /// The QP.
         qpn: u32,
         /// Where the host keeps the WQE and how it ended until then (its `send_done` slots):
@@ -82,7 +83,7 @@ pub enum HostEvent {
     /// The oldest pending receive CQE of a QP has been written to host memory.
     RecvDone {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
         /// The QP.
         qpn: u32,
     },
@@ -109,7 +110,7 @@ impl State {
                             };
                             // The fabric holds the frame while it passes the NIC pipeline
                             // (traced by `rx_in`, which knows whose frame it is).
-                            let at = sched.now() + self.hosts[h as usize].profile.nic.pipeline;
+                            let at = sched.now() + self.hosts[h.index()].profile.nic.pipeline;
                             sched.schedule_at(
                                 at,
                                 Event::Host(HostEvent::RxIn {
@@ -158,7 +159,7 @@ impl State {
             Event::Host(HostEvent::Tcp(e)) => self.tcp_handle(e, sched),
             Event::Host(HostEvent::Timer { host, qpn }) => {
                 let now = sched.now();
-                let Some(e) = self.hosts[host as usize].qps.get_mut(&qpn) else {
+                let Some(e) = self.hosts[host.index()].qps.get_mut(&qpn) else {
                     return;
                 };
                 if e.timer_at == Some(now) {
@@ -171,7 +172,7 @@ impl State {
                 self.after_transport(host, qpn, sched);
             }
             Event::Host(HostEvent::RecvDone { host, qpn }) => {
-                let hs = &mut self.hosts[host as usize];
+                let hs = &mut self.hosts[host.index()];
                 if let Some(t) = hs.qps.get_mut(&qpn).and_then(|e| e.recv_cqes.pop_front()) {
                     // The CQE's outcome is verbs' to act on (an overrun CQ moves the QP to
                     // ERR there); the world only times the write.
@@ -180,16 +181,16 @@ impl State {
                 self.deliver_notifications(host, sched.now());
             }
             Event::Host(HostEvent::SendDone { host, qpn, slot }) => {
-                let (id, status) = self.hosts[host as usize]
+                let (id, status) = self.hosts[host.index()]
                     .send_done
                     .remove(engine::Handle::from_index(slot));
                 self.send_completions += 1;
                 let wc = wc_status(status);
                 if wc != WcStatus::Success {
                     // An error completion moves the QP to ERR and flushes it.
-                    self.hosts[host as usize].land_recv_cqes(qpn);
+                    self.hosts[host.index()].land_recv_cqes(qpn);
                 }
-                let hs = &mut self.hosts[host as usize];
+                let hs = &mut self.hosts[host.index()];
                 if let Ok(done) =
                     hs.verbs
                         .complete_send(QpNum::masked(qpn), verbs::qp::WqeId(id), wc)

@@ -74,6 +74,39 @@ pub use exchange::ConnInfo;
 use rdma_tx::port_rate;
 pub use tcp::{SocketId, SocketStats, TcpEvent, TcpOptions};
 
+/// A host's ordinal in the world: its index in the world's host table, in the order
+/// [`Fabric::hosts`] lists the fabric's host nodes (not the fabric node number, see
+/// [`World::host_of_node`]). A type of its own because a host, a QP number, a fabric node, a
+/// socket and a slot are all `u32`s on the datapath, and a swapped argument compiled before.
+/// The world's calls take `impl Into<HostIx>`, so a caller may still name a host by its
+/// ordinal as a plain integer.
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+pub struct HostIx(pub u32);
+
+impl HostIx {
+    /// The ordinal.
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+
+    /// The ordinal as an index into a per-host table.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl From<u32> for HostIx {
+    fn from(h: u32) -> HostIx {
+        HostIx(h)
+    }
+}
+
+impl std::fmt::Display for HostIx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// The priority CNPs travel in (served strictly before data where the switch is set so).
 // source: research/figures.md §6.1, CNP_802P_PRIO 6 (NVIDIA firmware default).
 pub const CNP_PRIORITY: Priority = Priority::of(6);
@@ -133,7 +166,7 @@ pub enum WorldError {
 struct QpEngine {
     req: Option<Requester>,
     resp: Option<Responder>,
-    peer: Option<u32>,
+    peer: Option<HostIx>,
     sport: u16,
     /// WQEs taken from the send queue, usable by the transport from the given time.
     fetched: VecDeque<(SimTime, SendRequest)>,
@@ -346,18 +379,23 @@ impl SimHost {
 /// Host ordinal by fabric node number: a flat table, consulted for every frame a host
 /// receives.
 #[derive(Clone, Debug, Default)]
-struct NodeHosts(Vec<u32>);
+struct NodeHosts(Vec<HostIx>);
 
 impl NodeHosts {
-    fn insert(&mut self, node: u32, host: u32) {
+    /// A node that is no host (a switch, or past the last host).
+    const NONE: HostIx = HostIx(u32::MAX);
+
+    fn insert(&mut self, node: u32, host: HostIx) {
         let i = node as usize;
         if self.0.len() <= i {
-            self.0.resize(i + 1, u32::MAX);
+            self.0.resize(i + 1, NodeHosts::NONE);
         }
         self.0[i] = host;
     }
-    fn get(&self, node: &u32) -> Option<&u32> {
-        self.0.get(*node as usize).filter(|h| **h != u32::MAX)
+    fn get(&self, node: &u32) -> Option<&HostIx> {
+        self.0
+            .get(*node as usize)
+            .filter(|h| **h != NodeHosts::NONE)
     }
 }
 
@@ -412,7 +450,7 @@ struct State {
     /// its peer's node, and on a large fabric the peer's host state is a cold line.
     host_nodes: Vec<NodeId>,
     by_node: NodeHosts,
-    by_ip: BTreeMap<[u8; 4], u32>,
+    by_ip: BTreeMap<[u8; 4], HostIx>,
     pool: Arena<PoolData>,
     spare: Vec<Vec<u8>>,
     tracer: Tracer,
@@ -422,7 +460,7 @@ struct State {
     frame_log: Option<Vec<LoggedFrame>>,
     /// While frames are logged: per (host, QPN & 0xffff) of a requester, the `wr_id` of each
     /// request PSN it has sent since its last reset.
-    wr_psns: BTreeMap<(u32, u32), BTreeMap<u32, u64>>,
+    wr_psns: BTreeMap<(HostIx, u32), BTreeMap<u32, u64>>,
     /// Frames not kept because the log was full since the last take.
     frame_log_skipped: usize,
     frame_buf: Vec<u8>,
@@ -449,8 +487,8 @@ impl World {
         let mut by_node = NodeHosts::default();
         let mut by_ip = BTreeMap::new();
         for (i, node) in fabric.hosts().into_iter().enumerate() {
-            by_node.insert(node.0, i as u32);
-            by_ip.insert(host_ip(i as u32), i as u32);
+            by_node.insert(node.0, HostIx(i as u32));
+            by_ip.insert(host_ip(i as u32), HostIx(i as u32));
             hosts.push(SimHost {
                 node,
                 verbs: Context::for_host(nic, i as u32),
@@ -570,12 +608,13 @@ impl World {
 
     /// The host ordinal of fabric node `node`, if it is a host.
     pub fn host_of_node(&self, node: NodeId) -> Option<u32> {
-        self.state.by_node.get(&node.0).copied()
+        self.state.by_node.get(&node.0).map(|h| h.get())
     }
 
     /// The fabric flow id of QP `qpn`'s frames from host `h` (for loss rules and traces).
-    pub fn flow_of(h: u32, qpn: QpNum) -> FlowId {
-        FlowId(h * 0x1_0000 + (qpn.get() & 0xffff))
+    pub fn flow_of(h: impl Into<HostIx>, qpn: QpNum) -> FlowId {
+        let h: HostIx = h.into();
+        FlowId(h.get() * 0x1_0000 + (qpn.get() & 0xffff))
     }
 }
 

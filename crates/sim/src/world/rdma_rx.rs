@@ -6,6 +6,7 @@
 //! (`after_transport`, `update_timer`). A responder's fatal NAK moves the QP to ERR here, as
 //! the NIC's firmware does.
 
+use super::HostIx;
 use super::events::{Event, HostEvent};
 use super::responder_env::{VerbsEnv, ud_grh};
 use super::{PoolData, State};
@@ -35,7 +36,7 @@ pub(super) fn wc_status(s: ReqStatus) -> WcStatus {
 
 /// The RDMA receive path and what the transport does after it.
 impl State {
-    pub(super) fn rx_in(&mut self, h: u32, slot: u32, sched: &mut Scheduler<Event>) {
+    pub(super) fn rx_in(&mut self, h: HostIx, slot: u32, sched: &mut Scheduler<Event>) {
         let now = sched.now();
         let Some(pkt) = self
             .fabric
@@ -49,8 +50,8 @@ impl State {
             Payload::Tcp { repr, .. } => self.tcp_frame_is_setup(h, repr),
             _ => false,
         };
-        let start = now - self.hosts[h as usize].profile.nic.pipeline;
-        let node = self.hosts[h as usize].node;
+        let start = now - self.hosts[h.index()].profile.nic.pipeline;
+        let node = self.hosts[h.index()].node;
         self.tracer.emit(now, || TraceRecord::Stage {
             host: node,
             unit: ExecUnit::Nic,
@@ -78,7 +79,7 @@ impl State {
         let qpn = hdr.bth.dest_qp;
         if hdr.bth.opcode.is_cnp() {
             // DCQCN's reaction point: cut this QP's rate.
-            if self.hosts[h as usize]
+            if self.hosts[h.index()]
                 .qps
                 .get_mut(&qpn)
                 .and_then(|e| e.req.as_mut())
@@ -100,15 +101,15 @@ impl State {
             ext: hdr.ext,
             payload_len,
         };
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h.index()];
         if hdr.bth.opcode.is_request() {
             if host.verbs.accepts_requests(QpNum::masked(qpn)) != Ok(true) {
                 self.recycle(bytes);
                 return; // RESET/INIT QPs drop requests (C15)
             }
             let src_host = self.by_node.get(&pkt.src.0).copied().unwrap_or(h);
-            let grh = ud_grh(host_ip(src_host), host_ip(h), payload_len);
-            let host = &mut self.hosts[h as usize];
+            let grh = ud_grh(host_ip(src_host.get()), host_ip(h.get()), payload_len);
+            let host = &mut self.hosts[h.index()];
             let Some(e) = host.qps.get_mut(&qpn) else {
                 self.recycle(bytes);
                 return;
@@ -259,7 +260,7 @@ impl State {
 
     /// After the transport of QP `qpn` did something: report completions (each a CQE DMA
     /// write), send what it wants to send, and keep its timer.
-    pub(super) fn after_transport(&mut self, h: u32, qpn: u32, sched: &mut Scheduler<Event>) {
+    pub(super) fn after_transport(&mut self, h: HostIx, qpn: u32, sched: &mut Scheduler<Event>) {
         self.drain_requester_events(h, qpn, sched);
         self.pump_tx(h, sched);
         self.update_timer(h, qpn, sched);
@@ -268,12 +269,12 @@ impl State {
     /// Turns the requester's completions into CQE writes.
     pub(super) fn drain_requester_events(
         &mut self,
-        h: u32,
+        h: HostIx,
         qpn: u32,
         sched: &mut Scheduler<Event>,
     ) {
         let now = sched.now();
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h.index()];
         let node = host.node;
         if let Some(req) = host.qps.get_mut(&qpn).and_then(|e| e.req.as_mut()) {
             while let Some(ev) = req.poll_event() {
@@ -321,9 +322,9 @@ impl State {
         }
     }
 
-    pub(super) fn update_timer(&mut self, h: u32, qpn: u32, sched: &mut Scheduler<Event>) {
+    pub(super) fn update_timer(&mut self, h: HostIx, qpn: u32, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let Some(e) = self.hosts[h as usize].qps.get_mut(&qpn) else {
+        let Some(e) = self.hosts[h.index()].qps.get_mut(&qpn) else {
             return;
         };
         let Some(t) = e.req.as_ref().and_then(|r| r.poll_timeout(now)) else {

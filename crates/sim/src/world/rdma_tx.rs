@@ -7,6 +7,7 @@
 //! (`tx_out`, `tx_to_port`, `send_to_port`, `roce_spec`). The route is drawn function by
 //! function in docs/ARCHITECTURE.md §3.
 
+use super::HostIx;
 use super::events::{Event, HostEvent};
 use super::nic_tx::Work;
 use super::{PoolData, SimHost, State, TxSlot, World, retire, store_data};
@@ -33,8 +34,8 @@ pub(super) fn port_rate(fabric: &Fabric, node: NodeId) -> units::Bandwidth {
 /// length and ECMP hash (the 5-tuple with the header's UDP source port) derived; `body` is the
 /// payload length and its handle in the payload pool, `class` the priority and ECN codepoint.
 pub(super) fn roce_spec(
-    (h, qpn): (u32, u32),
-    (peer, dst): (u32, NodeId),
+    (h, qpn): (HostIx, u32),
+    (peer, dst): (HostIx, NodeId),
     hdr: RoceHeaders,
     (payload_len, data): (u32, DataHandle),
     (priority, ecn): (Priority, Ecn),
@@ -55,8 +56,8 @@ pub(super) fn roce_spec(
         len_bytes: roce_frame_len(&hdr, payload_len) + grh_extra,
         ethertype,
         ecmp_hash: FiveTuple {
-            src_ip: host_ip(h),
-            dst_ip: host_ip(peer),
+            src_ip: host_ip(h.get()),
+            dst_ip: host_ip(peer.get()),
             protocol: 17,
             src_port: hdr.udp_src_port,
             dst_port: 4791,
@@ -72,9 +73,9 @@ pub(super) fn roce_spec(
 
 /// The RDMA transmit path, each handler at `sched.now()`, scheduling what follows through `sched`.
 impl State {
-    pub(super) fn doorbell(&mut self, h: u32, qpn: u32, sched: &mut Scheduler<Event>) {
+    pub(super) fn doorbell(&mut self, h: HostIx, qpn: u32, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h.index()];
         // Start every WQE that may start; each is usable after its fetch.
         loop {
             let Some(e) = host.qps.get(&qpn) else { return };
@@ -173,8 +174,7 @@ impl State {
                 let ah = self
                     .by_ip
                     .get(&[g[12], g[13], g[14], g[15]])
-                    .copied()
-                    .unwrap_or(u32::MAX);
+                    .map_or(u32::MAX, |h| h.get());
                 transport::roce::UdDest {
                     qpn: u.remote_qpn,
                     qkey: u.remote_qkey,
@@ -211,7 +211,7 @@ impl State {
 
     /// Gathers frames from the host's QPs (responses first, round-robin over QPs) while the NIC
     /// has room ahead of its port.
-    pub(super) fn pump_tx(&mut self, h: u32, sched: &mut Scheduler<Event>) {
+    pub(super) fn pump_tx(&mut self, h: HostIx, sched: &mut Scheduler<Event>) {
         let now = sched.now();
         let mut pace_wake = std::mem::take(&mut self.pace_scratch);
         self.pump_tx_inner(h, now, &mut pace_wake, sched);
@@ -225,13 +225,13 @@ impl State {
 
     pub(super) fn pump_tx_inner(
         &mut self,
-        h: u32,
+        h: HostIx,
         now: SimTime,
         pace_wake: &mut Vec<u32>,
         sched: &mut Scheduler<Event>,
     ) {
         loop {
-            let host = &mut self.hosts[h as usize];
+            let host = &mut self.hosts[h.index()];
             let resp_room = host.nic_tx.has_room(Work::Response, now);
             let req_room = host.nic_tx.has_room(Work::Request, now);
             if !resp_room && !req_room {
@@ -298,7 +298,7 @@ impl State {
 
     pub(super) fn gather(
         &mut self,
-        h: u32,
+        h: HostIx,
         qpn: u32,
         t: Transmit,
         work: Work,
@@ -306,7 +306,7 @@ impl State {
     ) {
         let now = sched.now();
         let len = t.pkt.payload_len as usize;
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h.index()];
         let mut dma_end = now;
         let mut read_bytes = 0;
         let dma = |host: &mut SimHost, tracer: &mut Tracer, stage: Stage| {
@@ -401,7 +401,7 @@ impl State {
             }
             _ => DataHandle::NONE,
         };
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h.index()];
         let frame_bytes = roce_frame_len(
             &RoceHeaders {
                 bth: t.pkt.bth,
@@ -445,15 +445,15 @@ impl State {
     }
 
     /// A frame has passed the TX pipeline: it waits for the port.
-    pub(super) fn tx_out(&mut self, h: u32, slot: u32, sched: &mut Scheduler<Event>) {
-        self.hosts[h as usize].nic_tx.push_ready(slot);
+    pub(super) fn tx_out(&mut self, h: HostIx, slot: u32, sched: &mut Scheduler<Event>) {
+        self.hosts[h.index()].nic_tx.push_ready(slot);
         self.tx_to_port(h, sched);
     }
 
     /// Hands the port the frames waiting for it while it has room, then gathers more.
-    pub(super) fn tx_to_port(&mut self, h: u32, sched: &mut Scheduler<Event>) {
+    pub(super) fn tx_to_port(&mut self, h: HostIx, sched: &mut Scheduler<Event>) {
         loop {
-            let host = &mut self.hosts[h as usize];
+            let host = &mut self.hosts[h.index()];
             let queued = self.fabric.host_backlog(host.node);
             let Some(slot) = host.nic_tx.next_ready(queued) else {
                 break;
@@ -463,9 +463,9 @@ impl State {
         self.pump_tx(h, sched);
     }
 
-    pub(super) fn send_to_port(&mut self, h: u32, slot: u32, sched: &mut Scheduler<Event>) {
+    pub(super) fn send_to_port(&mut self, h: HostIx, slot: u32, sched: &mut Scheduler<Event>) {
         let n_hosts = self.hosts.len() as u32;
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h.index()];
         let s = host.tx_slots.remove(engine::Handle::from_index(slot));
         host.tx_inflight -= 1;
         host.nic_tx.left(s.work, u64::from(s.frame_bytes));
@@ -475,7 +475,7 @@ impl State {
         };
         // A UD datagram goes where its address handle points; connected QPs to their peer.
         let peer = match s.t.ud_ah {
-            Some(ah) => Some(ah).filter(|&x| x < n_hosts),
+            Some(ah) => Some(HostIx(ah)).filter(|x| x.get() < n_hosts),
             None => e.peer,
         };
         let Some(peer) = peer else {
@@ -498,13 +498,13 @@ impl State {
         };
         let spec = roce_spec(
             (h, s.qpn),
-            (peer, self.host_nodes[peer as usize]),
+            (peer, self.host_nodes[peer.index()]),
             hdr,
             (s.t.pkt.payload_len, s.data),
             (self.roce_priority, Ecn::Ect0),
             ethertype,
         );
-        let node = self.hosts[h as usize].node;
+        let node = self.hosts[h.index()].node;
         if self.fabric.send(node, spec, sched).is_err() {
             self.free_data(s.data);
         }

@@ -5,6 +5,7 @@
 //! applies to the QPs that reach RTR or RTS from then on, as a NIC's firmware setting does,
 //! so these are calls on the world rather than per-QP attributes.
 
+use super::HostIx;
 use super::rdma_tx::port_rate;
 use super::{ADAPTIVE_RETRANSMISSION_MIN, World, WorldError};
 use fabric::packet::host_ip;
@@ -36,38 +37,41 @@ impl World {
     /// [`verbs::types::GidEntry::linux_table`] builds it: from then on an address vector's
     /// `sgid_index` picks its entry, whose address family must match the destination GID's
     /// at RTR and whose type decides the encapsulation (RoCE v1 frames are not IP).
-    pub fn set_gid_table(&mut self, h: u32, gids: Vec<verbs::types::GidEntry>) {
-        if let Some(host) = self.state.hosts.get_mut(h as usize) {
+    pub fn set_gid_table(&mut self, h: impl Into<HostIx>, gids: Vec<verbs::types::GidEntry>) {
+        let h: HostIx = h.into();
+        if let Some(host) = self.state.hosts.get_mut(h.index()) {
             host.gids = gids;
         }
     }
 
     /// Host `h`'s GID table with Linux's layout for its one IPv4 address
     /// ([`verbs::types::GidEntry::linux_table`]): link-local v1, v2, IPv4-mapped v1, v2.
-    pub fn linux_gid_table(&self, h: u32) -> Vec<verbs::types::GidEntry> {
+    pub fn linux_gid_table(&self, h: impl Into<HostIx>) -> Vec<verbs::types::GidEntry> {
+        let h: HostIx = h.into();
         let mac = self
             .state
             .hosts
-            .get(h as usize)
+            .get(h.index())
             .map_or([0; 6], |x| fabric::capture::node_mac(x.node).0);
-        verbs::types::GidEntry::linux_table(mac, host_ip(h))
+        verbs::types::GidEntry::linux_table(mac, host_ip(h.get()))
     }
 
     /// The GID index host `h`'s applications use in their address vectors (the `-g` or
     /// `gid_index` option of perftest and the course's programs); 0 unless set.
-    pub fn use_sgid_index(&mut self, h: u32, index: u8) {
-        if let Some(host) = self.state.hosts.get_mut(h as usize) {
+    pub fn use_sgid_index(&mut self, h: impl Into<HostIx>, index: u8) {
+        let h: HostIx = h.into();
+        if let Some(host) = self.state.hosts.get_mut(h.index()) {
             host.sgid_index = index;
         }
     }
 
     /// The GID host `h` advertises and sends from: its table's entry at its `sgid_index`, or
     /// the RoCEv2 IPv4-mapped GID without a table.
-    pub(super) fn local_gid(&self, h: u32) -> verbs::types::Gid {
-        let host = &self.state.hosts[h as usize];
+    pub(super) fn local_gid(&self, h: HostIx) -> verbs::types::Gid {
+        let host = &self.state.hosts[h.index()];
         host.gids
             .get(host.sgid_index as usize)
-            .map_or(verbs::types::Gid::from_ipv4(host_ip(h)), |e| e.gid)
+            .map_or(verbs::types::Gid::from_ipv4(host_ip(h.get())), |e| e.gid)
     }
 
     /// Chooses how the RC QPs that reach RTR from now on recover losses: go-back-N, or
@@ -109,11 +113,16 @@ impl World {
 
     /// QP `qpn` of host `h`: DCQCN's rate now (kbit/s), target and α (units of 2⁻²⁰), with
     /// the reaction point's counters; `None` without DCQCN.
-    pub fn dcqcn_state(&self, h: u32, qpn: QpNum) -> Option<(u64, u64, u64, dcqcn::RpCounters)> {
+    pub fn dcqcn_state(
+        &self,
+        h: impl Into<HostIx>,
+        qpn: QpNum,
+    ) -> Option<(u64, u64, u64, dcqcn::RpCounters)> {
+        let h: HostIx = h.into();
         let rp = self
             .state
             .hosts
-            .get(h as usize)?
+            .get(h.index())?
             .qps
             .get(&qpn.get())?
             .req
@@ -124,14 +133,15 @@ impl World {
 
     /// QP `qpn` of host `h`: CE-marked packets received and CNPs sent (DCQCN's notification
     /// point; mlx5 `np_ecn_marked_roce_packets`, `np_cnp_sent`).
-    pub fn np_counters(&self, h: u32, qpn: QpNum) -> Option<(u64, u64)> {
-        let e = self.state.hosts.get(h as usize)?.qps.get(&qpn.get())?;
+    pub fn np_counters(&self, h: impl Into<HostIx>, qpn: QpNum) -> Option<(u64, u64)> {
+        let h: HostIx = h.into();
+        let e = self.state.hosts.get(h.index())?.qps.get(&qpn.get())?;
         Some((e.np.marked, e.np.cnps_sent))
     }
 
     /// Host `h`'s NIC line rate, kbit/s (its port's link).
-    pub(super) fn line_kbps(&self, h: u32) -> u64 {
-        port_rate(&self.state.fabric, self.state.hosts[h as usize].node).bps() / 1_000
+    pub(super) fn line_kbps(&self, h: HostIx) -> u64 {
+        port_rate(&self.state.fabric, self.state.hosts[h.index()].node).bps() / 1_000
     }
 
     /// Starts a raw flow of `bytes` from host `src` to host `dst` at `start` (now if that has
@@ -139,16 +149,17 @@ impl World {
     /// no CPU, for cross traffic. The fabric counts what it delivered and dropped.
     pub fn add_raw_flow(
         &mut self,
-        src: u32,
-        dst: u32,
+        src: impl Into<HostIx>,
+        dst: impl Into<HostIx>,
         bytes: u64,
         payload_mtu: u32,
         priority: Priority,
         start: SimTime,
     ) -> Result<FlowId, WorldError> {
-        let node = |h: u32| self.state.hosts.get(h as usize).map(|x| x.node);
+        let (src, dst): (HostIx, HostIx) = (src.into(), dst.into());
+        let node = |h: HostIx| self.state.hosts.get(h.index()).map(|x| x.node);
         let (Some(s), Some(d)) = (node(src), node(dst)) else {
-            return Err(WorldError::NoHost(src.max(dst)));
+            return Err(WorldError::NoHost(src.max(dst).get()));
         };
         let id = self.state.fabric.add_flow(fabric::RawFlow {
             src: s,
@@ -165,8 +176,9 @@ impl World {
 
     /// From `at`, host `h` stops draining what it receives and floods PAUSE frames
     /// ([`fabric::Fabric::stall_host`]): the source of a PFC storm.
-    pub fn stall_host(&mut self, h: u32, at: SimTime) -> Result<(), WorldError> {
-        let node = self.state.hosts[h as usize].node;
+    pub fn stall_host(&mut self, h: impl Into<HostIx>, at: SimTime) -> Result<(), WorldError> {
+        let h: HostIx = h.into();
+        let node = self.state.hosts[h.index()].node;
         self.state.fabric.stall_host(node, at, &mut self.sched)?;
         Ok(())
     }

@@ -7,6 +7,7 @@
 //! verbs state. The semantics (checks, errors, queues) are the `verbs` crate's; this file adds
 //! the time they take and what they start in the NIC.
 
+use super::HostIx;
 use super::events::{Event, HostEvent};
 use super::{APP_CORE, QpEngine, SOFTIRQ_CORE, State, World, retire};
 use engine::{Budget, ExecUnit, Stage, TraceRecord};
@@ -26,9 +27,9 @@ impl World {
     /// A blocking control-path verb on host `h`: the ioctl runs on the application's core, the
     /// firmware command on the NIC, plus `per_page` work for `pages` pages (pinning on the CPU,
     /// translation entries on the NIC). The application thread is blocked until it ends.
-    pub(super) fn control_path(&mut self, h: u32, verb: Stage, pages: u64) {
+    pub(super) fn control_path(&mut self, h: HostIx, verb: Stage, pages: u64) {
         let now = self.sched.now();
-        let host = &mut self.state.hosts[h as usize];
+        let host = &mut self.state.hosts[h.index()];
         let c = host.profile.control;
         let ready = now.max(host.app_ready);
         let (_, mut end) = host.cpu.run(
@@ -106,13 +107,14 @@ impl World {
     /// writing a translation entry per page.
     pub fn reg_mr(
         &mut self,
-        h: u32,
+        h: impl Into<HostIx>,
         pd: verbs::PdHandle,
         va: u64,
         len: u64,
         access: AccessFlags,
     ) -> Result<verbs::Mr, VerbsError> {
-        let mr = self.state.hosts[h as usize]
+        let h: HostIx = h.into();
+        let mr = self.state.hosts[h.index()]
             .verbs
             .reg_mr(pd, va, len, access)?;
         self.control_path(h, Stage::IoctlRegMr, mr.pages);
@@ -122,11 +124,12 @@ impl World {
     /// `ibv_create_cq`, timed as setup.
     pub fn create_cq(
         &mut self,
-        h: u32,
+        h: impl Into<HostIx>,
         cqe: u32,
         channel: Option<verbs::types::ChannelHandle>,
     ) -> Result<(verbs::CqHandle, u32), VerbsError> {
-        let r = self.state.hosts[h as usize].verbs.create_cq(cqe, channel)?;
+        let h: HostIx = h.into();
+        let r = self.state.hosts[h.index()].verbs.create_cq(cqe, channel)?;
         self.control_path(h, Stage::IoctlCreateCq, 0);
         Ok(r)
     }
@@ -134,30 +137,33 @@ impl World {
     /// `ibv_create_qp`, timed as setup.
     pub fn create_qp(
         &mut self,
-        h: u32,
+        h: impl Into<HostIx>,
         pd: verbs::PdHandle,
         init: &verbs::qp::QpInitAttr,
     ) -> Result<verbs::CreatedQp, VerbsError> {
-        let r = self.state.hosts[h as usize].verbs.create_qp(pd, init)?;
+        let h: HostIx = h.into();
+        let r = self.state.hosts[h.index()].verbs.create_qp(pd, init)?;
         self.control_path(h, Stage::IoctlCreateQp, 0);
         Ok(r)
     }
 
     /// When host `h`'s application thread is free (after its blocking verbs calls).
-    pub fn app_ready(&self, h: u32) -> SimTime {
-        self.state.hosts[h as usize].app_ready
+    pub fn app_ready(&self, h: impl Into<HostIx>) -> SimTime {
+        let h: HostIx = h.into();
+        self.state.hosts[h.index()].app_ready
     }
 
     /// `ibv_req_notify_cq`: the next completion on `cq` raises an interrupt and wakes the
     /// thread waiting on its channel.
     pub fn req_notify_cq(
         &mut self,
-        h: u32,
+        h: impl Into<HostIx>,
         cq: verbs::CqHandle,
         solicited_only: bool,
     ) -> Result<(), VerbsError> {
+        let h: HostIx = h.into();
         let now = self.sched.now();
-        let host = &mut self.state.hosts[h as usize];
+        let host = &mut self.state.hosts[h.index()];
         let cost = host.profile.cpu.poll_cq;
         let ready = now.max(host.app_ready);
         host.cpu.run(
@@ -176,8 +182,13 @@ impl World {
 
     /// When the first completion event pending on `channel` reaches the application (its
     /// wake-up ends), if one is pending: a blocking `ibv_get_cq_event` returns then.
-    pub fn cq_event_at(&self, h: u32, channel: verbs::types::ChannelHandle) -> Option<SimTime> {
-        self.state.hosts[h as usize]
+    pub fn cq_event_at(
+        &self,
+        h: impl Into<HostIx>,
+        channel: verbs::types::ChannelHandle,
+    ) -> Option<SimTime> {
+        let h: HostIx = h.into();
+        self.state.hosts[h.index()]
             .cq_events
             .iter()
             .filter(|(_, ch)| *ch == channel)
@@ -189,11 +200,12 @@ impl World {
     /// the interrupt and the wake-up have run; `None` before that.
     pub fn get_cq_event(
         &mut self,
-        h: u32,
+        h: impl Into<HostIx>,
         channel: verbs::types::ChannelHandle,
     ) -> Result<Option<verbs::CqHandle>, VerbsError> {
+        let h: HostIx = h.into();
         let now = self.sched.now();
-        let host = &mut self.state.hosts[h as usize];
+        let host = &mut self.state.hosts[h.index()];
         let Some(i) = host
             .cq_events
             .iter()
@@ -215,11 +227,11 @@ impl World {
     /// from the GID without the IP stack) is treated like any other pair of one family.
     pub(super) fn resolve_av(
         &self,
-        h: u32,
+        h: HostIx,
         attr: &QpAttr,
         mask: QpAttrMask,
     ) -> Result<Option<EtherType>, VerbsError> {
-        let host = &self.state.hosts[h as usize];
+        let host = &self.state.hosts[h.index()];
         if !mask.contains(QpAttrMask::AV) || host.gids.is_empty() {
             return Ok(None);
         }
@@ -248,26 +260,27 @@ impl World {
     /// `ibv_modify_qp`, keeping the QP's transport in step with its state.
     pub fn modify_qp(
         &mut self,
-        h: u32,
+        h: impl Into<HostIx>,
         qpn: QpNum,
         attr: &QpAttr,
         mask: QpAttrMask,
     ) -> Result<ModifyOutcome, VerbsError> {
+        let h: HostIx = h.into();
         if mask.contains(QpAttrMask::STATE)
             && matches!(
                 attr.qp_state,
                 verbs::types::QpState::Err | verbs::types::QpState::Reset
             )
         {
-            self.state.hosts[h as usize].land_recv_cqes(qpn.get());
+            self.state.hosts[h.index()].land_recv_cqes(qpn.get());
         }
         let ethertype = self.resolve_av(h, attr, mask)?;
-        let out = self.state.hosts[h as usize]
+        let out = self.state.hosts[h.index()]
             .verbs
             .modify_qp(qpn, attr, mask)?;
         let line_kbps = self.line_kbps(h);
         self.control_path(h, Stage::IoctlModifyQp, 0);
-        let host = &mut self.state.hosts[h as usize];
+        let host = &mut self.state.hosts[h.index()];
         let (a, init) = host.verbs.query_qp(qpn)?;
         let service = match init.qp_type {
             verbs::types::QpType::Uc => transport::roce::Service::Uc,
@@ -377,12 +390,13 @@ impl World {
     /// doorbell, which reaches the NIC over PCIe.
     pub fn post_send(
         &mut self,
-        h: u32,
+        h: impl Into<HostIx>,
         qpn: QpNum,
         wrs: &[SendWr],
     ) -> Result<PostReport, PostError> {
+        let h: HostIx = h.into();
         let now = self.sched.now();
-        let host = &mut self.state.hosts[h as usize];
+        let host = &mut self.state.hosts[h.index()];
         let result = host.verbs.post_send(qpn, wrs);
         let posted = match &result {
             Ok(_) => wrs.len(),
@@ -434,12 +448,13 @@ impl World {
     /// `ibv_post_recv`.
     pub fn post_recv(
         &mut self,
-        h: u32,
+        h: impl Into<HostIx>,
         qpn: QpNum,
         wrs: &[RecvWr],
     ) -> Result<PostReport, PostError> {
+        let h: HostIx = h.into();
         let now = self.sched.now();
-        let host = &mut self.state.hosts[h as usize];
+        let host = &mut self.state.hosts[h.index()];
         let result = host.verbs.post_recv(qpn, wrs);
         let cost = host.profile.cpu.post_wr * wrs.len() as u64;
         host.cpu.run(
@@ -460,12 +475,13 @@ impl World {
     /// `ibv_poll_cq`, charged to the application's core.
     pub fn poll_cq(
         &mut self,
-        h: u32,
+        h: impl Into<HostIx>,
         cq: verbs::CqHandle,
         max: usize,
     ) -> Result<Vec<Wc>, VerbsError> {
+        let h: HostIx = h.into();
         let now = self.sched.now();
-        let host = &mut self.state.hosts[h as usize];
+        let host = &mut self.state.hosts[h.index()];
         let cost = host.profile.cpu.poll_cq;
         host.cpu.run(
             &mut self.state.tracer,
@@ -485,8 +501,13 @@ impl World {
     /// destroys it: no verb runs on the application's timeline (see [`World::destroy_qp`] for
     /// the timed call). The QP and its transport state are gone; frames that still arrive for
     /// it are dropped silently, as a NIC drops packets for a QP number it does not know.
-    pub fn vanish_qp(&mut self, h: u32, qpn: QpNum) -> Result<verbs::DestroyReport, VerbsError> {
-        let host = &mut self.state.hosts[h as usize];
+    pub fn vanish_qp(
+        &mut self,
+        h: impl Into<HostIx>,
+        qpn: QpNum,
+    ) -> Result<verbs::DestroyReport, VerbsError> {
+        let h: HostIx = h.into();
+        let host = &mut self.state.hosts[h.index()];
         let report = host.verbs.destroy_qp(qpn)?;
         if let Some(mut e) = host.qps.remove(&qpn.get()) {
             retire(&mut e, &mut host.retired);
@@ -498,7 +519,12 @@ impl World {
     /// `ibv_destroy_qp` on host `h`, timed as a control-path verb (an ioctl and a firmware
     /// command): what [`World::vanish_qp`] does, called by the application. A refused call
     /// costs nothing (the kernel checks before the firmware runs).
-    pub fn destroy_qp(&mut self, h: u32, qpn: QpNum) -> Result<verbs::DestroyReport, VerbsError> {
+    pub fn destroy_qp(
+        &mut self,
+        h: impl Into<HostIx>,
+        qpn: QpNum,
+    ) -> Result<verbs::DestroyReport, VerbsError> {
+        let h: HostIx = h.into();
         let report = self.vanish_qp(h, qpn)?;
         self.control_path(h, Stage::IoctlDestroyQp, 0);
         Ok(report)
@@ -506,8 +532,13 @@ impl World {
 
     /// `ibv_destroy_cq` on host `h`, timed as a control-path verb; EBUSY while a QP uses the
     /// CQ or its completion events are unacknowledged (refused calls cost nothing).
-    pub fn destroy_cq(&mut self, h: u32, cq: verbs::CqHandle) -> Result<(), VerbsError> {
-        self.state.hosts[h as usize].verbs.destroy_cq(cq)?;
+    pub fn destroy_cq(
+        &mut self,
+        h: impl Into<HostIx>,
+        cq: verbs::CqHandle,
+    ) -> Result<(), VerbsError> {
+        let h: HostIx = h.into();
+        self.state.hosts[h.index()].verbs.destroy_cq(cq)?;
         self.control_path(h, Stage::IoctlDestroyCq, 0);
         Ok(())
     }
@@ -515,16 +546,26 @@ impl World {
     /// `ibv_dereg_mr` on host `h`, timed as one control-path command (unpinning the pages is
     /// not charged: a simplification). Remote requests that still carry its rkey fail their
     /// key check from now on (NAK remote access error).
-    pub fn dereg_mr(&mut self, h: u32, mr: verbs::MrHandle) -> Result<(), VerbsError> {
-        self.state.hosts[h as usize].verbs.dereg_mr(mr)?;
+    pub fn dereg_mr(
+        &mut self,
+        h: impl Into<HostIx>,
+        mr: verbs::MrHandle,
+    ) -> Result<(), VerbsError> {
+        let h: HostIx = h.into();
+        self.state.hosts[h.index()].verbs.dereg_mr(mr)?;
         self.control_path(h, Stage::IoctlDeregMr, 0);
         Ok(())
     }
 
     /// `ibv_dealloc_pd` on host `h`, timed as a control-path verb; EBUSY while MRs or QPs use
     /// the PD (refused calls cost nothing).
-    pub fn dealloc_pd(&mut self, h: u32, pd: verbs::PdHandle) -> Result<(), VerbsError> {
-        self.state.hosts[h as usize].verbs.dealloc_pd(pd)?;
+    pub fn dealloc_pd(
+        &mut self,
+        h: impl Into<HostIx>,
+        pd: verbs::PdHandle,
+    ) -> Result<(), VerbsError> {
+        let h: HostIx = h.into();
+        self.state.hosts[h.index()].verbs.dealloc_pd(pd)?;
         self.control_path(h, Stage::IoctlDeallocPd, 0);
         Ok(())
     }
@@ -534,8 +575,8 @@ impl World {
 impl State {
     /// Turns completion events the verbs layer raised into an interrupt on the softirq core
     /// and a wake-up of the application thread on its core.
-    pub(super) fn deliver_notifications(&mut self, h: u32, now: SimTime) {
-        let host = &mut self.hosts[h as usize];
+    pub(super) fn deliver_notifications(&mut self, h: HostIx, now: SimTime) {
+        let host = &mut self.hosts[h.index()];
         for n in host.verbs.take_notifications() {
             if let verbs::Notification::CompletionEvent {
                 channel: Some(ch), ..

@@ -58,7 +58,7 @@
 //! - Payload bytes are real in the simulator (the transport copies each segment into a `Vec`);
 //!   the CPU cost of a copy is the model's, not the simulator's.
 
-use super::{APP_CORE, Event, HostEvent, SOFTIRQ_CORE, State};
+use super::{APP_CORE, Event, HostEvent, HostIx, SOFTIRQ_CORE, State};
 use engine::{Arena, Scheduler};
 use fabric::Ecn;
 use std::collections::{BTreeMap, VecDeque};
@@ -182,42 +182,42 @@ pub enum TcpEvent {
     /// The NIC looks at the kernel's TX ring again.
     NicPump {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
     },
     /// A frame leaves the NIC pipeline for the port.
     TxOut {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
         /// Slot of the frame.
         slot: u32,
     },
     /// The coalescing timer of the host's RX queue ran out.
     IrqTimer {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
     },
     /// A NAPI poll of the host's RX ring.
     Napi {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
     },
     /// The stack finished processing the next group of received segments.
     RxStack {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
     },
     /// The application thread released the socket (`release_sock`): it processes the
     /// segments that arrived while it held the lock.
     Backlog {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
         /// The socket.
         sock: u32,
     },
     /// A socket's transport timer is due.
     Timer {
         /// Host ordinal.
-        host: u32,
+        host: HostIx,
         /// The socket.
         sock: u32,
     },
@@ -257,8 +257,8 @@ struct TcpHost {
 }
 
 struct Sock {
-    host: u32,
-    peer_host: u32,
+    host: HostIx,
+    peer_host: HostIx,
     peer_port: u16,
     port: u16,
     conn: Connection,
@@ -295,9 +295,14 @@ pub(super) struct TcpWorld {
 }
 
 /// A stable initial sequence number for a socket (no RNG: runs are reproducible).
-fn isn_for(host: u32, port: u16) -> u32 {
+fn isn_for(host: HostIx, port: u16) -> u32 {
     let mut h: u32 = 0x811c_9dc5;
-    for b in host.to_be_bytes().into_iter().chain(port.to_be_bytes()) {
+    for b in host
+        .get()
+        .to_be_bytes()
+        .into_iter()
+        .chain(port.to_be_bytes())
+    {
         h ^= b as u32;
         h = h.wrapping_mul(0x0100_0193);
     }
@@ -308,43 +313,43 @@ fn isn_for(host: u32, port: u16) -> u32 {
 /// them the world's scheduler).
 impl State {
     /// Host `h`'s socket-path state, made on first use.
-    fn tcp_host(&mut self, h: u32) -> &mut TcpHost {
+    fn tcp_host(&mut self, h: HostIx) -> &mut TcpHost {
         let hosts = &mut self.tcp.hosts;
-        if hosts.len() <= h as usize {
-            hosts.resize_with(h as usize + 1, TcpHost::default);
+        if hosts.len() <= h.index() {
+            hosts.resize_with(h.index() + 1, TcpHost::default);
         }
-        &mut hosts[h as usize]
+        &mut hosts[h.index()]
     }
 
     /// Whether a TCP segment arriving at host `h` is for a socket of the out-of-band
     /// exchange (see [`Sock::setup`]).
-    pub(super) fn tcp_frame_is_setup(&self, h: u32, repr: &wire::tcp::Repr) -> bool {
+    pub(super) fn tcp_frame_is_setup(&self, h: HostIx, repr: &wire::tcp::Repr) -> bool {
         self.tcp
             .hosts
-            .get(h as usize)
+            .get(h.index())
             .and_then(|t| t.by_port.get(&repr.dst_port))
             .is_some_and(|&si| self.tcp.socks[si as usize].setup)
     }
 
     /// Runs `f` with host `h`'s stages counted as setup when `setup` is true (work for a
     /// socket of the out-of-band exchange), restoring the previous mode after.
-    fn as_setup_if<R>(&mut self, h: u32, setup: bool, f: impl FnOnce(&mut State) -> R) -> R {
-        let prev = self.hosts[h as usize].cpu.setup_mode();
+    fn as_setup_if<R>(&mut self, h: HostIx, setup: bool, f: impl FnOnce(&mut State) -> R) -> R {
+        let prev = self.hosts[h.index()].cpu.setup_mode();
         if !setup || prev {
             return f(self);
         }
-        self.hosts[h as usize].cpu.set_setup_mode(true);
+        self.hosts[h.index()].cpu.set_setup_mode(true);
         let r = f(self);
-        self.hosts[h as usize].cpu.set_setup_mode(prev);
+        self.hosts[h.index()].cpu.set_setup_mode(prev);
         r
     }
 
     /// Whether the work `ev` starts is for a setup socket (see [`Sock::setup`]), and on which
     /// host. Host-wide work (a NAPI poll, the NIC pump) goes by the socket of the segment at
     /// the head of the queue it serves.
-    fn tcp_event_setup(&self, ev: &TcpEvent) -> (u32, bool) {
+    fn tcp_event_setup(&self, ev: &TcpEvent) -> (HostIx, bool) {
         let sock_setup = |si: u32| self.tcp.socks.get(si as usize).is_some_and(|s| s.setup);
-        let th = |h: u32| self.tcp.hosts.get(h as usize);
+        let th = |h: HostIx| self.tcp.hosts.get(h.index());
         match *ev {
             TcpEvent::NicPump { host } => (
                 host,

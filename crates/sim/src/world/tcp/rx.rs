@@ -6,6 +6,7 @@
 //! waking a blocked reader) runs in `tcp_after`.
 
 use super::{APP_CORE, HEADER_BYTES, NAPI_BUDGET, RxSeg, SOFTIRQ_CORE, TcpEvent};
+use crate::world::HostIx;
 use crate::world::{Event, HostEvent, PoolData, State};
 use engine::{Scheduler, Stage};
 use host::{CpuWork, Xfer, XferKind};
@@ -19,7 +20,7 @@ impl State {
     /// interrupt (or a poll) per the coalescing settings.
     pub(in crate::world) fn tcp_rx_frame(
         &mut self,
-        h: u32,
+        h: HostIx,
         pkt: &fabric::Packet,
         repr: wire::tcp::Repr,
         data: fabric::DataHandle,
@@ -32,7 +33,7 @@ impl State {
         let Some(&si) = self
             .tcp
             .hosts
-            .get(h as usize)
+            .get(h.index())
             .and_then(|t| t.by_port.get(&repr.dst_port))
         else {
             return;
@@ -47,7 +48,7 @@ impl State {
     /// (or busy-poll) per the coalescing settings.
     pub(super) fn tcp_rx_landed(
         &mut self,
-        h: u32,
+        h: HostIx,
         si: u32,
         pkt: &fabric::Packet,
         repr: wire::tcp::Repr,
@@ -55,7 +56,7 @@ impl State {
         sched: &mut Scheduler<Event>,
     ) {
         let now = sched.now();
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h.index()];
         let bytes = payload.len() as u64 + HEADER_BYTES;
         let setup = host.cpu.setup_mode();
         let (_, end) = host.pcie.run(
@@ -72,7 +73,7 @@ impl State {
         let s = &self.tcp.socks[si as usize];
         let busy = s.opts.busy_poll && s.reader_blocked;
         let (frames, usecs) = (s.opts.coalesce_frames.max(1), s.opts.coalesce_usecs);
-        let th = &mut self.tcp.hosts[h as usize];
+        let th = &mut self.tcp.hosts[h.index()];
         th.stats.dma_bytes += bytes;
         th.stats.segments_received += 1;
         th.ring.push_back(RxSeg {
@@ -108,9 +109,9 @@ impl State {
     }
 
     /// The interrupt fires (coalescing count or timer): hard IRQ, then a NAPI poll.
-    pub(super) fn tcp_irq(&mut self, h: u32, sched: &mut Scheduler<Event>) {
+    pub(super) fn tcp_irq(&mut self, h: HostIx, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let th = &mut self.tcp.hosts[h as usize];
+        let th = &mut self.tcp.hosts[h.index()];
         let by_count = th.napi_pending && th.irq_timer_at.is_none();
         let by_timer = th.irq_timer_at == Some(now) && !th.napi_pending;
         if !by_count && !by_timer {
@@ -124,7 +125,7 @@ impl State {
         th.napi_pending = true;
         th.napi_core = SOFTIRQ_CORE;
         th.stats.interrupts += 1;
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h.index()];
         let cost = host.profile.socket.interrupt;
         let (_, end) = host.cpu.run(
             &mut self.tracer,
@@ -142,9 +143,9 @@ impl State {
 
     /// A NAPI poll: driver RX per segment, GRO, and the stack per (merged) segment; each group's
     /// effect on its socket happens when its stack stage ends.
-    pub(super) fn tcp_napi(&mut self, h: u32, sched: &mut Scheduler<Event>) {
+    pub(super) fn tcp_napi(&mut self, h: HostIx, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let th = &mut self.tcp.hosts[h as usize];
+        let th = &mut self.tcp.hosts[h.index()];
         let core = th.napi_core;
         let mut taken = Vec::new();
         while taken.len() < NAPI_BUDGET && th.ring.front().is_some_and(|s| s.at <= now) {
@@ -160,7 +161,7 @@ impl State {
             return;
         }
         th.stats.softirq_runs += 1;
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h.index()];
         let c = host.profile.socket;
         let max = c.offload_max_bytes as usize;
         let (_, mut end) = host.cpu.run(
@@ -211,7 +212,7 @@ impl State {
                 _ => groups.push(vec![seg]),
             }
         }
-        let th = &mut self.tcp.hosts[h as usize];
+        let th = &mut self.tcp.hosts[h.index()];
         for g in groups {
             let bytes: usize = g.iter().map(|s| s.payload.len()).sum();
             (_, end) = host.cpu.run(
@@ -238,12 +239,12 @@ impl State {
 
     /// The stack processed a group: the transport takes its segments, answers (ACKs, more
     /// data) from softirq context, and a blocked reader or writer is woken.
-    pub(super) fn tcp_rx_stack(&mut self, h: u32, sched: &mut Scheduler<Event>) {
+    pub(super) fn tcp_rx_stack(&mut self, h: HostIx, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let Some(g) = self.tcp.hosts[h as usize].stack_q.pop_front() else {
+        let Some(g) = self.tcp.hosts[h.index()].stack_q.pop_front() else {
             return;
         };
-        let core = self.tcp.hosts[h as usize].napi_core;
+        let core = self.tcp.hosts[h.index()].napi_core;
         let si = g[0].sock;
         let s = &mut self.tcp.socks[si as usize];
         if s.owned.0 <= now && now < s.owned.1 {
@@ -280,9 +281,9 @@ impl State {
             let s = &mut self.tcp.socks[si as usize];
             s.conn.handle_segment(now, &seg.repr, &seg.payload, seg.ecn);
         }
-        let ready = now.max(self.hosts[h as usize].app_ready);
+        let ready = now.max(self.hosts[h.index()].app_ready);
         self.tcp_after(si, APP_CORE, ready, sched);
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h.index()];
         host.app_ready = host.app_ready.max(host.cpu.free_at(APP_CORE));
     }
 
@@ -321,7 +322,7 @@ impl State {
             notes += 1;
         }
         let busy = s.opts.busy_poll;
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h.index()];
         let c = host.profile.socket;
         let mut end = end;
         for _ in 0..notes {
@@ -362,7 +363,7 @@ impl State {
                 switched = true;
             }
         }
-        let st = &mut self.tcp.hosts[h as usize].stats;
+        let st = &mut self.tcp.hosts[h.index()].stats;
         st.zerocopy_notifications += notes;
         st.context_switches += switched as u64;
     }

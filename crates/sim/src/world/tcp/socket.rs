@@ -7,6 +7,7 @@
 //! entry to its exit, as `lock_sock` does.
 
 use super::{APP_CORE, Sock, SocketId, SocketStats, TcpOptions, isn_for};
+use crate::world::HostIx;
 use crate::world::{World, WorldError};
 use engine::{Budget, Stage};
 use host::{CpuWork, Spin};
@@ -16,16 +17,18 @@ use units::{FlowId, SimDuration, SimTime};
 
 impl World {
     /// The fabric flow id of socket `sock`'s frames from host `h` (for loss rules and traces).
-    pub fn tcp_flow_of(h: u32, sock: SocketId) -> FlowId {
-        FlowId(0x4000_0000 | (h << 16) | (sock.0 & 0xffff))
+    pub fn tcp_flow_of(h: impl Into<HostIx>, sock: SocketId) -> FlowId {
+        let h: HostIx = h.into();
+        FlowId(0x4000_0000 | (h.get() << 16) | (sock.0 & 0xffff))
     }
 
     /// Host `h`'s socket-path counters.
-    pub fn socket_stats(&self, h: u32) -> SocketStats {
+    pub fn socket_stats(&self, h: impl Into<HostIx>) -> SocketStats {
+        let h: HostIx = h.into();
         self.state
             .tcp
             .hosts
-            .get(h as usize)
+            .get(h.index())
             .map(|t| t.stats.clone())
             .unwrap_or_default()
     }
@@ -109,12 +112,13 @@ impl World {
     /// ESTABLISHED.
     pub fn tcp_connect(
         &mut self,
-        a: u32,
-        b: u32,
+        a: impl Into<HostIx>,
+        b: impl Into<HostIx>,
         opts: &TcpOptions,
     ) -> Result<(SocketId, SocketId), WorldError> {
-        if a >= self.host_count() || b >= self.host_count() {
-            return Err(WorldError::NoHost(a.max(b)));
+        let (a, b): (HostIx, HostIx) = (a.into(), b.into());
+        if a.get() >= self.host_count() || b.get() >= self.host_count() {
+            return Err(WorldError::NoHost(a.max(b).get()));
         }
         opts.config.validate()?;
         let n = self.state.tcp.socks.len() as u32;
@@ -122,14 +126,11 @@ impl World {
         let pa = 40_000 + (ca as u16);
         let pb = 5_001 + (cb as u16);
         // A host that segments in the NIC defers small ACK-clocked pieces as Linux does.
-        let config_of = |h: u32| {
+        let config_of = |h: HostIx| {
             let mut c = opts.config.clone();
             if opts.tso {
                 c.tso_defer = Some(TsoDefer {
-                    max_bytes: self.state.hosts[h as usize]
-                        .profile
-                        .socket
-                        .offload_max_bytes,
+                    max_bytes: self.state.hosts[h.index()].profile.socket.offload_max_bytes,
                     win_divisor: transport::tcp::tso::DEFAULT_WIN_DIVISOR,
                 });
             }
@@ -137,7 +138,7 @@ impl World {
         };
         let client = Connection::connect(config_of(a), pa, pb, isn_for(a, pa))?;
         let server = Connection::listen(config_of(b), pb, isn_for(b, pb))?;
-        let setup = self.state.hosts[a as usize].cpu.setup_mode();
+        let setup = self.state.hosts[a.index()].cpu.setup_mode();
         let mk = |host, peer_host, port, peer_port, conn| Sock {
             host,
             peer_host,
@@ -165,7 +166,7 @@ impl World {
         self.state.tcp_host(b).by_port.insert(pb, cb);
         let now = self.sched.now();
         for (h, name) in [(b, Stage::SocketAccept), (a, Stage::SocketConnect)] {
-            let host = &mut self.state.hosts[h as usize];
+            let host = &mut self.state.hosts[h.index()];
             let ready = now.max(host.app_ready);
             let cost = host.profile.socket.syscall;
             let (_, end) = host.cpu.run(
@@ -188,7 +189,7 @@ impl World {
                 .entry(name.name())
                 .or_default() += 1;
         }
-        let ready = self.state.hosts[a as usize].app_ready;
+        let ready = self.state.hosts[a.index()].app_ready;
         self.state.tcp_output(ca, APP_CORE, ready, &mut self.sched);
         let budget = Budget::default();
         loop {
@@ -215,7 +216,8 @@ impl World {
     /// `write()` (or an io_uring send) of `data` on `sock` from host `h`'s application thread:
     /// returns how many bytes the send buffer accepted (0 when it is full: a blocking writer
     /// waits with [`World::tcp_wait`] and writes the rest).
-    pub fn tcp_write(&mut self, h: u32, sock: SocketId, data: &[u8]) -> usize {
+    pub fn tcp_write(&mut self, h: impl Into<HostIx>, sock: SocketId, data: &[u8]) -> usize {
+        let h: HostIx = h.into();
         let now = self.sched.now();
         let si = sock.0 as usize;
         if self.state.tcp.socks[si].conn.send_buffer_free() == 0 || data.is_empty() {
@@ -224,7 +226,7 @@ impl World {
         }
         self.tcp_release_before_syscall(sock.0);
         let opts = self.state.tcp.socks[si].opts.clone();
-        let host = &mut self.state.hosts[h as usize];
+        let host = &mut self.state.hosts[h.index()];
         let c = host.profile.socket;
         let mut ready = now.max(host.app_ready);
         let lock_from = ready;
@@ -297,7 +299,7 @@ impl World {
         let end = self
             .state
             .tcp_output(sock.0, APP_CORE, ready, &mut self.sched);
-        let host = &mut self.state.hosts[h as usize];
+        let host = &mut self.state.hosts[h.index()];
         let mut end = end;
         if syscall.is_some() {
             let name = if uring {
@@ -333,11 +335,12 @@ impl World {
     /// `read()` on `sock` by host `h`'s application thread into `buf`: returns how many bytes
     /// were read; 0 when nothing is readable (the thread is blocked in the syscall until data
     /// arrives and it has been woken; call again after [`World::tcp_wait`]).
-    pub fn tcp_read(&mut self, h: u32, sock: SocketId, buf: &mut [u8]) -> usize {
+    pub fn tcp_read(&mut self, h: impl Into<HostIx>, sock: SocketId, buf: &mut [u8]) -> usize {
+        let h: HostIx = h.into();
         let now = self.sched.now();
         let si = sock.0 as usize;
         self.tcp_release_before_syscall(sock.0);
-        let host = &mut self.state.hosts[h as usize];
+        let host = &mut self.state.hosts[h.index()];
         let c = host.profile.socket;
         let half = SimDuration::from_ps(c.syscall.as_ps() / 2);
         let s = &mut self.state.tcp.socks[si];
@@ -423,7 +426,7 @@ impl World {
         let end = self
             .state
             .tcp_output(sock.0, APP_CORE, ready, &mut self.sched);
-        let host = &mut self.state.hosts[h as usize];
+        let host = &mut self.state.hosts[h.index()];
         let (_, end) = host.cpu.run(
             &mut self.state.tracer,
             now,

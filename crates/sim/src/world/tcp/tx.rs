@@ -5,6 +5,7 @@
 //! fabric (`tcp_tx_out`).
 
 use super::{HEADER_BYTES, NicSeg, SocketId, TCP_NIC_WINDOW, TcpEvent, TxSlot};
+use crate::world::HostIx;
 use crate::world::{Event, HostEvent, PoolData, State, World, store_data};
 use engine::{ExecUnit, Scheduler, Stage, TraceRecord};
 use fabric::packet::{TCP_PRIORITY, tcp_frame_len};
@@ -34,7 +35,7 @@ impl State {
         if out.is_empty() {
             return ready;
         }
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h.index()];
         let c = host.profile.socket;
         let max = c.offload_max_bytes as u64;
         let mut end = ready;
@@ -119,22 +120,22 @@ impl State {
     }
 
     /// The NIC takes segments from the kernel's TX ring while it has room ahead of its port.
-    pub(in crate::world) fn tcp_nic_pump(&mut self, h: u32, sched: &mut Scheduler<Event>) {
+    pub(in crate::world) fn tcp_nic_pump(&mut self, h: HostIx, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let Some(th) = self.tcp.hosts.get_mut(h as usize) else {
+        let Some(th) = self.tcp.hosts.get_mut(h.index()) else {
             return;
         };
         if th.pump_at.is_some_and(|t| t <= now) {
             th.pump_at = None;
         }
         loop {
-            let th = &mut self.tcp.hosts[h as usize];
+            let th = &mut self.tcp.hosts[h.index()];
             // First what is cheap and usually decides (an RDMA host has no segments waiting),
             // then the port's backlog, which reads the fabric.
             let Some(front) = th.nic_q.front() else {
                 return;
             };
-            let host = &mut self.hosts[h as usize];
+            let host = &mut self.hosts[h.index()];
             if host.tx_inflight + self.fabric.host_backlog(host.node) >= TCP_NIC_WINDOW {
                 return;
             }
@@ -194,9 +195,9 @@ impl State {
         }
     }
 
-    pub(super) fn tcp_tx_out(&mut self, h: u32, slot: u32, sched: &mut Scheduler<Event>) {
+    pub(super) fn tcp_tx_out(&mut self, h: HostIx, slot: u32, sched: &mut Scheduler<Event>) {
         let s = self.tcp.tx_slots.remove(engine::Handle::from_index(slot));
-        self.hosts[h as usize].tx_inflight -= 1;
+        self.hosts[h.index()].tx_inflight -= 1;
         let sock = &self.tcp.socks[s.sock as usize];
         let peer = sock.peer_host;
         let repr = s.t.repr;
@@ -205,11 +206,11 @@ impl State {
         } else {
             store_data(&mut self.pool, PoolData::Bytes(s.t.payload))
         };
-        let src_ip = host_ip(h);
-        let dst_ip = host_ip(peer);
+        let src_ip = host_ip(h.get());
+        let dst_ip = host_ip(peer.get());
         let spec = PacketSpec {
             flow: World::tcp_flow_of(h, SocketId(s.sock)),
-            dst: self.hosts[peer as usize].node,
+            dst: self.hosts[peer.index()].node,
             priority: TCP_PRIORITY,
             ecn: s.t.ecn,
             len_bytes: tcp_frame_len(&repr),
@@ -224,7 +225,7 @@ impl State {
             ethertype: fabric::EtherType::Ipv4,
             payload: Payload::Tcp { repr, data },
         };
-        let node = self.hosts[h as usize].node;
+        let node = self.hosts[h.index()].node;
         if self.fabric.send(node, spec, sched).is_err() {
             self.free_data(data);
         }
