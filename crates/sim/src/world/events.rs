@@ -144,11 +144,13 @@ impl State {
                     self.capture_frames();
                 }
             }
-            Event::Host(
-                HostEvent::Doorbell { host, qpn } | HostEvent::WqeFetched { host, qpn },
-            ) => {
+            Event::Host(HostEvent::Doorbell { host, qpn }) => {
                 self.doorbell(host, qpn, sched);
                 // A WQE that failed as it started (a bad opcode) completed in error just now.
+                self.deliver_notifications(host, sched.now());
+            }
+            Event::Host(HostEvent::WqeFetched { host, qpn }) => {
+                self.wqe_fetched(host, qpn, sched);
                 self.deliver_notifications(host, sched.now());
             }
             Event::Host(HostEvent::TxOut { host, slot }) => self.tx_out(host, slot, sched),

@@ -1,6 +1,17 @@
 //! The simulated world: hosts with verbs, RoCE (RC/UC/UD) and kernel TCP transports and a
 //! CPU/PCIe/NIC timing model, joined by the fabric, driven by one event queue. The layers and a
-//! packet's route through this file function by function are in `docs/ARCHITECTURE.md`.
+//! packet's route through these files function by function are in `docs/ARCHITECTURE.md`
+//! (§2.1 lists what each file owns).
+//!
+//! # Where each part lives
+//! - this file: [`World`] and its state, the hosts ([`SimHost`]), [`HostIx`], the cores, the
+//!   payload pool; `events.rs`: the events and their dispatch;
+//! - the verbs API with its costs: `verbs_api.rs`; connection setup: `connect.rs`; settings
+//!   between runs: `settings.rs`; a run's budget: `budget.rs`; capture and the frame log:
+//!   `capture.rs`;
+//! - the RDMA NIC: transmit in `rdma_tx.rs` (admission in [`nic_tx`]), receive in `rdma_rx.rs`,
+//!   the responder's memory in `responder_env.rs`, DCQCN's glue in `dcqcn_glue.rs`;
+//! - the kernel TCP path: `tcp/`; the out-of-band exchange over it: `exchange.rs`.
 //!
 //! # The RDMA host path, as timed here
 //!

@@ -73,6 +73,16 @@ pub(super) fn roce_spec(
 
 /// The RDMA transmit path, each handler at `sched.now()`, scheduling what follows through `sched`.
 impl State {
+    /// A WQE the NIC read over PCIe has landed: the fetched WQEs whose read is done go to the
+    /// transport, in order, and the QP may send. The NIC also looks at the send queue again,
+    /// as at a doorbell, so a WQE posted since whose own doorbell is still crossing PCIe
+    /// starts here, early (docs/ARCHITECTURE.md §7); kept so that results stay as they were.
+    pub(super) fn wqe_fetched(&mut self, h: HostIx, qpn: u32, sched: &mut Scheduler<Event>) {
+        self.doorbell(h, qpn, sched);
+    }
+
+    /// A doorbell (or BlueFlame write) landed: the NIC starts every WQE that may start (each
+    /// usable once its fetch is done), hands the transport those already fetched, and sends.
     pub(super) fn doorbell(&mut self, h: HostIx, qpn: u32, sched: &mut Scheduler<Event>) {
         let now = sched.now();
         let host = &mut self.hosts[h.index()];
