@@ -282,3 +282,63 @@ impl State {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::world::{RcOptions, World};
+    use engine::Budget;
+    use fabric::{FabricConfig, LinkConfig, Topology};
+    use units::{Bandwidth, SimDuration};
+
+    /// A pcap sink that refuses its `fail_at`-th write (counting from 1) and takes the rest,
+    /// as a disk that filled up and was cleared again would.
+    struct FailOnce {
+        calls: usize,
+        fail_at: usize,
+    }
+
+    impl std::io::Write for FailOnce {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.calls += 1;
+            if self.calls == self.fail_at {
+                return Err(std::io::Error::other("disk full"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A write that fails while the run captures (here the first frame's bytes, during the
+    /// connection exchange) is what `finish_pcap` returns. It used to be dropped between
+    /// events, and `finish_pcap` then said Ok over a pcap missing its frames.
+    #[test]
+    fn a_pcap_write_that_failed_mid_run_is_what_finish_pcap_returns() {
+        let mut topo = Topology::new("pair");
+        let sw = topo.add_switch("sw");
+        for name in ["h0", "h1"] {
+            let h = topo.add_host(name);
+            topo.connect(h, sw, LinkConfig::new(Bandwidth::gbps(100), 3));
+        }
+        let mut w = World::new(
+            &topo,
+            FabricConfig::default(),
+            Default::default(),
+            Default::default(),
+        )
+        .unwrap();
+        // Write 1 is the pcap's file header, 2 the first frame's record header, 3 its bytes.
+        w.capture_pcap(Box::new(FailOnce {
+            calls: 0,
+            fail_at: 3,
+        }))
+        .unwrap();
+        let (a, b) = w.connect_rc(0, 1, &RcOptions::default()).unwrap();
+        w.post_writes(&a, &b, 1 << 12, &[1 << 12], true).unwrap();
+        let end = w.now() + SimDuration::from_us(100);
+        w.run_until(end, &Budget::default()).unwrap();
+        let e = w.finish_pcap().expect_err("the failed write is reported");
+        assert_eq!(e.to_string(), "disk full");
+    }
+}
