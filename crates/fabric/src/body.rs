@@ -7,7 +7,7 @@
 //! so this is about 12 MB it neither allocates nor touches. [`Body::pack`] and [`Body::take`]
 //! are exact inverses.
 
-use crate::packet::{Payload, RoceHeaders};
+use crate::packet::{DataHandle, Payload, RoceHeaders};
 use engine::{Arena, Handle};
 
 /// A payload as the fabric keeps it while its packet is in flight (see the module doc).
@@ -20,7 +20,7 @@ pub(crate) enum Body {
         aeth: Option<wire::ib::aeth::Repr>,
         udp_src_port: u16,
         payload_len: u32,
-        data: u32,
+        data: DataHandle,
     },
     /// A raw flow's frame.
     Raw { payload: u32, seq: u32 },
@@ -135,7 +135,7 @@ mod tests {
                 udp_src_port: 0xc123,
             },
             payload_len: 4096,
-            data: 42,
+            data: DataHandle::of(42),
         };
         let none = wire::ExtHeaders::NONE;
         let cases = [
@@ -180,7 +180,7 @@ mod tests {
                         payload_len: 1448,
                         ..wire::tcp::Repr::default()
                     },
-                    data: 7,
+                    data: DataHandle::of(7),
                 },
                 true,
             ),

@@ -39,7 +39,7 @@ pub use fabric::{
 };
 pub use loss::{DropRule, GilbertElliott, LossConfig};
 pub use packet::{
-    Ecn, EtherType, FiveTuple, NO_DATA, Packet, PacketHandle, PacketSpec, Payload, RoceHeaders,
+    DataHandle, Ecn, EtherType, FiveTuple, Packet, PacketHandle, PacketSpec, Payload, RoceHeaders,
     roce_frame_len,
 };
 pub use topology::{LinkSpec, NodeKind, NodeSpec, Topology};

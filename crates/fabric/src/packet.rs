@@ -66,8 +66,37 @@ pub struct RoceHeaders {
     pub udp_src_port: u16,
 }
 
-/// No payload bytes behind a packet.
-pub const NO_DATA: u32 = u32::MAX;
+/// Where a packet's payload bytes are kept: a handle into the sender's store (the host
+/// model's payload pool), or none. The fabric carries it and never reads it. Four bytes with
+/// a reserved value for "none" rather than an `Option<u32>` (eight): it sits in every held
+/// packet's compact body (`body.rs`) and so in the event queue's working set.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+pub struct DataHandle(u32);
+
+impl DataHandle {
+    /// No payload bytes behind the packet (an ACK, a CNP, an empty segment).
+    pub const NONE: DataHandle = DataHandle(u32::MAX);
+
+    /// The store's entry `index`. `u32::MAX` is reserved for [`DataHandle::NONE`]; a store
+    /// never holds that many entries (each is a payload of at least one byte, in memory).
+    pub fn of(index: u32) -> DataHandle {
+        debug_assert_ne!(
+            index,
+            u32::MAX,
+            "payload index u32::MAX is reserved for NONE"
+        );
+        DataHandle(index)
+    }
+
+    /// The store's index, or `None` when the packet has no payload bytes.
+    pub const fn get(self) -> Option<u32> {
+        if self.0 == u32::MAX {
+            None
+        } else {
+            Some(self.0)
+        }
+    }
+}
 
 /// What a packet carries.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -86,16 +115,16 @@ pub enum Payload {
         hdr: RoceHeaders,
         /// Payload bytes (without pad).
         payload_len: u32,
-        /// Handle of the payload bytes in the sender's store, or [`NO_DATA`].
-        data: u32,
+        /// Where the payload bytes are kept in the sender's store, if anywhere.
+        data: DataHandle,
     },
     /// A TCP segment. Like RoCE, its payload bytes live with the sender's host model, named by
     /// `data`.
     Tcp {
         /// TCP header fields and options; `repr.payload_len` is the payload length.
         repr: wire::tcp::Repr,
-        /// Handle of the payload bytes in the sender's store, or [`NO_DATA`].
-        data: u32,
+        /// Where the payload bytes are kept in the sender's store, if anywhere.
+        data: DataHandle,
     },
     /// A frame of a fabric-only flow: no transport, just bytes to deliver.
     Raw {

@@ -87,11 +87,11 @@ impl Fabric {
     /// The data handle of a held RoCE packet's payload (what the host's model keeps its bytes
     /// under), read from the compact payload only, for prefetching: it pays when
     /// [`Fabric::prefetch_held`] asked for the payload an event earlier. `None` for any other
-    /// payload, or if the handle names no held packet.
+    /// payload, a packet without payload bytes, or if the handle names no held packet.
     #[inline]
     pub fn held_data_hint(&self, pkt: PacketHandle) -> Option<u32> {
         match self.bodies.try_get(body_of(pkt))? {
-            Body::Rc { data, .. } => Some(*data),
+            Body::Rc { data, .. } => data.get(),
             _ => None,
         }
     }

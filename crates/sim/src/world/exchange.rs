@@ -6,6 +6,7 @@
 //! attributes are taken from what it parsed, so a corrupted exchange would show up as a broken
 //! connection rather than being papered over.
 
+use super::HostIx;
 use super::{World, WorldError};
 use crate::world::tcp::TcpOptions;
 use engine::Budget;
@@ -60,7 +61,13 @@ impl World {
     /// Sends `bytes` each way between hosts `a` and `b` over a new TCP connection, every
     /// stage counted as setup: the three-way handshake, the socket calls and the segments are
     /// on the timeline and in the pcap like any other TCP traffic. Returns how long it took.
-    pub fn exchange(&mut self, a: u32, b: u32, bytes: usize) -> Result<SimDuration, WorldError> {
+    pub fn exchange(
+        &mut self,
+        a: impl Into<HostIx>,
+        b: impl Into<HostIx>,
+        bytes: usize,
+    ) -> Result<SimDuration, WorldError> {
+        let (a, b): (HostIx, HostIx) = (a.into(), b.into());
         let start = self.sched.now();
         let msg = vec![0x5a; bytes];
         self.exchange_bytes(a, b, &msg, &msg)?;
@@ -71,10 +78,11 @@ impl World {
     /// what each side parsed from the bytes it read: (what `a` learned, what `b` learned).
     pub fn exchange_conn_info(
         &mut self,
-        a: u32,
-        b: u32,
+        a: impl Into<HostIx>,
+        b: impl Into<HostIx>,
         ours: [ConnInfo; 2],
     ) -> Result<(ConnInfo, ConnInfo), WorldError> {
+        let (a, b): (HostIx, HostIx) = (a.into(), b.into());
         let (got_a, got_b) = self.exchange_bytes(a, b, &ours[0].emit(), &ours[1].emit())?;
         match (ConnInfo::parse(&got_a), ConnInfo::parse(&got_b)) {
             (Some(x), Some(y)) => Ok((x, y)),
@@ -85,25 +93,25 @@ impl World {
     /// `a` writes `from_a`, `b` writes `from_b`; returns (what `a` read, what `b` read).
     fn exchange_bytes(
         &mut self,
-        a: u32,
-        b: u32,
+        a: HostIx,
+        b: HostIx,
         from_a: &[u8],
         from_b: &[u8],
     ) -> Result<(Vec<u8>, Vec<u8>), WorldError> {
         for h in [a, b] {
-            self.state.hosts[h as usize].cpu.set_setup_mode(true);
+            self.state.hosts[h.index()].cpu.set_setup_mode(true);
         }
         let r = self.exchange_over_tcp(a, b, from_a, from_b);
         for h in [a, b] {
-            self.state.hosts[h as usize].cpu.set_setup_mode(false);
+            self.state.hosts[h.index()].cpu.set_setup_mode(false);
         }
         r
     }
 
     fn exchange_over_tcp(
         &mut self,
-        a: u32,
-        b: u32,
+        a: HostIx,
+        b: HostIx,
         from_a: &[u8],
         from_b: &[u8],
     ) -> Result<(Vec<u8>, Vec<u8>), WorldError> {

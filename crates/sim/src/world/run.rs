@@ -28,6 +28,9 @@ impl World {
                 wall: std::time::Duration::ZERO,
             });
         }
+        if let Some(e) = self.deferred_error.take() {
+            return Err(e);
+        }
         let (budget, from_total) = self.within_total(budget)?;
         let r = run_simulation(&mut Until { world: self, stop }, &budget, until);
         Ok(self.count_total(r, from_total)?)
@@ -35,6 +38,9 @@ impl World {
 
     /// Runs until simulated time `until` (or until nothing is left to do).
     pub fn run_until(&mut self, until: SimTime, budget: &Budget) -> Result<RunStats, WorldError> {
+        if let Some(e) = self.deferred_error.take() {
+            return Err(e);
+        }
         let (budget, from_total) = self.within_total(budget)?;
         let r = run_until(&mut self.state, &mut self.sched, &budget, until);
         let r = self.count_total(r, from_total);
@@ -89,9 +95,7 @@ impl Model for State {
             Event::Host(HostEvent::RxIn { slot, .. }) => {
                 let pkt = fabric::PacketHandle::from_index(*slot);
                 fabric.prefetch_held(pkt);
-                if let Some(d) = fabric.held_data_hint(pkt)
-                    && d != fabric::NO_DATA
-                {
+                if let Some(d) = fabric.held_data_hint(pkt) {
                     self.pool.prefetch(engine::Handle::from_index(d));
                 }
             }
