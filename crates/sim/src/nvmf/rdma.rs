@@ -182,27 +182,17 @@ impl Rdma {
         io: IoSpec,
     ) -> Result<(), WorldError> {
         let q = &self.queues[job];
-        let inline = io.op == IoOpcode::Write && io.len <= self.inline;
+        let inline = io.in_capsule(self.inline);
         let data_va = q.data.va + slot as u64 * self.bs;
-        let cmd = CommandRepr {
-            opcode: io.op,
-            cid: slot as u16,
-            nsid: 1,
-            slba: io.offset / 512,
-            blocks: io.len / 512,
-            data: if inline {
-                DataPtr::InCapsule {
-                    offset: 0,
-                    len: io.len,
-                }
-            } else {
-                DataPtr::Keyed {
-                    addr: data_va,
-                    len: io.len,
-                    key: q.data.rkey,
-                }
+        let cmd = io.command(
+            slot as u16,
+            self.inline,
+            DataPtr::Keyed {
+                addr: data_va,
+                len: io.len,
+                key: q.data.rkey,
             },
-        };
+        );
         let mut b = [0u8; SQE_BYTES];
         cmd.emit(&mut b);
         let at = q.cmd.va + (slot * SQE_BYTES) as u64;

@@ -148,22 +148,8 @@ impl Tcp {
         slot: usize,
         io: IoSpec,
     ) -> Result<(), WorldError> {
-        let inline = io.op == IoOpcode::Write && io.len <= self.inline;
-        let cmd = CommandRepr {
-            opcode: io.op,
-            cid: slot as u16,
-            nsid: 1,
-            slba: io.offset / 512,
-            blocks: io.len / 512,
-            data: if inline {
-                DataPtr::InCapsule {
-                    offset: 0,
-                    len: io.len,
-                }
-            } else {
-                DataPtr::Transport { len: io.len }
-            },
-        };
+        let inline = io.in_capsule(self.inline);
+        let cmd = io.command(slot as u16, self.inline, DataPtr::Transport { len: io.len });
         let data_len = if inline { io.len } else { 0 };
         self.send(
             run,

@@ -6,7 +6,7 @@
 //! block-aligned inside the job's `size`; sequential jobs wrap at its end as fio does with
 //! `time_based`. Each job draws from its own xorshift stream, so jobs do not perturb each other.
 
-use super::capsule::IoOpcode;
+use super::capsule::{CommandRepr, DataPtr, IoOpcode};
 
 /// fio's `rw`.
 #[derive(Clone, Copy, Debug, Eq, PartialEq, serde::Serialize)]
@@ -66,6 +66,35 @@ pub struct IoSpec {
     pub offset: u64,
     /// Bytes.
     pub len: u32,
+}
+
+impl IoSpec {
+    /// Whether the IO's data rides in the command capsule: a write that fits the in-capsule
+    /// data size the target offers (`inline` bytes; NVMe-oF 1.1 §2.1, "in-capsule data").
+    pub fn in_capsule(&self, inline: u32) -> bool {
+        self.op == IoOpcode::Write && self.len <= inline
+    }
+
+    /// The Read or Write command for this IO, slot `cid` on namespace 1 (512-byte blocks):
+    /// its data in the capsule when [`in_capsule`](Self::in_capsule), else where `elsewhere`
+    /// points (a keyed SGL for RDMA, the transport's data PDUs for TCP).
+    pub fn command(&self, cid: u16, inline: u32, elsewhere: DataPtr) -> CommandRepr {
+        CommandRepr {
+            opcode: self.op,
+            cid,
+            nsid: 1,
+            slba: self.offset / 512,
+            blocks: self.len / 512,
+            data: if self.in_capsule(inline) {
+                DataPtr::InCapsule {
+                    offset: 0,
+                    len: self.len,
+                }
+            } else {
+                elsewhere
+            },
+        }
+    }
 }
 
 /// One job's generator.
