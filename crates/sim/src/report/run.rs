@@ -7,18 +7,20 @@ use super::{
     RunOptions, ScenarioSummary, Sides, StageCount, StageSpan, stream,
 };
 use crate::output::Output;
-use crate::world::{ConnInfo, Endpoint, TcpOptions, World};
+use crate::world::{
+    Bringup, BufferSpec, ConnectStep, Endpoint, HostBuffer, RcOptions, TcpOptions, World,
+    WorldError,
+};
 use crate::{PatternGen, pattern};
 use engine::{
     Budget, Domain, ExecUnit, FirstObserver, PacketClass, PacketStage, Stage, TraceRecord, Tracer,
 };
-use scenario::{Operation, Paths, Plan, QpStateKind};
+use scenario::{Operation, Paths, Plan};
 use std::collections::BTreeMap;
 use std::path::Path;
 use units::{NodeId, SimDuration, SimTime};
 use verbs::{
-    AccessFlags, QpAttr, QpAttrMask, WcStatus,
-    types::{AhAttr, Gid, QpState, QpType},
+    AccessFlags, WcStatus,
     wr::{RecvWr, SendWr, Sge},
 };
 
@@ -616,173 +618,45 @@ fn run_tcp(
 type RdmaSetup = ((Endpoint, Endpoint), [(u64, u32, u32); 2]);
 
 /// `channel`: host 1's CQ reports to this completion channel (`rdma.completion = "event"`).
+/// The world's one bring-up ([`World::connect_rc_with`]) with the lesson's choices: a message
+/// buffer per host, registered or not, and the QP state to stop at.
 fn rdma_setup(
     w: &mut World,
     plan: &Plan,
     channel: Option<verbs::types::ChannelHandle>,
 ) -> Result<RdmaSetup, Outcome> {
-    let fail = |verb: &str, h: u32, e: verbs::VerbsError| Outcome::Failed {
-        verb: verb.to_string(),
-        code: format!("{:?}", e.errno()),
-        at: format!("host {h}"),
-        why: e.to_string(),
+    let how = Bringup {
+        opts: RcOptions {
+            mtu: plan.rdma_mtu(),
+            timeout: plan.rdma.timeout,
+            retry_cnt: plan.rdma.retry_cnt,
+            access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+            ..RcOptions::default()
+        },
+        channels: [None, channel],
+        stop_at: plan.qp_state(),
+        buffer: Some(BufferSpec {
+            len: plan.workload.message_bytes,
+            seed: plan.seed,
+            register: plan.rdma.memory_registered,
+        }),
     };
-    let len = plan.workload.message_bytes;
-    let cap = verbs::qp::QpCap {
-        max_send_wr: 1024,
-        max_recv_wr: 1024,
-        max_send_sge: 4,
-        max_recv_sge: 4,
-        max_inline_data: 256,
-    };
-    let access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ;
-    let mut ends = Vec::new();
-    let mut bufs = [(0u64, 0u32, 0u32); 2];
-    for h in [0u32, 1] {
-        let pd = w
-            .verbs(h)
-            .alloc_pd()
-            .map_err(|e| fail("ibv_alloc_pd", h, e))?;
-        let (cq, _) = w
-            .create_cq(h, 4096, if h == 1 { channel } else { None })
-            .map_err(|e| fail("ibv_create_cq", h, e))?;
-        let init = verbs::qp::QpInitAttr {
-            qp_type: QpType::Rc,
-            send_cq: cq,
-            recv_cq: cq,
-            cap,
-            sq_sig_all: false,
+    let c = w.connect_rc_with(0, 1, &how).map_err(|e| {
+        let (code, at) = match (&e.source, e.step) {
+            (_, ConnectStep::Exchange) => ("lost".to_string(), "hosts 0 and 1".to_string()),
+            (WorldError::Verbs(v), _) => (format!("{:?}", v.errno()), format!("host {}", e.host)),
+            (_, ConnectStep::Malloc) => ("ENOMEM".to_string(), format!("host {}", e.host)),
+            _ => ("failed".to_string(), format!("host {}", e.host)),
         };
-        let qpn = w
-            .create_qp(h, pd, &init)
-            .map_err(|e| fail("ibv_create_qp", h, e))?
-            .qpn;
-        let mem = w.verbs(h).memory_mut();
-        let va = if len <= verbs::Memory::MAX_REAL_LEN {
-            mem.alloc(len)
-        } else {
-            mem.alloc_synthetic(len, plan.seed)
+        Outcome::Failed {
+            verb: e.step.verb().to_string(),
+            code,
+            at,
+            why: e.source.to_string(),
         }
-        .map_err(|e| Outcome::Failed {
-            verb: "malloc".to_string(),
-            code: "ENOMEM".to_string(),
-            at: format!("host {h}"),
-            why: e.to_string(),
-        })?;
-        bufs[h as usize].0 = va;
-        if plan.rdma.memory_registered {
-            let mr = w
-                .reg_mr(h, pd, va, len, access)
-                .map_err(|e| fail("ibv_reg_mr", h, e))?;
-            bufs[h as usize].1 = mr.lkey;
-            bufs[h as usize].2 = mr.rkey;
-        }
-        ends.push(Endpoint {
-            host: h,
-            pd,
-            cq,
-            qpn,
-        });
-    }
-    let order = [
-        QpStateKind::Reset,
-        QpStateKind::Init,
-        QpStateKind::Rtr,
-        QpStateKind::Rts,
-    ];
-    let reach = |s: QpStateKind| {
-        order.iter().position(|x| *x == plan.rdma.qp_state) >= order.iter().position(|x| *x == s)
-    };
-    if reach(QpStateKind::Init) {
-        for me in &ends {
-            let a = QpAttr {
-                qp_state: QpState::Init,
-                qp_access_flags: access,
-                port_num: 1,
-                ..QpAttr::default()
-            };
-            w.modify_qp(
-                me.host,
-                me.qpn,
-                &a,
-                QpAttrMask::STATE
-                    | QpAttrMask::PKEY_INDEX
-                    | QpAttrMask::PORT
-                    | QpAttrMask::ACCESS_FLAGS,
-            )
-            .map_err(|e| fail("ibv_modify_qp(INIT)", me.host, e))?;
-        }
-    }
-    if reach(QpStateKind::Rtr) {
-        // QPN, PSN, GID, rkey and buffer address: 34 bytes each way over TCP before RTR;
-        // RTR is configured from what each side read.
-        let info = |e: &Endpoint| ConnInfo {
-            qpn: e.qpn.get(),
-            psn: 0,
-            gid: Gid::from_ipv4(fabric::packet::host_ip(e.host)).0,
-            rkey: bufs[e.host as usize].2,
-            addr: bufs[e.host as usize].0,
-        };
-        let (a_learned, b_learned) = w
-            .exchange_conn_info(0, 1, [info(&ends[0]), info(&ends[1])])
-            .map_err(|e| Outcome::Failed {
-                verb: "out-of-band exchange".to_string(),
-                code: "lost".to_string(),
-                at: "hosts 0 and 1".to_string(),
-                why: e.to_string(),
-            })?;
-        for (me, peer) in [(ends[0], a_learned), (ends[1], b_learned)] {
-            let a = QpAttr {
-                qp_state: QpState::Rtr,
-                ah_attr: AhAttr::roce(Gid(peer.gid)),
-                path_mtu: plan.rdma_mtu(),
-                dest_qp_num: peer.qpn,
-                rq_psn: peer.psn,
-                max_dest_rd_atomic: 16,
-                min_rnr_timer: 12,
-                ..QpAttr::default()
-            };
-            w.modify_qp(
-                me.host,
-                me.qpn,
-                &a,
-                QpAttrMask::STATE
-                    | QpAttrMask::AV
-                    | QpAttrMask::PATH_MTU
-                    | QpAttrMask::DEST_QPN
-                    | QpAttrMask::RQ_PSN
-                    | QpAttrMask::MAX_DEST_RD_ATOMIC
-                    | QpAttrMask::MIN_RNR_TIMER,
-            )
-            .map_err(|e| fail("ibv_modify_qp(RTR)", me.host, e))?;
-        }
-    }
-    if reach(QpStateKind::Rts) {
-        for me in &ends {
-            let a = QpAttr {
-                qp_state: QpState::Rts,
-                timeout: plan.rdma.timeout,
-                retry_cnt: plan.rdma.retry_cnt,
-                rnr_retry: 7,
-                sq_psn: 0,
-                max_rd_atomic: 16,
-                ..QpAttr::default()
-            };
-            w.modify_qp(
-                me.host,
-                me.qpn,
-                &a,
-                QpAttrMask::STATE
-                    | QpAttrMask::TIMEOUT
-                    | QpAttrMask::RETRY_CNT
-                    | QpAttrMask::RNR_RETRY
-                    | QpAttrMask::SQ_PSN
-                    | QpAttrMask::MAX_QP_RD_ATOMIC,
-            )
-            .map_err(|e| fail("ibv_modify_qp(RTS)", me.host, e))?;
-        }
-    }
-    Ok(((ends[0], ends[1]), bufs))
+    })?;
+    let buf = |b: HostBuffer| (b.va, b.lkey, b.rkey);
+    Ok((c.ends, [buf(c.bufs[0]), buf(c.bufs[1])]))
 }
 
 fn cq_ready(w: &World, e: &Endpoint) -> bool {
@@ -826,7 +700,7 @@ fn run_rdma(
     if plan.workload.message_bytes <= verbs::Memory::MAX_REAL_LEN {
         w.reserve(2 * plan.workload.message_bytes)?;
     }
-    let setup = w.in_parallel(|w| rdma_setup(w, plan, channel));
+    let setup = rdma_setup(&mut w, plan, channel);
     m.setup_end = w.now();
     settle(&mut w)?;
     let before = snap(&w);
@@ -1834,9 +1708,8 @@ mod tests {
         )
         .expect("a valid plan");
         let mut w = new_world(&plan, &BTreeMap::new(), None, false, false).expect("a world");
-        let ((a, _), bufs) = w
-            .in_parallel(|w| rdma_setup(w, &plan, None))
-            .unwrap_or_else(|o| panic!("setup failed: {o:?}"));
+        let ((a, _), bufs) =
+            rdma_setup(&mut w, &plan, None).unwrap_or_else(|o| panic!("setup failed: {o:?}"));
         settle(&mut w).expect("settles");
         let len = plan.workload.message_bytes as usize;
         let msg = pattern(plan.seed ^ 1, len);
