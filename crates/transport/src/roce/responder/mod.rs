@@ -178,7 +178,9 @@ pub struct ResponderCounters {
 
 #[derive(Clone, Copy, Debug)]
 enum Message {
-    Send { offset: u64 },
+    Send {
+        offset: u64,
+    },
     Write {
         va: u64,
         rkey: u32,
