@@ -323,7 +323,7 @@ fn rdma_setup(w: &mut World, plan: &Plan, size: u64, qps: u32) -> Result<Vec<Rdm
     let len = size.max(8);
     let mut out = Vec::new();
     for _ in 0..qps.max(1) {
-        let (a, b) = w.connect_rc(0, 1, &o)?;
+        let (a, b) = w.connect_rc(0, 1, &o).map_err(WorldError::from)?;
         let mut buf = [(0, 0, 0); 2];
         for (i, e) in [a, b].iter().enumerate() {
             let mem = w.verbs(e.host).memory_mut();

@@ -10,15 +10,19 @@
 //! - [`bytes`]: [`ByteLen`], a byte count that prints as B/KiB/MiB/GiB.
 //! - [`ids`]: `Copy` handles ([`NodeId`], [`PortId`], [`FlowId`], ...) that index arenas.
 //! - [`prob`]: [`Probability`], a fixed-point fraction so that random draws compare integers.
+//! - [`access`]: [`RemoteOp`], the access right a remote request needs (shared by the
+//!   transport, which reads it off the opcode, and verbs, which checks it).
 //!
 //! Floats appear only at the edges: parsing user input and printing reports.
 
+pub mod access;
 pub mod bytes;
 pub mod ids;
 pub mod prob;
 pub mod rate;
 pub mod time;
 
+pub use access::RemoteOp;
 pub use bytes::ByteLen;
 pub use ids::{FlowId, LinkId, NodeId, PortId, Priority};
 pub use prob::Probability;

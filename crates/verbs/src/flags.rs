@@ -158,6 +158,15 @@ impl AccessFlags {
     pub const REMOTE: AccessFlags = AccessFlags(
         AccessFlags::REMOTE_WRITE.0 | AccessFlags::REMOTE_READ.0 | AccessFlags::REMOTE_ATOMIC.0,
     );
+
+    /// The access bit a remote operation needs from the QP and the MR.
+    pub const fn for_remote(op: units::RemoteOp) -> AccessFlags {
+        match op {
+            units::RemoteOp::Write => AccessFlags::REMOTE_WRITE,
+            units::RemoteOp::Read => AccessFlags::REMOTE_READ,
+            units::RemoteOp::Atomic => AccessFlags::REMOTE_ATOMIC,
+        }
+    }
 }
 
 bitset! {

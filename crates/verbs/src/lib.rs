@@ -87,11 +87,16 @@
 //!                                               counts, AV (the transport's config); on a request:
 //!                                               the access flags (→ NAK invalid request)
 //!             set_error(qpn)                    move to ERR and flush
-//!             memory() / memory_mut()           WRITE data and atomics (after responder_check)
+//!             remote_write(qpn, rkey, va, data) a WRITE packet's payload into memory (and
+//!             remote_write_ref(.., ref, len))       its synthetic twin), checked again per packet
+//!             remote_read(qpn, rkey, va, &mut buf)  a READ response's payload (remote_read_ref:
+//!                                                   the synthetic reference), per packet
+//!             remote_atomic(qpn, rkey, va, op)  the atomic's read-modify-write, its original value
 //! ```
 //!
-//! Also here, but not called by the simulator: `remote_write`, `remote_read`, `remote_atomic`
-//! (the world's environment writes memory itself after `responder_check`), `scatter_ud_recv`
+//! Every access to the responder's memory goes through the rkey, as a NIC translates every
+//! DMA through the memory key; `responder_check` up front decides the NAK. Also here, but not
+//! called by the simulator: `scatter_ud_recv`
 //! (the responder places the GRH and the payload with two `scatter_recv` calls), `qkey`,
 //! `ud_send_qkey` (the world puts the WR's `remote_qkey` in the packet as given), `send_queue`,
 //! `recv_queue` and `qp_type` — this crate's tests call these — and `peek_send` (this crate's

@@ -631,8 +631,11 @@ fn gid_ipv6(r: &mut LabResult) -> Result<u64, LabError> {
     let start = w.now();
     let err = match w.connect_rc(0, 1, &RcOptions::default()) {
         Ok(_) => None,
-        Err(crate::world::WorldError::Verbs(e)) => Some(e),
-        Err(e) => return Err(LabError::sim(e)),
+        Err(crate::world::ConnectError {
+            source: crate::world::WorldError::Verbs(e),
+            ..
+        }) => Some(e),
+        Err(e) => return Err(LabError::sim(e.source)),
     };
     r.counters = counters_of(&w, &[0, 1], &[], &[]);
     r.counters.extend(switch_rows(&w, &[], true));

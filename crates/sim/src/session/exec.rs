@@ -1318,8 +1318,11 @@ impl Exec<'_> {
                             None => text,
                         })
                     }
-                    Err(WorldError::Verbs(e)) => Done::verbs_err(&e),
-                    Err(e) => Done::failed(msg!(FailedWorld, detail = e.to_string())),
+                    Err(crate::world::ConnectError {
+                        source: WorldError::Verbs(e),
+                        ..
+                    }) => Done::verbs_err(&e),
+                    Err(e) => Done::failed(msg!(FailedWorld, detail = e.source.to_string())),
                 }
             }
             Call::DestroyQp { qp } => {

@@ -1,10 +1,13 @@
-//! Connection setup: `connect_rc` brings an RC QP on each of two hosts to RTS connected to the
-//! other, as an application does it (PD, CQ, QP, RESET→INIT, the out-of-band exchange over
-//! TCP, INIT→RTR→RTS with the masks IBTA requires), the two hosts setting up side by side. The
-//! experiments and labs start from it; [`RcOptions`] carries what they vary.
+//! Connection setup, the one bring-up every experiment uses: [`World::connect_rc_with`] brings
+//! an RC QP on each of two hosts up as an application does it (PD, CQ, QP, optionally a buffer
+//! and its MR, RESET→INIT, the out-of-band exchange over TCP, INIT→RTR→RTS with the masks IBTA
+//! requires), the two hosts setting up side by side, and stops at the state asked for. A
+//! failure names the verb and the host ([`ConnectError`]). [`World::connect_rc`] is the common
+//! case (to RTS, no buffer); [`RcOptions`] carries what the experiments vary.
 
 use super::HostIx;
 use super::{ConnInfo, World, WorldError};
+use verbs::types::{ChannelHandle, QpState};
 use verbs::{AccessFlags, QpAttr, QpAttrMask, QpNum};
 
 /// One side of a connected RC QP.
@@ -67,20 +70,137 @@ impl Default for RcOptions {
     }
 }
 
+/// A buffer each host allocates (and normally registers) during the bring-up, after its QP
+/// and before INIT; its address and rkey cross in the out-of-band exchange, as an application
+/// sends them with its QPN.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct BufferSpec {
+    /// Bytes per host.
+    pub len: u64,
+    /// Seed of the content when the buffer is synthetic (longer than
+    /// `verbs::Memory::MAX_REAL_LEN`).
+    pub seed: u64,
+    /// Register it with [`RcOptions::access`]; an unregistered buffer has lkey and rkey 0
+    /// (a lesson shows what the NIC does with it).
+    pub register: bool,
+}
+
+/// What [`World::connect_rc_with`] does beyond [`RcOptions`].
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct Bringup {
+    /// QP attributes, queue sizes and access.
+    pub opts: RcOptions,
+    /// A completion channel (created beforehand) per host, for its CQ.
+    pub channels: [Option<ChannelHandle>; 2],
+    /// The state both QPs are left in: RTS to connect; a lesson stops at RESET, INIT or RTR
+    /// to show what each state refuses. (RESET and INIT skip the exchange.)
+    pub stop_at: QpState,
+    /// A buffer per host, or none.
+    pub buffer: Option<BufferSpec>,
+}
+
+impl Bringup {
+    /// Both QPs to RTS, no buffer, no completion channel.
+    pub fn rts(opts: RcOptions) -> Bringup {
+        Bringup {
+            opts,
+            channels: [None, None],
+            stop_at: QpState::Rts,
+            buffer: None,
+        }
+    }
+}
+
+/// A host's buffer from the bring-up: address, and the keys (0 when unregistered).
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub struct HostBuffer {
+    /// Virtual address.
+    pub va: u64,
+    /// Local key.
+    pub lkey: u32,
+    /// Remote key.
+    pub rkey: u32,
+}
+
+/// Two connected (or partly brought up) RC QPs and their buffers.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct Connected {
+    /// Host `a`'s end and host `b`'s.
+    pub ends: (Endpoint, Endpoint),
+    /// Each host's buffer (zeros without [`Bringup::buffer`]).
+    pub bufs: [HostBuffer; 2],
+}
+
+/// The step of a bring-up, named as the application calls it.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum ConnectStep {
+    /// `ibv_alloc_pd`.
+    AllocPd,
+    /// `ibv_create_cq`.
+    CreateCq,
+    /// `ibv_create_qp`.
+    CreateQp,
+    /// Allocating the buffer.
+    Malloc,
+    /// `ibv_reg_mr`.
+    RegMr,
+    /// `ibv_modify_qp` to INIT.
+    ModifyInit,
+    /// The QPN/PSN/GID/rkey exchange over TCP (both hosts).
+    Exchange,
+    /// `ibv_modify_qp` to RTR.
+    ModifyRtr,
+    /// `ibv_modify_qp` to RTS.
+    ModifyRts,
+}
+
+impl ConnectStep {
+    /// The verb as a report names it.
+    pub const fn verb(self) -> &'static str {
+        match self {
+            ConnectStep::AllocPd => "ibv_alloc_pd",
+            ConnectStep::CreateCq => "ibv_create_cq",
+            ConnectStep::CreateQp => "ibv_create_qp",
+            ConnectStep::Malloc => "malloc",
+            ConnectStep::RegMr => "ibv_reg_mr",
+            ConnectStep::ModifyInit => "ibv_modify_qp(INIT)",
+            ConnectStep::Exchange => "out-of-band exchange",
+            ConnectStep::ModifyRtr => "ibv_modify_qp(RTR)",
+            ConnectStep::ModifyRts => "ibv_modify_qp(RTS)",
+        }
+    }
+}
+
+/// A bring-up that failed: which verb, on which host (for the exchange, the first of the two),
+/// and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{} on host {host}: {source}", step.verb())]
+pub struct ConnectError {
+    /// The step that failed.
+    pub step: ConnectStep,
+    /// The host it failed on.
+    pub host: u32,
+    /// What the world said.
+    #[source]
+    pub source: WorldError,
+}
+
+impl ConnectError {
+    fn at(step: ConnectStep, host: u32) -> impl FnOnce(WorldError) -> ConnectError {
+        move |source| ConnectError { step, host, source }
+    }
+}
+
 impl World {
     /// Creates a PD, a CQ and an RC QP on hosts `a` and `b` and brings both QPs to RTS
-    /// connected to each other: RESET→INIT, the out-of-band exchange over a TCP connection
-    /// ([`World::exchange`]), then INIT→RTR→RTS with the masks IBTA requires.
-    /// The two hosts set up side by side ([`World::in_parallel`]): each host's calls run in
-    /// order on its own application thread, and the exchange waits for both.
+    /// connected to each other ([`World::connect_rc_with`] with [`Bringup::rts`]).
     pub fn connect_rc(
         &mut self,
         a: impl Into<HostIx>,
         b: impl Into<HostIx>,
         o: &RcOptions,
-    ) -> Result<(Endpoint, Endpoint), WorldError> {
-        let (a, b): (HostIx, HostIx) = (a.into(), b.into());
-        self.connect_rc_with_channels(a, b, o, [None, None])
+    ) -> Result<(Endpoint, Endpoint), ConnectError> {
+        Ok(self.connect_rc_with(a, b, &Bringup::rts(*o))?.ends)
     }
 
     /// [`World::connect_rc`] whose CQ on host `a` (`channels[0]`) or `b` (`channels[1]`)
@@ -90,27 +210,63 @@ impl World {
         a: impl Into<HostIx>,
         b: impl Into<HostIx>,
         o: &RcOptions,
-        channels: [Option<verbs::types::ChannelHandle>; 2],
-    ) -> Result<(Endpoint, Endpoint), WorldError> {
-        let (a, b): (HostIx, HostIx) = (a.into(), b.into());
-        self.in_parallel(|w| w.connect_rc_now(a, b, o, channels))
+        channels: [Option<ChannelHandle>; 2],
+    ) -> Result<(Endpoint, Endpoint), ConnectError> {
+        let how = Bringup {
+            channels,
+            ..Bringup::rts(*o)
+        };
+        Ok(self.connect_rc_with(a, b, &how)?.ends)
     }
 
-    pub(super) fn connect_rc_now(
+    /// The bring-up: on hosts `a` and `b`, side by side ([`World::in_parallel`]: each host's
+    /// calls run in order on its own application thread, the exchange waits for both), a PD,
+    /// a CQ, an RC QP and the buffer asked for; RESET→INIT; the out-of-band exchange over a
+    /// TCP connection ([`World::exchange_conn_info`]); INIT→RTR→RTS with the masks IBTA
+    /// requires, stopping at [`Bringup::stop_at`].
+    pub fn connect_rc_with(
+        &mut self,
+        a: impl Into<HostIx>,
+        b: impl Into<HostIx>,
+        how: &Bringup,
+    ) -> Result<Connected, ConnectError> {
+        let (a, b): (HostIx, HostIx) = (a.into(), b.into());
+        self.in_parallel(|w| w.connect_rc_now(a, b, how))
+    }
+
+    fn connect_rc_now(
         &mut self,
         a: HostIx,
         b: HostIx,
-        o: &RcOptions,
-        channels: [Option<verbs::types::ChannelHandle>; 2],
-    ) -> Result<(Endpoint, Endpoint), WorldError> {
-        use verbs::types::{AhAttr, Gid, QpState, QpType};
-        if a.get() >= self.host_count() || b.get() >= self.host_count() {
-            return Err(WorldError::NoHost(a.max(b).get()));
+        how: &Bringup,
+    ) -> Result<Connected, ConnectError> {
+        use ConnectStep as S;
+        use verbs::types::{AhAttr, Gid, QpType};
+        let o = &how.opts;
+        for h in [a, b] {
+            if h.get() >= self.host_count() {
+                return Err(ConnectError::at(S::AllocPd, h.get())(WorldError::NoHost(
+                    h.get(),
+                )));
+            }
         }
+        let rank = |s: QpState| match s {
+            QpState::Reset => 0,
+            QpState::Init => 1,
+            QpState::Rtr => 2,
+            _ => 3,
+        };
+        let reach = |s: QpState| rank(how.stop_at) >= rank(s);
         let mut ends = Vec::new();
-        for (h, channel) in [a, b].into_iter().zip(channels) {
-            let pd = self.state.hosts[h.index()].verbs.alloc_pd()?;
-            let (cq, _) = self.create_cq(h, o.cqe, channel)?;
+        let mut bufs = [HostBuffer::default(); 2];
+        for (i, (h, channel)) in [a, b].into_iter().zip(how.channels).enumerate() {
+            let pd = self.state.hosts[h.index()]
+                .verbs
+                .alloc_pd()
+                .map_err(|e| ConnectError::at(S::AllocPd, h.get())(e.into()))?;
+            let (cq, _) = self
+                .create_cq(h, o.cqe, channel)
+                .map_err(|e| ConnectError::at(S::CreateCq, h.get())(e.into()))?;
             let init = verbs::qp::QpInitAttr {
                 qp_type: QpType::Rc,
                 send_cq: cq,
@@ -118,13 +274,40 @@ impl World {
                 cap: o.cap,
                 sq_sig_all: false,
             };
-            let qpn = self.create_qp(h, pd, &init)?.qpn;
+            let qpn = self
+                .create_qp(h, pd, &init)
+                .map_err(|e| ConnectError::at(S::CreateQp, h.get())(e.into()))?
+                .qpn;
+            if let Some(spec) = how.buffer {
+                let mem = self.state.hosts[h.index()].verbs.memory_mut();
+                let va = if spec.len <= verbs::Memory::MAX_REAL_LEN {
+                    mem.alloc(spec.len)
+                } else {
+                    mem.alloc_synthetic(spec.len, spec.seed)
+                }
+                .map_err(|e| ConnectError::at(S::Malloc, h.get())(e.into()))?;
+                bufs[i].va = va;
+                if spec.register {
+                    let mr = self
+                        .reg_mr(h, pd, va, spec.len, o.access)
+                        .map_err(|e| ConnectError::at(S::RegMr, h.get())(e.into()))?;
+                    bufs[i].lkey = mr.lkey;
+                    bufs[i].rkey = mr.rkey;
+                }
+            }
             ends.push(Endpoint {
                 host: h.get(),
                 pd,
                 cq,
                 qpn,
             });
+        }
+        let done = |ends: &[Endpoint]| Connected {
+            ends: (ends[0], ends[1]),
+            bufs,
+        };
+        if !reach(QpState::Init) {
+            return Ok(done(&ends));
         }
         for me in [ends[0], ends[1]] {
             let init = QpAttr {
@@ -141,19 +324,25 @@ impl World {
                     | QpAttrMask::PKEY_INDEX
                     | QpAttrMask::PORT
                     | QpAttrMask::ACCESS_FLAGS,
-            )?;
+            )
+            .map_err(|e| ConnectError::at(S::ModifyInit, me.host)(e.into()))?;
         }
-        // Each side's QPN, first PSN and GID cross a TCP connection before RTR; the RTR
-        // attributes come from the bytes each side read. connect_rc registers no buffer, so
-        // rkey and address are zero here (applications send theirs in the same message).
-        let info = |w: &World, e: &Endpoint| ConnInfo {
+        if !reach(QpState::Rtr) {
+            return Ok(done(&ends));
+        }
+        // Each side's QPN, first PSN, GID and buffer cross a TCP connection before RTR; the
+        // RTR attributes come from the bytes each side read.
+        let info = |w: &World, i: usize, e: &Endpoint| ConnInfo {
             qpn: e.qpn.get(),
             psn: 0,
             gid: w.local_gid(HostIx(e.host)).0,
-            ..ConnInfo::default()
+            rkey: bufs[i].rkey,
+            addr: bufs[i].va,
         };
-        let infos = [info(self, &ends[0]), info(self, &ends[1])];
-        let (a_learned, b_learned) = self.exchange_conn_info(a, b, infos)?;
+        let infos = [info(self, 0, &ends[0]), info(self, 1, &ends[1])];
+        let (a_learned, b_learned) = self
+            .exchange_conn_info(a, b, infos)
+            .map_err(ConnectError::at(S::Exchange, a.get()))?;
         for (me, peer) in [(ends[0], a_learned), (ends[1], b_learned)] {
             let mut ah_attr = AhAttr::roce(Gid(peer.gid));
             ah_attr.grh.sgid_index = self.state.hosts[me.host as usize].sgid_index;
@@ -178,7 +367,11 @@ impl World {
                     | QpAttrMask::RQ_PSN
                     | QpAttrMask::MAX_DEST_RD_ATOMIC
                     | QpAttrMask::MIN_RNR_TIMER,
-            )?;
+            )
+            .map_err(|e| ConnectError::at(S::ModifyRtr, me.host)(e.into()))?;
+        }
+        if !reach(QpState::Rts) {
+            return Ok(done(&ends));
         }
         for me in [ends[0], ends[1]] {
             let rts = QpAttr {
@@ -200,8 +393,9 @@ impl World {
                     | QpAttrMask::RNR_RETRY
                     | QpAttrMask::SQ_PSN
                     | QpAttrMask::MAX_QP_RD_ATOMIC,
-            )?;
+            )
+            .map_err(|e| ConnectError::at(S::ModifyRts, me.host)(e.into()))?;
         }
-        Ok((ends[0], ends[1]))
+        Ok(done(&ends))
     }
 }

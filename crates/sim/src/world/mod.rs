@@ -79,7 +79,9 @@ mod verbs_api;
 mod writes;
 use budget::TotalBudget;
 pub use capture::{FRAME_LOG_MAX, LoggedFrame, WIRE_PAYLOAD_SHOWN};
-pub use connect::{Endpoint, RcOptions};
+pub use connect::{
+    Bringup, BufferSpec, ConnectError, ConnectStep, Connected, Endpoint, HostBuffer, RcOptions,
+};
 pub use events::{Event, HostEvent};
 pub use exchange::ConnInfo;
 use rdma_tx::port_rate;
@@ -154,6 +156,9 @@ pub enum WorldError {
     /// A verbs call failed.
     #[error(transparent)]
     Verbs(#[from] VerbsError),
+    /// Host memory could not be allocated (a buffer too large or the address space full).
+    #[error(transparent)]
+    Memory(#[from] verbs::MemoryError),
     /// A run exceeded a budget.
     #[error(transparent)]
     Budget(#[from] BudgetExceeded),
@@ -171,6 +176,15 @@ pub enum WorldError {
         "the out-of-band connection exchange over TCP did not complete: the connection closed or no event was left to run (is the link losing every frame?)"
     )]
     Exchange,
+    /// A QP bring-up failed: the verb, the host and why.
+    #[error(transparent)]
+    Connect(Box<ConnectError>),
+}
+
+impl From<ConnectError> for WorldError {
+    fn from(e: ConnectError) -> WorldError {
+        WorldError::Connect(Box::new(e))
+    }
 }
 
 #[derive(Debug)]

@@ -385,14 +385,19 @@ impl State {
                 }
                 Some(data)
             }
-            DataRef::Remote { va } => {
-                let data = match host.verbs.memory().synthetic_ref(va, len as u64) {
-                    Some(r) => PoolData::Synthetic(r),
-                    None => {
+            DataRef::Remote { va, rkey } => {
+                // The NIC's DMA read of the responder's memory, through the request's rkey.
+                // The READ was checked when it arrived (or replayed); the MR can still be
+                // deregistered before its last response leaves, and then the response carries
+                // zeros (a real NIC would fail the DMA; the model keeps the packet train).
+                let qpn = QpNum::masked(qpn);
+                let data = match host.verbs.remote_read_ref(qpn, rkey, va, len as u64) {
+                    Ok(Some(r)) => PoolData::Synthetic(r),
+                    _ => {
                         let mut buf = self.spare.pop().unwrap_or_default();
                         buf.clear();
                         buf.resize(len, 0);
-                        if host.verbs.memory().read(va, &mut buf).is_err() {
+                        if host.verbs.remote_read(qpn, rkey, va, &mut buf).is_err() {
                             buf.fill(0);
                         }
                         PoolData::Bytes(buf)

@@ -28,21 +28,11 @@ pub(super) struct VerbsEnv<'a> {
 
 impl ResponderEnv for VerbsEnv<'_> {
     fn qp_allows(&self, op: RemoteOp) -> bool {
-        let need = match op {
-            RemoteOp::Write => AccessFlags::REMOTE_WRITE,
-            RemoteOp::Read => AccessFlags::REMOTE_READ,
-            RemoteOp::Atomic => AccessFlags::REMOTE_ATOMIC,
-        };
         self.ctx
             .query_qp(self.qpn)
-            .is_ok_and(|(a, _)| a.qp_access_flags.contains(need))
+            .is_ok_and(|(a, _)| a.qp_access_flags.contains(AccessFlags::for_remote(op)))
     }
     fn check_rkey(&mut self, rkey: u32, va: u64, len: u64, op: RemoteOp) -> bool {
-        let op = match op {
-            RemoteOp::Write => verbs::transport::RemoteOp::Write,
-            RemoteOp::Read => verbs::transport::RemoteOp::Read,
-            RemoteOp::Atomic => verbs::transport::RemoteOp::Atomic,
-        };
         self.ctx
             .responder_check(self.qpn, op, rkey, va, len)
             .is_ok()
@@ -134,38 +124,26 @@ impl ResponderEnv for VerbsEnv<'_> {
             .scatter_recv_at(self.qpn, index as usize, offset, &data)
             .map_err(|_| RecvFailure::BadWqe)
     }
-    fn write_remote(&mut self, va: u64, len: u64, data: &[u8]) {
-        let r = match self.symbolic {
-            Some(r) if data.is_empty() => self.ctx.memory_mut().write_ref(va, r, len),
-            _ => self.ctx.memory_mut().write(va, data),
+    fn write_remote(&mut self, rkey: u32, va: u64, len: u64, data: &[u8]) {
+        let written = match self.symbolic {
+            Some(r) if data.is_empty() => self.ctx.remote_write_ref(self.qpn, rkey, va, r, len),
+            _ => self.ctx.remote_write(self.qpn, rkey, va, data),
         };
-        // `check_rkey` found [va, va + len) inside an MR, an MR lies inside one mapped
-        // buffer (`reg_mr` checks), and the simulator never frees a buffer.
-        debug_assert!(r.is_ok(), "a WRITE into checked memory failed: {r:?}");
+        // The responder checked the message's whole range with `check_rkey` before its first
+        // packet, and every packet lies inside it; nothing can deregister the MR in between
+        // (verbs calls run between events, and this runs inside one).
+        debug_assert!(written.is_ok(), "a checked WRITE failed: {written:?}");
     }
-    fn atomic(&mut self, va: u64, compare_swap: Option<(u64, u64)>, add: u64) -> u64 {
+    fn atomic(&mut self, rkey: u32, va: u64, compare_swap: Option<(u64, u64)>, add: u64) -> u64 {
         let op = match compare_swap {
             Some((compare, swap)) => AtomicOp::CmpAndSwp { compare, swap },
             None => AtomicOp::FetchAndAdd { add },
         };
-        // The rkey was checked by check_rkey just before; read-modify-write the memory.
-        let orig = self.ctx.memory().read_u64(va);
-        debug_assert!(orig.is_ok(), "an atomic on checked memory failed: {orig:?}");
-        let orig = orig.unwrap_or(0);
-        let new = match op {
-            AtomicOp::CmpAndSwp { compare, swap } => {
-                if orig == compare {
-                    swap
-                } else {
-                    orig
-                }
-            }
-            AtomicOp::FetchAndAdd { add } => orig.wrapping_add(add),
-        };
-        let r = self.ctx.memory_mut().write_u64(va, new);
-        // Checked like a WRITE's target (see `write_remote`).
-        debug_assert!(r.is_ok(), "an atomic on checked memory failed: {r:?}");
-        orig
+        let orig = self.ctx.remote_atomic(self.qpn, rkey, va, op);
+        // Checked by `check_rkey` (key, PD, access, range) and the responder (alignment, the
+        // QP's atomic resources) just before, within the same event.
+        debug_assert!(orig.is_ok(), "a checked atomic failed: {orig:?}");
+        orig.unwrap_or(0)
     }
 }
 

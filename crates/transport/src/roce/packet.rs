@@ -29,10 +29,13 @@ pub enum DataRef {
         /// Offset within the message.
         offset: u64,
     },
-    /// The responder's memory at virtual address `va` (a READ response).
+    /// The responder's memory at virtual address `va` (a READ response), read through the
+    /// request's `rkey` (the NIC translates every response's DMA read with it).
     Remote {
         /// Start address.
         va: u64,
+        /// The memory key the READ request carried.
+        rkey: u32,
     },
 }
 

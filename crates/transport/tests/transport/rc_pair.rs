@@ -84,11 +84,11 @@ impl ResponderEnv for BSide {
         buf[offset as usize..end].copy_from_slice(data);
         Ok(())
     }
-    fn write_remote(&mut self, va: u64, _len: u64, data: &[u8]) {
+    fn write_remote(&mut self, _rkey: u32, va: u64, _len: u64, data: &[u8]) {
         let o = (va - BASE) as usize;
         self.mem[o..o + data.len()].copy_from_slice(data);
     }
-    fn atomic(&mut self, va: u64, cs: Option<(u64, u64)>, add: u64) -> u64 {
+    fn atomic(&mut self, _rkey: u32, va: u64, cs: Option<(u64, u64)>, add: u64) -> u64 {
         let o = (va - BASE) as usize;
         let orig = u64::from_le_bytes(self.mem[o..o + 8].try_into().unwrap());
         let new = match cs {
@@ -222,7 +222,7 @@ impl Pair {
             DataRef::Request { id, offset } => {
                 self.a_bufs[&id][offset as usize..offset as usize + n].to_vec()
             }
-            DataRef::Remote { va } => {
+            DataRef::Remote { va, .. } => {
                 let o = (va - BASE) as usize;
                 self.b.mem[o..o + n].to_vec()
             }

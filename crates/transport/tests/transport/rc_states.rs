@@ -104,11 +104,11 @@ impl ResponderEnv for Env {
     fn fail_recv(&mut self, why: RecvFailure) {
         self.recv_errors.push(why);
     }
-    fn write_remote(&mut self, va: u64, _len: u64, data: &[u8]) {
+    fn write_remote(&mut self, _rkey: u32, va: u64, _len: u64, data: &[u8]) {
         let o = (va - BASE) as usize;
         self.mem[o..o + data.len()].copy_from_slice(data);
     }
-    fn atomic(&mut self, va: u64, _cs: Option<(u64, u64)>, add: u64) -> u64 {
+    fn atomic(&mut self, _rkey: u32, va: u64, _cs: Option<(u64, u64)>, add: u64) -> u64 {
         let o = (va - BASE) as usize;
         let orig = u64::from_le_bytes(self.mem[o..o + 8].try_into().expect("8 bytes"));
         self.mem[o..o + 8].copy_from_slice(&orig.wrapping_add(add).to_le_bytes());

@@ -251,27 +251,9 @@ impl GatherError {
     }
 }
 
-/// A remote operation as the responder sees it.
-#[derive(Clone, Copy, Debug, Eq, PartialEq)]
-pub enum RemoteOp {
-    /// RDMA WRITE (and WRITE_WITH_IMM).
-    Write,
-    /// RDMA READ.
-    Read,
-    /// Compare-and-swap or fetch-and-add.
-    Atomic,
-}
-
-impl RemoteOp {
-    /// The access bit the QP and the MR must grant.
-    pub const fn needed(self) -> AccessFlags {
-        match self {
-            RemoteOp::Write => AccessFlags::REMOTE_WRITE,
-            RemoteOp::Read => AccessFlags::REMOTE_READ,
-            RemoteOp::Atomic => AccessFlags::REMOTE_ATOMIC,
-        }
-    }
-}
+/// A remote operation as the responder sees it (one type with the transport, which reads it
+/// off the opcode).
+pub use units::RemoteOp;
 
 /// An atomic's operands.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]

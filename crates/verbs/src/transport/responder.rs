@@ -204,7 +204,7 @@ impl Context {
         len: u64,
     ) -> Result<(), ResponderError> {
         let qp = self.qp(qpn)?;
-        let needed = op.needed();
+        let needed = AccessFlags::for_remote(op);
         if !qp.attr.qp_access_flags.contains(needed) {
             return Err(ResponderError::QpAccess {
                 qpn,
@@ -236,6 +236,21 @@ impl Context {
         Ok(())
     }
 
+    /// [`remote_write`](Self::remote_write) of `len` bytes of synthetic content `r` (a payload
+    /// that travels as a reference to the sender's synthetic memory, not as bytes).
+    pub fn remote_write_ref(
+        &mut self,
+        qpn: QpNum,
+        rkey: u32,
+        va: u64,
+        r: SyntheticRef,
+        len: u64,
+    ) -> Result<(), ResponderError> {
+        self.responder_check(qpn, RemoteOp::Write, rkey, va, len)?;
+        self.memory.write_ref(va, r, len)?;
+        Ok(())
+    }
+
     /// Runs the responder checks for a READ of `out.len()` bytes at `va`, then reads them.
     pub fn remote_read(
         &self,
@@ -247,6 +262,19 @@ impl Context {
         self.responder_check(qpn, RemoteOp::Read, rkey, va, out.len() as u64)?;
         self.memory.read(va, out)?;
         Ok(())
+    }
+
+    /// [`remote_read`](Self::remote_read) of `len` bytes that are synthetic content: their
+    /// reference (`None` when the range holds real bytes; read those with `remote_read`).
+    pub fn remote_read_ref(
+        &self,
+        qpn: QpNum,
+        rkey: u32,
+        va: u64,
+        len: u64,
+    ) -> Result<Option<SyntheticRef>, ResponderError> {
+        self.responder_check(qpn, RemoteOp::Read, rkey, va, len)?;
+        Ok(self.memory.synthetic_ref(va, len))
     }
 
     /// Runs the responder checks for an atomic on the 8 bytes at `va`, applies it and returns

@@ -130,12 +130,14 @@ impl Responder {
                     }
                     self.msg = Some(Message::Write {
                         va: reth.va,
+                        rkey: reth.rkey,
                         offset: 0,
                         len: reth.dma_len as u64,
                     });
                 }
                 let Some(Message::Write {
                     va,
+                    rkey,
                     offset,
                     len: total,
                 }) = self.msg
@@ -159,6 +161,7 @@ impl Responder {
                 }
                 if len > 0 && !placed {
                     env.write_remote(
+                        rkey,
                         va + offset,
                         len as u64,
                         &payload[..payload.len().min(len as usize)],
@@ -166,6 +169,7 @@ impl Responder {
                 }
                 self.msg = Some(Message::Write {
                     va,
+                    rkey,
                     offset: offset + len as u64,
                     len: total,
                 });
@@ -205,6 +209,7 @@ impl Responder {
                 self.out.push_back(Outgoing::Read {
                     psn: p,
                     va: reth.va,
+                    rkey: reth.rkey,
                     remaining: len,
                     first: true,
                     msn: self.msn,
@@ -229,9 +234,9 @@ impl Responder {
                     return;
                 }
                 let orig = if op == CompareSwap {
-                    env.atomic(a.va, Some((a.compare, a.swap_add)), 0)
+                    env.atomic(a.rkey, a.va, Some((a.compare, a.swap_add)), 0)
                 } else {
-                    env.atomic(a.va, None, a.swap_add)
+                    env.atomic(a.rkey, a.va, None, a.swap_add)
                 };
                 self.remember(Resource::Atomic { psn: p, orig });
                 self.msn = (self.msn + 1) & psn::MASK;

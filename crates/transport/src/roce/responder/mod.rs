@@ -58,16 +58,8 @@ use units::SimTime;
 use wire::ib::Operation;
 use wire::ib::aeth::{CREDITS_UNLIMITED, NakCode, Syndrome};
 
-/// The remote access a request needs.
-#[derive(Clone, Copy, Debug, Eq, PartialEq)]
-pub enum RemoteOp {
-    /// RDMA WRITE (REMOTE_WRITE).
-    Write,
-    /// RDMA READ (REMOTE_READ).
-    Read,
-    /// Atomics (REMOTE_ATOMIC).
-    Atomic,
-}
+/// The remote access a request needs: one type with the verbs layer, which checks it.
+pub use units::RemoteOp;
 
 /// Why a receive WQE could not take a SEND's data.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -115,11 +107,13 @@ pub trait ResponderEnv {
     );
     /// Completes the claimed receive WQE with an error.
     fn fail_recv(&mut self, why: RecvFailure);
-    /// Writes the packet's `len` WRITE payload bytes to memory at `va` (already checked by
-    /// `check_rkey`); `data` as for [`place_recv`](Self::place_recv).
-    fn write_remote(&mut self, va: u64, len: u64, data: &[u8]);
-    /// Executes an atomic on the 8 bytes at `va` and returns the value before it.
-    fn atomic(&mut self, va: u64, compare_swap: Option<(u64, u64)>, add: u64) -> u64;
+    /// Writes the packet's `len` WRITE payload bytes to memory at `va` through `rkey` (the
+    /// message was checked by `check_rkey`, and every packet lies inside it); `data` as for
+    /// [`place_recv`](Self::place_recv).
+    fn write_remote(&mut self, rkey: u32, va: u64, len: u64, data: &[u8]);
+    /// Executes an atomic on the 8 bytes at `va` through `rkey` (checked by `check_rkey`)
+    /// and returns the value before it.
+    fn atomic(&mut self, rkey: u32, va: u64, compare_swap: Option<(u64, u64)>, add: u64) -> u64;
     /// UD: the 40 bytes that go before a datagram's payload in the receive buffer (RoCEv2:
     /// 20 zero bytes, then the packet's IPv4 header). Zeros unless the host knows better.
     fn ud_grh(&self) -> [u8; UD_GRH_BYTES as usize] {
@@ -184,8 +178,15 @@ pub struct ResponderCounters {
 
 #[derive(Clone, Copy, Debug)]
 enum Message {
-    Send { offset: u64 },
-    Write { va: u64, offset: u64, len: u64 },
+    Send {
+        offset: u64,
+    },
+    Write {
+        va: u64,
+        rkey: u32,
+        offset: u64,
+        len: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -412,6 +413,7 @@ impl Responder {
                     self.out.push_back(Outgoing::Read {
                         psn: p,
                         va: reth.va,
+                        rkey,
                         remaining: reth.dma_len as u64,
                         first: true,
                         msn: self.msn,

@@ -149,7 +149,7 @@ impl Responder {
         if !env.qp_allows(RemoteOp::Write) || !env.check_rkey(rkey, va, len, RemoteOp::Write) {
             return false;
         }
-        env.write_remote(va, len, data);
+        env.write_remote(rkey, va, len, data);
         true
     }
 

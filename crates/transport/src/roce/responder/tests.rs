@@ -68,11 +68,11 @@ impl ResponderEnv for Env {
     fn fail_recv(&mut self, why: RecvFailure) {
         self.failed.push(why);
     }
-    fn write_remote(&mut self, va: u64, len: u64, _data: &[u8]) {
+    fn write_remote(&mut self, _rkey: u32, va: u64, len: u64, _data: &[u8]) {
         let o = (va - BASE) as usize;
         self.mem[o..o + len as usize].fill(0xab);
     }
-    fn atomic(&mut self, va: u64, _cs: Option<(u64, u64)>, add: u64) -> u64 {
+    fn atomic(&mut self, _rkey: u32, va: u64, _cs: Option<(u64, u64)>, add: u64) -> u64 {
         self.atomics += 1;
         let o = (va - BASE) as usize;
         let orig = u64::from_le_bytes(self.mem[o..o + 8].try_into().expect("8 bytes"));

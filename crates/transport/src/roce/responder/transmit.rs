@@ -21,6 +21,7 @@ pub(super) enum Outgoing {
     Read {
         psn: Psn,
         va: u64,
+        rkey: u32,
         remaining: u64,
         first: bool,
         msn: u32,
@@ -115,6 +116,7 @@ impl Responder {
             Outgoing::Read {
                 psn: p,
                 va,
+                rkey,
                 remaining,
                 first,
                 msn,
@@ -139,6 +141,7 @@ impl Responder {
                     *item = Outgoing::Read {
                         psn: p.add(1),
                         va: va + len,
+                        rkey,
                         remaining: remaining - len,
                         first: false,
                         msn,
@@ -154,7 +157,7 @@ impl Responder {
                         payload_len: len as u32,
                     },
                     data: if len > 0 {
-                        DataRef::Remote { va }
+                        DataRef::Remote { va, rkey }
                     } else {
                         DataRef::None
                     },
