@@ -27,6 +27,12 @@ pub(super) const SIZES: [&str; 4] = ["1M", "4M", "8M", "16M"];
 /// time that leaves out every latency).
 /// assumption: 90%, below what the smallest offered size reaches on a non-blocking fabric.
 const NEAR_IDEAL: f64 = 0.90;
+/// A run below this share of what its paths allow ([`paths_share`]) lost the rest to
+/// something else than the paths: with DCQCN on and at least one ECN mark per flow (so the
+/// average flow's rate was cut at least once), its rate cuts.
+/// assumption: 80%, below the share the paths' bound leaves to PFC's pauses in this lab's
+/// runs (about 90%).
+const SHORT_OF_PATHS: f64 = 0.80;
 /// Uplinks the uplink chart shows at most (the busiest).
 const SHOWN: usize = 8;
 
@@ -115,11 +121,29 @@ fn spread(uplinks: &[LinkFlows], per_leaf: u32, spines: u32) -> Spread {
     }
 }
 
+/// The share of the ideal busbw the flows' paths allow: every step of a ring waits for its
+/// slowest transfer, a connection's chunk is split evenly over its QPs, and flows that share an
+/// uplink share its rate; so each flow goes at most at `spine_gbps` over the most flows any
+/// uplink carried, and a leaf sends its flows at that rate, at most the host's line rate. The
+/// ideal's own bottleneck is the host link or, when slower, all of a leaf's uplinks.
+fn paths_share(p: &Params, s: Spread) -> f64 {
+    let spines = p.int("spines") as f64;
+    let spine = p
+        .choice("spine_gbps")
+        .parse::<f64>()
+        .unwrap_or(HOST_GBPS as f64);
+    let host = HOST_GBPS as f64;
+    let per_flow = spine / f64::from(s.max.max(1));
+    let leaf = host.min(f64::from(s.per_leaf) * per_flow);
+    leaf / host.min(spines * spine)
+}
+
 /// What held busbw back, in the order the verdict checks them.
 fn limit(p: &Params, r: &Run, s: Spread) -> &'static str {
     let spines = p.int("spines") as u64;
     let spine_gbps: u64 = p.choice("spine_gbps").parse().unwrap_or(HOST_GBPS);
     let ratio = r.row.busbw_gbs / r.row.ideal_busbw_gbs.max(1e-9);
+    let paths = paths_share(p, s);
     if ratio >= NEAR_IDEAL {
         return if spines * spine_gbps < HOST_GBPS {
             "oversubscribed"
@@ -129,14 +153,19 @@ fn limit(p: &Params, r: &Run, s: Spread) -> &'static str {
     }
     if r.row.drops > 0 {
         "drops"
+    } else if p.flag("dcqcn")
+        && r.row.ecn_marks >= u64::from(s.per_leaf) * p.int("hosts") as u64
+        && ratio < SHORT_OF_PATHS * paths
+    {
+        "dcqcn"
+    } else if paths >= NEAR_IDEAL {
+        "latency"
     } else if s.collided > 0 {
         "ecmp"
     } else if spine_gbps < HOST_GBPS && u64::from(s.per_leaf) < spines {
         "few_flows"
-    } else if spine_gbps < HOST_GBPS && s.per_leaf % spines as u32 != 0 {
-        "uneven"
     } else {
-        "latency"
+        "uneven"
     }
 }
 
@@ -275,6 +304,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let spine_gbps: u64 = p.choice("spine_gbps").parse().unwrap_or(HOST_GBPS);
     r.verdict("busbw_pct", r1(pct));
     r.verdict("limit", limit(p, &asked, sa));
+    r.verdict("paths_pct", r1(100.0 * paths_share(p, sa)));
     r.verdict("flows_per_leaf", sa.per_leaf);
     r.verdict("spines", spines);
     r.verdict("spine_gbps", spine_gbps);
@@ -284,6 +314,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     r.verdict("qps", q);
     r.verdict("gain_pct", r1(100.0 * gain / a.busbw_gbs.max(1e-9)));
     r.verdict("limit_more", limit(p, &more, sb));
+    r.verdict("paths_more_pct", r1(100.0 * paths_share(p, sb)));
     r.verdict("drops", a.drops);
     r.events = Some(a.events + b.events);
     Ok(r)

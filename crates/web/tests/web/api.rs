@@ -780,7 +780,15 @@ async fn labs_list_their_parameters_and_run_with_defaults_or_given_values() {
     assert_eq!(
         ids,
         [
-            "incast", "hol", "storm", "deadlock", "loss", "qps", "trouble", "nvmf"
+            "incast",
+            "hol",
+            "storm",
+            "deadlock",
+            "loss",
+            "qps",
+            "trouble",
+            "nvmf",
+            "allreduce"
         ]
     );
     let senders = &list[0]["params"][0];
@@ -863,7 +871,7 @@ async fn bad_lab_requests_name_the_field_and_what_is_allowed() {
             "{}",
             404,
             "lab",
-            "incast, hol, storm, deadlock, loss, qps, trouble, nvmf",
+            "incast, hol, storm, deadlock, loss, qps, trouble, nvmf, allreduce",
         ),
     ] {
         let (s, e) = post(path, body).await;
