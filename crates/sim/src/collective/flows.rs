@@ -28,10 +28,13 @@ pub struct LinkFlows {
     pub flows: u32,
 }
 
+/// A flow: (source node, destination node, UDP source port).
+type Flow = (u32, u32, u16);
+
 /// The tap: per (node, local port), the flows seen.
 #[derive(Default)]
 pub(super) struct FlowTap {
-    seen: BTreeMap<(u32, u32), BTreeSet<(u32, u32, u16)>>,
+    seen: BTreeMap<(u32, u32), BTreeSet<Flow>>,
 }
 
 impl Tap for FlowTap {
