@@ -92,7 +92,7 @@ const S = {
     'fig.allreduce.gain_gbs': '多一个 QP 带来的变化', 'fig.allreduce.time_us': '完成一次 all-reduce 的时间',
     'fig.allreduce.shared_uplinks': '走了不止一条流的上联链路', 'fig.allreduce.busiest_uplink_pct': '最忙的上联链路的利用率',
     'fig.allreduce.pauses': 'PAUSE 帧', 'fig.allreduce.ecn_marks': 'ECN 标记', 'fig.allreduce.retransmissions': '重传的包',
-    'chart.allreduce.busbw': 'busbw：你选的 QP 数、多一个 QP、理想值', 'chart.allreduce.uplinks': '最忙的叶→脊上联链路：利用率，以及走它的流数',
+    'chart.allreduce.busbw': 'busbw：你选的 QP 数、多一个 QP、理想值', 'chart.allreduce.uplinks': '走的流最多的叶→脊上联链路：利用率',
     'chart.allreduce.spread': '走了 0、1、2……条流的上联链路各有几条',
     'v.ar.head': 'busbw 是理想值 {ideal} GB/s 的 {pct}%；',
     'v.ar.line_rate': '这就是线速：网络里没有什么拖住这个环。',
@@ -288,13 +288,13 @@ const S = {
     'param.allreduce.spines': 'spines (uplinks per leaf)', 'param.allreduce.spine_gbps': 'rate of each uplink',
     'param.allreduce.dcqcn': 'DCQCN (switches mark ECN)',
     'choice.size.1M': '1 MiB', 'choice.size.4M': '4 MiB', 'choice.size.8M': '8 MiB', 'choice.size.16M': '16 MiB',
-    'choice.spine_gbps.50': '50 Gb/s',
+    'choice.spine_gbps.50': '50 Gb/s', 'unit.channels': 'channels', 'unit.uplinks': 'uplinks',
     'fig.allreduce.busbw_gbs': 'busbw, the QPs you chose', 'fig.allreduce.ideal_busbw_gbs': 'ideal busbw (line rate)',
     'fig.allreduce.busbw_pct': 'busbw as a share of the ideal', 'fig.allreduce.busbw_more_gbs': 'busbw with one more QP per connection',
     'fig.allreduce.gain_gbs': 'what one more QP changes', 'fig.allreduce.time_us': 'time of one all-reduce',
     'fig.allreduce.shared_uplinks': 'uplinks carrying more than one flow', 'fig.allreduce.busiest_uplink_pct': 'the busiest uplink\'s utilisation',
     'fig.allreduce.pauses': 'PAUSE frames', 'fig.allreduce.ecn_marks': 'ECN marks', 'fig.allreduce.retransmissions': 'packets sent again',
-    'chart.allreduce.busbw': 'busbw: the QPs you chose, one more, the ideal', 'chart.allreduce.uplinks': 'The busiest leaf→spine uplinks: utilisation, and the flows on each',
+    'chart.allreduce.busbw': 'busbw: the QPs you chose, one more, the ideal', 'chart.allreduce.uplinks': 'Leaf→spine uplinks with the most flows: utilisation',
     'chart.allreduce.spread': 'How many uplinks carried 0, 1, 2, … flows',
     'v.ar.head': 'busbw is {pct}% of the ideal {ideal} GB/s; ',
     'v.ar.line_rate': 'that is the line rate: nothing in the fabric holds the ring back.',
@@ -865,9 +865,9 @@ function seriesName(name, l = lang()) {
   if (Object.prototype.hasOwnProperty.call(SERIES_ZH, s)) return SERIES_ZH[s];
   const m = /^(\d+) QPs$/.exec(s);
   if (m) return `${m[1]} 个 QP`;
-  // The all-reduce lab's uplinks ("leaf3 → spine1 · 2 flows") and flow counts ("1 flow").
-  const up = /^(\S+) → (\S+) · (\d+) flows?$/.exec(s);
-  if (up) return `${up[1]} → ${up[2]} · ${up[3]} 条流`;
+  // The all-reduce lab's uplinks ("leaf3→spine1 · 2 flows") and flow counts ("1 flow").
+  const up = /^(\S+)→(\S+) · (\d+) flows?$/.exec(s);
+  if (up) return `${up[1]}→${up[2]} · ${up[3]} 条流`;
   const f = /^(\d+) flows?$/.exec(s);
   return f ? `${f[1]} 条流` : s;
 }
@@ -1115,7 +1115,9 @@ export async function renderLab(main, id, live) {
   const results = main.querySelector('.lab-results');
   // openTables: the charts whose data table is open (it stays open across runs).
   // stopFabric: stops the fabric view's playback before a new result replaces it.
-  const st = { seq: 0, timer: 0, caseId: null, openTables: new Set(), stopFabric: () => {} };
+  // The all-reduce lab's uplink table is open from the start: the bars' names are cut short on
+  // a narrow chart, and the table names every uplink with its flows.
+  const st = { seq: 0, timer: 0, caseId: null, openTables: new Set(id === 'allreduce' ? ['uplinks'] : []), stopFabric: () => {} };
 
   const clearError = () => {
     errorEl.hidden = true;

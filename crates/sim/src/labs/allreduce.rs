@@ -216,9 +216,10 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         }],
     ));
 
-    // The busiest uplinks of the asked run, each named with the flows it carried.
+    // The busiest uplinks of the asked run, each named with the flows it carried: the most
+    // flows first (the collisions), then the most used; ties in port order.
     let mut busiest: Vec<&LinkFlows> = asked.uplinks.iter().collect();
-    busiest.sort_by(|x, y| y.util.total_cmp(&x.util).then(y.flows.cmp(&x.flows)));
+    busiest.sort_by(|x, y| y.flows.cmp(&x.flows).then(y.util.total_cmp(&x.util)));
     busiest.truncate(SHOWN);
     r.charts.push(chart(
         "uplinks",
@@ -235,7 +236,7 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
                 .iter()
                 .map(|l| {
                     let f = if l.flows == 1 { "flow" } else { "flows" };
-                    format!("{} → {} · {} {f}", l.from, l.to, l.flows)
+                    format!("{}→{} · {} {f}", l.from, l.to, l.flows)
                 })
                 .collect(),
         }],
@@ -294,7 +295,11 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     r.figure("shared_uplinks", Some(sa.shared.into()), "uplinks");
     r.figure(
         "busiest_uplink_pct",
-        Some(r1(busiest.first().map_or(0.0, |l| l.util * 100.0))),
+        Some(r1(asked
+            .uplinks
+            .iter()
+            .map(|l| l.util * 100.0)
+            .fold(0.0, f64::max))),
         "%",
     );
     r.figure("pauses", Some(a.pauses as f64), "frames");

@@ -73,7 +73,7 @@ fn defaults_one_qp_per_connection_rides_one_25g_uplink_per_flow_and_one_more_qp_
     assert!(
         up.labels
             .iter()
-            .all(|l| l.starts_with("leaf") && l.contains(" → spine") && l.ends_with(" · 1 flow"))
+            .all(|l| l.starts_with("leaf") && l.contains("→spine") && l.ends_with(" · 1 flow"))
     );
     assert!(up.points[0][1] > 85.0, "{:?}", up.points);
     // PFC pauses the servers that push 100 Gb/s into a 25 Gb/s uplink.
