@@ -36,6 +36,17 @@ const SHORT_OF_PATHS: f64 = 0.80;
 /// Uplinks the uplink chart shows at most (the busiest).
 const SHOWN: usize = 8;
 
+/// Most gradient bytes a run may hold, all servers' buffers together (hosts × size): 16
+/// servers of 8 MiB or 8 of 16 MiB. The lab's slowest corners (one spine, 4 × 4 QPs, PFC off)
+/// take about 3 s of CPU at 256 MiB on the 2-core box and half that here; `rdmalab
+/// collective` runs any size.
+pub(super) const MAX_TOTAL_BYTES: u64 = 128 << 20;
+
+/// All servers' buffers together, as [`super::cross_check`] bounds them.
+pub(super) fn total_bytes(p: &Params) -> u64 {
+    p.int("hosts").max(0) as u64 * bytes(p.choice("size"))
+}
+
 /// Bytes of a size choice (`16M` = 16 MiB).
 pub(super) fn bytes(size: &str) -> u64 {
     size.trim_end_matches('M').parse::<u64>().unwrap_or(8) << 20

@@ -468,6 +468,17 @@ fn cross_check(id: &str, p: &Params) -> Result<(), LabError> {
                 nvmf::MAX_IN_FLIGHT_BYTES >> 20
             ),
         )),
+        "allreduce" if allreduce::total_bytes(p) > allreduce::MAX_TOTAL_BYTES => {
+            Err(LabError::param(
+                "size",
+                msg!(
+                    LabAllreduceBytes,
+                    mib = allreduce::total_bytes(p) >> 20,
+                    max = allreduce::MAX_TOTAL_BYTES >> 20
+                ),
+                format!("hosts × size ≤ {} MiB", allreduce::MAX_TOTAL_BYTES >> 20),
+            ))
+        }
         _ => Ok(()),
     }
 }

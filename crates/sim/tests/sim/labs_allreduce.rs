@@ -202,3 +202,22 @@ fn the_spread_chart_counts_every_uplink_and_every_flow_once() {
         assert_eq!(flows, 4.0 * per_leaf, "{name}");
     }
 }
+
+#[test]
+fn more_gradient_bytes_than_the_page_answers_fast_are_refused_naming_the_bound() {
+    let e = parse_params("allreduce", &json!({"hosts": 16, "size": "16M"})).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("size"));
+    assert_eq!(e.allowed.as_deref(), Some("hosts × size ≤ 128 MiB"));
+    assert_eq!(
+        e.msg.as_ref().map(|m| m.id.id()),
+        Some("lab.allreduce_bytes")
+    );
+    assert!(
+        e.message.starts_with("hosts × size = 256 MiB"),
+        "{}",
+        e.message
+    );
+    // At the bound both ways round.
+    parse_params("allreduce", &json!({"hosts": 16, "size": "8M"})).unwrap();
+    parse_params("allreduce", &json!({"hosts": 8, "size": "16M"})).unwrap();
+}
