@@ -1,5 +1,5 @@
 //! `rdmalab lab ID [--set NAME=VALUE]... [--json]`: run one of the web lab's fabric labs
-//! (incast, hol, storm, deadlock, loss, qps, trouble, nvmf) from the terminal.
+//! (incast, hol, storm, deadlock, loss, qps, trouble, nvmf, allreduce) from the terminal.
 //!
 //! Exit codes: 0 the lab ran; 1 the simulation failed; 2 bad input (an unknown lab or
 //! parameter, a value out of range: the message names it and what is allowed).

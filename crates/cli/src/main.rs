@@ -91,7 +91,7 @@ enum Command {
     /// Run one of the web lab's fabric labs: incast, hol (PFC head-of-line victim), storm
     /// (PFC storm and watchdog), deadlock (PFC deadlock on a ring), loss (go-back-N vs
     /// selective repeat vs TCP), qps (1 vs N QPs over ECMP), trouble (troubleshooting cases),
-    /// nvmf (NVMe-oF over RDMA vs TCP).
+    /// nvmf (NVMe-oF over RDMA vs TCP), allreduce (AI training's ring all-reduce over ECMP).
     Lab(lab::LabArgs),
     /// Compare the simulator's figures with the published ones in research/figures.md that it
     /// can reproduce (PFC pause times, xoff and headroom, go-back-N and Mathis under loss,

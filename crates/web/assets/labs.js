@@ -17,7 +17,7 @@ import './inspector.js';
 export { chartSvg, chartTableHtml, niceTicks } from './chart.js';
 
 /** The labs in the order the index lists them. */
-const LABS = ['incast', 'hol', 'storm', 'deadlock', 'loss', 'qps', 'trouble', 'nvmf'];
+const LABS = ['incast', 'hol', 'storm', 'deadlock', 'loss', 'qps', 'trouble', 'nvmf', 'allreduce'];
 /** Plausible wrong answers offered next to the four causes. */
 const DISTRACTORS = ['x_congestion', 'x_rkey', 'x_cable'];
 /** The order of the answer buttons: fixed, so it never depends on the case shown. */
@@ -81,6 +81,35 @@ const S = {
     'choice.max_loss_pct.0.5': '0.5%', 'choice.max_loss_pct.1': '1%', 'choice.max_loss_pct.2': '2%', 'choice.max_loss_pct.5': '5%',
     'param.adaptive': '自适应重传（超时跟随实测往返时间）',
     'unit.frames': '帧', 'unit.packets': '包', 'unit.links': '条链路', 'unit.ratio': '',
+    'param.allreduce.hosts': 'GPU 服务器数量', 'param.size': '每台服务器的梯度缓冲区', 'param.channels': '通道数（并行的环）',
+    'param.allreduce.qps': '每个连接的 QP 数', 'param.seed': '种子（各交换机的 ECMP 种子由它导出）',
+    'param.allreduce.spines': '脊交换机数量（每个叶交换机的上联链路数）', 'param.allreduce.spine_gbps': '每条上联链路的速率',
+    'param.allreduce.dcqcn': 'DCQCN（交换机打 ECN 标记）',
+    'choice.size.1M': '1 MiB', 'choice.size.4M': '4 MiB', 'choice.size.8M': '8 MiB', 'choice.size.16M': '16 MiB',
+    'choice.spine_gbps.50': '50 Gb/s', 'unit.channels': '个', 'unit.uplinks': '条',
+    'fig.allreduce.busbw_gbs': 'busbw：你选的 QP 数', 'fig.allreduce.ideal_busbw_gbs': '理想 busbw（线速）',
+    'fig.allreduce.busbw_pct': 'busbw 占理想值的比例', 'fig.allreduce.busbw_more_gbs': 'busbw：每个连接多一个 QP',
+    'fig.allreduce.gain_gbs': '多一个 QP 带来的变化', 'fig.allreduce.time_us': '完成一次 all-reduce 的时间',
+    'fig.allreduce.shared_uplinks': '走了不止一条流的上联链路', 'fig.allreduce.busiest_uplink_pct': '最忙的上联链路的利用率',
+    'fig.allreduce.pauses': 'PAUSE 帧', 'fig.allreduce.ecn_marks': 'ECN 标记', 'fig.allreduce.retransmissions': '重传的包',
+    'chart.allreduce.busbw': 'busbw：你选的 QP 数、多一个 QP、理想值', 'chart.allreduce.uplinks': '走的流最多的叶→脊上联链路：利用率',
+    'chart.allreduce.spread': '走了 0、1、2……条流的上联链路各有几条',
+    'v.ar.head': 'busbw 是理想值 {ideal} GB/s 的 {pct}%；',
+    'v.ar.line_rate': '这就是线速：网络里没有什么拖住这个环。',
+    'v.ar.oversubscribed': '这已是超额订阅的上联链路能跑到的速度：每个叶交换机 {s} 条 {g} Gb/s 的上联链路，下面是 {h} Gb/s 的主机，理想值已经算上了这一点。',
+    'v.ar.drops': '瓶颈是丢包：网络丢了 {d} 帧，丢掉的包要重发。',
+    'v.ar.dcqcn': '瓶颈是 DCQCN 的降速：这些流的路径本可以达到理想值的 {paths}%，ECN 标记（{m} 个）却让网卡把 QP 的速率压到了远低于此。',
+    'v.ar.latency': '这些流的路径允许达到理想值的 {paths}%，剩下的差距是理想值没有计入的时间：每一步的延迟、流水线的填充和排空，以及对 PAUSE 和 ECN 的反应。',
+    'v.ar.ecmp': '瓶颈是 ECMP 冲突：有 {n} 条上联链路被哈希分到的流比均匀分布时多（最多的一条走了 {k} 条流；每个叶交换机有 {f} 条流，分到 {s} 条上联链路上）。环的速度取决于最慢的那条流，路径只允许达到理想值的 {paths}%。',
+    'v.ar.few_flows': '瓶颈是每条流只走一条路径：每个叶交换机只有 {f} 条流，却有 {s} 条 {g} Gb/s 的上联链路，每条流只能走其中一条，路径只允许达到理想值的 {paths}%。',
+    'v.ar.uneven': '瓶颈是分不均：{f} 条流没法平均分到 {s} 条上联链路上，最忙的一条走了 {k} 条流，而环的速度取决于最慢的那条流，路径只允许达到理想值的 {paths}%。',
+    'v.ar.more': '每个连接多一个 QP（共 {q1} 个）时，busbw 是 {b1} GB/s，变化 {gain}。',
+    'lim.line_rate': '线速', 'lim.oversubscribed': '超额订阅的上联链路', 'lim.drops': '丢包', 'lim.dcqcn': 'DCQCN 的降速',
+    'lim.latency': '每一步的延迟和流水线', 'lim.ecmp': 'ECMP 冲突', 'lim.few_flows': '流比上联链路少', 'lim.uneven': '流分不均',
+    'vk.limit_more': '多一个 QP 时的瓶颈', 'vk.paths_more_pct': '多一个 QP 时，路径允许达到理想值的比例',
+    'vk.paths_pct': '路径允许达到理想值的比例', 'vk.flows_per_leaf': '每个叶交换机发出的流', 'vk.collided_uplinks': '冲突的上联链路',
+    'vk.max_flows': '一条上联链路上最多的流数', 'vk.gain_pct': '多一个 QP 带来的变化', 'vk.busbw_pct': 'busbw 占理想值的比例',
+    'vk.limit': '瓶颈', 'vk.spines': '每个叶交换机的上联链路', 'vk.spine_gbps': '上联链路速率', 'vk.host_gbps': '主机链路速率', 'vk.qps': '每个连接的 QP 数',
     'unit.hosts': '台', 'unit.switches': '台', 'unit.QPs': '个',
     'axis.time': '时间（{u}）', 'axis.loss.goodput.x': '丢包率（%）', 'axis.loss.resent.x': '丢包率（%）',
     'fig.incast.goodput_gbps': '总有效吞吐', 'fig.incast.fairness': '公平性（Jain 指数）', 'fig.incast.pauses': 'PAUSE 帧',
@@ -254,6 +283,35 @@ const S = {
     'choice.max_loss_pct.0.5': '0.5%', 'choice.max_loss_pct.1': '1%', 'choice.max_loss_pct.2': '2%', 'choice.max_loss_pct.5': '5%',
     'param.adaptive': 'adaptive retransmission (the timeout follows the measured round trip)',
     'unit.frames': 'frames', 'unit.packets': 'packets', 'unit.links': 'links', 'unit.ratio': '',
+    'param.allreduce.hosts': 'GPU servers', 'param.size': 'gradient buffer per server', 'param.channels': 'channels (parallel rings)',
+    'param.allreduce.qps': 'QPs per connection', 'param.seed': 'seed (each switch\'s ECMP seed comes from it)',
+    'param.allreduce.spines': 'spines (uplinks per leaf)', 'param.allreduce.spine_gbps': 'rate of each uplink',
+    'param.allreduce.dcqcn': 'DCQCN (switches mark ECN)',
+    'choice.size.1M': '1 MiB', 'choice.size.4M': '4 MiB', 'choice.size.8M': '8 MiB', 'choice.size.16M': '16 MiB',
+    'choice.spine_gbps.50': '50 Gb/s', 'unit.channels': 'channels', 'unit.uplinks': 'uplinks',
+    'fig.allreduce.busbw_gbs': 'busbw, the QPs you chose', 'fig.allreduce.ideal_busbw_gbs': 'ideal busbw (line rate)',
+    'fig.allreduce.busbw_pct': 'busbw as a share of the ideal', 'fig.allreduce.busbw_more_gbs': 'busbw with one more QP per connection',
+    'fig.allreduce.gain_gbs': 'what one more QP changes', 'fig.allreduce.time_us': 'time of one all-reduce',
+    'fig.allreduce.shared_uplinks': 'uplinks carrying more than one flow', 'fig.allreduce.busiest_uplink_pct': 'the busiest uplink\'s utilisation',
+    'fig.allreduce.pauses': 'PAUSE frames', 'fig.allreduce.ecn_marks': 'ECN marks', 'fig.allreduce.retransmissions': 'packets sent again',
+    'chart.allreduce.busbw': 'busbw: the QPs you chose, one more, the ideal', 'chart.allreduce.uplinks': 'Leaf→spine uplinks with the most flows: utilisation',
+    'chart.allreduce.spread': 'How many uplinks carried 0, 1, 2, … flows',
+    'v.ar.head': 'busbw is {pct}% of the ideal {ideal} GB/s; ',
+    'v.ar.line_rate': 'that is the line rate: nothing in the fabric holds the ring back.',
+    'v.ar.oversubscribed': 'that is as fast as the oversubscribed uplinks go: {s} uplinks of {g} Gb/s per leaf under a {h} Gb/s host, which the ideal already counts.',
+    'v.ar.drops': 'the limit is drops: the fabric lost {d} frames, and the lost packets are sent again.',
+    'v.ar.dcqcn': 'the limit is DCQCN\'s rate cuts: the flows\' paths allow {paths}% of the ideal, but the ECN marks ({m}) made the NICs slow their QPs far below that.',
+    'v.ar.latency': 'the flows\' paths allow {paths}% of the ideal, so the rest is time the ideal does not count: each step\'s latency, the pipeline filling and draining, and the reactions to PAUSE and ECN.',
+    'v.ar.ecmp': 'the limit is ECMP collisions: on {n} uplinks the hash put more flows than an even spread would (up to {k} on one; {f} flows leave each leaf over {s} uplinks). The ring runs at its slowest flow, and the paths allow only {paths}% of the ideal.',
+    'v.ar.few_flows': 'the limit is one path per flow: only {f} flows leave each leaf over {s} uplinks of {g} Gb/s, and each flow rides one uplink, so the paths allow only {paths}% of the ideal.',
+    'v.ar.uneven': 'the limit is an uneven split: {f} flows cannot divide evenly over {s} uplinks, the busiest carries {k}, and the ring runs at its slowest flow: the paths allow only {paths}% of the ideal.',
+    'v.ar.more': ' One more QP per connection ({q1} in all) gives {b1} GB/s, a change of {gain}.',
+    'lim.line_rate': 'the line rate', 'lim.oversubscribed': 'the oversubscribed uplinks', 'lim.drops': 'drops', 'lim.dcqcn': 'DCQCN\'s rate cuts',
+    'lim.latency': 'each step\'s latency and the pipeline', 'lim.ecmp': 'ECMP collisions', 'lim.few_flows': 'fewer flows than uplinks', 'lim.uneven': 'an uneven split',
+    'vk.limit_more': 'the limit with one more QP', 'vk.paths_more_pct': 'with one more QP, the share of the ideal the paths allow',
+    'vk.paths_pct': 'the share of the ideal the paths allow', 'vk.flows_per_leaf': 'flows leaving each leaf', 'vk.collided_uplinks': 'collided uplinks',
+    'vk.max_flows': 'most flows on one uplink', 'vk.gain_pct': 'what one more QP changes', 'vk.busbw_pct': 'busbw as a share of the ideal',
+    'vk.limit': 'limit', 'vk.spines': 'uplinks per leaf', 'vk.spine_gbps': 'uplink rate', 'vk.host_gbps': 'host link rate', 'vk.qps': 'QPs per connection',
     'unit.hosts': 'hosts', 'unit.switches': 'switches', 'unit.QPs': 'QPs',
     'axis.time': 'time ({u})', 'axis.loss.goodput.x': 'loss rate (%)', 'axis.loss.resent.x': 'loss rate (%)',
     'fig.incast.goodput_gbps': 'total goodput', 'fig.incast.fairness': 'fairness (Jain index)', 'fig.incast.pauses': 'PAUSE frames',
@@ -489,8 +547,9 @@ export async function renderLabs(main, live) {
 // ---------------------------------------------------------------------------------------------
 // The form.
 
-function paramLabel(p) {
-  return ttOr(`param.${p.name}`, p.name);
+/** A parameter's label: the lab's own (`param.LAB.NAME`) when its meaning there is narrower. */
+function paramLabel(p, lab) {
+  return ttOr(`param.${lab}.${p.name}`, ttOr(`param.${p.name}`, p.name));
 }
 
 function choiceLabel(p, c) {
@@ -502,8 +561,8 @@ function fieldHtml(lab, p, v) {
   const id = `lp-${p.name.replace(/\W/g, '-')}`;
   const name = `<code class="lab-pname">${esc(p.name)}</code>`;
   const u = unitText(p.unit);
-  const label = esc(paramLabel(p));
-  const unit = u && !paramLabel(p).toLowerCase().includes(u.toLowerCase()) ? ` <span class="unit">(${esc(u)})</span>` : '';
+  const label = esc(paramLabel(p, lab));
+  const unit = u && !paramLabel(p, lab).toLowerCase().includes(u.toLowerCase()) ? ` <span class="unit">(${esc(u)})</span>` : '';
   if (p.kind === 'bool') {
     return `<div class="lab-param bool"><label for="${id}"><input id="${id}" type="checkbox" data-param="${esc(p.name)}"${v === true ? ' checked' : ''}> ${label}</label>${name}</div>`;
   }
@@ -611,6 +670,15 @@ const VERDICT_KEYS = {
   symptom: { kind: 'symptom' },
   pauses_rdma: { unit: 'frames' },
   drops_tcp: { unit: 'frames' },
+  limit: { kind: 'limit' },
+  limit_more: { kind: 'limit' },
+  paths_pct: { unit: '%' },
+  paths_more_pct: { unit: '%' },
+  busbw_pct: { unit: '%' },
+  gain_pct: { unit: '%' },
+  spine_gbps: { unit: 'Gb/s' },
+  host_gbps: { unit: 'Gb/s' },
+  collided_uplinks: { unit: 'uplinks' },
 };
 
 /** A verdict value for people: yes/no, a status, a symptom sentence, or a number with its unit. */
@@ -620,6 +688,7 @@ function verdictValue(key, x) {
   if (key === 'error' && typeof x === 'string' && /IPv6 address, but the destination GID .* is IPv4/.test(x)) return tt('vk.error.gid_family');
   if (x === null || x === undefined) return ttOr(`vk.null.${key}`, '—');
   if (spec.kind === 'symptom') return ttOr(`sym.${x}`, String(x));
+  if (spec.kind === 'limit') return ttOr(`lim.${x}`, String(x));
   if (spec.kind === 'paths' && typeof x === 'object') {
     return Object.entries(x).map(([k, y]) => `${seriesName(k)} ${y == null ? '—' : `${fmtNum(y)}${spec.unit || ''}`}`).join(' · ');
   }
@@ -671,6 +740,7 @@ function verdictWords(lab, v, res, opts = {}) {
       : say(tt('v.loss.none'), 'good', ['stalled_at_pct']);
   }
   if (lab === 'nvmf' && v.winner) return nvmfWords(v, res, say);
+  if (lab === 'allreduce' && v.limit) return allreduceWords(v, res, say);
   if (lab === 'trouble' && v.symptom) {
     const tone = v.status && v.status !== 'SUCCESS' ? 'bad' : 'warn';
     // The case's own text above already tells the symptom: only the status follows.
@@ -709,6 +779,26 @@ function nvmfWords(v, res, say) {
   const said = ['iodepth', 'winner', 'iops_ratio', 'cpu_ratio'];
   for (const k of ['rdma', 'tcp']) said.push(`limit_${k}`, `limit_${k}_kind`, `busy_${k}_pct`, `latency_growth_${k}`);
   return say(s, '', said);
+}
+
+/**
+ * The all-reduce lab's verdict in words: busbw's share of the ideal, what limited it (with the
+ * figures that show it), and what one more QP per connection changed.
+ */
+function allreduceWords(v, res, say) {
+  const fig = (id) => figValue(res, id);
+  let s = tt('v.ar.head', { pct: fmtNum(v.busbw_pct), ideal: fmtNum(fig('ideal_busbw_gbs')) });
+  s += ttOr(`v.ar.${v.limit}`, String(v.limit), {
+    s: v.spines, g: fmtNum(v.spine_gbps), h: fmtNum(v.host_gbps), d: fmtNum(v.drops), m: fmtNum(fig('ecn_marks')),
+    paths: fmtNum(v.paths_pct), n: v.collided_uplinks, k: v.max_flows, f: v.flows_per_leaf,
+  });
+  const g = Number(v.gain_pct);
+  const gain = `${g > 0 ? '+' : g < 0 ? '−' : ''}${fmtNum(Math.abs(g))}%`;
+  s += tt('v.ar.more', { q1: Number(v.qps) + 1, b1: fmtNum(fig('busbw_more_gbs')), gain });
+  const said = ['busbw_pct', 'limit', 'paths_pct', 'spines', 'spine_gbps', 'host_gbps', 'collided_uplinks', 'max_flows', 'flows_per_leaf', 'qps', 'gain_pct'];
+  if (v.limit !== 'drops') said.push('drops');
+  const tone = v.limit === 'line_rate' || v.limit === 'oversubscribed' ? 'good' : 'warn';
+  return say(s, tone, said);
 }
 
 /** The verdict's keys the sentence does not already say, labelled, as [html of the items, plain text]. */
@@ -763,6 +853,7 @@ const SERIES_ZH = {
   'NVMe/TCP: target → switch': 'NVMe/TCP：目标端 → 交换机',
   'host usr': '发起端 usr',
   'host sys': '发起端 sys',
+  'ideal (line rate)': '理想值（线速）',
   'target usr': '目标端 usr',
   'target sys': '目标端 sys',
 };
@@ -773,7 +864,12 @@ function seriesName(name, l = lang()) {
   if (l !== 'zh') return s;
   if (Object.prototype.hasOwnProperty.call(SERIES_ZH, s)) return SERIES_ZH[s];
   const m = /^(\d+) QPs$/.exec(s);
-  return m ? `${m[1]} 个 QP` : s;
+  if (m) return `${m[1]} 个 QP`;
+  // The all-reduce lab's uplinks ("leaf3→spine1 · 2 flows") and flow counts ("1 flow").
+  const up = /^(\S+)→(\S+) · (\d+) flows?$/.exec(s);
+  if (up) return `${up[1]}→${up[2]} · ${up[3]} 条流`;
+  const f = /^(\d+) flows?$/.exec(s);
+  return f ? `${f[1]} 条流` : s;
 }
 
 /** A chart with its series names and bar labels in the page language. */
@@ -1019,7 +1115,9 @@ export async function renderLab(main, id, live) {
   const results = main.querySelector('.lab-results');
   // openTables: the charts whose data table is open (it stays open across runs).
   // stopFabric: stops the fabric view's playback before a new result replaces it.
-  const st = { seq: 0, timer: 0, caseId: null, openTables: new Set(), stopFabric: () => {} };
+  // The all-reduce lab's uplink table is open from the start: the bars' names are cut short on
+  // a narrow chart, and the table names every uplink with its flows.
+  const st = { seq: 0, timer: 0, caseId: null, openTables: new Set(id === 'allreduce' ? ['uplinks'] : []), stopFabric: () => {} };
 
   const clearError = () => {
     errorEl.hidden = true;

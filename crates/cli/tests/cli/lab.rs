@@ -14,7 +14,15 @@ fn list_names_every_lab_and_its_parameters() {
     assert!(out.status.success());
     let s = String::from_utf8_lossy(&out.stdout);
     for id in [
-        "incast", "hol", "storm", "deadlock", "loss", "qps", "trouble", "nvmf",
+        "incast",
+        "hol",
+        "storm",
+        "deadlock",
+        "loss",
+        "qps",
+        "trouble",
+        "nvmf",
+        "allreduce",
     ] {
         assert!(s.lines().any(|l| l == id), "{id} missing:\n{s}");
     }

@@ -497,7 +497,15 @@ fn every_preset_lab_and_fat_tree_json_is_its_snapshot() {
         cases.push((p.into(), vec!["run".into(), p.into(), "--json".into()]));
     }
     for l in [
-        "incast", "hol", "storm", "deadlock", "loss", "qps", "trouble", "nvmf",
+        "incast",
+        "hol",
+        "storm",
+        "deadlock",
+        "loss",
+        "qps",
+        "trouble",
+        "nvmf",
+        "allreduce",
     ] {
         cases.push((
             format!("lab_{l}"),

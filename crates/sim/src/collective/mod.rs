@@ -16,6 +16,7 @@
 //! [`Config::reduce_ps_per_kib`].
 
 pub mod chunks;
+pub mod flows;
 mod rc;
 pub mod report;
 pub mod schedule;
@@ -215,6 +216,26 @@ pub fn run_plan(
     host: &std::collections::BTreeMap<String, u64>,
     cfg: &Config,
 ) -> Result<CollectiveReport, WorldError> {
+    run_sizes(plan, host, cfg, false).map(|(r, _)| r)
+}
+
+/// [`run_plan`], and per size every link direction that carried bytes with the RoCE flows on
+/// it ([`flows`]): the all-reduce lab's collisions. The tap only observes; the report is the
+/// same as [`run_plan`]'s.
+pub fn run_plan_traced(
+    plan: &Plan,
+    host: &std::collections::BTreeMap<String, u64>,
+    cfg: &Config,
+) -> Result<(CollectiveReport, Vec<Vec<flows::LinkFlows>>), WorldError> {
+    run_sizes(plan, host, cfg, true)
+}
+
+fn run_sizes(
+    plan: &Plan,
+    host: &std::collections::BTreeMap<String, u64>,
+    cfg: &Config,
+    traced: bool,
+) -> Result<(CollectiveReport, Vec<Vec<flows::LinkFlows>>), WorldError> {
     let topo = plan.topology()?;
     let n = topo.hosts().len() as u32;
     cfg.check(n).map_err(WorldError::Setup)?;
@@ -225,23 +246,33 @@ pub fn run_plan(
     let sched = schedule::Schedule::new(cfg.op, cfg.algorithm, n)
         .map_err(|e| WorldError::Setup(e.to_string()))?;
     let mut rows = Vec::new();
+    let mut links = Vec::new();
     for &size in &cfg.sizes {
         // Whole elements per host and channel, as nccl-tests rounds its counts.
         let unit = u64::from(n) * u64::from(cfg.channels) * chunks::ELEM_BYTES;
         let size = size / unit * unit;
         let mut w = World::new(&topo, plan.fabric_config(), profile, plan.nic_profile())?;
         crate::report::run::configure(&mut w, plan, &profile);
+        if traced {
+            w.fabric_mut().set_tap(flows::FlowTap::default());
+        }
         let row = match cfg.transport {
             Transport::Rdma => rc::run(&mut w, &topo, plan, cfg, &sched, size)?,
             Transport::Tcp => tcp::run(&mut w, &topo, plan, cfg, &sched, size)?,
         };
+        if traced && let Some(tap) = w.fabric_mut().take_tap::<flows::FlowTap>() {
+            links.push(flows::collect(&w, &topo, &tap, row.time_ps));
+        }
         rows.push(row);
     }
-    Ok(CollectiveReport {
-        hosts: n,
-        config: cfg.clone(),
-        topology: plan.topology.kind.name().to_string(),
-        link_gbps: plan.topology.link_gbps,
-        rows,
-    })
+    Ok((
+        CollectiveReport {
+            hosts: n,
+            config: cfg.clone(),
+            topology: plan.topology.kind.name().to_string(),
+            link_gbps: plan.topology.link_gbps,
+            rows,
+        },
+        links,
+    ))
 }

@@ -11,6 +11,7 @@
 //! | `qps` | One QP or many over a leaf-spine with ECMP. |
 //! | `trouble` | Seven broken setups; find the cause from the counters an operator reads. |
 //! | `nvmf` | NVMe-oF over RDMA or TCP: latency against IOPS as the queue deepens, CPU per IO. |
+//! | `allreduce` | AI training's ring all-reduce on a leaf-spine: busbw against the ideal, ECMP collisions on the uplinks, what one more QP per connection buys. |
 //!
 //! Every lab is a function from validated [`Params`] to a [`LabResult`]: headline figures,
 //! charts (series of points, computed by running the simulator), counters and a verdict. The
@@ -18,6 +19,7 @@
 //! [`parse_params`] checks a JSON object against that description and names the field and
 //! what is allowed when a value is wrong.
 
+mod allreduce;
 mod deadlock;
 pub mod fabric_view;
 mod hol;
@@ -212,6 +214,21 @@ pub fn catalogue() -> Vec<LabSpec> {
                 int("initiators", 1, 8, 1, "hosts"),
                 int("rwmixread", 0, 100, 100, "%"),
                 choice("link_gbps", &["25", "100"], "100"),
+            ],
+        },
+        LabSpec {
+            id: "allreduce",
+            params: vec![
+                int("hosts", 2, 16, 8, "hosts"),
+                choice("size", &allreduce::SIZES, "8M"),
+                int("channels", 1, 4, 2, "channels"),
+                int("qps", 1, 4, 1, "QPs"),
+                choice("hash", &["crc16", "mixed"], "crc16"),
+                int("seed", 0, 65_535, 1, ""),
+                int("spines", 1, 8, 4, "switches"),
+                choice("spine_gbps", &["25", "50", "100"], "25"),
+                flag("pfc", true),
+                flag("dcqcn", true),
             ],
         },
     ]
@@ -451,6 +468,17 @@ fn cross_check(id: &str, p: &Params) -> Result<(), LabError> {
                 nvmf::MAX_IN_FLIGHT_BYTES >> 20
             ),
         )),
+        "allreduce" if allreduce::total_bytes(p) > allreduce::MAX_TOTAL_BYTES => {
+            Err(LabError::param(
+                "size",
+                msg!(
+                    LabAllreduceBytes,
+                    mib = allreduce::total_bytes(p) >> 20,
+                    max = allreduce::MAX_TOTAL_BYTES >> 20
+                ),
+                format!("hosts × size ≤ {} MiB", allreduce::MAX_TOTAL_BYTES >> 20),
+            ))
+        }
         _ => Ok(()),
     }
 }
@@ -640,6 +668,7 @@ pub fn run(id: &str, params: &Params) -> Result<LabResult, LabError> {
         "qps" => qps::run(params),
         "trouble" => trouble::run(params),
         "nvmf" => nvmf::run(params),
+        "allreduce" => allreduce::run(params),
         _ => Err(parse_params(id, &serde_json::Value::Null)
             .err()
             .unwrap_or_else(|| LabError::sim(format!("lab {id} has no runner")))),

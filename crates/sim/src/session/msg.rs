@@ -688,6 +688,7 @@ msg_ids! {
     LabStormTooLate = "lab.storm_too_late" => "stall_at_us + detect_us = {sum} µs is not before duration_us = {duration} µs: the run would end before the watchdog could act",
     LabNvmfIos = "lab.nvmf_ios" => "iodepth × initiators = {ios} IOs in flight: this lab allows at most {max} (so it answers in well under a second; `rdmalab fio` runs any)",
     LabNvmfBytes = "lab.nvmf_bytes" => "iodepth × initiators × bs = {mib} MiB in flight: this lab allows at most {max} MiB (so it answers in well under a second; `rdmalab fio` runs any)",
+    LabAllreduceBytes = "lab.allreduce_bytes" => "hosts × size = {mib} MiB of gradients: this lab allows at most {max} MiB (so it answers within a couple of seconds; `rdmalab collective` runs any)",
 }
 
 #[cfg(test)]

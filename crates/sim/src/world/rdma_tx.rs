@@ -247,23 +247,11 @@ impl State {
             if !resp_room && !req_room {
                 return;
             }
-            // Next QP after the last one served that has something to send.
-            let n = host.qps.len();
-            let mut found = None;
-            for _ in 0..n {
-                // One QP (a permutation's host, most lessons) needs no search.
-                let next = if n == 1 {
-                    host.qps.keys().next().copied()
-                } else {
-                    host.qps
-                        .range(host.rr.wrapping_add(1)..)
-                        .next()
-                        .or_else(|| host.qps.iter().next())
-                        .map(|(&k, _)| k)
-                };
-                let Some(q) = next else { break };
-                host.rr = q;
-                let e = host.qps.get_mut(&q).expect("key just found");
+            // Next QP after the last one served that has something to send: the QPs above
+            // `rr` in order, then from the lowest up to `rr`, in one pass over the map's two
+            // ranges (no lookup per QP: a host with a hundred QPs scans them every frame).
+            let rr = host.rr;
+            let mut try_qp = |q: u32, e: &mut super::QpEngine| {
                 // DCQCN paces a QP's requests at its rate (the requester holds them back);
                 // responses go as they come.
                 let paced = e.req.as_ref().is_some_and(|r| r.is_paced(now));
@@ -272,7 +260,7 @@ impl State {
                 } else {
                     None
                 };
-                let t = match t {
+                match t {
                     Some(t) => Some((Work::Response, t)),
                     None if !req_room => None,
                     None if paced => {
@@ -290,11 +278,31 @@ impl State {
                         }
                         t.map(|t| (Work::Request, t))
                     }
-                };
-                if let Some(t) = t {
+                }
+            };
+            let mut found = None;
+            let (above, wrap) = match rr.checked_add(1) {
+                Some(next) => (next.., Some(..=rr)),
+                None => (0.., None),
+            };
+            for (&q, e) in host.qps.range_mut(above) {
+                if let Some(t) = try_qp(q, e) {
                     found = Some((q, t));
                     break;
                 }
+            }
+            if found.is_none()
+                && let Some(wrap) = wrap
+            {
+                for (&q, e) in host.qps.range_mut(wrap) {
+                    if let Some(t) = try_qp(q, e) {
+                        found = Some((q, t));
+                        break;
+                    }
+                }
+            }
+            if let Some((q, _)) = found {
+                host.rr = q;
             }
             let Some((qpn, (work, t))) = found else {
                 return;

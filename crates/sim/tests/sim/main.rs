@@ -6,6 +6,7 @@ mod conformance;
 mod dcqcn;
 mod fuzz_regressions;
 mod labs;
+mod labs_allreduce;
 mod labs_nvmf;
 mod nvmf;
 mod permutation;

@@ -4472,6 +4472,183 @@ async fn the_nvmf_lab_in_a_real_browser() {
     env.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_allreduce_lab_in_a_real_browser() {
+    let _one = ONE_BROWSER.lock().await;
+    let Some(env) = Env::start("allreduce").await else {
+        return;
+    };
+    let (base, page) = (env.base.clone(), env.page.clone());
+    let run = |q: Value| {
+        let p = rdmalab::labs::parse_params("allreduce", &q).unwrap();
+        rdmalab::labs::run("allreduce", &p).unwrap()
+    };
+    let want = run(Value::Null);
+    let v = |k: &str| want.verdict[k].clone();
+    assert_eq!(v("limit"), "few_flows");
+    for (lang, q) in [("zh", ""), ("en", "?lang=en")] {
+        page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+            .await
+            .unwrap();
+        open(&page, &format!("{base}/lab/allreduce{q}")).await;
+        assert_eq!(settled(&page, "allreduce").await, "done", "{lang}");
+        // The verdict in words says the run's numbers: busbw's share, what the paths allow, the
+        // flows per leaf, and what one more QP changed.
+        let said = texts(&page, "[data-testid=lab-verdict] .lab-verdict-text")
+            .await
+            .join(" ");
+        // As the page writes a number: no ".0" on a whole one.
+        let pct = |k: &str| {
+            let x = v(k).as_f64().unwrap();
+            if x.fract() == 0.0 {
+                format!("{x:.0}%")
+            } else {
+                format!("{x}%")
+            }
+        };
+        for n in [
+            pct("busbw_pct"),
+            pct("paths_pct"),
+            format!("+{}", pct("gain_pct")),
+        ] {
+            assert!(said.contains(&n), "{lang}: {n} not in {said:?}");
+        }
+        let words = match lang {
+            "zh" => ["瓶颈是每条流只走一条路径", "每个叶交换机只有 2 条流"],
+            _ => [
+                "the limit is one path per flow",
+                "only 2 flows leave each leaf",
+            ],
+        };
+        for w in words {
+            assert!(said.contains(w), "{lang}: {w:?} not in {said:?}");
+        }
+        // The charts' titles, ticks and legends in this language.
+        let labels: Vec<String> = eval(
+            &page,
+            "[...document.querySelectorAll('.lab-chart-draw svg')].map(s => [...s.querySelectorAll('.lc-title, .lc-unit, .lc-legend text, .lc-tick.x')].map(t => t.textContent).join(' | '))",
+        )
+        .await;
+        assert_eq!(labels.len(), 3, "{labels:?}");
+        let expect: [&[&str]; 3] = match lang {
+            "zh" => [
+                &[
+                    "busbw：你选的 QP 数",
+                    "1 个 QP",
+                    "2 个 QP",
+                    "理想值（线速）",
+                ],
+                &["叶→脊上联链路", "1 个 QP"],
+                &["0、1、2", "0 条流", "1 条流", "2 个 QP"],
+            ],
+            _ => [
+                &[
+                    "busbw: the QPs you chose",
+                    "1 QP",
+                    "2 QPs",
+                    "ideal (line rate)",
+                ],
+                &["Leaf→spine uplinks", "1 QP"],
+                &["0, 1, 2", "0 flows", "1 flow", "2 QPs"],
+            ],
+        };
+        for (got, want) in labels.iter().zip(expect) {
+            for w in want {
+                assert!(got.contains(w), "{lang}: {w:?} not in {got:?}");
+            }
+        }
+        // The uplink table is open and names every uplink with its flows.
+        let rows = texts(&page, "[data-testid=lab-table-uplinks] tbody th").await;
+        let flows = if lang == "zh" {
+            " · 1 条流"
+        } else {
+            " · 1 flow"
+        };
+        assert_eq!(rows.len(), 8, "{rows:?}");
+        assert!(
+            rows.iter()
+                .all(|r| r.starts_with("leaf") && r.contains("→spine") && r.ends_with(flows)),
+            "{lang}: {rows:?}"
+        );
+        // The chapters that teach it.
+        let chapters: Vec<String> = eval(
+            &page,
+            "[...document.querySelectorAll('[data-testid=lab-chapters] a')].map(a => a.dataset.chapter)",
+        )
+        .await;
+        for c in ["m4c30", "m3c24", "m4c28"] {
+            assert!(chapters.contains(&c.to_string()), "{lang}: {chapters:?}");
+        }
+        if lang == "zh" {
+            // nccl-tests' and NCCL's own words, as chapter 30 uses them.
+            let english = english_words(
+                &page,
+                "(() => { const root = document.querySelector('section.lab').cloneNode(true); \
+                 for (const e of root.querySelectorAll('code, select, script')) e.remove(); \
+                 root.style.position = 'absolute'; root.style.left = '-9999px'; document.body.append(root); \
+                 const text = root.innerText; root.remove(); \
+                 return [text, ...[...document.querySelectorAll('section.lab [title], section.lab svg title')].map(e => e.getAttribute('title') || e.textContent)]; })()",
+                &[
+                    "busbw", "algbw", "nccl-tests", "all-reduce", "reduce-scatter", "all-gather",
+                    "chunk", "channel", "net_ib", "ms", "µs",
+                ],
+                2,
+            )
+            .await;
+            assert!(
+                english.is_empty(),
+                "allreduce (zh) has English: {english:#?}"
+            );
+        }
+        shot(&page, &format!("lab-allreduce-{lang}-wide")).await;
+        page.execute(SetDeviceMetricsOverrideParams::new(390, 844, 2.0, true))
+            .await
+            .unwrap();
+        open(&page, &format!("{base}/lab/allreduce{q}")).await;
+        assert_eq!(settled(&page, "allreduce").await, "done", "{lang} phone");
+        let wide: bool = eval(
+            &page,
+            "document.documentElement.scrollWidth > window.innerWidth + 1",
+        )
+        .await;
+        assert!(!wide, "allreduce ({lang}) scrolls sideways at 390 px");
+        shot(&page, &format!("lab-allreduce-{lang}-phone")).await;
+    }
+    page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
+        .await
+        .unwrap();
+    // The URL is the run: the random-like hash collides, and the page says where.
+    let mixed = run(serde_json::json!({"hash": "mixed"}));
+    open(&page, &format!("{base}/lab/allreduce?hash=mixed&lang=en")).await;
+    assert_eq!(settled(&page, "allreduce mixed").await, "done");
+    let limit: String = eval(
+        &page,
+        "document.querySelector('[data-testid=lab-verdict]').dataset.limit",
+    )
+    .await;
+    assert_eq!(Value::from(limit), mixed.verdict["limit"]);
+    let said = texts(&page, "[data-testid=lab-verdict] .lab-verdict-text")
+        .await
+        .join(" ");
+    let n = mixed.verdict["collided_uplinks"].as_u64().unwrap();
+    assert!(
+        said.contains(&format!("the limit is ECMP collisions: on {n} uplinks")),
+        "{said:?}"
+    );
+    let rows = texts(&page, "[data-testid=lab-table-uplinks] tbody th").await;
+    assert_eq!(
+        rows.iter().filter(|r| r.ends_with(" · 2 flows")).count() as u64,
+        n,
+        "{rows:?}"
+    );
+    // A knob out of range: refused, naming the field and its range.
+    open(&page, &format!("{base}/lab/allreduce?qps=9&lang=en")).await;
+    assert_eq!(settled(&page, "allreduce qps=9").await, "error");
+    let err = texts(&page, ".lab-error").await.join(" ");
+    assert!(err.contains("qps") && err.contains("1..=4"), "{err:?}");
+    env.stop().await;
+}
+
 /// A session that fails in every way the page must still say in Chinese: a verb refused with
 /// an errno (the rule behind the closed disclosure), an expectation that fails with words for
 /// its value ("no completion"), and a frame the fabric drops, so the ladder shows a NAK.

@@ -780,7 +780,15 @@ async fn labs_list_their_parameters_and_run_with_defaults_or_given_values() {
     assert_eq!(
         ids,
         [
-            "incast", "hol", "storm", "deadlock", "loss", "qps", "trouble", "nvmf"
+            "incast",
+            "hol",
+            "storm",
+            "deadlock",
+            "loss",
+            "qps",
+            "trouble",
+            "nvmf",
+            "allreduce"
         ]
     );
     let senders = &list[0]["params"][0];
@@ -863,7 +871,7 @@ async fn bad_lab_requests_name_the_field_and_what_is_allowed() {
             "{}",
             404,
             "lab",
-            "incast, hol, storm, deadlock, loss, qps, trouble, nvmf",
+            "incast, hol, storm, deadlock, loss, qps, trouble, nvmf, allreduce",
         ),
     ] {
         let (s, e) = post(path, body).await;
@@ -892,7 +900,7 @@ async fn the_verbs_model_and_the_labs_text_are_served() {
         let (s, t) = get(&format!("/api/course/{lang}/labs")).await;
         assert_eq!(s, StatusCode::OK);
         let labs = t["labs"].as_array().unwrap();
-        assert_eq!(labs.len(), 9, "the playground and eight labs");
+        assert_eq!(labs.len(), 10, "the playground and nine labs");
         for l in labs {
             assert!(
                 l["intro_html"].as_str().unwrap().contains("<p>"),
@@ -907,6 +915,17 @@ async fn the_verbs_model_and_the_labs_text_are_served() {
         }
         let trouble = labs.iter().find(|l| l["id"] == "trouble").unwrap();
         assert_eq!(trouble["cases"].as_array().unwrap().len(), 7);
+        // The all-reduce lab links the AI-training chapter first, then ECMP's and DCQCN's.
+        let ar = labs.iter().find(|l| l["id"] == "allreduce").unwrap();
+        let ids: Vec<&str> = ar["chapters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        for c in ["m4c30", "m3c24", "m4c28"] {
+            assert!(ids.contains(&c), "{lang}: allreduce links {ids:?}");
+        }
         // Chapters name their labs.
         let (_, ch) = get(&format!("/api/course/{lang}/chapter/m4c27")).await;
         assert!(
