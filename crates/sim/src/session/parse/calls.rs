@@ -140,10 +140,7 @@ impl Parser<'_> {
             max_recv_sge: self.opt_int(f, "max_recv_sge")? as u32,
             max_inline_data: self.opt_int(f, "max_inline_data")? as u32,
         };
-        let sq_sig_all = match f.get("sq_sig_all") {
-            Some(v) => self.bool_of(v, "sq_sig_all")?,
-            None => false,
-        };
+        let sq_sig_all = self.opt_bool(f, "sq_sig_all")?;
         let as_v = self.req(f, "as")?;
         self.count_qp(host, as_v.span())?;
         let out = self.define(as_v, "as", HandleKind::Qp { qp_type }, host)?;
