@@ -1,4 +1,4 @@
-//! The spanned-TOML toolkit both input formats share: scenario files ([`crate::parse`]) and the
+//! The spanned-TOML toolkit both input formats share: scenario files ([`mod@crate::parse`]) and the
 //! verbs-session files of `rdmalab::session::parse`.
 //!
 //! Both read the document as `toml`'s spanned tree ([`DeTable`]) so every error can point at the

@@ -6,8 +6,8 @@
 //! named budget rather than running on.
 //!
 //! - this file: building the world, the session loop, the handles' bindings, a step's frame;
-//! - [`call`]: each call against the world; [`check`]: the expectations;
-//! - [`view`]: the objects, buffers and frames each step records; [`describe`]: the call as
+//! - `call.rs`: each call against the world; `check.rs`: the expectations;
+//! - `view.rs`: the objects, buffers and frames each step records; `describe.rs`: the call as
 //!   the report writes it.
 
 mod call;

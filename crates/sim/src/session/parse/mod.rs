@@ -4,14 +4,14 @@
 //! ([`scenario::spanned`]), so every error can point at the key or value at fault:
 //! [`ParseError`] carries the line and column, and its message names the key and what is
 //! allowed. Which keys each table and each call takes, their ranges and defaults, are declared
-//! once in [`keys`]. Handles are resolved while reading: a step may only name handles that
+//! once in `keys.rs`. Handles are resolved while reading: a step may only name handles that
 //! earlier steps defined, of the kind it needs, on the host it runs on.
 //!
 //! - this file: the document, the fabric, the hosts, and a step's dispatch to its call;
-//! - [`keys`]: the declarations; [`read`]: the generic readers (integers in declared ranges,
-//!   hosts, handles, durations); [`vocab`]: names from the verbs vocabularies, byte literals;
-//! - [`calls`]: the object calls and `connect`; [`post`]: `post_send` and `post_recv` with
-//!   their WRs and SGEs; [`expect`]: a step's expectations.
+//! - `keys.rs`: the declarations; `read.rs`: the generic readers (integers in declared ranges,
+//!   hosts, handles, durations); `vocab.rs`: names from the verbs vocabularies, byte literals;
+//! - `calls.rs`: the object calls and `connect`; `post.rs`: `post_send` and `post_recv` with
+//!   their WRs and SGEs; `expect.rs`: a step's expectations.
 
 mod calls;
 mod expect;
