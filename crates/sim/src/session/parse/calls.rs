@@ -6,7 +6,7 @@ use toml::de::DeValue;
 use verbs::types::{Mtu, QpType};
 use verbs::{AccessFlags, QpAttr, QpAttrMask, QpCap};
 
-use super::read::{Fields, Want, join};
+use super::read::{Fields, Want};
 use super::vocab::{ATTR_KEYS, Vocab};
 use super::{Parser, Result};
 use crate::session::msg::{MsgId, msg};
@@ -97,24 +97,7 @@ impl Parser<'_> {
         self.check_host(f, host)?;
         let qp_type = match f.get("type") {
             None => QpType::Rc,
-            Some(v) => {
-                let s = self.str_of(v, "type")?;
-                match QpType::ALL.into_iter().find(|t| t.name() == s) {
-                    Some(t) => t,
-                    None => {
-                        return self.err(
-                            v.span(),
-                            msg!(
-                                RefusalUnknownName,
-                                what = MsgId::VocabQpType,
-                                name = s,
-                                key = "type",
-                                allowed = join(Vocab::QpType.names())
-                            ),
-                        );
-                    }
-                }
-            }
+            Some(v) => QpType::ALL[self.name_in(v, "type", Vocab::QpType)?],
         };
         let (send_cq, recv_cq) = match (f.get("cq"), f.get("send_cq"), f.get("recv_cq")) {
             (Some(c), None, None) => {
@@ -333,20 +316,8 @@ impl Parser<'_> {
     pub(super) fn recovery(&self, f: &Fields<'_, '_>) -> Result<Recovery> {
         let selective = match f.get("retransmission") {
             None => false,
-            Some(v) => match self.str_of(v, "retransmission")? {
-                "go_back_n" => false,
-                "selective" => true,
-                s => {
-                    return self.err(
-                        v.span(),
-                        msg!(
-                            RefusalUnknownRetransmission,
-                            name = s,
-                            allowed = join(Vocab::Retransmission.names())
-                        ),
-                    );
-                }
-            },
+            // `Vocab::Retransmission`'s names: `go_back_n`, `selective`.
+            Some(v) => self.name_in(v, "retransmission", Vocab::Retransmission)? == 1,
         };
         match f.get("window") {
             Some(v) if !selective => self.err(v.span(), msg!(RefusalWindowNeedsSelective)),

@@ -515,11 +515,6 @@ pub(crate) const CALLS: &[CallDecl] = decl! {
     call("ack_async_event", "`ibv_ack_async_event`.", &[STEP_COMMON, ACK_ASYNC_EVENT]),
 };
 
-/// The declaration of call `name`.
-pub(crate) fn call_decl(name: &str) -> Option<&'static CallDecl> {
-    CALLS.iter().find(|c| c.name == name)
-}
-
 /// The default of integer key `name` of `table`.
 pub(crate) fn default_int(table: &'static [Key], name: &str) -> u64 {
     match find(&[table], name).map(|k| k.need) {

@@ -145,24 +145,7 @@ impl Parser<'_> {
         self.check_keys(&root)?;
         let profile = match root.get("profile") {
             None => NicProfile::Mlx5,
-            Some(v) => {
-                let s = self.str_of(v, "profile")?;
-                match NicProfile::ALL.into_iter().find(|p| p.name() == s) {
-                    Some(p) => p,
-                    None => {
-                        return self.err(
-                            v.span(),
-                            msg!(
-                                RefusalUnknownName,
-                                what = MsgId::VocabProfile,
-                                name = s,
-                                key = "profile",
-                                allowed = join(Vocab::Profile.names())
-                            ),
-                        );
-                    }
-                }
-            }
+            Some(v) => NicProfile::ALL[self.name_in(v, "profile", Vocab::Profile)?],
         };
         let seed = self.opt_int(&root, "seed")?;
         let fabric_v = root.get("fabric");
@@ -171,22 +154,11 @@ impl Parser<'_> {
                 let f = self.fields(v, MsgId::CtxFabric, &[keys::FABRIC])?;
                 match f.get("topology") {
                     None => TopologyKind::BackToBack,
-                    Some(t) => match self.str_of(t, "topology")? {
-                        "back_to_back" => TopologyKind::BackToBack,
-                        "switch" => TopologyKind::Switch,
-                        other => {
-                            return self.err(
-                                t.span(),
-                                msg!(
-                                    RefusalUnknownName,
-                                    what = MsgId::VocabTopology,
-                                    name = other,
-                                    key = "topology",
-                                    allowed = join(Vocab::Topology.names())
-                                ),
-                            );
-                        }
-                    },
+                    Some(t) => {
+                        // In the order of `Vocab::Topology`'s names.
+                        let kinds = [TopologyKind::BackToBack, TopologyKind::Switch];
+                        kinds[self.name_in(t, "topology", Vocab::Topology)?]
+                    }
                 }
             }
             None => TopologyKind::BackToBack,
@@ -320,17 +292,8 @@ impl Parser<'_> {
                 ),
             );
         };
-        let call_name = self.str_of(call_v, "call")?;
-        let Some(decl) = keys::call_decl(call_name) else {
-            return self.err(
-                call_v.span(),
-                msg!(
-                    RefusalUnknownCall,
-                    name = call_name,
-                    allowed = join(Vocab::Call.names())
-                ),
-            );
-        };
+        let decl = &keys::CALLS[self.name_in(call_v, "call", Vocab::Call)?];
+        let call_name = decl.name;
         let f = Fields {
             what: msg!(CtxStepCall, step = index, call = call_name),
             keys: decl.keys,

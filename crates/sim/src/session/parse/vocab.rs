@@ -1,11 +1,11 @@
 //! The vocabularies a session file names things from (opcodes, flags, states, statuses,
 //! errnos, profiles, ...), their readers, the byte literals (`text`, `hex`, `u64`) and durations.
 
-use std::ops::Range;
+use std::ops::{BitOrAssign, Range};
 
 use toml::de::DeValue;
 use units::SimDuration;
-use verbs::types::QpState;
+use verbs::types::{QpState, QpType};
 use verbs::{AccessFlags, Errno, NicProfile, QpAttrMask, SendFlags, SendOpcode};
 use verbs::{WcOpcode, WcStatus};
 
@@ -60,9 +60,27 @@ impl Vocab {
             Vocab::WcOpcode => WC_OPCODES.iter().map(|w| wc_opcode_name(*w)).collect(),
             Vocab::Profile => NicProfile::ALL.iter().map(|p| p.name()).collect(),
             Vocab::Topology => vec!["back_to_back", "switch"],
-            Vocab::QpType => vec!["RC", "UC", "UD"],
+            Vocab::QpType => QpType::ALL.iter().map(|t| t.name()).collect(),
             Vocab::Retransmission => vec!["go_back_n", "selective"],
             Vocab::Call => keys::CALLS.iter().map(|c| c.name).collect(),
+        }
+    }
+
+    /// The prefix the C names carry, which a file may leave out (`IBV_ACCESS_LOCAL_WRITE`).
+    pub(crate) fn prefix(self) -> &'static str {
+        match self {
+            Vocab::Access => "IBV_ACCESS_",
+            Vocab::SendFlag => "IBV_SEND_",
+            Vocab::Mask => "IBV_QP_",
+            Vocab::QpState => "IBV_QPS_",
+            Vocab::AsyncEvent => "IBV_EVENT_",
+            Vocab::Opcode => "IBV_WR_",
+            Vocab::WcStatus | Vocab::WcOpcode => "IBV_WC_",
+            Vocab::Profile
+            | Vocab::Topology
+            | Vocab::QpType
+            | Vocab::Retransmission
+            | Vocab::Call => "",
         }
     }
 }
@@ -129,132 +147,98 @@ pub(crate) fn opcode_name(o: SendOpcode) -> &'static str {
 impl Parser<'_> {
     // ---- vocabularies ----
 
-    pub(super) fn access_of(&self, v: &Val<'_>, key: &str) -> Result<AccessFlags> {
-        let mut flags = AccessFlags::empty();
-        for (name, span) in self.names_of(v, key)? {
-            let bare = name.trim_start_matches("IBV_ACCESS_");
-            match AccessFlags::NAMED.iter().find(|(n, _)| *n == bare) {
-                Some((_, f)) => flags |= *f,
-                None => {
-                    return self.err(
-                        span,
-                        msg!(
-                            RefusalUnknownPrefixed,
-                            what = MsgId::VocabAccessFlag,
-                            name,
-                            key,
-                            allowed = join(Vocab::Access.names()),
-                            prefix = "IBV_ACCESS_"
-                        ),
-                    );
-                }
+    /// The position in `vocab`'s names of `name` (its C prefix optional), or the refusal
+    /// naming `key` and the allowed names.
+    fn vocab_index(
+        &self,
+        name: &str,
+        span: Range<usize>,
+        key: &str,
+        vocab: Vocab,
+    ) -> Result<usize> {
+        let names = vocab.names();
+        let bare = name.trim_start_matches(vocab.prefix());
+        if let Some(i) = names.iter().position(|n| *n == bare) {
+            return Ok(i);
+        }
+        let allowed = join(names);
+        // What the refusal calls the name, and whether it says the C prefix may be left out (a
+        // QP state's refusal never has, though `IBV_QPS_` may be).
+        let (what, prefixed) = match vocab {
+            Vocab::Access => (MsgId::VocabAccessFlag, true),
+            Vocab::SendFlag => (MsgId::VocabSendFlag, true),
+            Vocab::Mask => (MsgId::VocabMaskBit, true),
+            Vocab::AsyncEvent => (MsgId::VocabAsyncEvent, true),
+            Vocab::Opcode => (MsgId::VocabOpcode, true),
+            Vocab::WcStatus => (MsgId::VocabWcStatus, true),
+            Vocab::WcOpcode => (MsgId::VocabWcOpcode, true),
+            Vocab::QpState => (MsgId::VocabQpState, false),
+            Vocab::Profile => (MsgId::VocabProfile, false),
+            Vocab::Topology => (MsgId::VocabTopology, false),
+            Vocab::QpType => (MsgId::VocabQpType, false),
+            Vocab::Retransmission => {
+                return self.err(span, msg!(RefusalUnknownRetransmission, name, allowed));
             }
+            Vocab::Call => return self.err(span, msg!(RefusalUnknownCall, name, allowed)),
+        };
+        let prefix = vocab.prefix();
+        self.err(
+            span,
+            if prefixed {
+                msg!(RefusalUnknownPrefixed, what, name, key, allowed, prefix)
+            } else {
+                msg!(RefusalUnknownName, what, name, key, allowed)
+            },
+        )
+    }
+
+    /// A name or a list of names of `vocab`, the flags `named` gives them, or'ed together.
+    fn flags_of<F: Copy + BitOrAssign>(
+        &self,
+        v: &Val<'_>,
+        key: &str,
+        vocab: Vocab,
+        named: &[(&'static str, F)],
+        empty: F,
+    ) -> Result<F> {
+        let mut flags = empty;
+        for (name, span) in self.names_of(v, key)? {
+            flags |= named[self.vocab_index(name, span, key, vocab)?].1;
         }
         Ok(flags)
+    }
+
+    /// One name of `vocab`: its position in the vocabulary's names.
+    pub(super) fn name_in(&self, v: &Val<'_>, key: &str, vocab: Vocab) -> Result<usize> {
+        let s = self.str_of(v, key)?;
+        self.vocab_index(s, v.span(), key, vocab)
+    }
+
+    pub(super) fn access_of(&self, v: &Val<'_>, key: &str) -> Result<AccessFlags> {
+        let (named, none) = (AccessFlags::NAMED, AccessFlags::empty());
+        self.flags_of(v, key, Vocab::Access, named, none)
     }
 
     pub(super) fn send_flags_of(&self, v: &Val<'_>, key: &str) -> Result<SendFlags> {
-        let mut flags = SendFlags::empty();
-        for (name, span) in self.names_of(v, key)? {
-            let bare = name.trim_start_matches("IBV_SEND_");
-            match SendFlags::NAMED.iter().find(|(n, _)| *n == bare) {
-                Some((_, f)) => flags |= *f,
-                None => {
-                    return self.err(
-                        span,
-                        msg!(
-                            RefusalUnknownPrefixed,
-                            what = MsgId::VocabSendFlag,
-                            name,
-                            key,
-                            allowed = join(Vocab::SendFlag.names()),
-                            prefix = "IBV_SEND_"
-                        ),
-                    );
-                }
-            }
-        }
-        Ok(flags)
+        let (named, none) = (SendFlags::NAMED, SendFlags::empty());
+        self.flags_of(v, key, Vocab::SendFlag, named, none)
     }
 
     pub(super) fn mask_of(&self, v: &Val<'_>, key: &str) -> Result<QpAttrMask> {
-        let mut mask = QpAttrMask::empty();
-        for (name, span) in self.names_of(v, key)? {
-            let bare = name.trim_start_matches("IBV_QP_");
-            match QpAttrMask::NAMED.iter().find(|(n, _)| *n == bare) {
-                Some((_, f)) => mask |= *f,
-                None => {
-                    return self.err(
-                        span,
-                        msg!(
-                            RefusalUnknownPrefixed,
-                            what = MsgId::VocabMaskBit,
-                            name,
-                            key,
-                            allowed = join(Vocab::Mask.names()),
-                            prefix = "IBV_QP_"
-                        ),
-                    );
-                }
-            }
-        }
-        Ok(mask)
+        let (named, none) = (QpAttrMask::NAMED, QpAttrMask::empty());
+        self.flags_of(v, key, Vocab::Mask, named, none)
     }
 
     pub(super) fn state_of(&self, v: &Val<'_>, key: &str) -> Result<QpState> {
-        let s = self.str_of(v, key)?;
-        let bare = s.trim_start_matches("IBV_QPS_");
-        match QpState::ALL.into_iter().find(|q| q.name() == bare) {
-            Some(q) => Ok(q),
-            None => self.err(
-                v.span(),
-                msg!(
-                    RefusalUnknownName,
-                    what = MsgId::VocabQpState,
-                    name = s,
-                    key,
-                    allowed = join(Vocab::QpState.names())
-                ),
-            ),
-        }
+        Ok(QpState::ALL[self.name_in(v, key, Vocab::QpState)?])
     }
 
     pub(super) fn async_name_of(&self, v: &Val<'_>, key: &str) -> Result<&'static str> {
-        let s = self.str_of(v, key)?;
-        let bare = s.trim_start_matches("IBV_EVENT_");
-        match verbs::AsyncEvent::NAMES.iter().find(|n| **n == bare) {
-            Some(n) => Ok(n),
-            None => self.err(
-                v.span(),
-                msg!(
-                    RefusalUnknownPrefixed,
-                    what = MsgId::VocabAsyncEvent,
-                    name = s,
-                    key,
-                    allowed = join(Vocab::AsyncEvent.names()),
-                    prefix = "IBV_EVENT_"
-                ),
-            ),
-        }
+        Ok(verbs::AsyncEvent::NAMES[self.name_in(v, key, Vocab::AsyncEvent)?])
     }
 
     pub(super) fn opcode_of(&self, v: &Val<'_>, key: &str) -> Result<SendOpcode> {
-        let s = self.str_of(v, key)?;
-        let bare = s.trim_start_matches("IBV_WR_");
-        match OPCODES.iter().find(|o| opcode_name(**o) == bare) {
-            Some(o) => Ok(*o),
-            None => self.err(
-                v.span(),
-                msg!(
-                    RefusalUnknownPrefixed,
-                    what = MsgId::VocabOpcode,
-                    name = s,
-                    key,
-                    allowed = join(Vocab::Opcode.names()),
-                    prefix = "IBV_WR_"
-                ),
-            ),
-        }
+        Ok(OPCODES[self.name_in(v, key, Vocab::Opcode)?])
     }
 
     pub(super) fn ret_of(&self, v: &Val<'_>, key: &str) -> Result<Ret> {
@@ -283,41 +267,11 @@ impl Parser<'_> {
     }
 
     pub(super) fn status_of(&self, v: &Val<'_>, key: &str) -> Result<WcStatus> {
-        let s = self.str_of(v, key)?;
-        let bare = s.trim_start_matches("IBV_WC_");
-        match WC_STATUSES.iter().find(|w| status_name(**w) == bare) {
-            Some(w) => Ok(*w),
-            None => self.err(
-                v.span(),
-                msg!(
-                    RefusalUnknownPrefixed,
-                    what = MsgId::VocabWcStatus,
-                    name = s,
-                    key,
-                    allowed = join(Vocab::WcStatus.names()),
-                    prefix = "IBV_WC_"
-                ),
-            ),
-        }
+        Ok(WC_STATUSES[self.name_in(v, key, Vocab::WcStatus)?])
     }
 
     pub(super) fn wc_opcode_of(&self, v: &Val<'_>, key: &str) -> Result<WcOpcode> {
-        let s = self.str_of(v, key)?;
-        let bare = s.trim_start_matches("IBV_WC_");
-        match WC_OPCODES.iter().find(|w| wc_opcode_name(**w) == bare) {
-            Some(w) => Ok(*w),
-            None => self.err(
-                v.span(),
-                msg!(
-                    RefusalUnknownPrefixed,
-                    what = MsgId::VocabWcOpcode,
-                    name = s,
-                    key,
-                    allowed = join(Vocab::WcOpcode.names()),
-                    prefix = "IBV_WC_"
-                ),
-            ),
-        }
+        Ok(WC_OPCODES[self.name_in(v, key, Vocab::WcOpcode)?])
     }
 
     /// Which of `text`, `hex`, `u64` the table gives (at most one).
