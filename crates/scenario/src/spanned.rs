@@ -108,11 +108,11 @@ pub fn int_one_of(v: &DeValue<'_>, set: &[u64]) -> Result<i128, Fault> {
     }
 }
 
-/// A probability, 0.0 to 1.0: a float, or the integers 0 and 1. TOML's `_` digit separators
-/// are allowed.
+/// A probability, 0.0 to 1.0: a float, or the integers 0 and 1 (`toml` hands a float over
+/// without its `_` separators, in a form `f64::from_str` reads).
 pub fn probability(v: &DeValue<'_>) -> Result<f64, Fault> {
     match v {
-        DeValue::Float(x) => match x.as_str().replace('_', "").parse::<f64>() {
+        DeValue::Float(x) => match x.as_str().parse::<f64>() {
             Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
             _ => Err(Fault::OutOfRange),
         },

@@ -230,7 +230,7 @@ impl Parser<'_> {
             .or_else(|t| self.err(v.span(), msg!(RefusalWantArray, key, found = type_msg(t))))
     }
 
-    /// A string, or an array of strings, from a fixed vocabulary (`prefix` optional).
+    /// A string, or an array of strings, each with its span (the names of a flags key).
     pub(crate) fn names_of<'a>(
         &self,
         v: &'a Val<'_>,
