@@ -14,6 +14,8 @@
 //!   way.
 //! - [`presets()`] / [`preset`] give the six lesson presets ①–⑥ (DESIGN.md §3.8), embedded from
 //!   `scenarios/presets/lessonN.toml`.
+//! - [`spanned`] is the spanned-TOML toolkit scenario and verbs-session files share: line and
+//!   column of a span, typed readers with range faults, unknown-key search.
 //! - [`matrix::parse`] reads csg-htsim's connection matrices (`.cm`), the flows of
 //!   `workload.pattern = "matrix"`.
 //! - `Plan::fabric_config`, `topology`, `host_profile`, `nic_profile`, `tcp_config`, ... build
@@ -28,6 +30,7 @@ pub mod parse;
 pub mod plan;
 pub mod presets;
 pub mod rule;
+pub mod spanned;
 
 pub use parse::{ErrorKind, MAX_FILE_BYTES, Origin, ScenarioError, parse, parse_with};
 pub use plan::{

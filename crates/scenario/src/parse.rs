@@ -1,7 +1,8 @@
 //! Scenario text → [`Plan`], and `--set key.path=value` overrides.
 //!
-//! The document is read with `toml`'s spanned tree ([`DeTable`]), as the verbs-session parser
-//! does (crates/sim/src/session/parse.rs), so every error points at the key or value at fault.
+//! The document is read with `toml`'s spanned tree ([`DeTable`]) through the toolkit of
+//! [`crate::spanned`], which the verbs-session parser shares, so every error points at the key
+//! or value at fault.
 
 use std::fmt;
 use std::ops::Range;
@@ -11,6 +12,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::plan::{self, Kind, Plan, Value, allowed_keys, apply, spec};
 use crate::rule::Why;
+use crate::spanned::{self, Fault, line_col};
 
 /// The largest scenario file accepted, bytes.
 pub const MAX_FILE_BYTES: usize = 64 << 10;
@@ -87,18 +89,6 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-/// 1-based (line, column in characters) of byte offset `at`.
-fn line_col(src: &str, at: usize) -> (usize, usize) {
-    let mut at = at.min(src.len());
-    while !src.is_char_boundary(at) {
-        at -= 1;
-    }
-    let before = &src[..at];
-    let line = before.matches('\n').count() + 1;
-    let start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, src[start..at].chars().count() + 1)
-}
-
 /// Builds errors that point into one text.
 struct Ctx<'s> {
     src: &'s str,
@@ -138,13 +128,7 @@ impl Ctx<'_> {
     }
 
     fn text(&self, span: &Range<usize>) -> String {
-        self.src
-            .get(span.clone())
-            .unwrap_or("")
-            .trim()
-            .chars()
-            .take(80)
-            .collect()
+        spanned::snippet(self.src, span)
     }
 
     /// Checks `v` against `path`'s kind and converts it.
@@ -174,55 +158,40 @@ impl Ctx<'_> {
                 kind.allowed(),
             )
         };
-        match (kind, v.get_ref()) {
+        let fault = |f: Fault| match f {
+            Fault::WrongType(t) => wrong(t.name()),
+            Fault::OutOfRange => range(),
+        };
+        let v = v.get_ref();
+        match (kind, v) {
             (Kind::IntOrAuto { .. }, DeValue::String(s)) if s.as_ref() == "auto" => {
                 Ok(Value::Str("auto".to_string()))
             }
             (Kind::IntOrAuto { .. }, DeValue::String(_)) => Err(range()),
-            (Kind::Int { .. } | Kind::OneOf(_) | Kind::IntOrAuto { .. }, DeValue::Integer(i)) => {
-                let n = i128::from_str_radix(i.as_str(), i.radix()).map_err(|_| range())?;
-                let ok = match kind {
-                    Kind::Int { lo, hi } | Kind::IntOrAuto { lo, hi } => {
-                        (i128::from(lo)..=i128::from(hi)).contains(&n)
-                    }
-                    Kind::OneOf(set) => set.iter().any(|&s| i128::from(s) == n),
-                    _ => false,
-                };
-                if ok {
-                    Ok(Value::Int(n as u64))
-                } else {
-                    Err(range())
-                }
+            (Kind::Int { lo, hi } | Kind::IntOrAuto { lo, hi }, _) => {
+                spanned::int_in(v, lo.into(), hi.into())
+                    .map(|n| Value::Int(n as u64))
+                    .map_err(fault)
             }
-            (Kind::Prob, DeValue::Float(x)) => {
-                let x: f64 = x.as_str().replace('_', "").parse().map_err(|_| range())?;
-                if (0.0..=1.0).contains(&x) {
-                    Ok(Value::Float(x))
-                } else {
-                    Err(range())
-                }
-            }
-            (Kind::Prob, DeValue::Integer(i)) => match i.as_str() {
-                "0" => Ok(Value::Float(0.0)),
-                "1" => Ok(Value::Float(1.0)),
-                _ => Err(range()),
+            (Kind::OneOf(set), _) => spanned::int_one_of(v, set)
+                .map(|n| Value::Int(n as u64))
+                .map_err(fault),
+            (Kind::Prob, _) => spanned::probability(v).map(Value::Float).map_err(fault),
+            (Kind::Bool, _) => spanned::boolean(v)
+                .map(Value::Bool)
+                .map_err(|t| wrong(t.name())),
+            (Kind::Enum(names), _) => match spanned::string(v) {
+                Ok(s) if names.contains(&s) => Ok(Value::Str(s.to_string())),
+                Ok(_) => Err(self.err(span, ErrorKind::BadEnum, path, text, kind.allowed())),
+                Err(t) => Err(wrong(t.name())),
             },
-            (Kind::Bool, DeValue::Boolean(b)) => Ok(Value::Bool(*b)),
-            (Kind::Enum(names), DeValue::String(s)) => {
-                if names.contains(&s.as_ref()) {
+            (Kind::Path { max }, _) => match spanned::string(v) {
+                Ok(s) if s.len() <= max && !s.chars().any(char::is_control) => {
                     Ok(Value::Str(s.to_string()))
-                } else {
-                    Err(self.err(span, ErrorKind::BadEnum, path, text, kind.allowed()))
                 }
-            }
-            (Kind::Path { max }, DeValue::String(s)) => {
-                if s.len() <= max && !s.chars().any(char::is_control) {
-                    Ok(Value::Str(s.to_string()))
-                } else {
-                    Err(range())
-                }
-            }
-            (_, other) => Err(wrong(other.type_str())),
+                Ok(_) => Err(range()),
+                Err(t) => Err(wrong(t.name())),
+            },
         }
     }
 }
@@ -252,16 +221,8 @@ pub fn parse(text: &str) -> Result<Plan, ScenarioError> {
             format!("at most {MAX_FILE_BYTES} bytes"),
         ));
     }
-    let doc = DeTable::parse(text).map_err(|e| {
-        let span = e.span().unwrap_or(0..0);
-        ctx.err(
-            span,
-            ErrorKind::Syntax,
-            "",
-            String::new(),
-            e.message().trim_end().to_string(),
-        )
-    })?;
+    let doc = spanned::document(text)
+        .map_err(|(span, why)| ctx.err(span, ErrorKind::Syntax, "", String::new(), why))?;
     let mut plan = Plan::default();
     let mut spans: Vec<(&'static str, Range<usize>)> = Vec::new();
     table(&ctx, doc.get_ref(), "", &mut plan, &mut spans)?;
@@ -294,15 +255,15 @@ fn table(
             apply(plan, s.path, &value);
             spans.push((s.path, v.span()));
         } else if prefix.is_empty() && plan::tables().contains(&name) {
-            match v.get_ref() {
-                DeValue::Table(inner) => table(ctx, inner, name, plan, spans)?,
-                other => {
+            match spanned::table(v.get_ref()) {
+                Ok(inner) => table(ctx, inner, name, plan, spans)?,
+                Err(found) => {
                     return Err(ctx.err(
                         v.span(),
                         ErrorKind::WrongType,
                         name,
                         ctx.text(&v.span()),
-                        format!("a table ([{name}]), found {}", other.type_str()),
+                        format!("a table ([{name}]), found {}", found.name()),
                     ));
                 }
             }

@@ -569,3 +569,19 @@ proptest! {
         }
     }
 }
+
+/// A probability may be written as an integer, 0 or 1, in any form TOML allows, and is read
+/// through the spanned-TOML toolkit the session files share; 2 is out of range.
+#[test]
+fn integer_probabilities_are_read_as_integers() {
+    for (text, want) in [("1", 1.0), ("+1", 1.0), ("-0", 0.0), ("0", 0.0)] {
+        let plan = parse(&format!("[loss]\ncorruption = {text}\n")).unwrap();
+        assert_eq!(plan.loss.corruption, want, "{text}");
+    }
+    let e = err("[loss]\ncorruption = 2\n");
+    assert_eq!(e.kind, ErrorKind::OutOfRange);
+    assert_eq!(
+        e.to_string(),
+        "2:14: loss.corruption = 2 is out of range: allowed 0.0..=1.0"
+    );
+}

@@ -13,7 +13,9 @@
 //!
 //! - [`parse`](mod@parse): the TOML text → [`Session`] in one pass. Unknown keys, wrong types,
 //!   unknown handles, opcodes, flags and states, and out-of-range values are [`ParseError`]s
-//!   with the line and column and a message that names the key and what is allowed.
+//!   with the line and column and a message that names the key and what is allowed. Every
+//!   key, its type, range and default is declared once (`parse/keys.rs`), and
+//!   [`parse::keys_markdown`] renders the declarations as the README's key reference.
 //! - [`plan`]: the typed session ([`Session`], [`Step`], [`Call`], [`Expect`]) and its
 //!   [`limits`].
 //! - [`exec`]: [`run`] builds the world and executes the steps, recording each.

@@ -745,8 +745,17 @@ mod tests {
     #[test]
     fn every_id_is_used() {
         let src = [
-            include_str!("exec.rs"),
-            include_str!("parse.rs"),
+            include_str!("exec/mod.rs"),
+            include_str!("exec/call.rs"),
+            include_str!("exec/check.rs"),
+            include_str!("exec/describe.rs"),
+            include_str!("exec/view.rs"),
+            include_str!("parse/mod.rs"),
+            include_str!("parse/calls.rs"),
+            include_str!("parse/expect.rs"),
+            include_str!("parse/post.rs"),
+            include_str!("parse/read.rs"),
+            include_str!("parse/vocab.rs"),
             include_str!("report.rs"),
             include_str!("syntax.rs"),
             include_str!("verbs_msg.rs"),

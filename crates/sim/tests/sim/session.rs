@@ -163,6 +163,37 @@ fn unknown_key_names_the_key_and_the_allowed_ones() {
     assert!(e.message.contains("profile"), "{e}");
 }
 
+/// The README's key reference is the parser's declarations as rendered, and what it says a
+/// key allows is what the parser enforces.
+#[test]
+fn readme_key_reference() {
+    let reference = session::parse::keys_markdown();
+    let readme = std::fs::read_to_string(examples_dir().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&reference),
+        "scenarios/verbs/README.md's \"Every key\" section is stale; regenerate it from \
+         rdmalab::session::parse::keys_markdown()"
+    );
+    // create_cq's `cqe`: the reference's range and default are the refusal's and the plan's.
+    let row = "| `cqe` | integer, 0 to 2^23 | 16 | Entries asked for. |";
+    assert!(reference.contains(row), "{reference}");
+    assert_err(
+        "\n[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"cq_x\"\ncqe = 8388609\n",
+        14,
+        7,
+        &["`cqe` is out of range: allowed 0..=8388608"],
+    );
+    let plan = session::parse(&format!(
+        "{HEAD}\n[[step]]\ncall = \"create_cq\"\nhost = \"a\"\nas = \"cq_x\"\n"
+    ))
+    .unwrap();
+    let cqe = plan.steps.iter().find_map(|s| match s.call {
+        session::Call::CreateCq { cqe, .. } => Some(cqe),
+        _ => None,
+    });
+    assert_eq!(cqe, Some(16));
+}
+
 #[test]
 fn unknown_handle_lists_the_known_ones() {
     assert_err(
