@@ -100,7 +100,37 @@ impl World {
         o: &RcOptions,
         channels: [Option<verbs::types::ChannelHandle>; 2],
     ) -> Result<(Endpoint, Endpoint), WorldError> {
-        use verbs::types::{AhAttr, Gid, QpState, QpType};
+        let ends = self.rc_endpoints_init(a, b, o, channels)?;
+        // Each side's QPN, first PSN and GID cross a TCP connection before RTR; the RTR
+        // attributes come from the bytes each side read. connect_rc registers no buffer, so
+        // rkey and address are zero here (applications send theirs in the same message).
+        let info = |w: &World, e: &Endpoint| ConnInfo {
+            qpn: e.qpn.get(),
+            psn: 0,
+            gid: w.local_gid(e.host).0,
+            ..ConnInfo::default()
+        };
+        let infos = [info(self, &ends[0]), info(self, &ends[1])];
+        let (a_learned, b_learned) = self.exchange_conn_info(a, b, infos)?;
+        for (me, peer) in [(ends[0], a_learned), (ends[1], b_learned)] {
+            self.rc_to_rtr(&me, peer.gid, peer.qpn, peer.psn, o.mtu, o, o.rd_atomic)?;
+        }
+        for me in [ends[0], ends[1]] {
+            self.rc_to_rts(&me, 0, o, o.rd_atomic)?;
+        }
+        Ok((ends[0], ends[1]))
+    }
+
+    /// A PD, a CQ and an RC QP on hosts `a` and `b`, each QP moved RESET→INIT with `o`'s
+    /// access flags: where both connection setups (TCP exchange, RDMA-CM) start.
+    pub(super) fn rc_endpoints_init(
+        &mut self,
+        a: u32,
+        b: u32,
+        o: &RcOptions,
+        channels: [Option<verbs::types::ChannelHandle>; 2],
+    ) -> Result<[Endpoint; 2], WorldError> {
+        use verbs::types::{QpState, QpType};
         if a >= self.host_count() || b >= self.host_count() {
             return Err(WorldError::NoHost(a.max(b)));
         }
@@ -140,65 +170,79 @@ impl World {
                     | QpAttrMask::ACCESS_FLAGS,
             )?;
         }
-        // Each side's QPN, first PSN and GID cross a TCP connection before RTR; the RTR
-        // attributes come from the bytes each side read. connect_rc registers no buffer, so
-        // rkey and address are zero here (applications send theirs in the same message).
-        let info = |w: &World, e: &Endpoint| ConnInfo {
-            qpn: e.qpn.get(),
-            psn: 0,
-            gid: w.local_gid(e.host).0,
-            ..ConnInfo::default()
+        Ok([ends[0], ends[1]])
+    }
+
+    /// INIT→RTR toward the peer at `peer_gid` whose QP is `peer_qpn` and whose first PSN is
+    /// `peer_psn`, with the masks IBTA requires; `rd_atomic` is the responder resources.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn rc_to_rtr(
+        &mut self,
+        me: &Endpoint,
+        peer_gid: [u8; 16],
+        peer_qpn: u32,
+        peer_psn: u32,
+        mtu: verbs::types::Mtu,
+        o: &RcOptions,
+        rd_atomic: u8,
+    ) -> Result<(), WorldError> {
+        use verbs::types::{AhAttr, Gid, QpState};
+        let mut ah_attr = AhAttr::roce(Gid(peer_gid));
+        ah_attr.grh.sgid_index = self.state.hosts[me.host as usize].sgid_index;
+        let rtr = QpAttr {
+            qp_state: QpState::Rtr,
+            ah_attr,
+            path_mtu: mtu,
+            dest_qp_num: peer_qpn,
+            rq_psn: peer_psn,
+            max_dest_rd_atomic: rd_atomic,
+            min_rnr_timer: o.min_rnr_timer,
+            ..QpAttr::default()
         };
-        let infos = [info(self, &ends[0]), info(self, &ends[1])];
-        let (a_learned, b_learned) = self.exchange_conn_info(a, b, infos)?;
-        for (me, peer) in [(ends[0], a_learned), (ends[1], b_learned)] {
-            let mut ah_attr = AhAttr::roce(Gid(peer.gid));
-            ah_attr.grh.sgid_index = self.state.hosts[me.host as usize].sgid_index;
-            let rtr = QpAttr {
-                qp_state: QpState::Rtr,
-                ah_attr,
-                path_mtu: o.mtu,
-                dest_qp_num: peer.qpn,
-                rq_psn: peer.psn,
-                max_dest_rd_atomic: o.rd_atomic,
-                min_rnr_timer: o.min_rnr_timer,
-                ..QpAttr::default()
-            };
-            self.modify_qp(
-                me.host,
-                me.qpn,
-                &rtr,
-                QpAttrMask::STATE
-                    | QpAttrMask::AV
-                    | QpAttrMask::PATH_MTU
-                    | QpAttrMask::DEST_QPN
-                    | QpAttrMask::RQ_PSN
-                    | QpAttrMask::MAX_DEST_RD_ATOMIC
-                    | QpAttrMask::MIN_RNR_TIMER,
-            )?;
-        }
-        for me in [ends[0], ends[1]] {
-            let rts = QpAttr {
-                qp_state: QpState::Rts,
-                timeout: o.timeout,
-                retry_cnt: o.retry_cnt,
-                rnr_retry: o.rnr_retry,
-                sq_psn: 0,
-                max_rd_atomic: o.rd_atomic,
-                ..QpAttr::default()
-            };
-            self.modify_qp(
-                me.host,
-                me.qpn,
-                &rts,
-                QpAttrMask::STATE
-                    | QpAttrMask::TIMEOUT
-                    | QpAttrMask::RETRY_CNT
-                    | QpAttrMask::RNR_RETRY
-                    | QpAttrMask::SQ_PSN
-                    | QpAttrMask::MAX_QP_RD_ATOMIC,
-            )?;
-        }
-        Ok((ends[0], ends[1]))
+        self.modify_qp(
+            me.host,
+            me.qpn,
+            &rtr,
+            QpAttrMask::STATE
+                | QpAttrMask::AV
+                | QpAttrMask::PATH_MTU
+                | QpAttrMask::DEST_QPN
+                | QpAttrMask::RQ_PSN
+                | QpAttrMask::MAX_DEST_RD_ATOMIC
+                | QpAttrMask::MIN_RNR_TIMER,
+        )?;
+        Ok(())
+    }
+
+    /// RTR→RTS sending from PSN `sq_psn` with `o`'s timers and retries; `rd_atomic` is the
+    /// initiator depth.
+    pub(super) fn rc_to_rts(
+        &mut self,
+        me: &Endpoint,
+        sq_psn: u32,
+        o: &RcOptions,
+        rd_atomic: u8,
+    ) -> Result<(), WorldError> {
+        let rts = QpAttr {
+            qp_state: verbs::types::QpState::Rts,
+            timeout: o.timeout,
+            retry_cnt: o.retry_cnt,
+            rnr_retry: o.rnr_retry,
+            sq_psn,
+            max_rd_atomic: rd_atomic,
+            ..QpAttr::default()
+        };
+        self.modify_qp(
+            me.host,
+            me.qpn,
+            &rts,
+            QpAttrMask::STATE
+                | QpAttrMask::TIMEOUT
+                | QpAttrMask::RETRY_CNT
+                | QpAttrMask::RNR_RETRY
+                | QpAttrMask::SQ_PSN
+                | QpAttrMask::MAX_QP_RD_ATOMIC,
+        )?;
+        Ok(())
     }
 }

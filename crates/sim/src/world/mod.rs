@@ -29,7 +29,8 @@
 //! # Simplifications and what they cost
 //! - The out-of-band QPN/PSN/GID/rkey exchange runs over a simulated TCP connection on the same
 //!   fabric (`exchange.rs`, [`World::exchange_conn_info`]): the handshake, the socket calls and
-//!   the segments are on the timeline as setup. RDMA CM's exchange is not simulated.
+//!   the segments are on the timeline as setup. [`World::connect_rc_cm`] connects with
+//!   RDMA-CM's REQ/REP/RTU MADs between the hosts' QP1s instead (`rdma_cm.rs`).
 //! - One NIC port per host, one PCIe link; no NIC cache misses (MTT/MPT), so huge MRs cost
 //!   nothing extra per access (figures.md §4 has no numbers for those caches).
 //! - A receive CQE's DMA write is booked when its message's last packet is placed, behind the
@@ -58,6 +59,7 @@ mod dcqcn_glue;
 mod events;
 mod exchange;
 pub mod nic_tx;
+mod rdma_cm;
 mod rdma_rx;
 mod rdma_tx;
 mod responder_env;
@@ -71,6 +73,7 @@ pub use capture::{FRAME_LOG_MAX, LoggedFrame, WIRE_PAYLOAD_SHOWN};
 pub use connect::{Endpoint, RcOptions};
 pub use events::{Event, HostEvent};
 pub use exchange::ConnInfo;
+pub use rdma_cm::{CmConnected, CmParams};
 use rdma_tx::port_rate;
 pub use tcp::{SocketId, SocketStats, TcpEvent, TcpOptions};
 
@@ -403,6 +406,8 @@ struct State {
     /// a run's own loops need not know about it.
     fabric_view: Option<Box<crate::labs::fabric_view::ViewRecorder>>,
     tcp: tcp::TcpWorld,
+    /// The hosts' connection managers (QP1): `rdma_cm.rs`.
+    cm: rdma_cm::CmWorld,
 }
 
 impl World {
@@ -476,6 +481,7 @@ impl World {
                 frame_buf: Vec::new(),
                 fabric_view: None,
                 tcp: Default::default(),
+                cm: Default::default(),
             },
             total_budget: None,
             defer_control: false,
