@@ -44,7 +44,7 @@ pub struct CmReqPrivate {
 
 impl CmReqPrivate {
     /// Its 32 bytes.
-    pub fn to_bytes(&self) -> [u8; 32] {
+    pub fn to_bytes(self) -> [u8; 32] {
         let mut b = [0u8; 32];
         b[2..4].copy_from_slice(&self.qid.to_le_bytes());
         b[4..6].copy_from_slice(&self.hrqsize.to_le_bytes());
@@ -76,7 +76,7 @@ pub struct CmRepPrivate {
 
 impl CmRepPrivate {
     /// Its 32 bytes.
-    pub fn to_bytes(&self) -> [u8; 32] {
+    pub fn to_bytes(self) -> [u8; 32] {
         let mut b = [0u8; 32];
         b[2..4].copy_from_slice(&self.crqsize.to_le_bytes());
         b
