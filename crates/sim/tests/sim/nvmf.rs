@@ -346,7 +346,11 @@ fn nvme_rdma_frames_decode_in_tshark_as_the_spec_describes() {
     );
     // REQ: to NVMe's port 4420, the host's QPN and first PSN, and after the IP CM header the
     // NVMe/RDMA private data: recfmt 0, qid 1 (the first I/O queue), hrqsize 2, hsqsize 1
-    // (0's based: QD 2).
+    // (0's based: QD 2). tshark 4.0 shows these bytes as infiniband.cm.req.ip_cm.private, not
+    // as nvme-rdma.cm.req.*: its InfiniBand dissector replaces the REQ's source address with
+    // the LID while recording the connection (the REQ's source column reads "LID: 65535"),
+    // so the NVMe/RDMA CM heuristic finds no conversation for the REQ itself. It does read
+    // the queue ID from the REQ it recorded: nvme-rdma.cmd.qid on every command below.
     let req = cm[0];
     assert_eq!(num(req[col("infiniband.cm.req.serviceid.dport")]), 4420);
     let pd = hex(req[col("infiniband.cm.req.ip_cm.private")]);
