@@ -585,6 +585,15 @@ impl Fabric {
             .iter()
             .map(|p| (p.node, p.local, p.link, &p.stats))
     }
+    /// Starts every port's peak egress queue afresh from what it holds now: a run that sets
+    /// up first (connection exchanges) reports the peaks of its data phase only.
+    pub fn restart_peak_queues(&mut self) {
+        for p in &mut self.ports {
+            for (peak, q) in p.stats.peak_queue.iter_mut().zip(&p.prio) {
+                *peak = q.qbytes;
+            }
+        }
+    }
     /// The PFC headroom (bytes) reserved for each lossless priority of `node`'s `port`.
     pub fn headroom(&self, node: NodeId, port: PortId) -> Option<u64> {
         let ns = self.nodes.get(node.index())?;

@@ -36,9 +36,16 @@
 //! IO costs microseconds of socket work; NVMe/RDMA only once the device's units are all busy).
 //! The device serves every IO in the same time, so at QD 1 p50 = p99.
 //!
-//! Not modelled: connection establishment (Fabrics Connect, ICReq/ICResp, RDMA-CM: the QPs and
-//! sockets are set up as the other experiments set them up), admin queues, keep-alive, multiple
-//! namespaces, the block layer's merging and any interrupt on the RDMA side.
+//! Connection setup: NVMe/RDMA connects each I/O queue with RDMA-CM on the wire
+//! ([`crate::world::World::connect_rc_cm`]): the REQ to port 4420 carries the host's
+//! `nvme_rdma_cm_req` (queue ID = job + 1, hrqsize = iodepth, hsqsize = iodepth − 1, 0's
+//! based), the REP the target's `nvme_rdma_cm_rep` (crqsize = iodepth), and the target checks
+//! the queue it read. That exchange is what lets Wireshark's NVMe/RDMA dissector recognise the
+//! QPs in a pcap. It is setup: the report's figures (CPU, link, port queues) start with the data
+//! phase. NVMe/TCP's sockets connect with the TCP handshake.
+//!
+//! Not modelled: the Fabrics Connect command and ICReq/ICResp, admin queues, keep-alive,
+//! multiple namespaces, the block layer's merging and any interrupt on the RDMA side.
 
 pub mod capsule;
 pub mod costs;

@@ -18,9 +18,70 @@ use super::costs;
 use super::device::DeviceCmd;
 use super::run::{Job, Run, TARGET};
 use super::workload::IoSpec;
-use crate::world::{Endpoint, RcOptions, World, WorldError};
+use crate::world::{CmParams, Endpoint, RcOptions, World, WorldError};
 use verbs::AccessFlags;
 use verbs::wr::{RecvWr, SendWr, Sge};
+
+/// The NVMe/RDMA subsystem port the host's RDMA-CM connects to.
+/// source: IANA service names, "nvme" 4420 (NVMe over Fabrics; the RDMA IP CM service port
+/// Linux's `NVME_RDMA_IP_PORT` names).
+pub const NVME_RDMA_PORT: u16 = 4420;
+
+/// The host's RDMA-CM REQ private data for an NVMe queue (NVMe-oF 1.1 §7.3, the RDMA_CM_REQUEST private data; Linux
+/// `struct nvme_rdma_cm_req`): record format 0, the queue ID, the host's receive queue size
+/// and its send queue size (0's based), the controller ID; 32 bytes, little-endian.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct CmReqPrivate {
+    /// Queue ID: 0 the admin queue, 1.. the I/O queues.
+    pub qid: u16,
+    /// RDMA QP host receive queue size (entries).
+    pub hrqsize: u16,
+    /// RDMA QP host send queue size, 0's based.
+    pub hsqsize: u16,
+    /// Controller ID (0 here: the admin queue's Connect that assigns it is not modelled).
+    pub cntlid: u16,
+}
+
+impl CmReqPrivate {
+    /// Its 32 bytes.
+    pub fn to_bytes(self) -> [u8; 32] {
+        let mut b = [0u8; 32];
+        b[2..4].copy_from_slice(&self.qid.to_le_bytes());
+        b[4..6].copy_from_slice(&self.hrqsize.to_le_bytes());
+        b[6..8].copy_from_slice(&self.hsqsize.to_le_bytes());
+        b[8..10].copy_from_slice(&self.cntlid.to_le_bytes());
+        b
+    }
+
+    /// Reads it back; `None` unless 32 bytes of record format 0.
+    pub fn parse(b: &[u8]) -> Option<CmReqPrivate> {
+        let b: &[u8; 32] = b.get(..32)?.try_into().ok()?;
+        let le = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
+        (le(0) == 0).then(|| CmReqPrivate {
+            qid: le(2),
+            hrqsize: le(4),
+            hsqsize: le(6),
+            cntlid: le(8),
+        })
+    }
+}
+
+/// The controller's RDMA-CM REP private data (NVMe-oF 1.1 §7.3, the RDMA_CM_ACCEPT private data; Linux `struct
+/// nvme_rdma_cm_rep`): record format 0 and its receive queue size; 32 bytes, little-endian.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct CmRepPrivate {
+    /// RDMA QP controller receive queue size (entries).
+    pub crqsize: u16,
+}
+
+impl CmRepPrivate {
+    /// Its 32 bytes.
+    pub fn to_bytes(self) -> [u8; 32] {
+        let mut b = [0u8; 32];
+        b[2..4].copy_from_slice(&self.crqsize.to_le_bytes());
+        b
+    }
+}
 
 /// Work request kinds, in the top bits of a wr_id.
 const CMD_SEND: u64 = 1;
@@ -98,7 +159,34 @@ impl Rdma {
         let remote =
             AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ | AccessFlags::REMOTE_WRITE;
         for (j, job) in jobs.iter().enumerate() {
-            let (init, tgt) = w.connect_rc(job.host, TARGET, &o)?;
+            // NVMe/RDMA connects each queue through RDMA-CM to the subsystem's port, the
+            // queue's ID and sizes in the REQ, the controller's receive queue size in the REP.
+            let qid = u16::try_from(j + 1).map_err(err)?;
+            let depth = u16::try_from(cfg.iodepth).map_err(err)?;
+            let req = CmReqPrivate {
+                qid,
+                hrqsize: depth,
+                hsqsize: depth - 1,
+                cntlid: 0,
+            };
+            let params = CmParams {
+                service_port: NVME_RDMA_PORT,
+                req_private: req.to_bytes().to_vec(),
+                rep_private: CmRepPrivate { crqsize: depth }.to_bytes().to_vec(),
+            };
+            let c = w.connect_rc_cm(job.host, TARGET, &o, &params)?;
+            // The target takes the queue from what the REQ carried.
+            let got = CmReqPrivate::parse(&c.req_private).ok_or_else(|| {
+                WorldError::Setup(
+                    "NVMe/RDMA: the CM REQ's private data is not an nvme_rdma_cm_req".into(),
+                )
+            })?;
+            if got != req {
+                return Err(WorldError::Setup(format!(
+                    "NVMe/RDMA: the target read {got:?} from the CM REQ, the host sent {req:?}"
+                )));
+            }
+            let (init, tgt) = (c.active, c.passive);
             let real = |w: &mut World, e: &Endpoint, len: u64| -> Result<Buf, WorldError> {
                 let va = w.verbs(e.host).memory_mut().alloc(len).map_err(err)?;
                 let mr = w.reg_mr(e.host, e.pd, va, len, local).map_err(err)?;

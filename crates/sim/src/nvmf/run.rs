@@ -272,11 +272,8 @@ fn run_one(cfg: &FioConfig, pcap: Option<&std::path::Path>) -> Result<FioReport,
             let _ = j;
         }
     }
-    let mut fab = match cfg.ioengine {
-        IoEngine::Rdma => Transport::Rdma(Rdma::connect(&mut w, cfg, &jobs)?),
-        IoEngine::Tcp => Transport::Tcp(Tcp::connect(&mut w, cfg, &jobs)?),
-        IoEngine::Local => Transport::Local,
-    };
+    // The capture starts before the queues connect: NVMe/RDMA's RDMA-CM exchange is what
+    // tells a dissector which QPs carry NVMe.
     let capture = match pcap {
         None => None,
         Some(path) => {
@@ -286,6 +283,11 @@ fn run_one(cfg: &FioConfig, pcap: Option<&std::path::Path>) -> Result<FioReport,
             Some(o)
         }
     };
+    let mut fab = match cfg.ioengine {
+        IoEngine::Rdma => Transport::Rdma(Rdma::connect(&mut w, cfg, &jobs)?),
+        IoEngine::Tcp => Transport::Tcp(Tcp::connect(&mut w, cfg, &jobs)?),
+        IoEngine::Local => Transport::Local,
+    };
     // CPU accounting starts with the data phase.
     let hosts = w.host_count();
     let before: Vec<_> = (0..hosts)
@@ -293,6 +295,8 @@ fn run_one(cfg: &FioConfig, pcap: Option<&std::path::Path>) -> Result<FioReport,
         .collect();
     let cores_before: Vec<Vec<SimDuration>> = (0..hosts).map(|h| core_busy(&w, h)).collect();
     let link_before = target_link_tx(&w);
+    // So do the port queues: the connection setup's frames are not the workload's.
+    w.fabric_mut().restart_peak_queues();
     let start = w.now();
     let stop_at = match cfg.limit {
         Limit::Runtime(d) => Some(start + d),

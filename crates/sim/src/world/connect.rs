@@ -241,7 +241,7 @@ impl World {
         how: &Bringup,
     ) -> Result<Connected, ConnectError> {
         use ConnectStep as S;
-        use verbs::types::{AhAttr, Gid, QpType};
+        use verbs::types::QpType;
         let o = &how.opts;
         for h in [a, b] {
             if h.get() >= self.host_count() {
@@ -310,22 +310,8 @@ impl World {
             return Ok(done(&ends));
         }
         for me in [ends[0], ends[1]] {
-            let init = QpAttr {
-                qp_state: QpState::Init,
-                qp_access_flags: o.access,
-                port_num: 1,
-                ..QpAttr::default()
-            };
-            self.modify_qp(
-                me.host,
-                me.qpn,
-                &init,
-                QpAttrMask::STATE
-                    | QpAttrMask::PKEY_INDEX
-                    | QpAttrMask::PORT
-                    | QpAttrMask::ACCESS_FLAGS,
-            )
-            .map_err(|e| ConnectError::at(S::ModifyInit, me.host)(e.into()))?;
+            self.rc_to_init(&me, o)
+                .map_err(|e| ConnectError::at(S::ModifyInit, me.host)(e))?;
         }
         if !reach(QpState::Rtr) {
             return Ok(done(&ends));
@@ -344,58 +330,127 @@ impl World {
             .exchange_conn_info(a, b, infos)
             .map_err(ConnectError::at(S::Exchange, a.get()))?;
         for (me, peer) in [(ends[0], a_learned), (ends[1], b_learned)] {
-            let mut ah_attr = AhAttr::roce(Gid(peer.gid));
-            ah_attr.grh.sgid_index = self.state.hosts[me.host as usize].sgid_index;
-            let rtr = QpAttr {
-                qp_state: QpState::Rtr,
-                ah_attr,
-                path_mtu: o.mtu,
-                dest_qp_num: peer.qpn,
-                rq_psn: peer.psn,
-                max_dest_rd_atomic: o.rd_atomic,
-                min_rnr_timer: o.min_rnr_timer,
-                ..QpAttr::default()
-            };
-            self.modify_qp(
-                me.host,
-                me.qpn,
-                &rtr,
-                QpAttrMask::STATE
-                    | QpAttrMask::AV
-                    | QpAttrMask::PATH_MTU
-                    | QpAttrMask::DEST_QPN
-                    | QpAttrMask::RQ_PSN
-                    | QpAttrMask::MAX_DEST_RD_ATOMIC
-                    | QpAttrMask::MIN_RNR_TIMER,
-            )
-            .map_err(|e| ConnectError::at(S::ModifyRtr, me.host)(e.into()))?;
+            self.rc_to_rtr(&me, peer.gid, peer.qpn, peer.psn, o.mtu, o, o.rd_atomic)
+                .map_err(|e| ConnectError::at(S::ModifyRtr, me.host)(e))?;
         }
         if !reach(QpState::Rts) {
             return Ok(done(&ends));
         }
         for me in [ends[0], ends[1]] {
-            let rts = QpAttr {
-                qp_state: QpState::Rts,
-                timeout: o.timeout,
-                retry_cnt: o.retry_cnt,
-                rnr_retry: o.rnr_retry,
-                sq_psn: 0,
-                max_rd_atomic: o.rd_atomic,
-                ..QpAttr::default()
-            };
-            self.modify_qp(
-                me.host,
-                me.qpn,
-                &rts,
-                QpAttrMask::STATE
-                    | QpAttrMask::TIMEOUT
-                    | QpAttrMask::RETRY_CNT
-                    | QpAttrMask::RNR_RETRY
-                    | QpAttrMask::SQ_PSN
-                    | QpAttrMask::MAX_QP_RD_ATOMIC,
-            )
-            .map_err(|e| ConnectError::at(S::ModifyRts, me.host)(e.into()))?;
+            self.rc_to_rts(&me, 0, o, o.rd_atomic)
+                .map_err(|e| ConnectError::at(S::ModifyRts, me.host)(e))?;
         }
         Ok(done(&ends))
+    }
+
+    /// A PD, a CQ and an RC QP on hosts `a` and `b`, each moved RESET→INIT with `o`'s access
+    /// flags (the bring-up stopped at INIT): where the RDMA-CM setup (`rdma_cm.rs`) starts.
+    pub(super) fn rc_endpoints_init(
+        &mut self,
+        a: HostIx,
+        b: HostIx,
+        o: &RcOptions,
+        channels: [Option<ChannelHandle>; 2],
+    ) -> Result<[Endpoint; 2], WorldError> {
+        let how = Bringup {
+            channels,
+            stop_at: QpState::Init,
+            ..Bringup::rts(*o)
+        };
+        let c = self.connect_rc_now(a, b, &how)?;
+        Ok([c.ends.0, c.ends.1])
+    }
+
+    /// RESET→INIT with `o`'s access flags, port 1, P_Key index 0.
+    fn rc_to_init(&mut self, me: &Endpoint, o: &RcOptions) -> Result<(), WorldError> {
+        let init = QpAttr {
+            qp_state: QpState::Init,
+            qp_access_flags: o.access,
+            port_num: 1,
+            ..QpAttr::default()
+        };
+        self.modify_qp(
+            me.host,
+            me.qpn,
+            &init,
+            QpAttrMask::STATE
+                | QpAttrMask::PKEY_INDEX
+                | QpAttrMask::PORT
+                | QpAttrMask::ACCESS_FLAGS,
+        )?;
+        Ok(())
+    }
+
+    /// INIT→RTR toward the peer at `peer_gid` whose QP is `peer_qpn` and whose first PSN is
+    /// `peer_psn`, with the masks IBTA requires; `rd_atomic` is the responder resources.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn rc_to_rtr(
+        &mut self,
+        me: &Endpoint,
+        peer_gid: [u8; 16],
+        peer_qpn: u32,
+        peer_psn: u32,
+        mtu: verbs::types::Mtu,
+        o: &RcOptions,
+        rd_atomic: u8,
+    ) -> Result<(), WorldError> {
+        use verbs::types::{AhAttr, Gid};
+        let mut ah_attr = AhAttr::roce(Gid(peer_gid));
+        ah_attr.grh.sgid_index = self.state.hosts[me.host as usize].sgid_index;
+        let rtr = QpAttr {
+            qp_state: QpState::Rtr,
+            ah_attr,
+            path_mtu: mtu,
+            dest_qp_num: peer_qpn,
+            rq_psn: peer_psn,
+            max_dest_rd_atomic: rd_atomic,
+            min_rnr_timer: o.min_rnr_timer,
+            ..QpAttr::default()
+        };
+        self.modify_qp(
+            me.host,
+            me.qpn,
+            &rtr,
+            QpAttrMask::STATE
+                | QpAttrMask::AV
+                | QpAttrMask::PATH_MTU
+                | QpAttrMask::DEST_QPN
+                | QpAttrMask::RQ_PSN
+                | QpAttrMask::MAX_DEST_RD_ATOMIC
+                | QpAttrMask::MIN_RNR_TIMER,
+        )?;
+        Ok(())
+    }
+
+    /// RTR→RTS sending from PSN `sq_psn` with `o`'s timers and retries; `rd_atomic` is the
+    /// initiator depth.
+    pub(super) fn rc_to_rts(
+        &mut self,
+        me: &Endpoint,
+        sq_psn: u32,
+        o: &RcOptions,
+        rd_atomic: u8,
+    ) -> Result<(), WorldError> {
+        let rts = QpAttr {
+            qp_state: QpState::Rts,
+            timeout: o.timeout,
+            retry_cnt: o.retry_cnt,
+            rnr_retry: o.rnr_retry,
+            sq_psn,
+            max_rd_atomic: rd_atomic,
+            ..QpAttr::default()
+        };
+        self.modify_qp(
+            me.host,
+            me.qpn,
+            &rts,
+            QpAttrMask::STATE
+                | QpAttrMask::TIMEOUT
+                | QpAttrMask::RETRY_CNT
+                | QpAttrMask::RNR_RETRY
+                | QpAttrMask::SQ_PSN
+                | QpAttrMask::MAX_QP_RD_ATOMIC,
+        )?;
+        Ok(())
     }
 }

@@ -40,7 +40,8 @@
 //! # Simplifications and what they cost
 //! - The out-of-band QPN/PSN/GID/rkey exchange runs over a simulated TCP connection on the same
 //!   fabric (`exchange.rs`, [`World::exchange_conn_info`]): the handshake, the socket calls and
-//!   the segments are on the timeline as setup. RDMA CM's exchange is not simulated.
+//!   the segments are on the timeline as setup. [`World::connect_rc_cm`] connects with
+//!   RDMA-CM's REQ/REP/RTU MADs between the hosts' QP1s instead (`rdma_cm.rs`).
 //! - One NIC port per host, one PCIe link; no NIC cache misses (MTT/MPT), so huge MRs cost
 //!   nothing extra per access (figures.md §4 has no numbers for those caches).
 //! - A receive CQE's DMA write is booked when its message's last packet is placed, behind the
@@ -69,6 +70,7 @@ mod dcqcn_glue;
 mod events;
 mod exchange;
 pub mod nic_tx;
+mod rdma_cm;
 mod rdma_rx;
 mod rdma_tx;
 mod responder_env;
@@ -84,6 +86,7 @@ pub use connect::{
 };
 pub use events::{Event, HostEvent};
 pub use exchange::ConnInfo;
+pub use rdma_cm::{CmConnected, CmParams};
 use rdma_tx::port_rate;
 pub use tcp::{SocketId, SocketStats, TcpEvent, TcpOptions};
 
@@ -496,6 +499,8 @@ struct State {
     /// without the capture's error: it is the observer's, not the model's).
     capture_error: Option<std::io::Error>,
     tcp: tcp::TcpWorld,
+    /// The hosts' connection managers (QP1): `rdma_cm.rs`.
+    cm: rdma_cm::CmWorld,
 }
 
 impl World {
@@ -570,6 +575,7 @@ impl World {
                 fabric_view: None,
                 capture_error: None,
                 tcp: Default::default(),
+                cm: Default::default(),
             },
             total_budget: None,
             defer_control: false,

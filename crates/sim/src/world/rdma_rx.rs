@@ -48,6 +48,8 @@ impl State {
         // setup work, so a data path's timeline never shows it.
         let setup = match &pkt.payload {
             Payload::Tcp { repr, .. } => self.tcp_frame_is_setup(h, repr),
+            // A MAD to QP1: the connection manager's (rdma_cm.rs).
+            Payload::Roce { hdr, .. } => hdr.bth.dest_qp == wire::ib::mad::GSI_QP,
             _ => false,
         };
         let start = now - self.hosts[h.index()].profile.nic.pipeline;
@@ -77,6 +79,10 @@ impl State {
             Some(PoolData::Synthetic(r)) => (Vec::new(), Some(r)),
         };
         let qpn = hdr.bth.dest_qp;
+        if qpn == wire::ib::mad::GSI_QP && hdr.bth.opcode == wire::Opcode::UD_SEND_ONLY {
+            // QP1: a MAD for the host's connection manager (rdma_cm.rs).
+            return self.cm_deliver(h, bytes);
+        }
         if hdr.bth.opcode.is_cnp() {
             // DCQCN's reaction point: cut this QP's rate.
             if self.hosts[h.index()]

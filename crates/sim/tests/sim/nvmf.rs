@@ -252,6 +252,19 @@ fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
+/// A tshark number: `0x…` hex or decimal.
+fn num(s: &str) -> u64 {
+    match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).unwrap(),
+        None => s.parse().unwrap(),
+    }
+}
+
+/// tshark's own dissectors read the run's pcap: the queue's RDMA-CM exchange (REQ, REP, RTU
+/// between the hosts' QP1s, the NVMe/RDMA private data in them) is what lets its NVMe/RDMA
+/// dissector recognise the QPs, and it then decodes every command SEND as an NVMe Read or
+/// Write with the CID the run issued, every response SEND as that CID's CQE, and the target's
+/// RDMA WRITE / READ as the data of the command whose keyed SGL they use.
 #[test]
 fn nvme_rdma_frames_decode_in_tshark_as_the_spec_describes() {
     let tmp = tempfile::Builder::new()
@@ -262,14 +275,33 @@ fn nvme_rdma_frames_decode_in_tshark_as_the_spec_describes() {
     let c = small_mixed(IoEngine::Rdma);
     let r = run(&c, Some(&path)).unwrap();
     assert_eq!(r.ios, 4);
+    let c_iodepth = c.iodepth;
     let fields = [
         "ip.src",
         "infiniband.bth.opcode",
         "infiniband.bth.psn",
+        "infiniband.bth.destqp",
+        "infiniband.cm.req.serviceid.dport",
+        "infiniband.cm.req.localqpn",
+        "infiniband.cm.req.startpsn",
+        "infiniband.cm.req.ip_cm.private",
+        "infiniband.cm.rep.localqpn",
+        "infiniband.cm.rep.startpsn",
+        "nvme-rdma.cm.rsp.crqsize",
+        "nvme.cmd.opc",
+        "nvme.cmd.cid",
+        "nvme.cmd.nsid",
+        "nvme.cmd.sgl1.addr",
+        "nvme.cmd.sgl1.key",
+        "nvme.cmd.sgl1.len",
+        "nvme.cqe.cid",
+        "nvme.cqe.status.sc",
+        "nvme-rdma.cmd.qid",
         "infiniband.reth.va",
         "infiniband.reth.r_key",
         "infiniband.reth.dmalen",
-        "data.data",
+        // Last: the Info column may hold the separator ("RC Send Only ... | NVMe Write").
+        "_ws.col.Info",
     ];
     let mut args = vec![
         "-r",
@@ -285,7 +317,9 @@ fn nvme_rdma_frames_decode_in_tshark_as_the_spec_describes() {
     let Some(out) = support::tshark(&args) else {
         return;
     };
-    // Every frame is captured at each of its two hops (host → switch → host): keep one.
+    let col = |name: &str| fields.iter().position(|f| *f == name).unwrap();
+    // Every frame is captured at each of its two hops (host → switch → host): keep the first
+    // copy (tshark tracks NVMe commands once; it calls the second copy of a CQE unmatched).
     let mut seen = std::collections::BTreeSet::new();
     let mut rows = Vec::new();
     for line in out.lines() {
@@ -294,65 +328,125 @@ fn nvme_rdma_frames_decode_in_tshark_as_the_spec_describes() {
             rows.push(f);
         }
     }
-    let target = "10.0.0.1";
-    // Command capsules: SEND Only (opcode 4) from the initiator carrying a 64-byte SQE with an
-    // SGL in DPTR (bytes 24–39); a write's data rides in the capsule when it fits.
-    let mut keyed = Vec::new();
-    let mut cmds = 0;
-    for f in rows.iter().filter(|f| f[0] != target && f[1] == "4") {
-        let b = hex(f[6]);
-        assert!(b.len() >= 64, "a capsule holds a 64-byte command");
-        assert!(b[0] == 0x01 || b[0] == 0x02, "opcode Read or Write");
-        assert_eq!(b[1] >> 6, 0b01, "PSDT: SGL");
-        assert_eq!(u32::from_le_bytes(b[4..8].try_into().unwrap()), 1, "NSID 1");
-        let cid = u16::from_le_bytes([b[2], b[3]]);
-        let sgl_id = b[39];
-        let len = u32::from_le_bytes([b[32], b[33], b[34], 0]);
-        assert_eq!(
-            sgl_id, 0x40,
-            "8 KiB > the 4 KiB inline size: a keyed SGL data block"
-        );
-        assert_eq!(len, 8192);
-        let va = u64::from_le_bytes(b[24..32].try_into().unwrap());
-        let key = u32::from_le_bytes(b[35..39].try_into().unwrap());
-        keyed.push((b[0], cid, va, key));
-        cmds += 1;
+    let (target, host) = ("10.0.0.1", "10.0.0.2");
+    let info = |f: &Vec<&str>| f[col("_ws.col.Info")..].join("|");
+    let cm: Vec<_> = rows
+        .iter()
+        .filter(|f| info(f).starts_with("CM: "))
+        .collect();
+    let cm_seq: Vec<(String, String)> = cm.iter().map(|f| (f[0].to_string(), info(f))).collect();
+    assert_eq!(
+        cm_seq,
+        [
+            (host.to_string(), "CM: ConnectRequest".to_string()),
+            (target.to_string(), "CM: ConnectReply".to_string()),
+            (host.to_string(), "CM: ReadyToUse".to_string()),
+        ],
+        "one RDMA-CM exchange, before any NVMe frame"
+    );
+    // REQ: to NVMe's port 4420, the host's QPN and first PSN, and after the IP CM header the
+    // NVMe/RDMA private data: recfmt 0, qid 1 (the first I/O queue), hrqsize 2, hsqsize 1
+    // (0's based: QD 2). tshark 4.0 shows these bytes as infiniband.cm.req.ip_cm.private, not
+    // as nvme-rdma.cm.req.*: its InfiniBand dissector replaces the REQ's source address with
+    // the LID while recording the connection (the REQ's source column reads "LID: 65535"),
+    // so the NVMe/RDMA CM heuristic finds no conversation for the REQ itself. It does read
+    // the queue ID from the REQ it recorded: nvme-rdma.cmd.qid on every command below.
+    let req = cm[0];
+    assert_eq!(num(req[col("infiniband.cm.req.serviceid.dport")]), 4420);
+    let pd = hex(req[col("infiniband.cm.req.ip_cm.private")]);
+    assert_eq!(pd.len(), 56);
+    let le = |i: usize| u16::from_le_bytes([pd[i], pd[i + 1]]);
+    assert_eq!((le(0), le(2), le(4), le(6)), (0, 1, 2, 1), "{pd:02x?}");
+    let host_qpn = num(req[col("infiniband.cm.req.localqpn")]);
+    let host_psn = num(req[col("infiniband.cm.req.startpsn")]);
+    // REP: the target's QPN and first PSN, and its receive queue size, decoded by tshark's
+    // NVMe/RDMA dissector.
+    let rep = cm[1];
+    assert_eq!(num(rep[col("nvme-rdma.cm.rsp.crqsize")]), 2);
+    let tgt_qpn = num(rep[col("infiniband.cm.rep.localqpn")]);
+    let tgt_psn = num(rep[col("infiniband.cm.rep.startpsn")]);
+    let rc: Vec<_> = rows
+        .iter()
+        .filter(|f| !info(f).starts_with("CM: "))
+        .collect();
+    // The data path runs on what the CM exchange carried: the host's requests go to the
+    // target's QPN from the host's starting PSN, and the target's from its own.
+    let first_from = |ip: &str| rc.iter().find(|f| f[0] == ip && f[1] != "17").unwrap();
+    let h0 = first_from(host);
+    assert_eq!(
+        (num(h0[3]), num(h0[2])),
+        (tgt_qpn, host_psn),
+        "first host request"
+    );
+    let t0 = first_from(target);
+    assert_eq!(
+        (num(t0[3]), num(t0[2])),
+        (host_qpn, tgt_psn),
+        "first target request"
+    );
+    // Command capsules: SEND Only (opcode 4) from the host, decoded as NVMe Read (0x02) or
+    // Write (0x01) on namespace 1 of queue 1, each with a keyed SGL of the 8 KiB (above the 4
+    // KiB inline size). The CIDs are the run's slots: QD 2 → 0 and 1, reused as IOs complete.
+    let mut cmds = Vec::new();
+    for f in rc.iter().filter(|f| f[0] == host && f[1] == "4") {
+        let op = num(f[col("nvme.cmd.opc")]);
+        assert!(op == 0x01 || op == 0x02, "NVMe Write or Read: {f:?}");
+        assert!(info(f).contains(if op == 1 { "NVMe Write" } else { "NVMe Read" }));
+        assert_eq!(num(f[col("nvme.cmd.nsid")]), 1);
+        assert_eq!(num(f[col("nvme-rdma.cmd.qid")]), 1, "the REQ's queue ID");
+        assert_eq!(num(f[col("nvme.cmd.sgl1.len")]), 8192);
+        cmds.push((
+            op,
+            num(f[col("nvme.cmd.cid")]),
+            num(f[col("nvme.cmd.sgl1.addr")]),
+            num(f[col("nvme.cmd.sgl1.key")]),
+        ));
     }
-    assert_eq!(cmds, 4, "one capsule per IO");
+    let mut cmd_cids: Vec<u64> = cmds.iter().map(|c| c.1).collect();
+    cmd_cids.sort();
+    assert_eq!(cmd_cids.len(), 4, "one capsule per IO");
+    assert!(
+        cmd_cids.iter().all(|&c| c < u64::from(c_iodepth)),
+        "CID = slot: {cmd_cids:?}"
+    );
+    assert!(
+        cmd_cids.contains(&0) && cmd_cids.contains(&1),
+        "both slots used: {cmd_cids:?}"
+    );
     // The target moves each command's data with the host's address and key: RDMA WRITE First
-    // (opcode 6) for a Read, RDMA READ Request (opcode 12) for a Write.
-    for (op, _, va, key) in &keyed {
-        let want = if *op == 0x02 { "6" } else { "12" };
-        let hit = rows.iter().any(|f| {
+    // (opcode 6) for a Read, RDMA READ Request (opcode 12) for a Write, which tshark ties to
+    // the command as its data.
+    for (op, cid, va, key) in &cmds {
+        let (want, words) = if *op == 0x02 {
+            ("6", "NVMeOF Data for Read")
+        } else {
+            ("12", "NVMeOF Data Request for Write")
+        };
+        let hit = rc.iter().any(|f| {
             f[0] == target
                 && f[1] == want
-                && f[3] == format!("0x{va:016x}")
-                && f[4] == format!("0x{key:08x}")
-                && f[5] == "8192"
+                && num(f[col("infiniband.reth.va")]) == *va
+                && num(f[col("infiniband.reth.r_key")]) == *key
+                && num(f[col("infiniband.reth.dmalen")]) == 8192
+                && info(f).contains(words)
         });
         assert!(
             hit,
-            "a target {want} with va {va:#x} key {key:#x}: {rows:?}"
+            "cid {cid}: a target {want} with va {va:#x} key {key:#x}: {rc:?}"
         );
     }
-    // Responses: SEND Only from the target with a 16-byte CQE naming each CID, status 0.
-    let mut rsp_cids: Vec<u16> = rows
+    // Responses: SEND Only from the target, decoded as the CQE of each command's CID,
+    // status success.
+    let mut rsp_cids: Vec<u64> = rc
         .iter()
         .filter(|f| f[0] == target && f[1] == "4")
         .map(|f| {
-            let b = hex(f[6]);
-            assert_eq!(b.len(), 16, "a response capsule is one 16-byte CQE");
-            assert_eq!(
-                u16::from_le_bytes([b[14], b[15]]) >> 1,
-                0,
-                "status: success"
-            );
-            u16::from_le_bytes([b[12], b[13]])
+            assert!(info(f).contains("NVMe CQE"), "{f:?}");
+            assert_eq!(num(f[col("nvme.cqe.status.sc")]), 0, "status: success");
+            num(f[col("nvme.cqe.cid")])
         })
         .collect();
-    let mut cmd_cids: Vec<u16> = keyed.iter().map(|k| k.1).collect();
     rsp_cids.sort();
-    cmd_cids.sort();
     assert_eq!(rsp_cids, cmd_cids);
 }
 

@@ -40,6 +40,14 @@ pub enum Kind {
     Irn,
     /// The 16 reserved bytes of a CNP.
     CnpReserved,
+    /// The common header of a management datagram (a UD SEND to QP1).
+    Mad,
+    /// A connection manager ConnectRequest.
+    CmReq,
+    /// A connection manager ConnectReply.
+    CmRep,
+    /// A connection manager ReadyToUse.
+    CmRtu,
     /// Application payload.
     Payload,
     /// BTH pad bytes (0–3) that align the payload to four bytes.
@@ -52,7 +60,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order headers can appear.
-    pub const ALL: [Kind; 22] = [
+    pub const ALL: [Kind; 26] = [
         Kind::Ethernet,
         Kind::Vlan,
         Kind::MacControl,
@@ -71,6 +79,10 @@ impl Kind {
         Kind::Ieth,
         Kind::Irn,
         Kind::CnpReserved,
+        Kind::Mad,
+        Kind::CmReq,
+        Kind::CmRep,
+        Kind::CmRtu,
         Kind::Payload,
         Kind::Pad,
         Kind::Icrc,
@@ -98,6 +110,10 @@ impl Kind {
             Kind::Ieth => "ieth",
             Kind::Irn => "irn",
             Kind::CnpReserved => "cnp",
+            Kind::Mad => "mad",
+            Kind::CmReq => "cmreq",
+            Kind::CmRep => "cmrep",
+            Kind::CmRtu => "cmrtu",
             Kind::Payload => "payload",
             Kind::Pad => "pad",
             Kind::Icrc => "icrc",
@@ -126,6 +142,10 @@ impl Kind {
             Kind::Ieth => "IETH",
             Kind::Irn => "IRN",
             Kind::CnpReserved => "CNP",
+            Kind::Mad => "MAD",
+            Kind::CmReq => "CM REQ",
+            Kind::CmRep => "CM REP",
+            Kind::CmRtu => "CM RTU",
             Kind::Payload => "Payload",
             Kind::Pad => "Pad",
             Kind::Icrc => "ICRC",
@@ -169,6 +189,10 @@ impl Kind {
             Kind::Ieth => "IBTA Vol 1 ch. 9 (IETH)",
             Kind::Irn => IRN_SPEC,
             Kind::CnpReserved => "IBTA Annex A17 §A17.9.3",
+            Kind::Mad => "IBTA Vol 1 §13.4.2",
+            Kind::CmReq => "IBTA Vol 1 §12.6.5",
+            Kind::CmRep => "IBTA Vol 1 §12.6.8",
+            Kind::CmRtu => "IBTA Vol 1 §12.6.9",
             Kind::Payload => "IBTA Annex A17 §A17.3; RFC 9293 §3.1",
             Kind::Pad => "IBTA Vol 1 §9.2 (PadCnt)",
             Kind::Icrc => "IBTA Vol 1 §7.8.1; IBTA Annex A17 §A17.3.3",
@@ -252,6 +276,7 @@ pub(super) fn field_spec(kind: Kind, name: &str, header: &'static str) -> &'stat
         | (Kind::ImmDt, "Immediate Data")
         | (Kind::Ieth, "R_Key")
         | (Kind::CnpReserved, "Reserved")
+        | (Kind::Mad | Kind::CmReq | Kind::CmRep | Kind::CmRtu, _)
         | (Kind::Pad, "Pad")
         | (Kind::Icrc, "ICRC")
         | (Kind::EthernetPad, "Pad")

@@ -31,6 +31,7 @@ use core::ops::Range;
 use units::Priority;
 
 mod kind;
+mod mad;
 mod roce;
 mod tcp_segment;
 

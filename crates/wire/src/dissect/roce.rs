@@ -94,6 +94,14 @@ impl Walk<'_> {
             let Some(payload_len) = (body_end - off).checked_sub(pad) else {
                 return Err(Error::Malformed("BTH pad count larger than the packet"));
             };
+            let mad_len = if opcode == Opcode::UD_SEND_ONLY && b.dest_qp() == crate::ib::mad::GSI_QP
+            {
+                self.gsi_mad(off, payload_len)
+            } else {
+                0
+            };
+            off += mad_len;
+            let payload_len = payload_len - mad_len;
             if payload_len > 0 {
                 self.push_cited(
                     Kind::Payload,

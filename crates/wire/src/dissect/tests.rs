@@ -326,7 +326,17 @@ fn every_field_has_a_section() {
     // Only a pad the payload never needs, or a kind that a random frame does not reach,
     // may be missing; the headers themselves must all have been seen.
     for k in Kind::ALL {
-        if !matches!(k, Kind::Pad | Kind::EthernetPad | Kind::Payload) {
+        // A MAD and its CM message are only in CM frames (`cm_frames_dissect_field_by_field`).
+        if !matches!(
+            k,
+            Kind::Pad
+                | Kind::EthernetPad
+                | Kind::Payload
+                | Kind::Mad
+                | Kind::CmReq
+                | Kind::CmRep
+                | Kind::CmRtu
+        ) {
             assert!(seen.contains(k.id()), "no {:?} among the frames", k);
         }
     }
@@ -371,5 +381,162 @@ proptest! {
     #[test]
     fn arbitrary_bytes_do_not_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
         let _ = dissect(&bytes);
+    }
+}
+
+/// A CM exchange's three frames (UD SEND Only to QP1, DETH Q_Key 0x80010000 from QP1): the
+/// MAD header and the message come out field by field with their IBTA sections, the values
+/// the message was built with, and parse_frame takes the same frame back.
+#[test]
+fn cm_frames_dissect_field_by_field() {
+    use crate::ib::cm::{self, IpCmHeader, Message, PathRepr, RepRepr, ReqRepr, RtuRepr};
+    let ip_cm = IpCmHeader {
+        src_port: 0xc001,
+        src_addr: IP_A,
+        dst_addr: IP_B,
+    };
+    let mapped = |a: Ipv4Address| {
+        let mut g = [0u8; 16];
+        g[10] = 0xff;
+        g[11] = 0xff;
+        g[12..].copy_from_slice(a.as_bytes());
+        g
+    };
+    let req = ReqRepr {
+        local_comm_id: 7,
+        service_id: cm::ip_cm_service_id(Protocol::TCP, 4420),
+        local_ca_guid: 0x0200_00ff_fe00_0001,
+        local_qkey: 0,
+        local_qpn: 0x11,
+        responder_resources: 16,
+        initiator_depth: 16,
+        remote_cm_response_timeout: 20,
+        transport: cm::TransportService::Rc,
+        end_to_end_flow_control: true,
+        starting_psn: 0x1234,
+        local_cm_response_timeout: 20,
+        retry_count: 7,
+        pkey: DEFAULT_PKEY,
+        path_mtu: 5,
+        rnr_retry_count: 7,
+        max_cm_retries: 15,
+        srq: false,
+        primary: PathRepr {
+            local_lid: 0xffff,
+            remote_lid: 0xffff,
+            local_gid: mapped(IP_A),
+            remote_gid: mapped(IP_B),
+            flow_label: 0,
+            packet_rate: 0,
+            traffic_class: 0,
+            hop_limit: 64,
+            sl: 0,
+            subnet_local: false,
+            local_ack_timeout: 14,
+        },
+        private_data: ip_cm.private_data(&[0, 0, 1, 0, 32, 0, 31, 0]).unwrap(),
+    };
+    let rep = RepRepr {
+        local_comm_id: 8,
+        remote_comm_id: 7,
+        local_qkey: 0,
+        local_qpn: 0x12,
+        starting_psn: 0x5678,
+        responder_resources: 16,
+        initiator_depth: 16,
+        target_ack_delay: 15,
+        failover_accepted: 0,
+        end_to_end_flow_control: true,
+        rnr_retry_count: 7,
+        srq: false,
+        local_ca_guid: 0x0200_00ff_fe00_0002,
+        private_data: [0; cm::REP_PRIVATE_LEN],
+    };
+    let rtu = RtuRepr {
+        local_comm_id: 7,
+        remote_comm_id: 8,
+        private_data: [0; cm::RTU_PRIVATE_LEN],
+    };
+    for (msg, kind, qpn_field) in [
+        (
+            Message::Req(req),
+            Kind::CmReq,
+            Some(("LocalQPN", 0x11, "StartingPSN", 0x1234)),
+        ),
+        (
+            Message::Rep(rep),
+            Kind::CmRep,
+            Some(("LocalQPN", 0x12, "StartingPSN", 0x5678)),
+        ),
+        (Message::Rtu(rtu), Kind::CmRtu, None),
+    ] {
+        let mad_bytes = msg.to_mad(0x2a).unwrap();
+        let frame = RoceFrame::gsi_mad(Link::new(MAC_A, MAC_B), Ip::new(IP_A, IP_B), 0xc000, 3);
+        assert!(frame.is_gsi_mad());
+        let bytes = frame.to_bytes(&mad_bytes).unwrap();
+        let d = dissect(&bytes);
+        assert_eq!(d.stopped, None);
+        assert_eq!(d.frame_check, Some(Ok(())));
+        let kinds: Vec<Kind> = d.headers.iter().map(|h| h.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                Kind::Ethernet,
+                Kind::Ipv4,
+                Kind::Udp,
+                Kind::Bth,
+                Kind::Deth,
+                Kind::Mad,
+                kind,
+                Kind::Icrc
+            ]
+        );
+        assert_eq!(find(&d, Kind::Bth, "DestQP").value, Value::Uint(1));
+        assert_eq!(
+            find(&d, Kind::Deth, "Q_Key").value,
+            Value::Uint(0x8001_0000)
+        );
+        assert_eq!(find(&d, Kind::Deth, "SrcQP").value, Value::Uint(1));
+        assert_eq!(find(&d, Kind::Mad, "MgmtClass").value, Value::Uint(7));
+        assert_eq!(find(&d, Kind::Mad, "Method").value, Value::Uint(3));
+        assert_eq!(
+            find(&d, Kind::Mad, "TransactionID").value,
+            Value::Uint(0x2a)
+        );
+        assert_eq!(
+            find(&d, Kind::Mad, "AttributeID").value,
+            Value::Uint(msg.attribute().id().into())
+        );
+        if let Some((q, qv, p, pv)) = qpn_field {
+            assert_eq!(find(&d, kind, q).value, Value::Uint(qv));
+            assert_eq!(find(&d, kind, p).value, Value::Uint(pv));
+        }
+        if kind == Kind::CmReq {
+            assert_eq!(
+                find(&d, kind, "ServiceID").value,
+                Value::Uint(0x0000_0000_0106_1144)
+            );
+            assert_eq!(find(&d, kind, "PathMTU").value, Value::Uint(5));
+            assert_eq!(
+                find(&d, kind, "PrimaryLocalACKTimeout").value,
+                Value::Uint(14)
+            );
+        }
+        assert_eq!(
+            find(&d, Kind::Mad, "BaseVersion").spec,
+            "IBTA Vol 1 §13.4.2"
+        );
+        for h in &d.headers {
+            for f in &h.fields {
+                assert!(!f.spec.is_empty(), "{:?} {} has no section", h.kind, f.name);
+            }
+        }
+        check_layout(&bytes, &d);
+        // parse_frame takes the frame and the MAD back.
+        let (Frame::Roce(back), payload) = crate::parse_frame(&bytes).unwrap() else {
+            panic!("a RoCE frame");
+        };
+        assert_eq!(back, frame);
+        assert_eq!(Message::parse_mad(payload).unwrap().1, msg);
     }
 }

@@ -303,6 +303,48 @@ impl RoceFrame {
         }
     }
 
+    /// A management datagram to the peer's general services interface: a UD SEND Only to
+    /// QP1 whose DETH names Q_Key `0x80010000` and source QP 1, carrying one 256-byte MAD
+    /// (IBTA Vol. 1 §13.5: GSI MADs travel between QP1s; on RoCEv2 in an ordinary UDP 4791
+    /// datagram, Annex A17). `psn` is the sending QP1's; the payload is the MAD
+    /// ([`crate::ib::cm::Message::to_mad`]).
+    pub const fn gsi_mad(link: Link, ip: Ip, udp_src_port: u16, psn: u32) -> RoceFrame {
+        use crate::ib::mad;
+        let bth = bth::Repr {
+            opcode: Opcode::UD_SEND_ONLY,
+            solicited: false,
+            mig_req: false,
+            pad_count: 0,
+            pkey: crate::ib::DEFAULT_PKEY,
+            fecn: false,
+            becn: false,
+            dest_qp: mad::GSI_QP,
+            ack_req: false,
+            psn: psn & U24_MASK,
+        };
+        let ext = ExtHeaders {
+            deth: Some(deth::Repr {
+                qkey: mad::GSI_QKEY,
+                src_qp: mad::GSI_QP,
+            }),
+            ..ExtHeaders::NONE
+        };
+        RoceFrame::new(link, ip, udp_src_port, bth, ext, mad::MAD_LEN as u16)
+    }
+
+    /// Whether this is a MAD between QP1s ([`RoceFrame::gsi_mad`]'s shape): a UD SEND Only
+    /// to QP1 from QP1 with the GSI's Q_Key and a 256-byte payload.
+    pub const fn is_gsi_mad(&self) -> bool {
+        use crate::ib::mad;
+        self.bth.opcode.as_u8() == Opcode::UD_SEND_ONLY.as_u8()
+            && self.bth.dest_qp == mad::GSI_QP
+            && self.payload_len as usize == mad::MAD_LEN
+            && match self.ext.deth {
+                Some(d) => d.qkey == mad::GSI_QKEY && d.src_qp == mad::GSI_QP,
+                None => false,
+            }
+    }
+
     /// Pad bytes after a payload of `payload_len` bytes: `(4 - len % 4) % 4`.
     pub const fn pad_len(payload_len: u16) -> u8 {
         (payload_len.wrapping_neg() & 0x3) as u8

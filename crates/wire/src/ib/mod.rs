@@ -12,6 +12,9 @@
 //! - [`irn`]: rdmalab's extension for selective repeat (placement on every packet, SACK map).
 //! - [`icrc`]: the invariant CRC over the packet with its mutable fields masked.
 //! - [`cnp`]: the congestion notification packet DCQCN sends back to a marked flow's source.
+//! - [`mad`]: the management datagram's common header (vol. 1 §13.4), the payload of a UD SEND
+//!   to QP1; [`cm`]: the connection manager's REQ, REP and RTU in it (§12.6) and RDMA-CM's IP
+//!   CM private data (Annex A11).
 //!
 //! Simplifications: no GRH/LRH (RoCEv2 replaces them with IP/UDP), IPv4 only, no XRC
 //! (XRCETH) and no RD RESYNC.
@@ -20,6 +23,7 @@ pub mod aeth;
 pub mod atomic_ack_eth;
 pub mod atomic_eth;
 pub mod bth;
+pub mod cm;
 pub mod cnp;
 pub mod deth;
 pub mod feth;
@@ -27,6 +31,7 @@ pub mod icrc;
 pub mod ieth;
 pub mod immdt;
 pub mod irn;
+pub mod mad;
 pub mod opcode;
 pub mod rdeth;
 pub mod reth;
