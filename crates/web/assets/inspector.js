@@ -65,6 +65,20 @@ const NAMES = {
     Kind: '种类', Padding: '填充', Shift: '移位数', 'Left Edge': '左边界', 'Right Edge': '右边界', Data: '数据',
     Pad: '填充', 'DMA Length': 'DMA 长度', 'Immediate Data': '立即数', Offset: '偏移', 'Trigger PSN': '触发 PSN',
     'SACK map': 'SACK 位图', Opcode: '操作码', Version: '版本',
+    BaseVersion: '基础版本', MgmtClass: '管理类别', ClassVersion: '类别版本', R: '响应位', Method: '方法',
+    Status: '状态', ClassSpecific: '类别专用', TransactionID: '事务号', AttributeID: '属性号',
+    AttributeModifier: '属性修饰', LocalCommID: '本端通信号', RemoteCommID: '对端通信号', ServiceID: '服务号',
+    LocalCAGUID: '本端 CA GUID', LocalQKey: '本端 Q_Key', LocalQPN: '本端 QP 号', ResponderResources: '响应方资源数',
+    LocalEECN: '本端 EE 上下文号', LocalEEContext: '本端 EE 上下文', InitiatorDepth: '发起方深度',
+    RemoteEECN: '对端 EE 上下文号', RemoteCMResponseTimeout: '对端 CM 响应超时', TransportServiceType: '传输服务类型',
+    EndToEndFlowControl: '端到端流控', StartingPSN: '起始 PSN', LocalCMResponseTimeout: '本端 CM 响应超时',
+    RetryCount: '重试次数', PathMTU: '路径 MTU', RDCExists: 'RDC 存在', RNRRetryCount: 'RNR 重试次数',
+    MaxCMRetries: 'CM 最大重试次数', SRQ: '共享接收队列', ExtendedTransportType: '扩展传输类型',
+    PrimaryLocalLID: '主路径本端 LID', PrimaryRemoteLID: '主路径对端 LID', PrimaryLocalGID: '主路径本端 GID',
+    PrimaryRemoteGID: '主路径对端 GID', PrimaryFlowLabel: '主路径流标签', PrimaryPacketRate: '主路径包速率',
+    PrimaryTrafficClass: '主路径流量类别', PrimaryHopLimit: '主路径跳数上限', PrimarySL: '主路径服务等级',
+    PrimarySubnetLocal: '主路径同子网', PrimaryLocalACKTimeout: '主路径本端 ACK 超时', AlternatePath: '备用路径',
+    PrivateData: '私有数据', TargetACKDelay: '目标 ACK 延迟', FailoverAccepted: '已接受故障切换',
   },
   en: {},
 };
@@ -116,7 +130,7 @@ function tr(key, vars = {}) {
   return s.replace(/\{(\w+)\}/g, (_, k) => (vars[k] ?? ''));
 }
 const fieldName = (n) => NAMES[L()][n] ?? n;
-const HEADER_NAMES = { zh: { payload: '载荷', pad: '填充', ethpad: '以太网填充', macctl: 'MAC 控制帧', cnp: 'CNP 保留区', irn: 'IRN 扩展头', eth: '以太网' }, en: {} };
+const HEADER_NAMES = { zh: { payload: '载荷', pad: '填充', ethpad: '以太网填充', macctl: 'MAC 控制帧', cnp: 'CNP 保留区', irn: 'IRN 扩展头', eth: '以太网', mad: '管理数据报（MAD）', cmreq: 'CM 连接请求（REQ）', cmrep: 'CM 连接应答（REP）', cmrtu: 'CM 就绪（RTU）' }, en: {} };
 const headerName = (h) => HEADER_NAMES[L()][h.kind] ?? h.name;
 // Section references: the documents' own numbering, with the words around it in the language.
 // The server's citations look like "IBTA Vol 1 ch. 9 (AETH); IBTA Annex A17 §A17.3.3"; the IRN
