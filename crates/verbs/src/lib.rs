@@ -61,7 +61,7 @@
 //!
 //! **The NIC model** calls the rest. The transport state machines (`transport::roce`) do not
 //! depend on this crate, nor this crate on them: the simulator's world
-//! (`crates/sim/src/world/mod.rs`) takes WQEs from here, hands them to the requester, and gives
+//! (`crates/sim/src/world/`: `rdma_tx.rs`, `rdma_rx.rs`, `responder_env.rs`) takes WQEs from here, hands them to the requester, and gives
 //! the responder an environment (`VerbsEnv`) that calls back into here. What it calls:
 //!
 //! ```text

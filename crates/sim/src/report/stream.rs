@@ -18,7 +18,7 @@
 //! (`host::calendar` books each transfer in the first free gap now). And the ACKs that arrive
 //! while the writer is inside `write()` ran, with the sends they clock, on the other core; Linux
 //! queues them in the socket's backlog and the writer processes them when it lets go of the
-//! socket (`world/tcp.rs`), which is what puts a window-open stream's transmit work on its core.
+//! socket (`world/tcp/`), which is what puts a window-open stream's transmit work on its core.
 //! With TSO deferral (`transport::tcp::tso`) the ACK-clocked sends are full super-segments.
 
 use super::{CrossTraffic, LossModel, Outcome, RunError, Throughput};
