@@ -60,9 +60,10 @@
 //! After a post, the host tells the transport that QP `qpn` has work (the doorbell).
 //!
 //! **The NIC model** calls the rest. The transport state machines (`transport::roce`) do not
-//! depend on this crate, nor this crate on them: the simulator's world
-//! (`crates/sim/src/world/`: `rdma_tx.rs`, `rdma_rx.rs`, `responder_env.rs`) takes WQEs from here, hands them to the requester, and gives
-//! the responder an environment (`VerbsEnv`) that calls back into here. What it calls:
+//! depend on this crate, nor this crate on them: the simulator's world (`crates/sim/src/world/`:
+//! `rdma_tx.rs`, `rdma_rx.rs`, `responder_env.rs`) takes WQEs from here, hands them to the
+//! requester, and gives the responder an environment (`VerbsEnv`) that calls back into here.
+//! What it calls:
 //!
 //! ```text
 //! send side:  start_send(qpn) -> StartSend      next WQE that may start (RTS only; fences;
