@@ -93,7 +93,8 @@ pub struct Bringup {
     /// A completion channel (created beforehand) per host, for its CQ.
     pub channels: [Option<ChannelHandle>; 2],
     /// The state both QPs are left in: RTS to connect; a lesson stops at RESET, INIT or RTR
-    /// to show what each state refuses. (RESET and INIT skip the exchange.)
+    /// to show what each state refuses. (RESET and INIT skip the exchange; a state past RTS
+    /// is brought up as RTS.)
     pub stop_at: QpState,
     /// A buffer per host, or none.
     pub buffer: Option<BufferSpec>,

@@ -129,9 +129,9 @@ impl ResponderEnv for VerbsEnv<'_> {
             Some(r) if data.is_empty() => self.ctx.remote_write_ref(self.qpn, rkey, va, r, len),
             _ => self.ctx.remote_write(self.qpn, rkey, va, data),
         };
-        // The responder checked the message's whole range with `check_rkey` before its first
-        // packet, and every packet lies inside it; nothing can deregister the MR in between
-        // (verbs calls run between events, and this runs inside one).
+        // The responder checked this packet's range with `check_rkey` just before, within the
+        // same event (the first packet the whole message, every later one its own piece), so
+        // the same check inside `remote_write` cannot fail.
         debug_assert!(written.is_ok(), "a checked WRITE failed: {written:?}");
     }
     fn atomic(&mut self, rkey: u32, va: u64, compare_swap: Option<(u64, u64)>, add: u64) -> u64 {

@@ -148,6 +148,17 @@ impl Responder {
                     self.fatal(NakCode::InvalidRequest, env);
                     return;
                 }
+                // The first packet checked the whole message; each later one is checked again,
+                // as a NIC translates every packet's DMA through the key: an MR deregistered
+                // (or its rkey invalidated) mid-message ends the message with an access NAK
+                // instead of writing into memory the key no longer grants.
+                if !(o.is_first() || o.is_only())
+                    && len > 0
+                    && !env.check_rkey(rkey, va + offset, len as u64, RemoteOp::Write)
+                {
+                    self.fatal(NakCode::RemoteAccessError, env);
+                    return;
+                }
                 let with_imm =
                     matches!(op, RdmaWriteOnlyWithImmediate | RdmaWriteLastWithImmediate);
                 if with_imm && !env.start_recv() {

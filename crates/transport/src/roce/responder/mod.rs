@@ -107,8 +107,9 @@ pub trait ResponderEnv {
     );
     /// Completes the claimed receive WQE with an error.
     fn fail_recv(&mut self, why: RecvFailure);
-    /// Writes the packet's `len` WRITE payload bytes to memory at `va` through `rkey` (the
-    /// message was checked by `check_rkey`, and every packet lies inside it); `data` as for
+    /// Writes the packet's `len` WRITE payload bytes to memory at `va` through `rkey` (just
+    /// checked by `check_rkey`: the whole message at its first packet, each later packet's own
+    /// range before it); `data` as for
     /// [`place_recv`](Self::place_recv).
     fn write_remote(&mut self, rkey: u32, va: u64, len: u64, data: &[u8]);
     /// Executes an atomic on the 8 bytes at `va` through `rkey` (checked by `check_rkey`)

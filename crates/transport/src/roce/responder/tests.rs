@@ -19,6 +19,8 @@ struct Env {
     /// Bytes placed into receive buffers, as (offset, len).
     placed: Vec<(u64, u64)>,
     atomics: u32,
+    /// The MR was deregistered: every rkey check fails from now on.
+    revoked: bool,
 }
 
 impl Env {
@@ -30,6 +32,7 @@ impl Env {
             failed: Vec::new(),
             placed: Vec::new(),
             atomics: 0,
+            revoked: false,
         }
     }
 }
@@ -39,7 +42,7 @@ impl ResponderEnv for Env {
         true
     }
     fn check_rkey(&mut self, rkey: u32, va: u64, len: u64, _op: RemoteOp) -> bool {
-        rkey == RKEY && va >= BASE && va + len <= BASE + self.mem.len() as u64
+        !self.revoked && rkey == RKEY && va >= BASE && va + len <= BASE + self.mem.len() as u64
     }
     fn start_recv(&mut self) -> bool {
         let ok = self.recvs > 0;
@@ -290,6 +293,41 @@ fn a_broken_opcode_sequence_is_an_invalid_request_and_the_qp_fails() {
     assert_eq!(r.state(), RecvState::Error);
     handle(&mut r, &mut env, pkt(Operation::SendOnly, 100, 8, true));
     assert_eq!(out(&mut r), [], "an RC QP in error drops requests");
+}
+
+#[test]
+fn an_mr_revoked_mid_write_naks_the_next_packet_and_writes_nothing_more() {
+    let mut r = Responder::new(cfg());
+    let mut env = Env::new(0);
+    let first = with_reth(
+        pkt(Operation::RdmaWriteFirst, 100, PMTU, false),
+        BASE,
+        2 * PMTU,
+    );
+    handle(&mut r, &mut env, first);
+    assert!(env.mem[..PMTU as usize].iter().all(|&b| b == 0xab));
+    env.revoked = true;
+    handle(
+        &mut r,
+        &mut env,
+        pkt(Operation::RdmaWriteLast, 101, PMTU, true),
+    );
+    assert_eq!(
+        out(&mut r),
+        [(
+            Operation::Acknowledge,
+            101,
+            nak(NakCode::RemoteAccessError),
+            Some(0)
+        )]
+    );
+    assert_eq!(r.state(), RecvState::Error);
+    assert!(
+        env.mem[PMTU as usize..2 * PMTU as usize]
+            .iter()
+            .all(|&b| b == 0),
+        "the second packet was not placed"
+    );
 }
 
 #[test]
