@@ -151,10 +151,14 @@ fn run_inner(
     w.set_dcqcn(c.dcqcn);
     let rx = n;
     let o = RcOptions::default();
-    let mut pairs = Vec::new();
+    // Each sender WRITEs 4 MiB chunks from one buffer into one on the receiver; both are
+    // registered in the bring-up (the receiver registers one per sender).
+    const CHUNK: u64 = 4 << 20;
+    let mut conns = Vec::new();
     for h in 0..n {
-        pairs.push(w.connect_rc(h, rx, &o)?);
+        conns.push(w.connect_rc_buffered(h, rx, &o, CHUNK)?);
     }
+    let pairs: Vec<_> = conns.iter().map(|c| c.ends).collect();
     if c.observe {
         let hosts: Vec<u32> = (0..=n).map(|h| w.host(h).node.0).collect();
         let switch = w
@@ -179,11 +183,10 @@ fn run_inner(
         w.set_tracer(Tracer::new(VecObserver::default()));
     }
     // Enough 4 MiB WRITEs for the whole run at line rate.
-    const CHUNK: u64 = 4 << 20;
     let line_bytes = c.link_gbps * c.duration.as_ps() / 8_000;
     let wrs_each = (line_bytes.div_ceil(CHUNK) + 2).min(1000);
-    for (a, b) in &pairs {
-        w.post_writes(a, b, CHUNK, &vec![CHUNK; wrs_each as usize], false)?;
+    for conn in &conns {
+        w.post_writes(conn, &vec![CHUNK; wrs_each as usize], false)?;
     }
     let start = w.now();
     let windows = (c.duration.as_ps() / c.window.as_ps().max(1)).max(1);

@@ -5,7 +5,7 @@
 //! while its requester still has packets in flight.
 
 use super::{LabError, PRIO};
-use crate::world::{Endpoint, RcOptions, World};
+use crate::world::{Connected, Endpoint, RcOptions, World};
 use engine::Budget;
 use fabric::{FabricConfig, Topology};
 use units::{NodeId, PortId, SimDuration, SimTime};
@@ -19,6 +19,8 @@ pub(crate) struct Streams {
     pub topo: Topology,
     /// Per flow: (requester end, responder end).
     pub pairs: Vec<(Endpoint, Endpoint)>,
+    /// Per flow: the connection with its two buffers.
+    conns: Vec<Connected>,
     /// Bytes each packet carries (the path MTU).
     mtu: u64,
     last_psn: Vec<u32>,
@@ -40,10 +42,16 @@ impl Streams {
     ) -> Result<Streams, LabError> {
         let mut w = World::new(&topo, cfg, Default::default(), Default::default())
             .map_err(LabError::sim)?;
-        let mut pairs = Vec::new();
+        // One CHUNK-byte buffer per end, registered in the bring-up; every WRITE of the flow
+        // goes from the one to the other.
+        let mut conns = Vec::new();
         for &(a, b) in flows {
-            pairs.push(w.connect_rc(a, b, o).map_err(LabError::sim)?);
+            conns.push(
+                w.connect_rc_buffered(a, b, o, CHUNK)
+                    .map_err(LabError::sim)?,
+            );
         }
+        let pairs: Vec<_> = conns.iter().map(|c| c.ends).collect();
         let last_psn = pairs
             .iter()
             .map(|(_, b)| expected(&w, b))
@@ -54,6 +62,7 @@ impl Streams {
             topo,
             delivered: vec![0; pairs.len()],
             pairs,
+            conns,
             mtu: o.mtu.bytes() as u64,
             last_psn,
             events: 0,
@@ -63,7 +72,6 @@ impl Streams {
 
     /// Posts WRITEs on flow `i`: `bytes` in all, in 1 MiB WRITEs (at most 1000).
     pub fn post(&mut self, i: usize, bytes: u64) -> Result<(), LabError> {
-        let (a, b) = self.pairs[i];
         let count = bytes.div_ceil(CHUNK).clamp(1, 1000);
         let sizes: Vec<u64> = (0..count)
             .map(|k| {
@@ -76,7 +84,7 @@ impl Streams {
             })
             .collect();
         self.w
-            .post_writes(&a, &b, CHUNK, &sizes, false)
+            .post_writes(&self.conns[i], &sizes, false)
             .map_err(LabError::sim)
     }
 

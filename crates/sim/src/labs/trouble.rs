@@ -26,7 +26,7 @@
 //! The `switch` rows are rdmalab's own names (switch vendors name these differently).
 
 use super::{Counter, LINK_GBPS, LabError, LabResult, PRIO, Params, lab_pfc};
-use crate::world::{Endpoint, RcOptions, World};
+use crate::world::{Connected, Endpoint, RcOptions, World};
 use engine::Budget;
 use fabric::{EcnConfig, FabricConfig, LinkConfig, PfcConfig, Scheduling, Topology};
 use transport::roce::dcqcn::DcqcnParams;
@@ -42,7 +42,8 @@ fn star(hosts: u64, cfg: FabricConfig) -> Result<World, LabError> {
     World::new(&topo, cfg, Default::default(), Default::default()).map_err(LabError::sim)
 }
 
-/// A registered buffer of `len` bytes on `e`'s host: (address, lkey, rkey).
+/// A buffer of `len` bytes on `e`'s host, registered (timed, as `ibv_reg_mr`) for local and
+/// remote writes: (address, lkey, rkey).
 fn buffer(w: &mut World, e: &Endpoint, len: u64) -> Result<(u64, u32, u32), LabError> {
     let va = w
         .verbs(e.host)
@@ -50,8 +51,8 @@ fn buffer(w: &mut World, e: &Endpoint, len: u64) -> Result<(u64, u32, u32), LabE
         .alloc(len)
         .map_err(LabError::sim)?;
     let mr = w
-        .verbs(e.host)
         .reg_mr(
+            e.host,
             e.pd,
             va,
             len,
@@ -61,12 +62,23 @@ fn buffer(w: &mut World, e: &Endpoint, len: u64) -> Result<(u64, u32, u32), LabE
     Ok((va, mr.lkey, mr.rkey))
 }
 
-/// Posts signaled WRITEs of `sizes` bytes (wr_id = index) from a buffer on `a`'s host to
-/// one on `b`'s, both large enough for the largest.
-fn post_writes(w: &mut World, a: &Endpoint, b: &Endpoint, sizes: &[u64]) -> Result<(), LabError> {
+/// Connects an RC pair from host `a` to host `b` with a registered buffer per host as long
+/// as the longest of `sizes`, for [`World::post_writes`].
+fn connect_for(
+    w: &mut World,
+    a: u32,
+    b: u32,
+    o: &RcOptions,
+    sizes: &[u64],
+) -> Result<Connected, LabError> {
     let most = sizes.iter().copied().max().unwrap_or(0).max(1);
-    w.post_writes(a, b, most, sizes, true)
-        .map_err(LabError::sim)
+    w.connect_rc_buffered(a, b, o, most).map_err(LabError::sim)
+}
+
+/// Posts signaled WRITEs of `sizes` bytes (wr_id = index) from `c`'s buffer on its first
+/// host to the one on its second.
+fn post_writes(w: &mut World, c: &Connected, sizes: &[u64]) -> Result<(), LabError> {
+    w.post_writes(c, sizes, true).map_err(LabError::sim)
 }
 
 /// What the application saw on the sending side.
@@ -317,8 +329,10 @@ fn peer_gone(r: &mut LabResult) -> Result<u64, LabError> {
         retry_cnt: 7,
         ..RcOptions::default()
     };
-    let (a, b) = w.connect_rc(0, 1, &o).map_err(LabError::sim)?;
-    post_writes(&mut w, &a, &b, &[MSG; COUNT as usize])?;
+    let sizes = [MSG; COUNT as usize];
+    let c = connect_for(&mut w, 0, 1, &o, &sizes)?;
+    let (a, b) = c.ends;
+    post_writes(&mut w, &c, &sizes)?;
     let start = w.now();
     let gone = start + SimDuration::from_us(100);
     w.run_until(gone, &Budget::default())
@@ -365,10 +379,10 @@ fn pfc_priority(r: &mut LabResult) -> Result<u64, LabError> {
     // 1% draw does for its shorter one.
     cfg.switch.congestion_drop = Probability::from_ratio(1, 50);
     let mut w = star(2, cfg)?;
-    let (a, b) = w
-        .connect_rc(0, 1, &RcOptions::default())
-        .map_err(LabError::sim)?;
-    post_writes(&mut w, &a, &b, &[CHUNK; COUNT as usize])?;
+    let sizes = [CHUNK; COUNT as usize];
+    let c = connect_for(&mut w, 0, 1, &RcOptions::default(), &sizes)?;
+    let (a, b) = c.ends;
+    post_writes(&mut w, &c, &sizes)?;
     let start = w.now();
     let seen = collect(
         &mut w,
@@ -400,9 +414,10 @@ fn mtu(r: &mut LabResult) -> Result<u64, LabError> {
         retry_cnt: 7,
         ..RcOptions::default()
     };
-    let (a, b) = w.connect_rc(0, 1, &o).map_err(LabError::sim)?;
     let sizes = [SMALL, SMALL, SMALL, SMALL, BIG];
-    post_writes(&mut w, &a, &b, &sizes)?;
+    let c = connect_for(&mut w, 0, 1, &o, &sizes)?;
+    let (a, b) = c.ends;
+    post_writes(&mut w, &c, &sizes)?;
     let start = w.now();
     let seen = collect(
         &mut w,
@@ -480,13 +495,17 @@ fn cnp_incast(cnp: Priority) -> Result<CnpRun, LabError> {
     let mut w = star(hosts as u64, cfg)?;
     w.set_dcqcn(Some(DcqcnParams::NVIDIA));
     w.set_cnp_priority(cnp);
-    let mut pairs = Vec::new();
+    let mut conns = Vec::new();
     for s in 0..SENDERS {
-        pairs.push(
-            w.connect_rc(s, SENDERS, &RcOptions::default())
-                .map_err(LabError::sim)?,
-        );
+        conns.push(connect_for(
+            &mut w,
+            s,
+            SENDERS,
+            &RcOptions::default(),
+            &[CHUNK],
+        )?);
     }
+    let pairs: Vec<(Endpoint, Endpoint)> = conns.iter().map(|c| c.ends).collect();
     let line_bytes = LINK_GBPS * CNP_RUN.as_ps() / 8_000;
     let bulk_start = w.now();
     for s in 0..SENDERS {
@@ -503,8 +522,8 @@ fn cnp_incast(cnp: Priority) -> Result<CnpRun, LabError> {
     let start = w.now();
     // More WRITEs than one sender could finish at line rate in the run.
     let count = (line_bytes / CHUNK + 2) as usize;
-    for (a, b) in &pairs {
-        post_writes(&mut w, a, b, &vec![CHUNK; count])?;
+    for c in &conns {
+        post_writes(&mut w, c, &vec![CHUNK; count])?;
     }
     let mut seen: Vec<Seen> = (0..SENDERS).map(|_| Seen::default()).collect();
     let end = start + CNP_RUN;
@@ -588,9 +607,10 @@ fn gid_v1(r: &mut LabResult) -> Result<u64, LabError> {
         retry_cnt: 7,
         ..RcOptions::default()
     };
-    let (a, b) = w.connect_rc(0, 1, &o).map_err(LabError::sim)?;
     let sizes = [MSG; 4];
-    post_writes(&mut w, &a, &b, &sizes)?;
+    let c = connect_for(&mut w, 0, 1, &o, &sizes)?;
+    let (a, b) = c.ends;
+    post_writes(&mut w, &c, &sizes)?;
     let start = w.now();
     let seen = collect(
         &mut w,

@@ -334,8 +334,10 @@ mod tests {
             fail_at: 3,
         }))
         .unwrap();
-        let (a, b) = w.connect_rc(0, 1, &RcOptions::default()).unwrap();
-        w.post_writes(&a, &b, 1 << 12, &[1 << 12], true).unwrap();
+        let c = w
+            .connect_rc_buffered(0, 1, &RcOptions::default(), 1 << 12)
+            .unwrap();
+        w.post_writes(&c, &[1 << 12], true).unwrap();
         let end = w.now() + SimDuration::from_us(100);
         w.run_until(end, &Budget::default()).unwrap();
         let e = w.finish_pcap().expect_err("the failed write is reported");

@@ -80,9 +80,12 @@ pub struct BufferSpec {
     /// Seed of the content when the buffer is synthetic (longer than
     /// `verbs::Memory::MAX_REAL_LEN`).
     pub seed: u64,
-    /// Register it with [`RcOptions::access`]; an unregistered buffer has lkey and rkey 0
+    /// Register it (timed, as `ibv_reg_mr`); an unregistered buffer has lkey and rkey 0
     /// (a lesson shows what the NIC does with it).
     pub register: bool,
+    /// The access the MR grants. `REMOTE_WRITE` and `REMOTE_ATOMIC` need `LOCAL_WRITE`
+    /// too (`ibv_reg_mr(3)`), as the verbs layer checks.
+    pub access: AccessFlags,
 }
 
 /// What [`World::connect_rc_with`] does beyond [`RcOptions`].
@@ -112,11 +115,13 @@ impl Bringup {
     }
 }
 
-/// A host's buffer from the bring-up: address, and the keys (0 when unregistered).
+/// A host's buffer from the bring-up: address, length, and the keys (0 when unregistered).
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
 pub struct HostBuffer {
     /// Virtual address.
     pub va: u64,
+    /// Bytes.
+    pub len: u64,
     /// Local key.
     pub lkey: u32,
     /// Remote key.
@@ -288,9 +293,10 @@ impl World {
                 }
                 .map_err(|e| ConnectError::at(S::Malloc, h.get())(e.into()))?;
                 bufs[i].va = va;
+                bufs[i].len = spec.len;
                 if spec.register {
                     let mr = self
-                        .reg_mr(h, pd, va, spec.len, o.access)
+                        .reg_mr(h, pd, va, spec.len, spec.access)
                         .map_err(|e| ConnectError::at(S::RegMr, h.get())(e.into()))?;
                     bufs[i].lkey = mr.lkey;
                     bufs[i].rkey = mr.rkey;

@@ -142,9 +142,11 @@ mod tests {
             Default::default(),
         )
         .unwrap();
-        let (a, b) = w.connect_rc(0, 1, &RcOptions::default()).unwrap();
-        w.post_writes(&a, &b, 1 << 16, &vec![1 << 16; writes], true)
+        let c = w
+            .connect_rc_buffered(0, 1, &RcOptions::default(), 1 << 16)
             .unwrap();
+        let a = c.ends.0;
+        w.post_writes(&c, &vec![1 << 16; writes], true).unwrap();
         (w, a)
     }
 

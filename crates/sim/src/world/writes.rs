@@ -1,56 +1,75 @@
-//! A stream of RDMA WRITEs between two connected endpoints, as the experiments post them.
+//! A stream of RDMA WRITEs between two connected endpoints, as the experiments post them: the
+//! source and target buffers are registered in the bring-up (timed, each host on its own
+//! application thread, their addresses and rkeys crossing in the out-of-band exchange), so a
+//! run's clock starts after every registration, as an application's first WRITE waits for
+//! its `ibv_reg_mr`.
 
-use super::{Endpoint, World, WorldError};
+use super::{Bringup, BufferSpec, ConnectError, Connected, HostIx, RcOptions, World, WorldError};
 use verbs::{AccessFlags, SendWr, Sge};
 
+impl Bringup {
+    /// Both QPs to RTS with a `len`-byte buffer per host, registered as a WRITE's source (on
+    /// `a`) and target (on `b`).
+    pub fn rts_with_buffer(opts: RcOptions, len: u64) -> Bringup {
+        Bringup {
+            buffer: Some(BufferSpec {
+                len,
+                seed: 0,
+                register: true,
+                access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+            }),
+            ..Bringup::rts(opts)
+        }
+    }
+}
+
 impl World {
-    /// Registers a `buf`-byte source buffer on `a`'s host and a `buf`-byte target on `b`'s,
-    /// and posts one WRITE per entry of `sizes` (wr_id = its index, each from the start of
-    /// the source to the start of the target), signaled if `signaled`. Every size must be at
-    /// most `buf`.
+    /// [`World::connect_rc`] with a `len`-byte registered buffer per host
+    /// ([`Bringup::rts_with_buffer`]), for [`World::post_writes`].
+    pub fn connect_rc_buffered(
+        &mut self,
+        a: impl Into<HostIx>,
+        b: impl Into<HostIx>,
+        o: &RcOptions,
+        len: u64,
+    ) -> Result<Connected, ConnectError> {
+        self.connect_rc_with(a, b, &Bringup::rts_with_buffer(*o, len))
+    }
+
+    /// Posts one WRITE per entry of `sizes` on `c`'s first end (wr_id = its index), each
+    /// from the start of that host's bring-up buffer to the start of the peer's, signaled if
+    /// `signaled`. A size longer than either buffer is refused before anything is posted.
     pub fn post_writes(
         &mut self,
-        a: &Endpoint,
-        b: &Endpoint,
-        buf: u64,
+        c: &Connected,
         sizes: &[u64],
         signaled: bool,
     ) -> Result<(), WorldError> {
-        fn setup(e: impl std::fmt::Display) -> WorldError {
-            WorldError::Setup(e.to_string())
+        let (src, dst) = (c.bufs[0], c.bufs[1]);
+        let room = src.len.min(dst.len).min(u32::MAX as u64);
+        if let Some(&s) = sizes.iter().find(|&&s| s > room) {
+            return Err(WorldError::Setup(format!(
+                "a {s}-byte WRITE is longer than its buffers ({} bytes at the source, {} at \
+                 the target)",
+                src.len, dst.len
+            )));
         }
-        debug_assert!(
-            sizes.iter().all(|&s| s <= buf),
-            "a WRITE larger than its buffer"
-        );
-        let va = self.verbs(a.host).memory_mut().alloc(buf).map_err(setup)?;
-        let mr = self
-            .verbs(a.host)
-            .reg_mr(a.pd, va, buf, AccessFlags::LOCAL_WRITE)
-            .map_err(setup)?;
-        let rva = self.verbs(b.host).memory_mut().alloc(buf).map_err(setup)?;
-        let rmr = self
-            .verbs(b.host)
-            .reg_mr(
-                b.pd,
-                rva,
-                buf,
-                AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
-            )
-            .map_err(setup)?;
         let wrs: Vec<SendWr> = sizes
             .iter()
             .enumerate()
             .map(|(i, &len)| {
                 let sge = vec![Sge {
-                    addr: va,
+                    addr: src.va,
                     length: len as u32,
-                    lkey: mr.lkey,
+                    lkey: src.lkey,
                 }];
-                let wr = SendWr::write(i as u64, sge, rva, rmr.rkey);
+                let wr = SendWr::write(i as u64, sge, dst.va, dst.rkey);
                 if signaled { wr.signaled() } else { wr }
             })
             .collect();
-        self.post_send(a.host, a.qpn, &wrs).map(drop).map_err(setup)
+        let a = c.ends.0;
+        self.post_send(a.host, a.qpn, &wrs)
+            .map(drop)
+            .map_err(|e| WorldError::Setup(e.to_string()))
     }
 }

@@ -16,12 +16,13 @@ pub(super) fn rdma_setup(
     plan: &Plan,
     channel: Option<verbs::types::ChannelHandle>,
 ) -> Result<RdmaSetup, Outcome> {
+    let access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ;
     let how = Bringup {
         opts: RcOptions {
             mtu: plan.rdma_mtu(),
             timeout: plan.rdma.timeout,
             retry_cnt: plan.rdma.retry_cnt,
-            access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+            access,
             ..RcOptions::default()
         },
         channels: [None, channel],
@@ -30,6 +31,7 @@ pub(super) fn rdma_setup(
             len: plan.workload.message_bytes,
             seed: plan.seed,
             register: plan.rdma.memory_registered,
+            access,
         }),
     };
     let c = w.connect_rc_with(0, 1, &how).map_err(|e| {
