@@ -74,11 +74,31 @@ pub(super) fn roce_spec(
 /// The RDMA transmit path, each handler at `sched.now()`, scheduling what follows through `sched`.
 impl State {
     /// A WQE the NIC read over PCIe has landed: the fetched WQEs whose read is done go to the
-    /// transport, in order, and the QP may send. The NIC also looks at the send queue again,
-    /// as at a doorbell, so a WQE posted since whose own doorbell is still crossing PCIe
-    /// starts here, early (docs/ARCHITECTURE.md §7); kept so that results stay as they were.
+    /// transport, in order, and the QP may send. The NIC does not look at the send queue
+    /// here: a WQE posted since starts when its own doorbell lands (or when a completion
+    /// lets a blocked one start), not at an earlier WQE's arrival, before the NIC could know
+    /// of it.
     pub(super) fn wqe_fetched(&mut self, h: HostIx, qpn: u32, sched: &mut Scheduler<Event>) {
-        self.doorbell(h, qpn, sched);
+        self.hand_over_fetched(h, qpn, sched.now());
+        self.pump_tx(h, sched);
+        self.update_timer(h, qpn, sched);
+    }
+
+    /// Gives QP `qpn`'s transport the fetched WQEs whose PCIe read is done by `now`, in
+    /// order (one still crossing PCIe holds back those behind it).
+    fn hand_over_fetched(&mut self, h: HostIx, qpn: u32, now: SimTime) {
+        let Some(e) = self.hosts[h.index()].qps.get_mut(&qpn) else {
+            return;
+        };
+        while let Some(&(ready, req)) = e.fetched.front() {
+            if ready > now {
+                break;
+            }
+            e.fetched.pop_front();
+            if let Some(r) = e.req.as_mut() {
+                r.post(req);
+            }
+        }
     }
 
     /// A doorbell (or BlueFlame write) landed: the NIC starts every WQE that may start (each
@@ -203,18 +223,7 @@ impl State {
                 e.fetched.push_back((ready, req));
             }
         }
-        // Hand fetched WQEs whose fetch is done to the transport, in order.
-        if let Some(e) = host.qps.get_mut(&qpn) {
-            while let Some(&(ready, req)) = e.fetched.front() {
-                if ready > now {
-                    break;
-                }
-                e.fetched.pop_front();
-                if let Some(r) = e.req.as_mut() {
-                    r.post(req);
-                }
-            }
-        }
+        self.hand_over_fetched(h, qpn, now);
         self.pump_tx(h, sched);
         self.update_timer(h, qpn, sched);
     }
@@ -534,5 +543,110 @@ impl State {
         if uc_done {
             self.drain_requester_events(h, s.qpn, sched);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::world::{RcOptions, World};
+    use engine::{Budget, Stage, TraceRecord, Tracer, VecObserver};
+    use fabric::{FabricConfig, LinkConfig, Topology};
+    use units::{Bandwidth, SimDuration, SimTime};
+    use verbs::{SendWr, Sge};
+
+    /// The (start, end) of every `stage` span the world traced, in order.
+    fn spans(w: &mut World, stage: Stage) -> Vec<(SimTime, SimTime)> {
+        let obs = w
+            .tracer_mut()
+            .take::<VecObserver>()
+            .expect("the test's observer");
+        let out = obs
+            .records
+            .iter()
+            .filter_map(|(_, r)| match r {
+                TraceRecord::Stage {
+                    stage: s,
+                    setup: false,
+                    start,
+                    end,
+                    ..
+                } if *s == stage => Some((*start, *end)),
+                _ => None,
+            })
+            .collect();
+        w.set_tracer(Tracer::new(*obs));
+        out
+    }
+
+    /// Without BlueFlame the NIC reads each WQE over PCIe after its doorbell. A WQE posted
+    /// while the previous one is being read, whose doorbell lands after that read is done,
+    /// is read when its own doorbell lands: the earlier WQE's arrival tells the NIC nothing
+    /// of it (before, the "WQE fetched" handler looked at the send queue and started it
+    /// then, ahead of its doorbell).
+    #[test]
+    fn a_wqe_is_read_after_its_own_doorbell_not_at_an_earlier_wqes_arrival() {
+        let mut topo = Topology::new("pair");
+        let sw = topo.add_switch("sw");
+        for name in ["h0", "h1"] {
+            let h = topo.add_host(name);
+            topo.connect(h, sw, LinkConfig::new(Bandwidth::gbps(100), 3));
+        }
+        let mut profile = host::HostProfile::default();
+        profile.nic.blueflame = false;
+        let mut w =
+            World::new(&topo, FabricConfig::default(), profile, Default::default()).unwrap();
+        let c = w
+            .connect_rc_buffered(0, 1, &RcOptions::default(), 4096)
+            .unwrap();
+        let (a, b) = (c.ends.0, c.bufs);
+        let write = |id| {
+            let sge = vec![Sge {
+                addr: b[0].va,
+                length: 64,
+                lkey: b[0].lkey,
+            }];
+            SendWr::write(id, sge, b[1].va, b[1].rkey).signaled()
+        };
+        w.set_tracer(Tracer::new(VecObserver::default()));
+        let posted = w.now();
+        w.post_send(a.host, a.qpn, &[write(1)]).unwrap();
+        // The doorbell's span is traced as it is rung, the WQE's read as the doorbell lands.
+        let bell = spans(&mut w, Stage::MmioDoorbell);
+        assert_eq!(bell.len(), 1, "one doorbell");
+        w.run_until(bell[0].1, &Budget::default()).unwrap();
+        let read = spans(&mut w, Stage::DmaReadWqe);
+        assert_eq!(read.len(), 1, "one WQE read");
+        let (post_to_bell, fetched) = (bell[0].1 - posted, read[0].1);
+        assert!(
+            fetched > w.now() + SimDuration::from_ns(1),
+            "a read takes time"
+        );
+        assert!(
+            post_to_bell > SimDuration::from_ns(2),
+            "a doorbell takes {post_to_bell:?} to land"
+        );
+        // The second WR is posted 1 ns before the first WQE's read is done: its doorbell
+        // lands after that.
+        let second = fetched - SimDuration::from_ns(1);
+        w.run_until(second, &Budget::default()).unwrap();
+        w.post_send(a.host, a.qpn, &[write(2)]).unwrap();
+        w.run_until(second + SimDuration::from_us(20), &Budget::default())
+            .unwrap();
+        let bell = spans(&mut w, Stage::MmioDoorbell);
+        let read = spans(&mut w, Stage::DmaReadWqe);
+        assert_eq!((bell.len(), read.len()), (2, 2), "{bell:?} {read:?}");
+        assert!(
+            bell[1].1 > fetched,
+            "the second doorbell lands after the first read"
+        );
+        assert!(
+            read[1].0 >= bell[1].1,
+            "the second WQE is read at {:?}, its doorbell landed at {:?} (the first WQE \
+             arrived at {fetched:?})",
+            read[1].0,
+            bell[1].1
+        );
+        let done = w.poll_cq(a.host, a.cq, 4).unwrap();
+        assert_eq!(done.iter().map(|wc| wc.wr_id).collect::<Vec<_>>(), [1, 2]);
     }
 }
