@@ -553,7 +553,7 @@ fn rdma_bw(
                 }
                 let retired = c.wr_id + 1 - done[d];
                 done[d] = c.wr_id + 1;
-                let m = &mut marks[(from.host as usize).min(1)];
+                let m = &mut marks[from.host.index().min(1)];
                 m.extend(std::iter::repeat_n(w.now(), retired as usize));
             }
         }
@@ -577,8 +577,10 @@ fn rdma_bw(
         if stuck {
             continue;
         }
-        let cqs: Vec<(u32, verbs::CqHandle)> =
-            dirs.iter().map(|(f, _, _, _)| (f.host, f.cq)).collect();
+        let cqs: Vec<(u32, verbs::CqHandle)> = dirs
+            .iter()
+            .map(|(f, _, _, _)| (f.host.get(), f.cq))
+            .collect();
         let st = w.run_until_cond(deadline, &budget, |w| {
             cqs.iter()
                 .any(|(h, cq)| w.host(*h).verbs.cq(*cq).is_some_and(|c| !c.is_empty()))

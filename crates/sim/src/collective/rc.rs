@@ -121,7 +121,7 @@ pub(super) fn run(
         for _ in 0..cfg.qps {
             let (a, b) = w.connect_rc(key.1, key.2, &o)?;
             for (i, ep) in [a, b].into_iter().enumerate() {
-                let bf = bufs[ep.host as usize];
+                let bf = bufs[ep.host.index()];
                 let d = w
                     .reg_mr(ep.host, ep.pd, bf.data, bytes, access)
                     .map_err(err)?;
@@ -237,7 +237,7 @@ pub(super) fn run(
                             ck.land(id);
                             landed += 1;
                             end = t;
-                            dirty[h as usize] = true;
+                            dirty[h.index()] = true;
                         }
                     } else if wc.wr_id & DATA_WR == 0 {
                         let id = wc.wr_id as usize;
@@ -245,7 +245,7 @@ pub(super) fn run(
                         if pieces_sent[id] == pieces_of(&ck, id as u32, cfg.qps) {
                             completed += 1;
                             inflight[ck.chunks[id].stream as usize] -= 1;
-                            dirty[h as usize] = true;
+                            dirty[h.index()] = true;
                         }
                     }
                 }

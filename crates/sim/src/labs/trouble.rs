@@ -126,7 +126,7 @@ fn collect(
 
 /// The counters of the hosts of `eps` (every QP of each host summed), then the switch's.
 fn counters(w: &World, eps: &[Endpoint], seen: &[(u32, &Seen)]) -> Vec<Counter> {
-    let mut hosts: Vec<u32> = eps.iter().map(|e| e.host).collect();
+    let mut hosts: Vec<u32> = eps.iter().map(|e| e.host.get()).collect();
     hosts.sort_unstable();
     hosts.dedup();
     counters_of(w, &hosts, eps, seen)
@@ -138,7 +138,11 @@ fn counters_of(w: &World, hosts: &[u32], eps: &[Endpoint], seen: &[(u32, &Seen)]
     let mut out = Vec::new();
     for &h in hosts {
         let host = w.host(h);
-        let qps: Vec<_> = eps.iter().filter(|e| e.host == h).map(|e| e.qpn).collect();
+        let qps: Vec<_> = eps
+            .iter()
+            .filter(|e| e.host.get() == h)
+            .map(|e| e.qpn)
+            .collect();
         let rc = host.roce_counters();
         let mut c = [
             rc.packet_seq_err,
@@ -308,7 +312,7 @@ fn rnr(r: &mut LabResult) -> Result<u64, LabError> {
         SimDuration::from_us(20),
         start + SimDuration::from_ms(20),
     )?;
-    r.counters = counters(&w, &[a, b], &[(a.host, &seen)]);
+    r.counters = counters(&w, &[a, b], &[(a.host.get(), &seen)]);
     finish(
         r,
         &seen,
@@ -356,7 +360,7 @@ fn peer_gone(r: &mut LabResult) -> Result<u64, LabError> {
     )?;
     seen.ok += early.ok;
     seen.ok_bytes += early.ok_bytes;
-    r.counters = counters(&w, &[a, b], &[(a.host, &seen)]);
+    r.counters = counters(&w, &[a, b], &[(a.host.get(), &seen)]);
     finish(
         r,
         &seen,
@@ -392,7 +396,7 @@ fn pfc_priority(r: &mut LabResult) -> Result<u64, LabError> {
         SimDuration::from_us(50),
         start + SimDuration::from_ms(3),
     )?;
-    r.counters = counters(&w, &[a, b], &[(a.host, &seen)]);
+    r.counters = counters(&w, &[a, b], &[(a.host.get(), &seen)]);
     finish(
         r,
         &seen,
@@ -427,7 +431,7 @@ fn mtu(r: &mut LabResult) -> Result<u64, LabError> {
         SimDuration::from_us(500),
         start + SimDuration::from_ms(60),
     )?;
-    r.counters = counters(&w, &[a, b], &[(a.host, &seen)]);
+    r.counters = counters(&w, &[a, b], &[(a.host.get(), &seen)]);
     finish(
         r,
         &seen,
@@ -559,7 +563,7 @@ fn cnp_class(r: &mut LabResult) -> Result<u64, LabError> {
         first_error: seen.iter().find_map(|s| s.first_error),
         ..Seen::default()
     };
-    let with: Vec<(u32, &Seen)> = pairs.iter().map(|(a, _)| a.host).zip(&seen).collect();
+    let with: Vec<(u32, &Seen)> = pairs.iter().map(|(a, _)| a.host.get()).zip(&seen).collect();
     r.counters = counters(&w, &eps, &with);
     r.counters.extend(switch_rows(&w, &[0, PRIO, 6], false));
     let sum = |name: &str| -> u64 {
@@ -620,7 +624,7 @@ fn gid_v1(r: &mut LabResult) -> Result<u64, LabError> {
         SimDuration::from_us(500),
         start + SimDuration::from_ms(60),
     )?;
-    r.counters = counters(&w, &[a, b], &[(a.host, &seen)]);
+    r.counters = counters(&w, &[a, b], &[(a.host.get(), &seen)]);
     r.counters.extend(switch_rows(&w, &[], true));
     finish(
         r,

@@ -13,8 +13,8 @@ use verbs::{AccessFlags, QpAttr, QpAttrMask, QpNum};
 /// One side of a connected RC QP.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub struct Endpoint {
-    /// Host ordinal.
-    pub host: u32,
+    /// The host.
+    pub host: HostIx,
     /// Its protection domain.
     pub pd: verbs::PdHandle,
     /// Its completion queue (send and receive).
@@ -185,14 +185,14 @@ pub struct ConnectError {
     /// The step that failed.
     pub step: ConnectStep,
     /// The host it failed on.
-    pub host: u32,
+    pub host: HostIx,
     /// What the world said.
     #[source]
     pub source: WorldError,
 }
 
 impl ConnectError {
-    fn at(step: ConnectStep, host: u32) -> impl FnOnce(WorldError) -> ConnectError {
+    fn at(step: ConnectStep, host: HostIx) -> impl FnOnce(WorldError) -> ConnectError {
         move |source| ConnectError { step, host, source }
     }
 }
@@ -251,9 +251,7 @@ impl World {
         let o = &how.opts;
         for h in [a, b] {
             if h.get() >= self.host_count() {
-                return Err(ConnectError::at(S::AllocPd, h.get())(WorldError::NoHost(
-                    h.get(),
-                )));
+                return Err(ConnectError::at(S::AllocPd, h)(WorldError::NoHost(h.get())));
             }
         }
         let rank = |s: QpState| match s {
@@ -269,10 +267,10 @@ impl World {
             let pd = self.state.hosts[h.index()]
                 .verbs
                 .alloc_pd()
-                .map_err(|e| ConnectError::at(S::AllocPd, h.get())(e.into()))?;
+                .map_err(|e| ConnectError::at(S::AllocPd, h)(e.into()))?;
             let (cq, _) = self
                 .create_cq(h, o.cqe, channel)
-                .map_err(|e| ConnectError::at(S::CreateCq, h.get())(e.into()))?;
+                .map_err(|e| ConnectError::at(S::CreateCq, h)(e.into()))?;
             let init = verbs::qp::QpInitAttr {
                 qp_type: QpType::Rc,
                 send_cq: cq,
@@ -282,7 +280,7 @@ impl World {
             };
             let qpn = self
                 .create_qp(h, pd, &init)
-                .map_err(|e| ConnectError::at(S::CreateQp, h.get())(e.into()))?
+                .map_err(|e| ConnectError::at(S::CreateQp, h)(e.into()))?
                 .qpn;
             if let Some(spec) = how.buffer {
                 let mem = self.state.hosts[h.index()].verbs.memory_mut();
@@ -291,19 +289,19 @@ impl World {
                 } else {
                     mem.alloc_synthetic(spec.len, spec.seed)
                 }
-                .map_err(|e| ConnectError::at(S::Malloc, h.get())(e.into()))?;
+                .map_err(|e| ConnectError::at(S::Malloc, h)(e.into()))?;
                 bufs[i].va = va;
                 bufs[i].len = spec.len;
                 if spec.register {
                     let mr = self
                         .reg_mr(h, pd, va, spec.len, spec.access)
-                        .map_err(|e| ConnectError::at(S::RegMr, h.get())(e.into()))?;
+                        .map_err(|e| ConnectError::at(S::RegMr, h)(e.into()))?;
                     bufs[i].lkey = mr.lkey;
                     bufs[i].rkey = mr.rkey;
                 }
             }
             ends.push(Endpoint {
-                host: h.get(),
+                host: h,
                 pd,
                 cq,
                 qpn,
@@ -328,14 +326,14 @@ impl World {
         let info = |w: &World, i: usize, e: &Endpoint| ConnInfo {
             qpn: e.qpn.get(),
             psn: 0,
-            gid: w.local_gid(HostIx(e.host)).0,
+            gid: w.local_gid(e.host).0,
             rkey: bufs[i].rkey,
             addr: bufs[i].va,
         };
         let infos = [info(self, 0, &ends[0]), info(self, 1, &ends[1])];
         let (a_learned, b_learned) = self
             .exchange_conn_info(a, b, infos)
-            .map_err(ConnectError::at(S::Exchange, a.get()))?;
+            .map_err(ConnectError::at(S::Exchange, a))?;
         for (me, peer) in [(ends[0], a_learned), (ends[1], b_learned)] {
             self.rc_to_rtr(&me, peer.gid, peer.qpn, peer.psn, o.mtu, o, o.rd_atomic)
                 .map_err(|e| ConnectError::at(S::ModifyRtr, me.host)(e))?;
@@ -403,7 +401,7 @@ impl World {
     ) -> Result<(), WorldError> {
         use verbs::types::{AhAttr, Gid};
         let mut ah_attr = AhAttr::roce(Gid(peer_gid));
-        ah_attr.grh.sgid_index = self.state.hosts[me.host as usize].sgid_index;
+        ah_attr.grh.sgid_index = self.state.hosts[me.host.index()].sgid_index;
         let rtr = QpAttr {
             qp_state: QpState::Rtr,
             ah_attr,

@@ -613,16 +613,16 @@ impl World {
         self.sched.pending()
     }
     /// Host `i`.
-    pub fn host(&self, i: u32) -> &SimHost {
-        &self.state.hosts[i as usize]
+    pub fn host(&self, i: impl Into<HostIx>) -> &SimHost {
+        &self.state.hosts[i.into().index()]
     }
     /// Host `i`'s verbs context (memory, MRs, CQs...), for setup and inspection.
-    pub fn verbs(&mut self, i: u32) -> &mut Context {
-        &mut self.state.hosts[i as usize].verbs
+    pub fn verbs(&mut self, i: impl Into<HostIx>) -> &mut Context {
+        &mut self.state.hosts[i.into().index()].verbs
     }
     /// Host `i`'s verbs context, read only (a wait condition can look at it).
-    pub fn verbs_ref(&self, i: u32) -> &Context {
-        &self.state.hosts[i as usize].verbs
+    pub fn verbs_ref(&self, i: impl Into<HostIx>) -> &Context {
+        &self.state.hosts[i.into().index()].verbs
     }
     /// Number of hosts.
     pub fn host_count(&self) -> u32 {
@@ -638,8 +638,8 @@ impl World {
     }
 
     /// The host ordinal of fabric node `node`, if it is a host.
-    pub fn host_of_node(&self, node: NodeId) -> Option<u32> {
-        self.state.by_node.get(&node.0).map(|h| h.get())
+    pub fn host_of_node(&self, node: NodeId) -> Option<HostIx> {
+        self.state.by_node.get(&node.0).copied()
     }
 
     /// The fabric flow id of QP `qpn`'s frames from host `h` (for loss rules and traces).

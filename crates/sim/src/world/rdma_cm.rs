@@ -101,26 +101,26 @@ pub struct CmConnected {
 #[derive(Debug, Default)]
 pub(super) struct CmWorld {
     /// (host, MAD bytes) in arrival order.
-    inbox: Vec<(u32, Vec<u8>)>,
+    inbox: Vec<(HostIx, Vec<u8>)>,
     /// Connections set up so far: the low half of each transaction ID and the
     /// communication IDs.
     next: u32,
     /// Each host's QP1 send PSN (24 bits), by host.
-    gsi_psn: std::collections::BTreeMap<u32, u32>,
+    gsi_psn: std::collections::BTreeMap<HostIx, u32>,
 }
 
 /// The QP1 receive path: a frame to QP1 is a MAD for the host's CM (`rx_in` hands it here).
 impl super::State {
     pub(super) fn cm_deliver(&mut self, h: HostIx, mad: Vec<u8>) {
-        self.cm.inbox.push((h.get(), mad));
+        self.cm.inbox.push((h, mad));
     }
 }
 
 /// The first PSN of a QP set up through the CM. Linux picks it at random
 /// (`cma.c`: `get_random_u32() & 0xffffff`); here it is a fixed function of the host and the
 /// QPN (an assumption standing in for the random draw, so runs stay deterministic).
-fn starting_psn(host: u32, qpn: u32) -> u32 {
-    (host.wrapping_mul(0x9e37_79b9) ^ qpn.wrapping_mul(0x85eb_ca6b)) & 0x00ff_ffff
+fn starting_psn(host: HostIx, qpn: u32) -> u32 {
+    (host.get().wrapping_mul(0x9e37_79b9) ^ qpn.wrapping_mul(0x85eb_ca6b)) & 0x00ff_ffff
 }
 
 /// The IPv4 address in the last four bytes of a RoCEv2 GID.
@@ -147,20 +147,20 @@ impl World {
     /// starting PSN as the messages carried them. Every stage counts as setup.
     pub fn connect_rc_cm(
         &mut self,
-        a: u32,
-        b: u32,
+        a: impl Into<HostIx>,
+        b: impl Into<HostIx>,
         o: &RcOptions,
         cm: &CmParams,
     ) -> Result<CmConnected, WorldError> {
+        let (a, b): (HostIx, HostIx) = (a.into(), b.into());
         cm.validate()?;
-        let [ea, eb] =
-            self.in_parallel(|w| w.rc_endpoints_init(HostIx(a), HostIx(b), o, [None, None]))?;
+        let [ea, eb] = self.in_parallel(|w| w.rc_endpoints_init(a, b, o, [None, None]))?;
         for h in [a, b] {
-            self.state.hosts[h as usize].cpu.set_setup_mode(true);
+            self.state.hosts[h.index()].cpu.set_setup_mode(true);
         }
         let r = self.cm_exchange(ea, eb, o, cm);
         for h in [a, b] {
-            self.state.hosts[h as usize].cpu.set_setup_mode(false);
+            self.state.hosts[h.index()].cpu.set_setup_mode(false);
         }
         r
     }
@@ -177,11 +177,11 @@ impl World {
         self.state.cm.next = self.state.cm.next.wrapping_add(1);
         let n = self.state.cm.next;
         // ib_mad's transaction IDs: the agent's high 32 bits, a counter below.
-        let tid = (u64::from(a) + 1) << 32 | u64::from(n);
-        let comm_id = |h: u32| (h + 1) << 16 | (n & 0xffff);
+        let tid = (u64::from(a.get()) + 1) << 32 | u64::from(n);
+        let comm_id = |h: HostIx| (h.get() + 1) << 16 | (n & 0xffff);
         let psn_a = starting_psn(a, ea.qpn.get());
-        let gid_a = self.local_gid(HostIx(a)).0;
-        let gid_b = self.local_gid(HostIx(b)).0;
+        let gid_a = self.local_gid(a).0;
+        let gid_b = self.local_gid(b).0;
         let ip_cm = IpCmHeader {
             // The active side's port: rdma_cm binds an ephemeral one; the comm ID's low bits.
             src_port: 0xc000 | (n & 0x3fff) as u16,
@@ -325,8 +325,8 @@ impl World {
     /// its pipeline; then the frame goes to the port.
     fn cm_send(
         &mut self,
-        from: u32,
-        to: u32,
+        from: HostIx,
+        to: HostIx,
         msg: &Message,
         tid: u64,
         syscall: bool,
@@ -335,7 +335,7 @@ impl World {
             .to_mad(tid)
             .map_err(|e| WorldError::Setup(format!("RDMA-CM {}: {e}", msg.attribute().name())))?;
         let now = self.now();
-        let host = &self.state.hosts[from as usize];
+        let host = &self.state.hosts[from.index()];
         let (sock, pcie, nic) = (host.profile.socket, host.profile.pcie, host.profile.nic);
         let app_ready = host.app_ready.max(now);
         let mut stages = Vec::new();
@@ -354,7 +354,7 @@ impl World {
                 posted = end;
             }
         }
-        self.state.hosts[from as usize].app_ready = end;
+        self.state.hosts[from.index()].app_ready = end;
         // The doorbell's MMIO write, the NIC's DMA read of the WQE and the MAD, its pipeline.
         let leaves = posted + pcie.posted_write + pcie.dma_read_rtt + nic.pipeline;
         self.run_until(leaves, &Budget::UNLIMITED)?;
@@ -367,7 +367,10 @@ impl World {
         // The fabric carries the transport headers; the capture writes the link and IP ones.
         let frame = wire::RoceFrame::gsi_mad(
             wire::Link::new(wire::EthernetAddress([0; 6]), wire::EthernetAddress([0; 6])),
-            wire::Ip::new(Ipv4Address(host_ip(from)), Ipv4Address(host_ip(to))),
+            wire::Ip::new(
+                Ipv4Address(host_ip(from.get())),
+                Ipv4Address(host_ip(to.get())),
+            ),
             // rxe's QP1 source port: 0xc000 plus the QPN's hash (QP 1).
             0xc000 | 1,
             psn,
@@ -379,14 +382,14 @@ impl World {
         };
         let data = super::store_data(&mut self.state.pool, PoolData::Bytes(mad.to_vec()));
         let spec = super::rdma_tx::roce_spec(
-            (HostIx(from), wire::ib::mad::GSI_QP),
-            (HostIx(to), self.state.host_nodes[to as usize]),
+            (from, wire::ib::mad::GSI_QP),
+            (to, self.state.host_nodes[to.index()]),
             hdr,
             (wire::ib::mad::MAD_LEN as u32, data),
             (self.state.roce_priority, Ecn::Ect0),
             EtherType::Ipv4,
         );
-        let node = self.state.hosts[from as usize].node;
+        let node = self.state.hosts[from.index()].node;
         let sent = self.state.fabric.send(node, spec, &mut self.sched);
         if let Err(e) = sent {
             self.state.free_data(data);
@@ -398,7 +401,7 @@ impl World {
     /// Runs until host `h`'s QP1 holds a MAD of transaction `tid`, then charges its receipt
     /// (completion interrupt, driver RX, waking the CM event reader) and returns when the
     /// reader has it, with the message.
-    fn cm_receive(&mut self, h: u32, tid: u64, what: &str) -> Result<Message, WorldError> {
+    fn cm_receive(&mut self, h: HostIx, tid: u64, what: &str) -> Result<Message, WorldError> {
         self.run_until_cond(SimTime::MAX, &Budget::default(), |w| {
             w.state.cm.inbox.iter().any(|(to, _)| *to == h)
         })?;
@@ -417,7 +420,7 @@ impl World {
             )));
         }
         let now = self.now();
-        let host = &self.state.hosts[h as usize];
+        let host = &self.state.hosts[h.index()];
         let (sock, ctl) = (host.profile.socket, host.profile.control);
         let mut end = self.cm_cpu(
             h,
@@ -435,7 +438,7 @@ impl World {
         );
         end = self.cm_cpu(h, APP_CORE, end, ctl.wakeup, Stage::WakeUp);
         end = self.cm_cpu(h, APP_CORE, end, sock.syscall, Stage::WriteExit);
-        self.state.hosts[h as usize].app_ready = end;
+        self.state.hosts[h.index()].app_ready = end;
         self.run_until(end, &Budget::UNLIMITED)?;
         Ok(msg)
     }
@@ -443,14 +446,14 @@ impl World {
     /// One kernel stage of the CM on host `h`'s `core`, ready at `ready`; returns its end.
     fn cm_cpu(
         &mut self,
-        h: u32,
+        h: HostIx,
         core: u16,
         ready: SimTime,
         cost: SimDuration,
         stage: Stage,
     ) -> SimTime {
         let now = self.now();
-        let host = &mut self.state.hosts[h as usize];
+        let host = &mut self.state.hosts[h.index()];
         host.cpu
             .run(
                 &mut self.state.tracer,
@@ -469,8 +472,8 @@ impl World {
 
 /// A CA GUID for host `h`: an EUI-64 made from a locally administered MAC (02:00:00 then
 /// the host), as a NIC's node GUID is made from its MAC.
-fn ca_guid(h: u32) -> u64 {
-    0x0200_00ff_fe00_0000 | u64::from(h & 0x00ff_ffff)
+fn ca_guid(h: HostIx) -> u64 {
+    0x0200_00ff_fe00_0000 | u64::from(h.get() & 0x00ff_ffff)
 }
 
 fn cm_err(want: &str, got: &Message) -> WorldError {

@@ -56,7 +56,7 @@ fn endpoint_with(w: &mut World, h: u32, channel: Option<verbs::types::ChannelHan
         .unwrap()
         .qpn;
     Endpoint {
-        host: h,
+        host: h.into(),
         pd,
         cq,
         qpn,
@@ -84,7 +84,9 @@ fn bring(w: &mut World, e: &Endpoint, peer: &Endpoint, target: QpState, rnr_retr
     }
     let rtr = QpAttr {
         qp_state: QpState::Rtr,
-        ah_attr: AhAttr::roce(Gid::from_ipv4(rdmalab::fabric::packet::host_ip(peer.host))),
+        ah_attr: AhAttr::roce(Gid::from_ipv4(rdmalab::fabric::packet::host_ip(
+            peer.host.get(),
+        ))),
         path_mtu: Mtu::Mtu1024,
         dest_qp_num: peer.qpn.get(),
         max_dest_rd_atomic: 1,

@@ -46,7 +46,9 @@ fn bring_up(w: &mut World, e: &Endpoint, peer: &Endpoint) {
     .unwrap();
     let rtr = QpAttr {
         qp_state: QpState::Rtr,
-        ah_attr: AhAttr::roce(Gid::from_ipv4(rdmalab::fabric::packet::host_ip(peer.host))),
+        ah_attr: AhAttr::roce(Gid::from_ipv4(rdmalab::fabric::packet::host_ip(
+            peer.host.get(),
+        ))),
         path_mtu: Mtu::Mtu1024,
         dest_qp_num: peer.qpn.get(),
         ..QpAttr::default()

@@ -188,7 +188,7 @@ impl Exec<'_> {
                 let name = |node: units::NodeId| {
                     self.world.host_of_node(node).map_or_else(
                         || format!("node {}", node.0),
-                        |h| self.s.hosts[h as usize].clone(),
+                        |h| self.s.hosts[h.index()].clone(),
                     )
                 };
                 let (mut reth, mut aeth, mut imm, mut sack) = (None, None, None, None);

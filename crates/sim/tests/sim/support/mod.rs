@@ -38,7 +38,7 @@ pub fn endpoint(
         .expect("a QP")
         .qpn;
     rdmalab::world::Endpoint {
-        host: h,
+        host: h.into(),
         pd,
         cq,
         qpn,
