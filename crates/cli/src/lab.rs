@@ -121,7 +121,9 @@ fn show(r: &LabResult) -> String {
             f.unit.to_string(),
         ]);
     }
-    for (k, v) in &r.verdict {
+    // Every key the verdict's JSON has, in its order: the table shows what `--json` gives.
+    let verdict = serde_json::to_value(&r.verdict).unwrap_or_default();
+    for (k, v) in verdict.as_object().into_iter().flatten() {
         let shown = match v.as_f64() {
             Some(x) if !v.is_boolean() => num(x),
             _ => v.to_string(),

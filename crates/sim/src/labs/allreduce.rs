@@ -15,9 +15,10 @@
 //! The reduction is charged nothing (`reduce_ps_per_kib = 0`): GPUs sum in their own memory,
 //! so the run is the fabric's.
 
-use super::{LabError, LabResult, Params, Series, chart};
+use super::{LabError, LabResult, Params, Series, Verdict, chart};
 use crate::collective::flows::LinkFlows;
 use crate::collective::{self, Config, SizeRow};
+use serde::Serialize;
 
 /// Every host's link, Gb/s (the fabric labs' rate).
 const HOST_GBPS: u64 = super::LINK_GBPS;
@@ -35,6 +36,71 @@ const NEAR_IDEAL: f64 = 0.90;
 const SHORT_OF_PATHS: f64 = 0.80;
 /// Uplinks the uplink chart shows at most (the busiest).
 const SHOWN: usize = 8;
+
+/// What held busbw below the ideal, and the fabric's numbers the page's sentence quotes. Each
+/// value is the run with the asked QPs per connection's unless it says "one more QP".
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AllreduceVerdict {
+    /// busbw as a share of the ideal (line-rate) busbw, % to 1 decimal.
+    pub busbw_pct: f64,
+    /// Uplinks that carried more flows than an even spread of their leaf's flows would put on
+    /// any (⌈flows / spines⌉): the hash's collisions.
+    pub collided_uplinks: u32,
+    /// Frames the fabric dropped.
+    pub drops: u64,
+    /// Flows leaving each leaf: channels × QPs per connection.
+    pub flows_per_leaf: u32,
+    /// What one more QP per connection changed busbw by, % of the asked run's busbw to 1
+    /// decimal (negative when it cost busbw).
+    pub gain_pct: f64,
+    /// Every host's link rate, Gb/s.
+    pub host_gbps: u64,
+    /// What held busbw back.
+    pub limit: AllreduceLimit,
+    /// What held busbw back with one more QP per connection.
+    pub limit_more: AllreduceLimit,
+    /// The most flows one uplink carried.
+    pub max_flows: u32,
+    /// With one more QP per connection, the share of the ideal busbw the flows' paths allow,
+    /// % to 1 decimal.
+    pub paths_more_pct: f64,
+    /// The share of the ideal busbw the flows' paths allow (each flow at the uplink rate over
+    /// the most flows any uplink carried, a leaf at most at the host's line rate), % to 1
+    /// decimal.
+    pub paths_pct: f64,
+    /// QPs per connection asked for.
+    pub qps: u32,
+    /// Each uplink's rate, Gb/s.
+    pub spine_gbps: u64,
+    /// Uplinks per leaf (one to each spine).
+    pub spines: u32,
+}
+
+/// What held busbw below the ideal, in the order the verdict checks them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AllreduceLimit {
+    /// Nothing: busbw is at least 90% of the ideal, and a leaf's uplinks together are at
+    /// least as fast as its host.
+    LineRate,
+    /// Nothing but the uplinks: busbw is at least 90% of an ideal that a leaf's uplinks,
+    /// together slower than its host, already lower.
+    Oversubscribed,
+    /// The fabric dropped frames, and their packets were sent again.
+    Drops,
+    /// DCQCN's rate cuts: with at least one ECN mark per flow, busbw fell below 80% of what
+    /// the paths allow.
+    Dcqcn,
+    /// The paths allow 90% of the ideal or more: the rest is time the ideal leaves out (each
+    /// step's latency, the pipeline filling and draining, PAUSE and ECN).
+    Latency,
+    /// The hash put more flows on an uplink than an even spread would.
+    Ecmp,
+    /// Fewer flows per leaf than uplinks, each slower than the host: each flow rides one.
+    FewFlows,
+    /// The flows cannot divide evenly over the uplinks.
+    Uneven,
+}
 
 /// Most gradient bytes a run may hold, all servers' buffers together (hosts × size): 16
 /// servers of 8 MiB or 8 of 16 MiB. The lab's slowest corners (one spine, 4 × 4 QPs, PFC off)
@@ -149,34 +215,34 @@ fn paths_share(p: &Params, s: Spread) -> f64 {
     leaf / host.min(spines * spine)
 }
 
-/// What held busbw back, in the order the verdict checks them.
-fn limit(p: &Params, r: &Run, s: Spread) -> &'static str {
+/// What held busbw back, checked in [`AllreduceLimit`]'s order.
+fn limit(p: &Params, r: &Run, s: Spread) -> AllreduceLimit {
     let spines = p.int("spines") as u64;
     let spine_gbps: u64 = p.choice("spine_gbps").parse().unwrap_or(HOST_GBPS);
     let ratio = r.row.busbw_gbs / r.row.ideal_busbw_gbs.max(1e-9);
     let paths = paths_share(p, s);
     if ratio >= NEAR_IDEAL {
         return if spines * spine_gbps < HOST_GBPS {
-            "oversubscribed"
+            AllreduceLimit::Oversubscribed
         } else {
-            "line_rate"
+            AllreduceLimit::LineRate
         };
     }
     if r.row.drops > 0 {
-        "drops"
+        AllreduceLimit::Drops
     } else if p.flag("dcqcn")
         && r.row.ecn_marks >= u64::from(s.per_leaf) * p.int("hosts") as u64
         && ratio < SHORT_OF_PATHS * paths
     {
-        "dcqcn"
+        AllreduceLimit::Dcqcn
     } else if paths >= NEAR_IDEAL {
-        "latency"
+        AllreduceLimit::Latency
     } else if s.collided > 0 {
-        "ecmp"
+        AllreduceLimit::Ecmp
     } else if spine_gbps < HOST_GBPS && u64::from(s.per_leaf) < spines {
-        "few_flows"
+        AllreduceLimit::FewFlows
     } else {
-        "uneven"
+        AllreduceLimit::Uneven
     }
 }
 
@@ -318,20 +384,22 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     r.figure("retransmissions", Some(a.retransmissions as f64), "packets");
 
     let spine_gbps: u64 = p.choice("spine_gbps").parse().unwrap_or(HOST_GBPS);
-    r.verdict("busbw_pct", r1(pct));
-    r.verdict("limit", limit(p, &asked, sa));
-    r.verdict("paths_pct", r1(100.0 * paths_share(p, sa)));
-    r.verdict("flows_per_leaf", sa.per_leaf);
-    r.verdict("spines", spines);
-    r.verdict("spine_gbps", spine_gbps);
-    r.verdict("host_gbps", HOST_GBPS);
-    r.verdict("collided_uplinks", sa.collided);
-    r.verdict("max_flows", sa.max);
-    r.verdict("qps", q);
-    r.verdict("gain_pct", r1(100.0 * gain / a.busbw_gbs.max(1e-9)));
-    r.verdict("limit_more", limit(p, &more, sb));
-    r.verdict("paths_more_pct", r1(100.0 * paths_share(p, sb)));
-    r.verdict("drops", a.drops);
+    r.verdict = Verdict::Allreduce(AllreduceVerdict {
+        busbw_pct: r1(pct),
+        collided_uplinks: sa.collided,
+        drops: a.drops,
+        flows_per_leaf: sa.per_leaf,
+        gain_pct: r1(100.0 * gain / a.busbw_gbs.max(1e-9)),
+        host_gbps: HOST_GBPS,
+        limit: limit(p, &asked, sa),
+        limit_more: limit(p, &more, sb),
+        max_flows: sa.max,
+        paths_more_pct: r1(100.0 * paths_share(p, sb)),
+        paths_pct: r1(100.0 * paths_share(p, sa)),
+        qps: q,
+        spine_gbps,
+        spines,
+    });
     r.events = Some(a.events + b.events);
     Ok(r)
 }

@@ -16,9 +16,10 @@
 
 use super::fabric_view::ViewRecorder;
 use super::streams::Streams;
-use super::{LINK_GBPS, LabError, LabResult, PRIO, Params, Series, chart, lab_pfc};
+use super::{LINK_GBPS, LabError, LabResult, PRIO, Params, Series, Verdict, chart, lab_pfc};
 use crate::world::RcOptions;
 use fabric::{FabricConfig, LinkConfig, PfcWatchdog, Topology};
+use serde::Serialize;
 use units::{Bandwidth, SimDuration};
 
 const WINDOWS: u64 = 50;
@@ -31,6 +32,34 @@ const DETECT: SimDuration = SimDuration::from_us(50);
 /// and nothing dropped, before the lab calls it a deadlock. The shortest run allowed
 /// (`duration_us`) is longer.
 pub(crate) const STALL: SimDuration = SimDuration::from_us(200);
+
+/// Whether the ring deadlocked, and how its flows stood at the end. Times are µs from the
+/// flows' start, read at the end of the sample window (a fiftieth of the run) they fell in.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeadlockVerdict {
+    /// Every flow delivered all it writes (2 MiB each) within the run.
+    pub completed: bool,
+    /// When the last flow's bytes had all arrived, µs; `None` (null) when not every flow
+    /// completed.
+    pub completed_at_us: Option<f64>,
+    /// A deadlock, not a slow network: the flows did not complete, nothing was delivered for
+    /// at least `stall_threshold_us`, every ring link stayed paused over queued frames through
+    /// the samples of that last stretch, and no frame was dropped.
+    pub deadlocked: bool,
+    /// Frames the fabric dropped, for any reason (the watchdog's included).
+    pub drops: u64,
+    /// Ring links paused at the end of the run (the `paused` chart's last point), links.
+    pub paused_links_at_end: f64,
+    /// How long every flow must have stood still to count as a deadlock, µs (the lab's
+    /// `STALL`).
+    pub stall_threshold_us: f64,
+    /// How long nothing was delivered, up to the end of the run, µs; `None` (null) when every
+    /// flow completed.
+    pub stalled_for_us: Option<f64>,
+    /// When a flow last delivered (the end of the last window with a delivery), µs; `None`
+    /// (null) when every flow completed.
+    pub stalled_since_us: Option<f64>,
+}
 
 pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let n = p.int("switches") as u64;
@@ -116,29 +145,18 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         "µs",
     );
     r.figure("watchdog_drops", Some(c.drops_watchdog as f64), "frames");
-    r.verdict("deadlocked", deadlocked);
-    r.verdict("completed", completed);
-    r.verdict(
-        "completed_at_us",
-        completed_at
-            .map(|t| t.as_us_f64())
-            .map_or(serde_json::Value::Null, Into::into),
-    );
-    let unless_completed = |v: f64| {
-        if completed {
-            serde_json::Value::Null
-        } else {
-            v.into()
-        }
-    };
-    r.verdict(
-        "stalled_since_us",
-        unless_completed(last_progress.as_us_f64()),
-    );
-    r.verdict("stalled_for_us", unless_completed(stalled_for.as_us_f64()));
-    r.verdict("paused_links_at_end", paused_at_end);
-    r.verdict("stall_threshold_us", threshold.as_us_f64());
-    r.verdict("drops", c.drops());
+    // Only a run that did not complete has stood still.
+    let unless_completed = |v: SimDuration| (!completed).then(|| v.as_us_f64());
+    r.verdict = Verdict::Deadlock(DeadlockVerdict {
+        completed,
+        completed_at_us: completed_at.map(|t| t.as_us_f64()),
+        deadlocked,
+        drops: c.drops(),
+        paused_links_at_end: paused_at_end,
+        stall_threshold_us: threshold.as_us_f64(),
+        stalled_for_us: unless_completed(stalled_for),
+        stalled_since_us: unless_completed(last_progress),
+    });
     r.charts
         .push(chart("delivered", "line", ("µs", "MB"), delivered));
     r.charts

@@ -8,13 +8,22 @@
 
 use super::fabric_view::ViewRecorder;
 use super::streams::{Streams, gbps};
-use super::{LINK_GBPS, LabError, LabResult, Params, Series, chart, lab_pfc};
+use super::{LINK_GBPS, LabError, LabResult, Params, Series, Verdict, chart, lab_pfc};
 use crate::world::RcOptions;
 use fabric::{FabricConfig, LinkConfig, Topology};
+use serde::Serialize;
 use units::{Bandwidth, SimDuration};
 
 /// Sample windows per run.
 const WINDOWS: u64 = 50;
+
+/// How much the victim waited behind someone else's pauses.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HolVerdict {
+    /// Share of the run the left switch's trunk egress, where the victim's frames wait, was
+    /// held by the right switch's PAUSE, % (0 without PFC).
+    pub victim_paused_pct: f64,
+}
 
 fn build(senders: u64, pfc: bool, with_incast: bool) -> Result<Streams, LabError> {
     let link = LinkConfig::new(Bandwidth::gbps(LINK_GBPS), 3);
@@ -84,8 +93,9 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let c = with.w.fabric().counters();
     r.figure("pauses", Some(c.pauses_sent as f64), "frames");
     r.figure("drops", Some(c.drops() as f64), "frames");
-    // How long the left switch's trunk egress was held by pauses.
-    r.verdict("victim_paused_pct", with.paused_pct(trunk_out, d));
+    r.verdict = Verdict::Hol(HolVerdict {
+        victim_paused_pct: with.paused_pct(trunk_out, d),
+    });
     r.charts.push(chart(
         "victim",
         "line",

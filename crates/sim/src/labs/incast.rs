@@ -3,13 +3,22 @@
 //! DCQCN validation study's (Kmin 10 KB, Kmax 100 KB, Pmax 1%; research/figures.md §6.2) with
 //! PFC as the backstop at the labs' XOFF.
 
-use super::{LabError, LabResult, Params, Series, chart, jain, lab_pfc};
+use super::{LabError, LabResult, Params, Series, Verdict, chart, jain, lab_pfc};
 use crate::incast::{IncastConfig, run_with_view};
 use fabric::EcnConfig;
+use serde::Serialize;
 use transport::roce::dcqcn::DcqcnParams;
 use units::{Probability, SimDuration};
 
 const WINDOWS: u64 = 50;
+
+/// The ceiling the incast's goodput is read against.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IncastVerdict {
+    /// The payload rate of the receiver's link in 4 KiB packets (its line rate less the
+    /// headers each packet carries), Gb/s: the most the senders together can deliver.
+    pub bottleneck_gbps: f64,
+}
 
 pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let senders = p.int("senders") as u32;
@@ -128,7 +137,9 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
         Some(rep.peak_queue_bytes.iter().copied().max().unwrap_or(0) as f64 / 1e3),
         "KB",
     );
-    r.verdict("bottleneck_gbps", rep.bottleneck_gbps);
+    r.verdict = Verdict::Incast(IncastVerdict {
+        bottleneck_gbps: rep.bottleneck_gbps,
+    });
     r.fabric = Some(view);
     r.events = Some(rep.events);
     Ok(r)

@@ -8,8 +8,9 @@
 //! lowest loss rate at which each path stalled. The second chart is the bytes each path resent
 //! per byte it delivered.
 
-use super::{LabError, LabResult, Params, Series, chart};
+use super::{LabError, LabResult, Params, Series, Verdict, chart};
 use crate::report::{PathReport, run_plan};
+use serde::Serialize;
 
 /// Stream length, µs: the shortest the report measures throughput from (75 µs warm-up and
 /// ten batches of 100 µs; `rdmalab run` says so for shorter streams) plus a margin.
@@ -17,6 +18,29 @@ const STREAM_US: u64 = 1_400;
 /// The sweep's points as fractions of the largest rate (three, so the default run stays
 /// within the labs' 300 ms: each point is two report runs, each with its loss-free baseline).
 const STEPS: [f64; 3] = [0.25, 0.5, 1.0];
+
+/// Where each path stalled.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LossVerdict {
+    /// The lowest loss rate of the sweep at which each path stalled.
+    pub stalled_at_pct: LossStalledAt,
+}
+
+/// Per path, the lowest loss rate of the sweep at which it delivered nothing for at least the
+/// last millisecond of its measurement window, %; `None` (null) when it never stalled. The keys
+/// are the paths' series names, in alphabetical order (capitals first).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LossStalledAt {
+    /// TCP over the same switch.
+    #[serde(rename = "TCP")]
+    pub tcp: Option<f64>,
+    /// RoCE with go-back-N.
+    #[serde(rename = "go-back-N")]
+    pub go_back_n: Option<f64>,
+    /// RoCE with selective repeat.
+    #[serde(rename = "selective repeat")]
+    pub selective_repeat: Option<f64>,
+}
 
 fn point(
     loss: f64,
@@ -106,16 +130,14 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
             last[i] = m.gbps;
         }
     }
-    r.verdict(
-        "stalled_at_pct",
-        serde_json::Value::Object(
-            names
-                .iter()
-                .zip(stalled_at)
-                .map(|(n, s)| (n.to_string(), s.map_or(serde_json::Value::Null, Into::into)))
-                .collect(),
-        ),
-    );
+    let [go_back_n, selective_repeat, tcp] = stalled_at;
+    r.verdict = Verdict::Loss(LossVerdict {
+        stalled_at_pct: LossStalledAt {
+            tcp,
+            go_back_n,
+            selective_repeat,
+        },
+    });
     let retention = |i: usize| base[i].filter(|b| *b > 0.0).map(|b| last[i] / b);
     r.figure("gbn_retention", retention(0), "");
     r.figure("sr_retention", retention(1), "");

@@ -14,7 +14,8 @@
 //! | `allreduce` | AI training's ring all-reduce on a leaf-spine: busbw against the ideal, ECMP collisions on the uplinks, what one more QP per connection buys. |
 //!
 //! Every lab is a function from validated [`Params`] to a [`LabResult`]: headline figures,
-//! charts (series of points, computed by running the simulator), counters and a verdict. The
+//! charts (series of points, computed by running the simulator), counters and a [`Verdict`]
+//! (one struct per lab, declared in the lab's module, so its keys are fields). The
 //! parameters are described by [`catalogue`] so a front end can build its form from them;
 //! [`parse_params`] checks a JSON object against that description and names the field and
 //! what is allowed when a value is wrong.
@@ -30,6 +31,15 @@ mod qps;
 mod storm;
 mod streams;
 mod trouble;
+
+pub use allreduce::{AllreduceLimit, AllreduceVerdict};
+pub use deadlock::DeadlockVerdict;
+pub use hol::HolVerdict;
+pub use incast::IncastVerdict;
+pub use loss::{LossStalledAt, LossVerdict};
+pub use nvmf::{NvmfLimit, NvmfLimitKind, NvmfVerdict, NvmfWinner};
+pub use storm::StormVerdict;
+pub use trouble::{Symptom, TroubleStatus, TroubleVerdict};
 
 use fabric::PfcConfig;
 use serde::Serialize;
@@ -569,6 +579,100 @@ pub struct Counter {
     pub value: u64,
 }
 
+/// What a lab concluded: its lab's struct, whose fields are the verdict's keys.
+///
+/// Untagged, so the JSON is the struct's fields alone; each struct declares its fields in the
+/// alphabetical order of their keys, the order the JSON has always had (it was a map of
+/// names), and its `Option` fields say whether an absent value is a `null` or no key at all.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Verdict {
+    /// The congestion lab's.
+    Incast(IncastVerdict),
+    /// The head-of-line lab's.
+    Hol(HolVerdict),
+    /// The PFC storm lab's.
+    Storm(StormVerdict),
+    /// The ring deadlock lab's.
+    Deadlock(DeadlockVerdict),
+    /// The loss sweep's.
+    Loss(LossVerdict),
+    /// The troubleshooting lab's.
+    Trouble(TroubleVerdict),
+    /// The NVMe-oF lab's.
+    Nvmf(NvmfVerdict),
+    /// The all-reduce lab's.
+    Allreduce(AllreduceVerdict),
+    /// No verdict (`qps`: its figures and charts say it all); `{}` in the JSON, as before.
+    #[serde(serialize_with = "empty_object")]
+    None,
+}
+
+/// `{}`: what a lab without a verdict has always shown.
+fn empty_object<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    s.serialize_map(Some(0))?.end()
+}
+
+impl Verdict {
+    /// The incast lab's verdict, if this is it.
+    pub fn incast(&self) -> Option<&IncastVerdict> {
+        match self {
+            Verdict::Incast(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// The hol lab's verdict, if this is it.
+    pub fn hol(&self) -> Option<&HolVerdict> {
+        match self {
+            Verdict::Hol(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// The storm lab's verdict, if this is it.
+    pub fn storm(&self) -> Option<&StormVerdict> {
+        match self {
+            Verdict::Storm(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// The deadlock lab's verdict, if this is it.
+    pub fn deadlock(&self) -> Option<&DeadlockVerdict> {
+        match self {
+            Verdict::Deadlock(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// The loss lab's verdict, if this is it.
+    pub fn loss(&self) -> Option<&LossVerdict> {
+        match self {
+            Verdict::Loss(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// The troubleshooting lab's verdict, if this is it.
+    pub fn trouble(&self) -> Option<&TroubleVerdict> {
+        match self {
+            Verdict::Trouble(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// The nvmf lab's verdict, if this is it.
+    pub fn nvmf(&self) -> Option<&NvmfVerdict> {
+        match self {
+            Verdict::Nvmf(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// The allreduce lab's verdict, if this is it.
+    pub fn allreduce(&self) -> Option<&AllreduceVerdict> {
+        match self {
+            Verdict::Allreduce(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
 /// What a lab run produced.
 #[derive(Clone, Debug, Serialize)]
 pub struct LabResult {
@@ -582,8 +686,8 @@ pub struct LabResult {
     pub charts: Vec<Chart>,
     /// Counters (the troubleshooting lab).
     pub counters: Vec<Counter>,
-    /// The lab's verdict: named booleans and numbers (`deadlocked`, `contained`, ...).
-    pub verdict: BTreeMap<&'static str, serde_json::Value>,
+    /// The lab's verdict (`deadlocked`, `contained`, ...).
+    pub verdict: Verdict,
     /// The fabric link by link over the run (the labs that run streams on a switched fabric:
     /// `hol`, `storm`, `deadlock`), for the lab page's fabric view.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -608,7 +712,7 @@ impl LabResult {
             figures: Vec::new(),
             charts: Vec::new(),
             counters: Vec::new(),
-            verdict: BTreeMap::new(),
+            verdict: Verdict::None,
             fabric: None,
             events: None,
             wall_ms: 0.0,
@@ -629,10 +733,6 @@ impl LabResult {
 
     fn figure(&mut self, id: &'static str, value: Option<f64>, unit: &'static str) {
         self.figures.push(Figure { id, value, unit });
-    }
-
-    fn verdict(&mut self, key: &'static str, v: impl Into<serde_json::Value>) {
-        self.verdict.insert(key, v.into());
     }
 
     /// The figure `id`'s value (tests).
@@ -726,6 +826,18 @@ mod tests {
         }
         let p = parse_params("trouble", &json!({})).unwrap();
         assert_eq!(run("trouble", &p).unwrap().lab, "trouble");
+    }
+
+    #[test]
+    fn a_verdict_shows_its_own_keys_only() {
+        // No verdict is `{}`, as it always was; a troubleshooting case has none of the others'.
+        assert_eq!(serde_json::to_string(&Verdict::None).unwrap(), "{}");
+        let p = parse_params("trouble", &json!({})).unwrap();
+        let v = serde_json::to_value(run("trouble", &p).unwrap().verdict).unwrap();
+        assert_eq!(
+            v,
+            json!({"status": "RNR_RETRY_EXC_ERR", "symptom": "sends_fail"})
+        );
     }
 
     #[test]

@@ -13,9 +13,10 @@
 //! and [`ROUNDS`] times the IOs in flight, so the deepest queue still turns over several times
 //! and the whole lab stays a few tens of thousands of IOs at most.
 
-use super::{LabError, LabResult, Params, Series, chart};
+use super::{LabError, LabResult, Params, Series, Verdict, chart};
 use crate::nvmf::workload::RwMode;
 use crate::nvmf::{self, FioConfig, FioReport, IoEngine, Limit};
+use serde::Serialize;
 
 /// The queue depths a run may end at (and the points of its curves).
 pub(super) const DEPTHS: [&str; 8] = ["1", "2", "4", "8", "16", "32", "64", "128"];
@@ -49,6 +50,85 @@ const BUSY: f64 = 0.85;
 /// move in a convoy) and queue for the busiest resource in bursts.
 /// assumption: 10%, well above the run-to-run spread of a flat curve (under 1% here).
 const QUEUED: f64 = 1.10;
+
+/// Which transport completes more IOs at the asked queue depth, by how much, and what held
+/// each one back there. Every value is read at that depth unless it says QD 1.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NvmfVerdict {
+    /// How busy NVMe/RDMA's busiest resource (the device, the target's or the initiator's
+    /// core, the target's link) was, % rounded to a whole.
+    pub busy_rdma_pct: u64,
+    /// The same for NVMe/TCP, %.
+    pub busy_tcp_pct: u64,
+    /// NVMe/TCP's CPU time per IO (initiator and target, usr and sys) over NVMe/RDMA's, to 2
+    /// decimals.
+    pub cpu_ratio: f64,
+    /// Frames the fabric dropped in the NVMe/TCP run.
+    pub drops_tcp: u64,
+    /// The queue depth asked for: the sweep's deepest point.
+    pub iodepth: u32,
+    /// NVMe/RDMA's IOPS over NVMe/TCP's, to 2 decimals.
+    pub iops_ratio: f64,
+    /// NVMe/RDMA's median completion latency over its median at QD 1, to 2 decimals.
+    pub latency_growth_rdma: f64,
+    /// The same for NVMe/TCP.
+    pub latency_growth_tcp: f64,
+    /// What held NVMe/RDMA back.
+    pub limit_rdma: NvmfLimit,
+    /// How it held NVMe/RDMA back.
+    pub limit_rdma_kind: NvmfLimitKind,
+    /// What held NVMe/TCP back.
+    pub limit_tcp: NvmfLimit,
+    /// How it held NVMe/TCP back.
+    pub limit_tcp_kind: NvmfLimitKind,
+    /// PAUSE frames sent in the NVMe/RDMA run.
+    pub pauses_rdma: u64,
+    /// The transport that completed more IOs (a tie within 1%).
+    pub winner: NvmfWinner,
+}
+
+/// What held a transport's run back: its busiest resource, or only the queue depth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NvmfLimit {
+    /// The NVMe device.
+    Device,
+    /// The target's core.
+    TargetCpu,
+    /// The initiator's core.
+    InitiatorCpu,
+    /// The target's link.
+    Link,
+    /// Nothing is busy and IOs do not wait: more IOs in flight would raise IOPS.
+    QueueDepth,
+}
+
+/// How the [`NvmfLimit`] held the run back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NvmfLimitKind {
+    /// The resource is busy 85% of the time or more.
+    Saturated,
+    /// IOs wait for it although it is not busy on average: the median is 10% or more above
+    /// QD 1's.
+    Bursts,
+    /// Nothing is busy and IOs do not wait: the limit is the queue depth.
+    Depth,
+}
+
+/// The transport that completed more IOs, as `rdmalab fio` names its engines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum NvmfWinner {
+    /// NVMe/RDMA.
+    #[serde(rename = "nvmf-rdma")]
+    Rdma,
+    /// NVMe/TCP.
+    #[serde(rename = "nvmf-tcp")]
+    Tcp,
+    /// Their IOPS within 1% of each other.
+    #[serde(rename = "tie")]
+    Tie,
+}
 
 /// One transport's runs.
 struct Sweep {
@@ -124,12 +204,11 @@ pub(super) fn in_flight(p: &Params) -> (u64, u64) {
 /// What held a run back.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Pace {
-    /// The busiest resource (`device`, `target_cpu`, `initiator_cpu`, `link`), or
-    /// `queue_depth` when nothing is busy and IOs do not wait.
-    limit: &'static str,
-    /// `saturated` (the resource is [`BUSY`]), `bursts` (IOs wait for it although it is
-    /// not busy on average) or `depth`.
-    kind: &'static str,
+    /// The busiest resource, or the queue depth when nothing is busy and IOs do not wait.
+    limit: NvmfLimit,
+    /// Saturated (the resource is [`BUSY`]), bursts (IOs wait for it although it is not busy
+    /// on average) or depth.
+    kind: NvmfLimitKind,
     /// The busiest resource's busy share.
     busy: f64,
     /// The median latency over QD 1's.
@@ -139,20 +218,23 @@ struct Pace {
 fn pace(r: &FioReport, qd1: &FioReport) -> Pace {
     let u = &r.utilisation;
     let (name, busy) = [
-        ("device", u.device),
-        ("target_cpu", u.target_core),
-        ("initiator_cpu", u.initiator_core),
-        ("link", u.target_link),
+        (NvmfLimit::Device, u.device),
+        (NvmfLimit::TargetCpu, u.target_core),
+        (NvmfLimit::InitiatorCpu, u.initiator_core),
+        (NvmfLimit::Link, u.target_link),
     ]
     .into_iter()
-    .fold(("", f64::MIN), |a, b| if b.1 > a.1 { b } else { a });
+    .fold(
+        (NvmfLimit::Device, f64::MIN),
+        |a, b| if b.1 > a.1 { b } else { a },
+    );
     let growth = r.clat.p50_ps as f64 / qd1.clat.p50_ps.max(1) as f64;
     let (limit, kind) = if busy >= BUSY {
-        (name, "saturated")
+        (name, NvmfLimitKind::Saturated)
     } else if growth >= QUEUED {
-        (name, "bursts")
+        (name, NvmfLimitKind::Bursts)
     } else {
-        ("queue_depth", "depth")
+        (NvmfLimit::QueueDepth, NvmfLimitKind::Depth)
     };
     Pace {
         limit,
@@ -271,46 +353,32 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     r.figure("fabric_qd1_rdma_us", Some(us(adds_rdma)), "µs");
     r.figure("fabric_qd1_tcp_us", Some(us(adds_tcp)), "µs");
 
-    r.verdict("iodepth", depth);
     let ratio = a.iops / b.iops.max(1.0);
     let winner = if (ratio - 1.0).abs() < 0.01 {
-        "tie"
+        NvmfWinner::Tie
     } else if ratio > 1.0 {
-        IoEngine::Rdma.name()
+        NvmfWinner::Rdma
     } else {
-        IoEngine::Tcp.name()
+        NvmfWinner::Tcp
     };
-    r.verdict("winner", winner);
-    r.verdict("iops_ratio", r2(ratio));
-    r.verdict("cpu_ratio", r2(cpu_b / cpu_a.max(1.0)));
-    for (s, keys) in [
-        (
-            &rdma,
-            [
-                "limit_rdma",
-                "limit_rdma_kind",
-                "busy_rdma_pct",
-                "latency_growth_rdma",
-            ],
-        ),
-        (
-            &tcp,
-            [
-                "limit_tcp",
-                "limit_tcp_kind",
-                "busy_tcp_pct",
-                "latency_growth_tcp",
-            ],
-        ),
-    ] {
-        let p = pace(s.last(), &s.points[0].1);
-        r.verdict(keys[0], p.limit);
-        r.verdict(keys[1], p.kind);
-        r.verdict(keys[2], (p.busy * 100.0).round() as u64);
-        r.verdict(keys[3], r2(p.growth));
-    }
-    r.verdict("pauses_rdma", a.pauses);
-    r.verdict("drops_tcp", b.drops);
+    let (pa, pt) = (pace(a, &rdma.points[0].1), pace(b, &tcp.points[0].1));
+    let pct = |p: &Pace| (p.busy * 100.0).round() as u64;
+    r.verdict = Verdict::Nvmf(NvmfVerdict {
+        busy_rdma_pct: pct(&pa),
+        busy_tcp_pct: pct(&pt),
+        cpu_ratio: r2(cpu_b / cpu_a.max(1.0)),
+        drops_tcp: b.drops,
+        iodepth: depth,
+        iops_ratio: r2(ratio),
+        latency_growth_rdma: r2(pa.growth),
+        latency_growth_tcp: r2(pt.growth),
+        limit_rdma: pa.limit,
+        limit_rdma_kind: pa.kind,
+        limit_tcp: pt.limit,
+        limit_tcp_kind: pt.kind,
+        pauses_rdma: a.pauses,
+        winner,
+    });
     r.events = Some(
         both.iter()
             .flat_map(|s| s.points.iter().map(|(_, rep)| rep.events))
@@ -323,6 +391,16 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
 mod tests {
     use super::*;
     use crate::nvmf::Utilisation;
+
+    #[test]
+    fn the_winner_is_named_as_fio_names_its_engine() {
+        for (w, e) in [
+            (NvmfWinner::Rdma, IoEngine::Rdma),
+            (NvmfWinner::Tcp, IoEngine::Tcp),
+        ] {
+            assert_eq!(serde_json::to_value(w).unwrap(), e.name());
+        }
+    }
 
     #[test]
     fn block_sizes_are_kibibytes() {
@@ -345,15 +423,21 @@ mod tests {
             target_link: 0.1,
         };
         let p = pace(&rep, &qd1);
-        assert_eq!((p.limit, p.kind, p.busy), ("target_cpu", "saturated", 0.9));
+        assert_eq!(
+            (p.limit, p.kind, p.busy),
+            (NvmfLimit::TargetCpu, NvmfLimitKind::Saturated, 0.9)
+        );
         // Nothing busy and a flat median (8 IOs on 64 units): the depth is the limit.
         rep.utilisation.target_core = 0.6;
         let p = pace(&rep, &qd1);
-        assert_eq!((p.limit, p.kind), ("queue_depth", "depth"));
+        assert_eq!(
+            (p.limit, p.kind),
+            (NvmfLimit::QueueDepth, NvmfLimitKind::Depth)
+        );
         assert!((p.growth - 1.0).abs() < 0.01, "{p:?}");
         // The median 20% above QD 1's: IOs queue for the busiest in bursts.
         rep.clat.p50_ps = qd1.clat.p50_ps * 6 / 5;
-        assert_eq!(pace(&rep, &qd1).kind, "bursts");
+        assert_eq!(pace(&rep, &qd1).kind, NvmfLimitKind::Bursts);
     }
 
     #[test]

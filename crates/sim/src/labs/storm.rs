@@ -10,12 +10,29 @@
 
 use super::fabric_view::ViewRecorder;
 use super::streams::{Streams, gbps};
-use super::{LINK_GBPS, LabError, LabResult, Params, Series, chart, lab_pfc};
+use super::{LINK_GBPS, LabError, LabResult, Params, Series, Verdict, chart, lab_pfc};
 use crate::world::RcOptions;
 use fabric::{FabricConfig, LinkConfig, PfcWatchdog, Topology};
+use serde::Serialize;
 use units::{Bandwidth, NodeId, PortId, SimDuration};
 
 const WINDOWS: u64 = 60;
+
+/// Whether the storm stayed at the host that caused it, and what it did to the victim
+/// (`l-h1 → r-h1`, whose path is never congested).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StormVerdict {
+    /// The watchdog acted and the victim ended the run at 80% or more of its rate before the
+    /// stall.
+    pub contained: bool,
+    /// Storms the PFC watchdog detected, over every switch port.
+    pub storms: u64,
+    /// The victim's goodput over the last quarter of the run, Gb/s.
+    pub victim_gbps_late: f64,
+    /// Share of the run the victim's sender (`l-h1`'s port to the left switch) was held by
+    /// PAUSE, %.
+    pub victim_sender_paused_pct: f64,
+}
 
 pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     let d = SimDuration::from_us(p.int("duration_us") as u64);
@@ -113,14 +130,12 @@ pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
     // Contained: the watchdog acted and the victim ends the run near its rate before the
     // stall.
     let contained = c.watchdog_storms > 0 && v_late >= 0.8 * v_before;
-    r.verdict("contained", contained);
-    r.verdict("victim_gbps_late", v_late);
-    r.verdict("storms", c.watchdog_storms);
-    // How long the victim's sender was held by pauses.
-    r.verdict(
-        "victim_sender_paused_pct",
-        s.paused_pct(s.port("l-h1", "left"), d),
-    );
+    r.verdict = Verdict::Storm(StormVerdict {
+        contained,
+        storms: c.watchdog_storms,
+        victim_gbps_late: v_late,
+        victim_sender_paused_pct: s.paused_pct(s.port("l-h1", "left"), d),
+    });
     r.charts
         .push(chart("flows", "line", ("µs", "Gb/s"), flows_s));
     r.charts

@@ -1,4 +1,4 @@
-//! The troubleshooting lab: four broken setups, each showing what an operator sees first,
+//! The troubleshooting lab: seven broken setups, each showing what an operator sees first,
 //! the application's symptom and the NIC counters (named as mlx5 and ethtool name them),
 //! before the cause.
 //!
@@ -25,16 +25,106 @@
 //! timeout and RNR counters count every event, the one that exhausted the retries included.
 //! The `switch` rows are rdmalab's own names (switch vendors name these differently).
 
-use super::{Counter, LINK_GBPS, LabError, LabResult, PRIO, Params, lab_pfc};
+use super::{Counter, LINK_GBPS, LabError, LabResult, PRIO, Params, Verdict, lab_pfc};
 use crate::world::{Connected, Endpoint, RcOptions, World};
 use engine::Budget;
 use fabric::{EcnConfig, FabricConfig, LinkConfig, PfcConfig, Scheduling, Topology};
+use serde::{Serialize, Serializer};
 use transport::roce::dcqcn::DcqcnParams;
 use units::{Bandwidth, Priority, Probability, SimDuration, SimTime};
 use verbs::{
-    AccessFlags, WcStatus,
+    AccessFlags, Errno, WcStatus,
     wr::{RecvWr, SendWr, Sge},
 };
+
+/// What the application saw, and the facts of the case that lead to its cause. Every case
+/// has a `status` and a `symptom`; the other keys belong to one case each and are absent
+/// from the others' JSON.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TroubleVerdict {
+    /// `cnp_class`: CNPs the senders' reaction points handled (`rp_cnp_handled`, summed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cnp_handled: Option<u64>,
+    /// `cnp_class`: CNPs sent and never handled (`cnp_sent` less `cnp_handled`, at least 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cnp_lost: Option<u64>,
+    /// `cnp_class`: CNPs the receiver's notification point sent (`np_cnp_sent`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cnp_sent: Option<u64>,
+    /// `gid_ipv6`, when RTR failed: the destination GID it met (the responder's entry, its
+    /// IPv4-mapped address), as a GID table prints it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dgid: Option<String>,
+    /// `gid_ipv6`, when RTR failed: the verbs error's English text (what `rdmalab lab`
+    /// prints; a page words it itself).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// `gid_ipv6`, when RTR failed: the call that failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_call: Option<&'static str>,
+    /// `cnp_class`: PAUSE frames the switch sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pauses: Option<u64>,
+    /// `cnp_class`: PAUSE frames the switch sent in the reference run, CNPs in their strict
+    /// priority 6.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pauses_strict_cnp_class: Option<u64>,
+    /// `gid_v1`: request packets the responder saw, taken in order or refused as out of
+    /// sequence or duplicate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub responder_packets: Option<u64>,
+    /// `gid_ipv6`, when RTR failed: the requester's source GID (its link-local IPv6 entry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sgid: Option<String>,
+    /// `gid_ipv6`, when RTR failed: the requester's GID index, the entry `sgid` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sgid_index: Option<u8>,
+    /// The first error the application met, or success.
+    pub status: TroubleStatus,
+    /// What the application saw, the case's first clue.
+    pub symptom: Symptom,
+}
+
+/// The first error the application met: a completion's status, or the errno of a verbs call
+/// when the connection never came up. Serialized as its name alone: verbs.h's without
+/// `IBV_WC_` (`RETRY_EXC_ERR`), errno.h's (`EINVAL`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum TroubleStatus {
+    /// The first error completion's status, without verbs.h's `IBV_WC_` (`SUCCESS` when every
+    /// completion succeeded).
+    #[serde(serialize_with = "wc_name")]
+    Completion(WcStatus),
+    /// The failed call's errno.
+    #[serde(serialize_with = "errno_name")]
+    Errno(Errno),
+}
+
+fn wc_name<S: Serializer>(st: &WcStatus, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(st.const_name().trim_start_matches("IBV_WC_"))
+}
+
+fn errno_name<S: Serializer>(e: &Errno, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(e.name())
+}
+
+/// The application's symptom, what an operator hears first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Symptom {
+    /// `rnr`: the first SENDs complete, then one fails and every one after it is flushed.
+    SendsFail,
+    /// `peer_gone`, `gid_v1`: WRITEs stop completing, then fail after a long wait.
+    WritesHangThenFail,
+    /// `pfc_priority`: every WRITE completes, but far slower than the link.
+    SlowStream,
+    /// `mtu`: small WRITEs complete; a large one hangs, then fails.
+    LargeWritesFail,
+    /// `cnp_class`: every WRITE completes while the switch keeps sending PAUSE frames.
+    PausesMultiply,
+    /// `gid_ipv6`: INIT→RTR fails and not one packet is sent.
+    ConnectionNeverUp,
+}
 
 fn star(hosts: u64, cfg: FabricConfig) -> Result<World, LabError> {
     let link = LinkConfig::new(Bandwidth::gbps(LINK_GBPS), 3);
@@ -234,7 +324,14 @@ fn counters_of(w: &World, hosts: &[u32], eps: &[Endpoint], seen: &[(u32, &Seen)]
     out
 }
 
-fn finish(r: &mut LabResult, seen: &Seen, elapsed: SimDuration, symptom: &str) {
+/// Notes the figures of what the application saw and returns the verdict's status and
+/// symptom, for the case to add its own keys to.
+fn finish(
+    r: &mut LabResult,
+    seen: &Seen,
+    elapsed: SimDuration,
+    symptom: Symptom,
+) -> TroubleVerdict {
     let gbps = if elapsed.as_ps() > 0 {
         seen.ok_bytes as f64 * 8.0 / elapsed.as_ps() as f64 * 1e3
     } else {
@@ -243,9 +340,21 @@ fn finish(r: &mut LabResult, seen: &Seen, elapsed: SimDuration, symptom: &str) {
     r.figure("goodput_gbps", Some(gbps), "Gb/s");
     r.figure("completions_ok", Some(seen.ok as f64), "");
     r.figure("completions_err", Some(seen.err as f64), "");
-    let status = seen.first_error.unwrap_or(WcStatus::Success);
-    r.verdict("status", status.const_name().trim_start_matches("IBV_WC_"));
-    r.verdict("symptom", symptom);
+    TroubleVerdict {
+        cnp_handled: None,
+        cnp_lost: None,
+        cnp_sent: None,
+        dgid: None,
+        error: None,
+        failed_call: None,
+        pauses: None,
+        pauses_strict_cnp_class: None,
+        responder_packets: None,
+        sgid: None,
+        sgid_index: None,
+        status: TroubleStatus::Completion(seen.first_error.unwrap_or(WcStatus::Success)),
+        symptom,
+    }
 }
 
 pub(crate) fn run(p: &Params) -> Result<LabResult, LabError> {
@@ -313,12 +422,13 @@ fn rnr(r: &mut LabResult) -> Result<u64, LabError> {
         start + SimDuration::from_ms(20),
     )?;
     r.counters = counters(&w, &[a, b], &[(a.host.get(), &seen)]);
-    finish(
+    let v = finish(
         r,
         &seen,
         w.now().saturating_duration_since(start),
-        "sends_fail",
+        Symptom::SendsFail,
     );
+    r.verdict = Verdict::Trouble(v);
     Ok(w.events_processed())
 }
 
@@ -361,12 +471,13 @@ fn peer_gone(r: &mut LabResult) -> Result<u64, LabError> {
     seen.ok += early.ok;
     seen.ok_bytes += early.ok_bytes;
     r.counters = counters(&w, &[a, b], &[(a.host.get(), &seen)]);
-    finish(
+    let v = finish(
         r,
         &seen,
         w.now().saturating_duration_since(start),
-        "writes_hang_then_fail",
+        Symptom::WritesHangThenFail,
     );
+    r.verdict = Verdict::Trouble(v);
     Ok(w.events_processed())
 }
 
@@ -397,12 +508,13 @@ fn pfc_priority(r: &mut LabResult) -> Result<u64, LabError> {
         start + SimDuration::from_ms(3),
     )?;
     r.counters = counters(&w, &[a, b], &[(a.host.get(), &seen)]);
-    finish(
+    let v = finish(
         r,
         &seen,
         w.now().saturating_duration_since(start),
-        "slow_stream",
+        Symptom::SlowStream,
     );
+    r.verdict = Verdict::Trouble(v);
     Ok(w.events_processed())
 }
 
@@ -432,12 +544,13 @@ fn mtu(r: &mut LabResult) -> Result<u64, LabError> {
         start + SimDuration::from_ms(60),
     )?;
     r.counters = counters(&w, &[a, b], &[(a.host.get(), &seen)]);
-    finish(
+    let v = finish(
         r,
         &seen,
         w.now().saturating_duration_since(start),
-        "large_writes_fail",
+        Symptom::LargeWritesFail,
     );
+    r.verdict = Verdict::Trouble(v);
     Ok(w.events_processed())
 }
 
@@ -574,12 +687,15 @@ fn cnp_class(r: &mut LabResult) -> Result<u64, LabError> {
             .sum()
     };
     let (sent, handled) = (sum("np_cnp_sent"), sum("rp_cnp_handled"));
-    finish(r, &all, CNP_RUN, "pauses_multiply");
-    r.verdict("cnp_sent", sent);
-    r.verdict("cnp_handled", handled);
-    r.verdict("cnp_lost", sent.saturating_sub(handled));
-    r.verdict("pauses", w.fabric().counters().pauses_sent);
-    r.verdict("pauses_strict_cnp_class", right_pauses);
+    let v = finish(r, &all, CNP_RUN, Symptom::PausesMultiply);
+    r.verdict = Verdict::Trouble(TroubleVerdict {
+        cnp_handled: Some(handled),
+        cnp_lost: Some(sent.saturating_sub(handled)),
+        cnp_sent: Some(sent),
+        pauses: Some(w.fabric().counters().pauses_sent),
+        pauses_strict_cnp_class: Some(right_pauses),
+        ..v
+    });
     Ok(w.events_processed() + right.events_processed())
 }
 
@@ -626,11 +742,11 @@ fn gid_v1(r: &mut LabResult) -> Result<u64, LabError> {
     )?;
     r.counters = counters(&w, &[a, b], &[(a.host.get(), &seen)]);
     r.counters.extend(switch_rows(&w, &[], true));
-    finish(
+    let v = finish(
         r,
         &seen,
         w.now().saturating_duration_since(start),
-        "writes_hang_then_fail",
+        Symptom::WritesHangThenFail,
     );
     // Request packets the responder saw: those taken in order (its expected PSN started at
     // 0) and those it refused as out of sequence or duplicate.
@@ -639,7 +755,10 @@ fn gid_v1(r: &mut LabResult) -> Result<u64, LabError> {
     let refused = h
         .responder_counters(b.qpn)
         .map_or(0, |c| c.out_of_sequence + c.duplicates);
-    r.verdict("responder_packets", taken + refused);
+    r.verdict = Verdict::Trouble(TroubleVerdict {
+        responder_packets: Some(taken + refused),
+        ..v
+    });
     Ok(w.events_processed())
 }
 
@@ -664,28 +783,26 @@ fn gid_ipv6(r: &mut LabResult) -> Result<u64, LabError> {
     r.counters = counters_of(&w, &[0, 1], &[], &[]);
     r.counters.extend(switch_rows(&w, &[], true));
     let seen = Seen::default();
-    finish(
+    let mut v = finish(
         r,
         &seen,
         w.now().saturating_duration_since(start),
-        "connection_never_up",
+        Symptom::ConnectionNeverUp,
     );
     if let Some(e) = err {
-        r.verdict("status", e.errno().to_string());
-        r.verdict("failed_call", "ibv_modify_qp INIT→RTR");
         // The two GIDs that met, as values a page can put in its own language's sentence
         // (the error's English text is what `rdmalab lab` prints for it).
         let (sgid, dgid) = (w.linux_gid_table(0), w.linux_gid_table(1));
-        r.verdict("sgid_index", 1);
-        r.verdict(
-            "sgid",
-            sgid.get(1).map(|g| g.gid.to_string()).unwrap_or_default(),
-        );
-        r.verdict(
-            "dgid",
-            dgid.get(3).map(|g| g.gid.to_string()).unwrap_or_default(),
-        );
-        r.verdict("error", e.to_string());
+        v = TroubleVerdict {
+            dgid: Some(dgid.get(3).map(|g| g.gid.to_string()).unwrap_or_default()),
+            error: Some(e.to_string()),
+            failed_call: Some("ibv_modify_qp INIT→RTR"),
+            sgid: Some(sgid.get(1).map(|g| g.gid.to_string()).unwrap_or_default()),
+            sgid_index: Some(1),
+            status: TroubleStatus::Errno(e.errno()),
+            ..v
+        };
     }
+    r.verdict = Verdict::Trouble(v);
     Ok(w.events_processed())
 }

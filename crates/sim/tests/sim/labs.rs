@@ -1,7 +1,11 @@
 //! The fabric labs do what their pages say: every outcome below is read from a run.
 
-use rdmalab::labs::{LabResult, parse_params, run};
+use rdmalab::labs::{
+    DeadlockVerdict, LabResult, LossVerdict, StormVerdict, Symptom, TroubleStatus, TroubleVerdict,
+    parse_params, run,
+};
 use serde_json::{Value, json};
+use verbs::{Errno, WcStatus};
 
 fn lab(id: &str, params: Value) -> LabResult {
     let p = parse_params(id, &params).unwrap_or_else(|e| panic!("{id} {params}: {e:?}"));
@@ -13,8 +17,25 @@ fn fig(r: &LabResult, id: &str) -> f64 {
         .unwrap_or_else(|| panic!("{}: no figure {id}", r.lab))
 }
 
-fn verdict(r: &LabResult, k: &str) -> Value {
-    r.verdict.get(k).cloned().unwrap_or(Value::Null)
+fn deadlock(r: &LabResult) -> &DeadlockVerdict {
+    r.verdict.deadlock().expect("a deadlock verdict")
+}
+
+fn storm(r: &LabResult) -> &StormVerdict {
+    r.verdict.storm().expect("a storm verdict")
+}
+
+fn trouble(r: &LabResult) -> &TroubleVerdict {
+    r.verdict.trouble().expect("a troubleshooting verdict")
+}
+
+fn loss(r: &LabResult) -> &LossVerdict {
+    r.verdict.loss().expect("a loss verdict")
+}
+
+/// A completion's status, as the troubleshooting verdict holds it.
+fn wc(s: WcStatus) -> TroubleStatus {
+    TroubleStatus::Completion(s)
 }
 
 fn counter(r: &LabResult, host: &str, name: &str) -> u64 {
@@ -35,18 +56,14 @@ fn stable(r: &LabResult) -> Value {
 #[test]
 fn the_ring_deadlocks_without_a_fix_and_completes_with_the_watchdog() {
     let stuck = lab("deadlock", json!({}));
-    assert_eq!(
-        verdict(&stuck, "deadlocked"),
-        json!(true),
-        "{:?}",
-        stuck.verdict
-    );
-    assert_eq!(verdict(&stuck, "completed"), json!(false));
-    let stalled = verdict(&stuck, "stalled_for_us").as_f64().unwrap();
-    let threshold = verdict(&stuck, "stall_threshold_us").as_f64().unwrap();
+    let v = deadlock(&stuck);
+    assert!(v.deadlocked, "{v:?}");
+    assert!(!v.completed);
+    let stalled = v.stalled_for_us.unwrap();
+    let threshold = v.stall_threshold_us;
     assert!(stalled >= threshold, "{stalled} < {threshold}");
     // Nothing is lost and nothing moves: a deadlock, not a slow network.
-    assert_eq!(verdict(&stuck, "drops"), json!(0));
+    assert_eq!(v.drops, 0);
     let delivered = &stuck.chart("delivered").unwrap().series;
     for s in delivered {
         let tail: Vec<f64> = s.points.iter().rev().take(10).map(|p| p[1]).collect();
@@ -61,14 +78,10 @@ fn the_ring_deadlocks_without_a_fix_and_completes_with_the_watchdog() {
     assert_eq!(paused.last().unwrap()[1], 5.0);
 
     let fixed = lab("deadlock", json!({"fix": "watchdog"}));
-    assert_eq!(
-        verdict(&fixed, "completed"),
-        json!(true),
-        "{:?}",
-        fixed.verdict
-    );
-    assert_eq!(verdict(&fixed, "deadlocked"), json!(false));
-    assert_eq!(verdict(&fixed, "stalled_for_us"), Value::Null);
+    let v = deadlock(&fixed);
+    assert!(v.completed, "{v:?}");
+    assert!(!v.deadlocked);
+    assert_eq!(v.stalled_for_us, None);
     assert!(fig(&fixed, "watchdog_drops") > 0.0);
     assert!(fig(&fixed, "delivered_mb") > fig(&stuck, "delivered_mb") * 4.0);
 }
@@ -76,8 +89,9 @@ fn the_ring_deadlocks_without_a_fix_and_completes_with_the_watchdog() {
 #[test]
 fn a_larger_ring_deadlocks_too() {
     let r = lab("deadlock", json!({"switches": 8, "duration_us": 2000}));
-    assert_eq!(verdict(&r, "paused_links_at_end"), json!(8.0));
-    assert_eq!(verdict(&r, "deadlocked"), json!(true), "{:?}", r.verdict);
+    let v = deadlock(&r);
+    assert_eq!(v.paused_links_at_end, 8.0);
+    assert!(v.deadlocked, "{v:?}");
 }
 
 #[test]
@@ -87,17 +101,17 @@ fn the_watchdog_contains_a_pfc_storm() {
     assert!(before > 90.0, "{before}");
     // Without the watchdog the storm reaches the victim through the trunk.
     assert!(fig(&free, "victim_gbps_during") < 0.1 * before);
-    assert_eq!(verdict(&free, "contained"), json!(false));
+    assert!(!storm(&free).contained);
     assert_eq!(free.figure_value("watchdog_at_us"), None);
     assert!(fig(&free, "storm_pauses") > 0.0);
 
     let wd = lab("storm", json!({"watchdog": true}));
-    assert_eq!(verdict(&wd, "contained"), json!(true), "{:?}", wd.verdict);
+    assert!(storm(&wd).contained, "{:?}", wd.verdict);
     let at = fig(&wd, "watchdog_at_us");
     // It acts one detection time after the queue to the stalled host was paused.
     assert!((300.0..400.0).contains(&at), "{at}");
     assert!(fig(&wd, "watchdog_drops") > 0.0);
-    assert!(verdict(&wd, "victim_gbps_late").as_f64().unwrap() > 0.9 * before);
+    assert!(storm(&wd).victim_gbps_late > 0.9 * before);
     // The flow into the stalled host stays stopped.
     let into = &wd.chart("flows").unwrap().series[0].points;
     assert_eq!(into.last().unwrap()[1], 0.0);
@@ -110,7 +124,8 @@ fn pfc_makes_a_victim_of_a_flow_to_an_idle_port() {
     assert!(fig(&pfc, "victim_alone_gbps") > 90.0);
     assert!(fig(&pfc, "pauses") > 0.0);
     assert_eq!(fig(&pfc, "drops"), 0.0);
-    assert!(verdict(&pfc, "victim_paused_pct").as_f64().unwrap() > 30.0);
+    let hol = pfc.verdict.hol().expect("a hol verdict");
+    assert!(hol.victim_paused_pct > 30.0);
     // Lossy: the incast is dropped at its own port and the victim runs free.
     let lossy = lab("hol", json!({"pfc": false}));
     assert!(fig(&lossy, "slowdown") < 1.1, "{:?}", lossy.figures);
@@ -186,7 +201,7 @@ fn selective_repeat_keeps_more_than_go_back_n_under_loss() {
 #[test]
 fn each_troubleshooting_case_shows_its_own_counters() {
     let rnr = lab("trouble", json!({"case": "rnr"}));
-    assert_eq!(verdict(&rnr, "status"), json!("RNR_RETRY_EXC_ERR"));
+    assert_eq!(trouble(&rnr).status, wc(WcStatus::RnrRetryExcErr));
     assert!(counter(&rnr, "h0", "rnr_nak_retry_err") > 0);
     assert_eq!(
         counter(&rnr, "h1", "out_of_buffer"),
@@ -196,14 +211,14 @@ fn each_troubleshooting_case_shows_its_own_counters() {
     assert_eq!(fig(&rnr, "completions_ok"), 4.0);
 
     let gone = lab("trouble", json!({"case": "peer_gone"}));
-    assert_eq!(verdict(&gone, "status"), json!("RETRY_EXC_ERR"));
+    assert_eq!(trouble(&gone).status, wc(WcStatus::RetryExcErr));
     // retry_cnt 7: the first try and seven retries all time out.
     assert_eq!(counter(&gone, "h0", "local_ack_timeout_err"), 8);
     assert_eq!(counter(&gone, "h0", "packet_seq_err"), 0);
     assert_eq!(counter(&gone, "h1", "out_of_sequence"), 0);
 
     let prio = lab("trouble", json!({"case": "pfc_priority"}));
-    assert_eq!(verdict(&prio, "status"), json!("SUCCESS"));
+    assert_eq!(trouble(&prio).status, wc(WcStatus::Success));
     assert!(counter(&prio, "switch", "egress_discards") > 0);
     assert!(counter(&prio, "h1", "out_of_sequence") > 0);
     assert!(counter(&prio, "h0", "packet_seq_err") > 0);
@@ -212,7 +227,7 @@ fn each_troubleshooting_case_shows_its_own_counters() {
     assert!(fig(&prio, "goodput_gbps") < 60.0);
 
     let mtu = lab("trouble", json!({"case": "mtu"}));
-    assert_eq!(verdict(&mtu, "status"), json!("RETRY_EXC_ERR"));
+    assert_eq!(trouble(&mtu).status, wc(WcStatus::RetryExcErr));
     assert_eq!(fig(&mtu, "completions_ok"), 4.0);
     assert!(counter(&mtu, "switch", "mtu_discards") > 0);
     assert_eq!(counter(&mtu, "h0", "local_ack_timeout_err"), 8);
@@ -221,16 +236,17 @@ fn each_troubleshooting_case_shows_its_own_counters() {
 #[test]
 fn cnps_in_a_lossy_class_arrive_late_and_pfc_pauses_instead() {
     let r = lab("trouble", json!({"case": "cnp_class"}));
-    assert_eq!(verdict(&r, "status"), json!("SUCCESS"));
-    assert_eq!(verdict(&r, "symptom"), json!("pauses_multiply"));
+    let v = trouble(&r);
+    assert_eq!(v.status, wc(WcStatus::Success));
+    assert_eq!(v.symptom, Symptom::PausesMultiply);
     let sent = counter(&r, "h4", "np_cnp_sent");
     let handled: u64 = (0..4)
         .map(|h| counter(&r, &format!("h{h}"), "rp_cnp_handled"))
         .sum();
     assert!(sent > 0);
     // Small CNPs still fit the full lossy queue: delayed, not lost, so the counts agree.
-    assert_eq!(verdict(&r, "cnp_sent"), json!(sent));
-    assert_eq!(verdict(&r, "cnp_handled"), json!(handled));
+    assert_eq!(v.cnp_sent, Some(sent));
+    assert_eq!(v.cnp_handled, Some(handled));
     // The lossy class drops (the bulk traffic), RoCE's and the CNP class do not.
     assert!(counter(&r, "switch", "prio0_discards") > 0);
     assert_eq!(counter(&r, "switch", "prio3_discards"), 0);
@@ -238,8 +254,8 @@ fn cnps_in_a_lossy_class_arrive_late_and_pfc_pauses_instead() {
     // DCQCN reacts late: PFC pauses, where CNPs in their strict class need none.
     let pauses = counter(&r, "switch", "pause_frames_sent");
     assert!(pauses > 0);
-    assert_eq!(verdict(&r, "pauses"), json!(pauses));
-    let right = verdict(&r, "pauses_strict_cnp_class").as_u64().unwrap();
+    assert_eq!(v.pauses, Some(pauses));
+    let right = v.pauses_strict_cnp_class.unwrap();
     assert!(pauses > right, "{pauses} vs {right}");
     assert!(counter(&r, "h0", "rx_prio3_pause") > 0);
 }
@@ -247,22 +263,23 @@ fn cnps_in_a_lossy_class_arrive_late_and_pfc_pauses_instead() {
 #[test]
 fn a_roce_v1_gid_in_a_routed_fabric_reaches_nobody() {
     let r = lab("trouble", json!({"case": "gid_v1"}));
-    assert_eq!(verdict(&r, "status"), json!("RETRY_EXC_ERR"));
+    assert_eq!(trouble(&r).status, wc(WcStatus::RetryExcErr));
     assert_eq!(fig(&r, "completions_ok"), 0.0);
     assert!(counter(&r, "switch", "non_ip_discards") > 0);
     assert_eq!(counter(&r, "switch", "mtu_discards"), 0);
     assert_eq!(counter(&r, "h0", "local_ack_timeout_err"), 8);
     assert_eq!(counter(&r, "h0", "req_transport_retries_exceeded"), 1);
-    assert_eq!(verdict(&r, "responder_packets"), json!(0));
+    assert_eq!(trouble(&r).responder_packets, Some(0));
 }
 
 #[test]
 fn an_ipv6_gid_against_an_ipv4_peer_never_connects() {
     let r = lab("trouble", json!({"case": "gid_ipv6"}));
-    assert_eq!(verdict(&r, "status"), json!("EINVAL"));
-    assert_eq!(verdict(&r, "failed_call"), json!("ibv_modify_qp INIT→RTR"));
-    let e = verdict(&r, "error");
-    assert!(e.as_str().unwrap().contains("sgid_index 1"), "{e}");
+    let v = trouble(&r);
+    assert_eq!(v.status, TroubleStatus::Errno(Errno::EINVAL));
+    assert_eq!(v.failed_call, Some("ibv_modify_qp INIT→RTR"));
+    let e = v.error.as_deref().unwrap();
+    assert!(e.contains("sgid_index 1"), "{e}");
     // Nothing was ever sent: no timeouts, no discards.
     assert_eq!(counter(&r, "h0", "local_ack_timeout_err"), 0);
     assert_eq!(counter(&r, "switch", "non_ip_discards"), 0);
@@ -299,9 +316,8 @@ fn parameters_that_contradict_each_other_are_refused() {
 #[test]
 fn a_stalled_path_is_a_gap_not_a_zero() {
     let r = lab("loss", json!({}));
-    let stalled = verdict(&r, "stalled_at_pct");
     // With the 67 ms ACK timeout, go-back-N stalls within the 1.4 ms stream at 2% loss.
-    let gbn = stalled["go-back-N"].as_f64().expect("go-back-N stalls");
+    let gbn = loss(&r).stalled_at_pct.go_back_n.expect("go-back-N stalls");
     let json = serde_json::to_value(&r).unwrap();
     let points = &json["charts"][0]["series"][0]["points"];
     let at = points
@@ -313,7 +329,7 @@ fn a_stalled_path_is_a_gap_not_a_zero() {
     assert!(at[1].is_null(), "{at}");
     // Adaptive retransmission does not wait 67 ms: no stall.
     let adaptive = lab("loss", json!({"adaptive": true}));
-    assert!(verdict(&adaptive, "stalled_at_pct")["go-back-N"].is_null());
+    assert_eq!(loss(&adaptive).stalled_at_pct.go_back_n, None);
 }
 
 /// The NIC's counters are the host's, not the QP's: destroying the QP keeps them.

@@ -2,7 +2,7 @@
 //! ideal, the flows on every leaf→spine uplink, what one more QP per connection changes, and a
 //! verdict naming the limit, each read from the lab's two runs.
 
-use rdmalab::labs::{LabResult, Series, parse_params, run};
+use rdmalab::labs::{AllreduceLimit, AllreduceVerdict, LabResult, Series, parse_params, run};
 use serde_json::{Value, json};
 
 fn lab(params: Value) -> LabResult {
@@ -15,8 +15,8 @@ fn fig(r: &LabResult, id: &str) -> f64 {
         .unwrap_or_else(|| panic!("no figure {id}"))
 }
 
-fn verdict(r: &LabResult, k: &str) -> Value {
-    r.verdict.get(k).cloned().unwrap_or(Value::Null)
+fn verdict(r: &LabResult) -> &AllreduceVerdict {
+    r.verdict.allreduce().expect("an allreduce verdict")
 }
 
 fn series<'a>(r: &'a LabResult, chart: &str, name: &str) -> &'a Series {
@@ -47,12 +47,13 @@ fn defaults_one_qp_per_connection_rides_one_25g_uplink_per_flow_and_one_more_qp_
     let r = lab(json!({}));
     // 8 servers, 2 channels × 1 QP: two flows leave each leaf over four 25 Gb/s uplinks, so
     // the paths allow half of the host's 100 Gb/s.
-    assert_eq!(verdict(&r, "limit"), "few_flows");
-    assert_eq!(verdict(&r, "flows_per_leaf"), 2);
-    assert_eq!(verdict(&r, "paths_pct"), 50.0);
+    let v = verdict(&r);
+    assert_eq!(v.limit, AllreduceLimit::FewFlows);
+    assert_eq!(v.flows_per_leaf, 2);
+    assert_eq!(v.paths_pct, 50.0);
     let s = share(&r);
     assert!(s > 0.40 && s <= 0.50, "busbw {s} of the ideal");
-    assert_eq!(verdict(&r, "busbw_pct"), (s * 1000.0).round() / 10.0);
+    assert_eq!(v.busbw_pct, (s * 1000.0).round() / 10.0);
     // The spread chart: of 8 × 4 uplinks, half carried one flow and half none.
     assert_eq!(uplinks_with(&r, "1 QP", 0), 16.0);
     assert_eq!(uplinks_with(&r, "1 QP", 1), 16.0);
@@ -84,14 +85,15 @@ fn defaults_one_qp_per_connection_rides_one_25g_uplink_per_flow_and_one_more_qp_
 fn busbw_is_near_the_ideal_on_a_non_blocking_fabric_with_enough_qps() {
     // Uplinks as fast as the host: one flow per connection already runs at line rate.
     let r = lab(json!({"spine_gbps": "100"}));
-    assert_eq!(verdict(&r, "limit"), "line_rate");
+    assert_eq!(verdict(&r).limit, AllreduceLimit::LineRate);
     assert!(share(&r) > 0.95, "{}", share(&r));
     // Four 25 Gb/s uplinks need four flows per leaf: 2 channels × 2 QPs, spread evenly.
     let r = lab(json!({"qps": 2, "size": "16M"}));
-    assert_eq!(verdict(&r, "limit"), "line_rate");
+    let v = verdict(&r);
+    assert_eq!(v.limit, AllreduceLimit::LineRate);
     assert!(share(&r) > 0.90, "{}", share(&r));
-    assert_eq!(verdict(&r, "collided_uplinks"), 0);
-    assert_eq!(verdict(&r, "max_flows"), 1);
+    assert_eq!(v.collided_uplinks, 0);
+    assert_eq!(v.max_flows, 1);
 }
 
 #[test]
@@ -99,13 +101,14 @@ fn an_ecmp_collision_with_one_qp_holds_the_whole_ring_to_a_quarter() {
     // The random-like hash puts two of a leaf's flows on one 25 Gb/s uplink: each gets
     // 12.5 Gb/s, and every step of the ring waits for it.
     let r = lab(json!({"hash": "mixed"}));
-    assert_eq!(verdict(&r, "limit"), "ecmp");
-    assert_eq!(verdict(&r, "max_flows"), 2);
-    let collided = verdict(&r, "collided_uplinks").as_u64().unwrap();
+    let v = verdict(&r);
+    assert_eq!(v.limit, AllreduceLimit::Ecmp);
+    assert_eq!(v.max_flows, 2);
+    let collided = u64::from(v.collided_uplinks);
     assert!(collided >= 1);
     assert_eq!(uplinks_with(&r, "1 QP", 2), collided as f64);
     assert_eq!(fig(&r, "shared_uplinks"), collided as f64);
-    assert_eq!(verdict(&r, "paths_pct"), 25.0);
+    assert_eq!(v.paths_pct, 25.0);
     let s = share(&r);
     assert!(s > 0.22 && s <= 0.25, "busbw {s} of the ideal");
     // The same fabric and hash with CRC-16 has no collision and twice the busbw.
@@ -128,17 +131,18 @@ fn one_more_qp_can_cost_busbw_when_the_flows_cannot_split_evenly() {
     // Four flows on four uplinks, then five: one uplink carries two.
     assert_eq!(uplinks_with(&r, "4 QPs", 1), 32.0);
     assert_eq!(uplinks_with(&r, "5 QPs", 2), 8.0);
-    assert_eq!(verdict(&r, "limit_more"), "uneven");
-    assert_eq!(verdict(&r, "paths_more_pct"), 62.5);
+    let v = verdict(&r);
+    assert_eq!(v.limit_more, AllreduceLimit::Uneven);
+    assert_eq!(v.paths_more_pct, 62.5);
     assert!(fig(&r, "gain_gbs") < 0.0);
-    assert!(verdict(&r, "gain_pct").as_f64().unwrap() < -20.0);
+    assert!(v.gain_pct < -20.0);
 }
 
 #[test]
 fn oversubscribed_uplinks_lower_the_ideal_and_enough_qps_reach_it() {
     let full = lab(json!({"qps": 2}));
     let r = lab(json!({"spines": 2, "qps": 2}));
-    assert_eq!(verdict(&r, "limit"), "oversubscribed");
+    assert_eq!(verdict(&r).limit, AllreduceLimit::Oversubscribed);
     let (ideal, ideal_full) = (fig(&r, "ideal_busbw_gbs"), fig(&full, "ideal_busbw_gbs"));
     assert!(
         (ideal - ideal_full / 2.0).abs() < 0.011,
@@ -152,11 +156,11 @@ fn without_pfc_dcqcn_s_rate_cuts_are_the_limit_and_without_both_the_paths_are() 
     let r = lab(json!({"pfc": false}));
     assert_eq!(fig(&r, "pauses"), 0.0);
     assert!(fig(&r, "ecn_marks") >= 16.0);
-    assert_eq!(verdict(&r, "limit"), "dcqcn");
+    assert_eq!(verdict(&r).limit, AllreduceLimit::Dcqcn);
     assert!(share(&r) < 0.25, "{}", share(&r));
     let r = lab(json!({"pfc": false, "dcqcn": false}));
     assert_eq!((fig(&r, "pauses"), fig(&r, "ecn_marks")), (0.0, 0.0));
-    assert_eq!(verdict(&r, "limit"), "few_flows");
+    assert_eq!(verdict(&r).limit, AllreduceLimit::FewFlows);
     assert!(share(&r) > 0.40, "{}", share(&r));
 }
 

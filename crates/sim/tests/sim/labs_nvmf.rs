@@ -1,7 +1,9 @@
 //! The NVMe-oF lab (`nvmf`) shows what its page says: every figure, curve, bar and verdict
 //! below is read from a run of both transports.
 
-use rdmalab::labs::{LabResult, Series, parse_params, run};
+use rdmalab::labs::{
+    LabResult, NvmfLimit, NvmfLimitKind, NvmfVerdict, NvmfWinner, Series, parse_params, run,
+};
 use serde_json::{Value, json};
 
 fn lab(params: Value) -> LabResult {
@@ -14,8 +16,8 @@ fn fig(r: &LabResult, id: &str) -> f64 {
         .unwrap_or_else(|| panic!("no figure {id}"))
 }
 
-fn verdict(r: &LabResult, k: &str) -> Value {
-    r.verdict.get(k).cloned().unwrap_or(Value::Null)
+fn verdict(r: &LabResult) -> &NvmfVerdict {
+    r.verdict.nvmf().expect("an nvmf verdict")
 }
 
 fn series<'a>(r: &'a LabResult, chart: &str, name: &str) -> &'a Series {
@@ -40,7 +42,7 @@ fn nvme_tcp_costs_more_cpu_per_io_and_the_verdict_says_how_much() {
         tcp > 3.0 * rdma,
         "NVMe/TCP {tcp} ns per IO, NVMe/RDMA {rdma} ns"
     );
-    let said = verdict(&r, "cpu_ratio").as_f64().unwrap();
+    let said = verdict(&r).cpu_ratio;
     assert!(
         (said - tcp / rdma).abs() <= 0.01,
         "{said} against {tcp}/{rdma}"
@@ -76,20 +78,11 @@ fn latency_rises_with_the_queue_depth_and_iops_with_it_until_a_limit() {
         assert!(iops.windows(2).all(|w| w[1] > w[0]), "{e}: {iops:?}");
     }
     // At 128 the device is full for NVMe/RDMA and a core of the target for NVMe/TCP.
-    assert_eq!(
-        verdict(&r, "limit_rdma"),
-        json!("device"),
-        "{:?}",
-        r.verdict
-    );
-    assert_eq!(
-        verdict(&r, "limit_tcp"),
-        json!("target_cpu"),
-        "{:?}",
-        r.verdict
-    );
-    assert_eq!(verdict(&r, "limit_rdma_kind"), json!("saturated"));
-    assert!(verdict(&r, "busy_rdma_pct").as_f64().unwrap() >= 85.0);
+    let v = verdict(&r);
+    assert_eq!(v.limit_rdma, NvmfLimit::Device, "{v:?}");
+    assert_eq!(v.limit_tcp, NvmfLimit::TargetCpu, "{v:?}");
+    assert_eq!(v.limit_rdma_kind, NvmfLimitKind::Saturated);
+    assert!(v.busy_rdma_pct >= 85);
 }
 
 #[test]
@@ -97,9 +90,10 @@ fn the_verdict_names_the_winner_and_the_limits_the_figures_show() {
     let r = lab(json!({}));
     let (a, b) = (fig(&r, "iops_rdma"), fig(&r, "iops_tcp"));
     assert!(a > b, "{a} {b}");
-    assert_eq!(verdict(&r, "winner"), json!("nvmf-rdma"));
-    assert_eq!(verdict(&r, "iodepth"), json!(32));
-    let ratio = verdict(&r, "iops_ratio").as_f64().unwrap();
+    let v = verdict(&r);
+    assert_eq!(v.winner, NvmfWinner::Rdma);
+    assert_eq!(v.iodepth, 32);
+    let ratio = v.iops_ratio;
     assert!((ratio - a / b).abs() <= 0.01, "{ratio} against {a}/{b}");
     // The figures are the last points of the curves.
     let last = |name: &str| *series(&r, "latency", name).points.last().unwrap();
@@ -107,17 +101,11 @@ fn the_verdict_names_the_winner_and_the_limits_the_figures_show() {
     assert_eq!(last("NVMe/TCP p99"), [b, fig(&r, "p99_tcp_us")]);
     // At 32 NVMe/RDMA's median has not moved from QD 1's and nothing is busy: the depth
     // limits it. NVMe/TCP's median has risen.
-    assert_eq!(
-        verdict(&r, "limit_rdma"),
-        json!("queue_depth"),
-        "{:?}",
-        r.verdict
-    );
-    let g = |k| verdict(&r, k).as_f64().unwrap();
-    assert!(g("latency_growth_rdma") < 1.1 && g("busy_rdma_pct") < 85.0);
-    assert!(g("latency_growth_tcp") >= 1.1, "{:?}", r.verdict);
+    assert_eq!(v.limit_rdma, NvmfLimit::QueueDepth, "{v:?}");
+    assert!(v.latency_growth_rdma < 1.1 && v.busy_rdma_pct < 85);
+    assert!(v.latency_growth_tcp >= 1.1, "{v:?}");
     let p50 = ys(series(&r, "latency", "NVMe/TCP p50"));
-    assert!((p50[p50.len() - 1] / p50[0] - g("latency_growth_tcp")).abs() <= 0.01);
+    assert!((p50[p50.len() - 1] / p50[0] - v.latency_growth_tcp).abs() <= 0.01);
 }
 
 #[test]
@@ -139,7 +127,7 @@ fn at_queue_depth_one_the_latency_is_the_device_plus_the_fabric() {
 #[test]
 fn large_writes_fill_the_link_and_several_writers_queue_at_the_target() {
     let r = lab(json!({"bs": "128k", "rwmixread": 0, "iodepth": "16"}));
-    assert_eq!(verdict(&r, "limit_rdma"), json!("link"), "{:?}", r.verdict);
+    assert_eq!(verdict(&r).limit_rdma, NvmfLimit::Link, "{:?}", r.verdict);
     // An incast of writes: the switch port towards the target queues more with four writers.
     let peak = |r: &LabResult, e: &str| {
         let q = ys(series(r, "queue", &format!("{e}: switch → target")));

@@ -11,6 +11,7 @@ use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverridePar
 use chromiumoxide::handler::viewport::Viewport;
 use chromiumoxide::page::{Page, ScreenshotParams};
 use futures_util::StreamExt;
+use rdmalab::labs::{AllreduceLimit, NvmfLimit, NvmfLimitKind, NvmfWinner};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -4317,7 +4318,7 @@ async fn the_nvmf_lab_in_a_real_browser() {
     };
     let want = run(Value::Null);
     let fig = |id: &str| want.figure_value(id).unwrap();
-    let v = |k: &str| want.verdict[k].clone();
+    let v = want.verdict.nvmf().expect("an nvmf verdict");
     for (lang, q) in [("zh", ""), ("en", "?lang=en")] {
         page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
             .await
@@ -4331,9 +4332,9 @@ async fn the_nvmf_lab_in_a_real_browser() {
         for n in [
             iops("iops_rdma"),
             iops("iops_tcp"),
-            ratio_text(v("iops_ratio").as_f64().unwrap()),
-            ratio_text(v("cpu_ratio").as_f64().unwrap()),
-            format!("{}%", v("busy_tcp_pct")),
+            ratio_text(v.iops_ratio),
+            ratio_text(v.cpu_ratio),
+            format!("{}%", v.busy_tcp_pct),
         ] {
             assert!(said.contains(&n), "{lang}: {n} not in {said:?}");
         }
@@ -4349,11 +4350,11 @@ async fn the_nvmf_lab_in_a_real_browser() {
                 "waits for the target's CPU in bursts",
             ),
         };
-        assert_eq!(v("winner"), "nvmf-rdma");
-        assert_eq!(v("limit_rdma_kind"), "depth");
+        assert_eq!(v.winner, NvmfWinner::Rdma);
+        assert_eq!(v.limit_rdma_kind, NvmfLimitKind::Depth);
         assert_eq!(
-            (v("limit_tcp"), v("limit_tcp_kind")),
-            ("target_cpu".into(), "bursts".into())
+            (v.limit_tcp, v.limit_tcp_kind),
+            (NvmfLimit::TargetCpu, NvmfLimitKind::Bursts)
         );
         for w in [winner, depth, bursts] {
             assert!(said.contains(w), "{lang}: {w:?} not in {said:?}");
@@ -4452,7 +4453,8 @@ async fn the_nvmf_lab_in_a_real_browser() {
         "document.querySelector('[data-testid=lab-verdict]').dataset.limit_rdma",
     )
     .await;
-    assert_eq!(Value::from(limit), deep.verdict["limit_rdma"]);
+    let deep_limit = deep.verdict.nvmf().expect("an nvmf verdict").limit_rdma;
+    assert_eq!(Value::from(limit), serde_json::json!(deep_limit));
     let said = texts(&page, "[data-testid=lab-verdict] .lab-verdict-text")
         .await
         .join(" ");
@@ -4484,8 +4486,8 @@ async fn the_allreduce_lab_in_a_real_browser() {
         rdmalab::labs::run("allreduce", &p).unwrap()
     };
     let want = run(Value::Null);
-    let v = |k: &str| want.verdict[k].clone();
-    assert_eq!(v("limit"), "few_flows");
+    let v = want.verdict.allreduce().expect("an allreduce verdict");
+    assert_eq!(v.limit, AllreduceLimit::FewFlows);
     for (lang, q) in [("zh", ""), ("en", "?lang=en")] {
         page.execute(SetDeviceMetricsOverrideParams::new(1440, 900, 1.0, false))
             .await
@@ -4498,8 +4500,7 @@ async fn the_allreduce_lab_in_a_real_browser() {
             .await
             .join(" ");
         // As the page writes a number: no ".0" on a whole one.
-        let pct = |k: &str| {
-            let x = v(k).as_f64().unwrap();
+        let pct = |x: f64| {
             if x.fract() == 0.0 {
                 format!("{x:.0}%")
             } else {
@@ -4507,9 +4508,9 @@ async fn the_allreduce_lab_in_a_real_browser() {
             }
         };
         for n in [
-            pct("busbw_pct"),
-            pct("paths_pct"),
-            format!("+{}", pct("gain_pct")),
+            pct(v.busbw_pct),
+            pct(v.paths_pct),
+            format!("+{}", pct(v.gain_pct)),
         ] {
             assert!(said.contains(&n), "{lang}: {n} not in {said:?}");
         }
@@ -4626,11 +4627,12 @@ async fn the_allreduce_lab_in_a_real_browser() {
         "document.querySelector('[data-testid=lab-verdict]').dataset.limit",
     )
     .await;
-    assert_eq!(Value::from(limit), mixed.verdict["limit"]);
+    let mixed_v = mixed.verdict.allreduce().expect("an allreduce verdict");
+    assert_eq!(Value::from(limit), serde_json::json!(mixed_v.limit));
     let said = texts(&page, "[data-testid=lab-verdict] .lab-verdict-text")
         .await
         .join(" ");
-    let n = mixed.verdict["collided_uplinks"].as_u64().unwrap();
+    let n = u64::from(mixed_v.collided_uplinks);
     assert!(
         said.contains(&format!("the limit is ECMP collisions: on {n} uplinks")),
         "{said:?}"
