@@ -1,7 +1,7 @@
 //! The deterministic discrete-event engine under every rdmalab simulation.
 //!
 //! Map of the crate:
-//! - [`queue`]: [`EventQueue`], pending events in exact (time, insertion sequence) order.
+//! - [`queue`]: [`EventQueue`], pending events in exact (time, [`Tie`], insertion) order.
 //! - [`sched`]: [`Scheduler`], which owns the queue and the clock, and [`run`], the event loop
 //!   that drives a [`Model`] under a [`Budget`] (the model's state and its scheduler apart;
 //!   [`run_simulation`] for a [`Simulation`] that holds both).
@@ -17,8 +17,9 @@
 //! - [`trace`]: typed [`TraceRecord`]s, the [`Observer`] trait and a [`Tracer`] that costs a
 //!   single untaken branch when nobody observes; [`TraceHasher`] folds a run into one hash.
 //!
-//! Determinism rules, enforced by construction: time is integer picoseconds; ties break by
-//! insertion order; randomness comes only from [`RngStreams`]; nothing iterates a `HashMap`.
+//! Determinism rules, enforced by construction: time is integer picoseconds; events at one
+//! instant pop by their [`Tie`], then in insertion order (the canonical order: [`sched`]);
+//! randomness comes only from [`RngStreams`]; nothing iterates a `HashMap`.
 //! The engine reads the wall clock only to enforce the wall-time budget, and a run that hits
 //! it fails as a whole.
 
@@ -34,7 +35,7 @@ pub mod trace;
 pub use arena::{Arena, Handle};
 pub use budget::{Budget, BudgetExceeded};
 pub use prefetch::prefetch;
-pub use queue::EventQueue;
+pub use queue::{EventQueue, Tie};
 pub use rng::{Rng, RngStreams, StreamId};
 pub use sched::{Model, RunStats, Scheduler, Simulation, Step, run, run_simulation, run_until};
 pub use stage::{Domain, Stage};

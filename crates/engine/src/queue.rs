@@ -1,18 +1,20 @@
-//! Pending events in exact (time, insertion sequence) order: a calendar wheel over a radix
-//! queue.
+//! Pending events in exact canonical order: by time, then among events at one instant by the
+//! tie-break each event carries ([`Tie`]), then first in, first out. A calendar wheel over a
+//! radix queue.
 //!
 //! # Structure
 //!
 //! Time is cut into *blocks* of `2^shift` picoseconds, and the queue into three parts:
 //!
-//! 1. The *current block*: a *run* sorted by descending (time, push order) and popped from
-//!    its end, plus a binary heap of *late* events ordered by (time, sequence number). A push
-//!    into the current block (or, once its last event was popped, into the rest of it) is
-//!    inserted into the run after every queued event at its time, so zero-delay events pop
-//!    after the events already waiting at that instant and before everything later (the
-//!    insertion moves the events that pop before it: a few, in a block of a few). Only when it
-//!    would move many (a crowded block) does the push go to the heap instead, and then so does
-//!    every later push into the block, until both are empty. The current block is empty only
+//! 1. The *current block*: a *run* sorted by descending (time, tie, push order) and popped
+//!    from its end, plus a binary heap of *late* events ordered by (time, tie, sequence
+//!    number). A push into the current block (or, once its last event was popped, into the
+//!    rest of it) is inserted into the run after every queued event at its time and tie, so
+//!    a zero-delay event pops after the events already waiting at that instant with its tie
+//!    or a lower one, and before everything later (the insertion moves the events that pop
+//!    before it: a few, in a block of a few). Only when it would move many (a crowded block)
+//!    does the push go to the heap instead, and then so does every later push into the
+//!    block, until both are empty. The current block is empty only
 //!    when the whole queue is.
 //! 2. The *wheel*: `2^k` slots, one for each of the `2^k - 1` blocks after the current one
 //!    (slot = block mod `2^k`, as in a calendar queue, but a slot only ever holds one block, so
@@ -26,7 +28,8 @@
 //! Each part holds only later events than the part before. A push lands in one part by its
 //! time. When the run empties, the next occupied slot becomes the current block (or, when
 //! the wheel is empty, the block of the overflow's minimum): its list is swapped in as the run
-//! and sorted stably by time, and overflow events that now fall inside the wheel move into it.
+//! and sorted stably by (time, tie), and overflow events that now fall inside the wheel move
+//! into it.
 //!
 //! # Why this structure
 //!
@@ -59,15 +62,18 @@
 //! the run alone, with no heap, moved 412 events per late push on average there: a few blocks
 //! hold thousands.)
 //!
-//! # Exact FIFO ties
+//! # Exact ties
 //!
-//! In the heap of late events a sequence number breaks ties. Everywhere else order holds by
-//! construction: a push into the run goes after every event at its time; the run's events were
-//! all pushed before the heap's (once the heap has an event, the block's pushes go there), so
-//! they win ties; a wheel slot lists its events in push order and is sorted stably; the radix
-//! queue pops equal times in push order; and events at one time never sit in two of the parts
-//! 1 to 3, since a block enters the wheel (taking its overflow events along) before any push
-//! reaches its slot, and a slot becomes current before any push reaches its block.
+//! Events at one instant pop by their [`Tie`], which the event computes from itself, so it
+//! costs nothing to store and is read only when two times are equal (rare at picosecond
+//! resolution). Among equal ties, first in, first out: in the heap of late events a sequence
+//! number breaks ties. Everywhere else order holds by construction: a push into the run goes
+//! after every event at its time and tie; the run's events were all pushed before the heap's
+//! (once the heap has an event, the block's pushes go there), so they win ties; a wheel slot
+//! lists its events in push order and is sorted stably; the radix queue pops equal times in
+//! push order; and events at one time never sit in two of the parts 1 to 3, since a block
+//! enters the wheel (taking its overflow events along) before any push reaches its slot, and
+//! a slot becomes current before any push reaches its block.
 //!
 //! # Costs
 //!
@@ -117,15 +123,49 @@ const _: () = assert!(MIN_SLOTS_LOG2 >= 6 && MAX_SLOTS_LOG2 <= 18, "bitmap layou
 /// A block's events: `(time in ps, event)`.
 type Block<E> = Vec<(u64, E)>;
 
-/// Pending events, popped in (time, insertion order).
+/// What orders an event among the events at the same instant: lower ties pop first, equal ties
+/// first in, first out. It must be a function of the event alone, never of when or by whom it
+/// was pushed: that is what makes the order of a run independent of the order in which its
+/// parts did their work (the scheduler's module docs say why that holds). The default, 0 for
+/// every event, is plain first in, first out.
+pub trait Tie {
+    /// The event's tie-break.
+    #[inline]
+    fn tie(&self) -> u64 {
+        0
+    }
+}
+
+impl Tie for u8 {}
+impl Tie for u32 {}
+impl Tie for u64 {}
+impl Tie for &str {}
+impl Tie for String {}
+
+/// `(time, tie)` of a queued event: the order's key.
+#[inline(always)]
+fn key<E: Tie>(&(at, ref ev): &(u64, E)) -> (u64, u64) {
+    (at, ev.tie())
+}
+
+/// Whether queued `a` pops after `b`: a later time, or the same time and a higher tie (read
+/// only then).
+#[inline(always)]
+fn after<E: Tie>(a: &(u64, E), b_at: u64, b_tie: u64) -> bool {
+    a.0 > b_at || (a.0 == b_at && a.1.tie() > b_tie)
+}
+
+/// Pending events, popped in (time, [`Tie`], insertion) order.
 ///
 /// Times must never go backwards: each push is at or after the time of the last pop (before
-/// the first pop, any time is allowed). Events at the same time pop in the order they were
-/// pushed, including events pushed at exactly the time of the last pop, which pop after every
-/// event already queued at that time.
+/// the first pop, any time is allowed). Events at the same time pop by tie, and those with
+/// equal ties in the order they were pushed, including events pushed at exactly the time of
+/// the last pop, which pop after every event already queued at that time with their tie or a
+/// lower one.
 pub struct EventQueue<E> {
     /// The current block's events (and any pushed since before it), sorted by descending
-    /// (time, push order): the next event is at the end, unless `late` has an earlier one.
+    /// (time, tie, push order): the next event is at the end, unless `late` has an earlier
+    /// one.
     run: Block<E>,
     /// Pushes into the current block that would have moved many run events, and every push
     /// into the block after them. Usually empty.
@@ -155,16 +195,17 @@ pub struct EventQueue<E> {
     epoch_len: u64,
 }
 
-/// An event pushed into a crowded current block.
+/// An event pushed into a crowded current block, with its tie-break read once.
 struct Late<E> {
     at: u64,
+    tie: u64,
     seq: u64,
     ev: E,
 }
 
 impl<E> Late<E> {
-    fn key(&self) -> Reverse<(u64, u64)> {
-        Reverse((self.at, self.seq))
+    fn key(&self) -> Reverse<(u64, u64, u64)> {
+        Reverse((self.at, self.tie, self.seq))
     }
 }
 
@@ -183,19 +224,19 @@ impl<E> PartialOrd for Late<E> {
 }
 
 impl<E> Ord for Late<E> {
-    /// Reversed, so that the max-heap pops the earliest (time, sequence) first.
+    /// Reversed, so that the max-heap pops the earliest (time, tie, sequence) first.
     fn cmp(&self, other: &Self) -> cmp::Ordering {
         self.key().cmp(&other.key())
     }
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Tie> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> fmt::Debug for EventQueue<E> {
+impl<E: Tie> fmt::Debug for EventQueue<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EventQueue")
             .field("len", &self.len)
@@ -208,7 +249,7 @@ impl<E> fmt::Debug for EventQueue<E> {
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Tie> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         Self::with_geometry(INITIAL_SLOTS_LOG2, INITIAL_SHIFT, MIN_EPOCH)
@@ -247,7 +288,7 @@ impl<E> EventQueue<E> {
         self.file(at.as_ps(), ev);
     }
 
-    /// The earliest event (ties: the one pushed first).
+    /// The earliest event (at one time: the lowest tie, then the one pushed first).
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         if !self.late.is_empty() {
@@ -267,11 +308,11 @@ impl<E> EventQueue<E> {
     }
 
     /// Pop when the current block has late events: the earlier of the run's last and the
-    /// heap's top (the run's on a tie: it was pushed first).
+    /// heap's top (the run's on equal time and tie: it was pushed first).
     #[inline(never)]
     fn pop_late_or_run(&mut self) -> Option<(SimTime, E)> {
         let from_run = match (self.run.last(), self.late.peek()) {
-            (Some(&(r, _)), Some(l)) => r <= l.at,
+            (Some(r), Some(l)) => !after(r, l.at, l.tie),
             (Some(_), None) => true,
             (None, _) => false,
         };
@@ -317,7 +358,7 @@ impl<E> EventQueue<E> {
             return self.run.last().map(|(_, ev)| ev);
         }
         match (self.run.last(), self.late.peek()) {
-            (Some((r, ev)), Some(l)) => Some(if *r <= l.at { ev } else { &l.ev }),
+            (Some(r), Some(l)) => Some(if !after(r, l.at, l.tie) { &r.1 } else { &l.ev }),
             (Some((_, ev)), None) => Some(ev),
             (None, l) => l.map(|l| &l.ev),
         }
@@ -372,13 +413,18 @@ impl<E> EventQueue<E> {
         self.occupied.insert(i);
     }
 
-    /// Insert into the run after every event at or before `at`, or into the heap when that
-    /// would move many run events or the heap already holds some of the block's.
+    /// Insert into the run after every event at or before (`at`, its tie), or into the heap
+    /// when that would move many run events or the heap already holds some of the block's.
     #[inline(always)]
     fn file_in_run(&mut self, at: u64, ev: E) {
         if self.late.is_empty() {
-            // Before (popping after) the events at or before `at`, which sit at the end.
-            let i = self.run.partition_point(|&(t, _)| t > at);
+            // Before (popping after) the events at or before its key, which sit at the end:
+            // those later than `at`, then (rarely any) those at `at` with a higher tie.
+            let mut i = self.run.partition_point(|&(t, _)| t > at);
+            if self.run.get(i).is_some_and(|&(t, _)| t == at) {
+                let tie = ev.tie();
+                i += self.run[i..].partition_point(|e| after(e, at, tie));
+            }
             if self.run.len() - i <= MAX_INSERT_MOVES {
                 self.run.insert(i, (at, ev));
                 return;
@@ -391,7 +437,8 @@ impl<E> EventQueue<E> {
     fn file_late(&mut self, at: u64, ev: E) {
         let seq = self.late_seq;
         self.late_seq += 1;
-        self.late.push(Late { at, seq, ev });
+        let tie = ev.tie();
+        self.late.push(Late { at, tie, seq, ev });
     }
 
     /// The current block ran dry: give back a burst's memory, and if events remain, make the
@@ -421,18 +468,19 @@ impl<E> EventQueue<E> {
         let i = (block & self.mask) as usize;
         if self.occupied.remove(i) {
             // The slot's list becomes the run (and the empty run its list), sorted by descending
-            // (time, push order): reversed, then stably sorted by descending time.
+            // (time, tie, push order): reversed, then stably sorted by descending (time, tie),
+            // the tie read only between equal times.
             mem::swap(&mut self.run, &mut self.slots[i]);
             match self.run.as_mut_slice() {
                 [] | [_] => {}
                 [a, b] => {
-                    if a.0 <= b.0 {
+                    if a.0 < b.0 || (a.0 == b.0 && a.1.tie() <= b.1.tie()) {
                         mem::swap(a, b);
                     }
                 }
                 run => {
                     run.reverse();
-                    run.sort_by_key(|&(at, _)| Reverse(at));
+                    run.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| y.1.tie().cmp(&x.1.tie())));
                 }
             }
         }
@@ -490,26 +538,27 @@ impl<E> EventQueue<E> {
     fn rebuild(&mut self, slots_log2: u32, shift: u32) {
         let mut all: Vec<(u64, E)> = Vec::with_capacity(self.len);
         // The current block: the run and the late events, merged with the run first among
-        // equal times.
+        // equal times and ties.
         let mut late = mem::take(&mut self.late).into_sorted_vec();
         late.reverse();
-        let mut late = late.into_iter().map(|l| (l.at, l.ev)).peekable();
-        while let Some(&(r, _)) = self.run.last() {
-            while let Some((l, _)) = late.peek() {
-                if *l >= r {
+        let mut late = late.into_iter().peekable();
+        while let Some(r) = self.run.last() {
+            let (r_at, r_tie) = key(r);
+            while let Some(l) = late.peek() {
+                if (l.at, l.tie) >= (r_at, r_tie) {
                     break;
                 }
-                all.extend(late.next());
+                all.extend(late.next().map(|l| (l.at, l.ev)));
             }
             all.extend(self.run.pop());
         }
-        all.extend(late);
+        all.extend(late.map(|l| (l.at, l.ev)));
         for d in 1..=self.mask {
             let i = ((self.block + d) & self.mask) as usize;
             if self.occupied.remove(i) {
                 let mut events = mem::take(&mut self.slots[i]);
-                // Stable: equal times keep their push order.
-                events.sort_by_key(|&(at, _)| at);
+                // Stable: equal times and ties keep their push order.
+                events.sort_by(|x, y| x.0.cmp(&y.0).then_with(|| x.1.tie().cmp(&y.1.tie())));
                 all.append(&mut events);
             }
         }
@@ -525,7 +574,9 @@ impl<E> EventQueue<E> {
         self.block = self.last_pop >> shift;
         self.overflow.rebase(self.last_pop);
         self.len = 0;
-        // In (time, push order), so equal times keep their order.
+        // In (time, tie, push order) within each part, so equal keys keep their order (the
+        // overflow's events, in (time, push order), are sorted by tie when their block becomes
+        // current).
         for (at, ev) in all {
             self.file(at, ev);
         }

@@ -2,8 +2,31 @@
 //!
 //! A [`Model`] is the whole simulated world (a fabric, hosts, transports) behind one `handle`
 //! method. The [`Scheduler`] owns the clock and the [`EventQueue`]; models schedule new events
-//! through it and never see the queue itself. [`run`] pops events in (time, insertion) order
-//! until the queue empties or the model says [`Step::Stop`], enforcing a [`Budget`].
+//! through it and never see the queue itself. [`run`] pops events in canonical order until the
+//! queue empties or the model says [`Step::Stop`], enforcing a [`Budget`].
+//!
+//! # The canonical order
+//!
+//! Events pop by time; at one instant by their [`Tie`]; with equal ties, first in, first out.
+//! The simulator's ties (`fabric::FabricEvent`'s) are 0 for every event but a frame arriving
+//! over a link, which gets its port's number plus one: at one instant the work on each side
+//! goes first, in the order it was scheduled, then the arrivals, port by port, each port's in
+//! the order its one peer sent them. That makes the order a function of the run alone, not of
+//! which node got to do its work first — what lets a parallel engine (issue 24) split a
+//! fabric into partitions that each handle their own events and reproduce the
+//! single-threaded run exactly. Why it holds, given that a link is the only way one node's
+//! work reaches another's (no handler schedules a non-arrival event for another node):
+//! - Events with tie 0 at a node are scheduled by its own partition, in that partition's
+//!   order of work; a single-threaded run interleaves other partitions' tie-0 events among
+//!   them, but nothing at one instant connects the two, so each partition sees its own in the
+//!   same order either way.
+//! - Arrivals at a port are scheduled only by the node at the link's far end, in its order of
+//!   work, and at one instant they are ordered by port, never by which partition pushed first.
+//!
+//! Until issue 24 every tie was decided by global push order, which no partitioned run can
+//! reproduce. A fixed rule has a fixed bias: two frames arriving at one switch at the same
+//! picosecond from two ports are taken lower port first (a hardware arbiter would alternate;
+//! exact ties come from identical links and frame sizes).
 //!
 //! The model's state and its scheduler are two values: a handler takes `&mut self` and
 //! `&mut Scheduler` side by side, so a model never holds its own clock. A world that keeps the
@@ -15,7 +38,7 @@
 //! There are no globals: two simulations in one process (a sweep on rayon, a web server
 //! running requests in parallel) share nothing.
 
-use crate::{Budget, BudgetExceeded, EventQueue};
+use crate::{Budget, BudgetExceeded, EventQueue, Tie};
 use std::time::{Duration, Instant};
 use units::{SimDuration, SimTime};
 
@@ -30,8 +53,11 @@ pub enum Step {
 
 /// A simulated world driven by events.
 pub trait Model {
-    /// The events this world schedules for itself.
-    type Event;
+    /// The events this world schedules for itself. For a run whose order does not depend on
+    /// which part of the model worked first, their [`Tie`] must set apart the events that can
+    /// be scheduled by another part (a frame arriving over a link), by where they arrive
+    /// (module docs). The default tie (0) is plain first in, first out.
+    type Event: Tie;
     /// Processes one event at `sched.now()`.
     fn handle(&mut self, ev: Self::Event, sched: &mut Scheduler<Self::Event>) -> Step;
     /// Called with the event that comes after the one about to be handled (as the queue
@@ -60,13 +86,13 @@ pub struct Scheduler<E> {
     processed: u64,
 }
 
-impl<E> Default for Scheduler<E> {
+impl<E: Tie> Default for Scheduler<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> Scheduler<E> {
+impl<E: Tie> Scheduler<E> {
     /// A scheduler at time zero with nothing pending.
     pub fn new() -> Self {
         Scheduler {

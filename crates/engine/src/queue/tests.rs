@@ -8,27 +8,64 @@ use units::SimDuration;
 
 use super::*;
 
-/// The specification: a binary heap ordered by (time, push sequence). The payload of the
-/// queue under test is the push sequence, so comparing pops checks payload identity too.
+/// The specification: a binary heap ordered by (time, tie, push sequence). The payload of
+/// the queue under test is the push sequence and its tie, so comparing pops checks payload
+/// identity too.
 #[derive(Default)]
 struct Oracle {
-    heap: BinaryHeap<Reverse<(SimTime, u64)>>,
+    heap: BinaryHeap<Reverse<(SimTime, u64, u64)>>,
     pushed: u64,
 }
 
 impl Oracle {
-    /// Push at `at`; returns the payload (push sequence) to give the queue under test.
-    fn push(&mut self, at: SimTime) -> u64 {
+    /// Push at `at` with a tie `ties` gives the push; returns the payload to give the queue
+    /// under test.
+    fn push(&mut self, at: SimTime, ties: Ties) -> Tied {
         let seq = self.pushed;
         self.pushed += 1;
-        self.heap.push(Reverse((at, seq)));
-        seq
+        let tie = ties.of(seq);
+        self.heap.push(Reverse((at, tie, seq)));
+        Tied { seq, tie }
     }
-    fn pop(&mut self) -> Option<(SimTime, u64)> {
-        self.heap.pop().map(|Reverse(e)| e)
+    fn pop(&mut self) -> Option<(SimTime, Tied)> {
+        self.heap
+            .pop()
+            .map(|Reverse((at, tie, seq))| (at, Tied { seq, tie }))
     }
     fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|Reverse((at, _))| *at)
+        self.heap.peek().map(|Reverse((at, ..))| *at)
+    }
+}
+
+/// A test payload: its push sequence and the tie it carries.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+struct Tied {
+    seq: u64,
+    tie: u64,
+}
+
+impl Tie for Tied {
+    fn tie(&self) -> u64 {
+        self.tie
+    }
+}
+
+/// How the tests give ties.
+#[derive(Clone, Copy, Debug)]
+enum Ties {
+    /// All 0: first in, first out.
+    Fifo,
+    /// One of five (scrambled from the push sequence), as a model's entities: at one
+    /// instant, events pop by tie first, then in push order.
+    Entities,
+}
+
+impl Ties {
+    fn of(self, seq: u64) -> u64 {
+        match self {
+            Ties::Fifo => 0,
+            Ties::Entities => seq.wrapping_mul(0x9e37_79b9_7f4a_7c15) % 5,
+        }
     }
 }
 
@@ -44,8 +81,9 @@ const GEOMETRIES: [(u32, u32, u64); 4] = [
 
 /// A queue and its oracle driven in lock step; every operation compares them.
 struct Pair {
-    queue: EventQueue<u64>,
+    queue: EventQueue<Tied>,
     oracle: Oracle,
+    ties: Ties,
     /// Time of the last pop: the earliest time a push may use.
     now: u64,
 }
@@ -62,18 +100,19 @@ impl Pair {
         Pair {
             queue,
             oracle: Oracle::default(),
+            ties: Ties::Fifo,
             now: 0,
         }
     }
     fn push_at(&mut self, at: u64) {
-        let seq = self.oracle.push(SimTime::from_ps(at));
-        self.queue.push(SimTime::from_ps(at), seq);
+        let ev = self.oracle.push(SimTime::from_ps(at), self.ties);
+        self.queue.push(SimTime::from_ps(at), ev);
         self.check();
     }
     fn push_after(&mut self, delta_ps: u64) {
         self.push_at(self.now.saturating_add(delta_ps));
     }
-    fn pop(&mut self) -> Option<(SimTime, u64)> {
+    fn pop(&mut self) -> Option<(SimTime, Tied)> {
         let peeked = self.queue.peek().copied();
         let got = self.queue.pop();
         assert_eq!(
@@ -84,8 +123,9 @@ impl Pair {
         assert_eq!(
             got,
             self.oracle.pop(),
-            "pop after {} pushes",
-            self.oracle.pushed
+            "pop after {} pushes ({:?} ties)",
+            self.oracle.pushed,
+            self.ties
         );
         if let Some((at, _)) = got {
             self.now = at.as_ps();
@@ -500,10 +540,15 @@ fn mixed_delta() -> impl Strategy<Value = u64> + Clone {
     ]
 }
 
-/// Replay `ops` from `start` against the oracle, under every geometry.
+/// Replay `ops` from `start` against the oracle, under every geometry, with and without
+/// ties.
 fn run(start: u64, ops: &[Op]) {
-    for g in GEOMETRIES {
+    for (g, ties) in GEOMETRIES
+        .into_iter()
+        .flat_map(|g| [(g, Ties::Fifo), (g, Ties::Entities)])
+    {
         let mut p = Pair::with_geometry(g);
+        p.ties = ties;
         p.push_at(start);
         p.pop();
         for op in ops {
@@ -547,3 +592,7 @@ proptest! {
         run(start, &ops);
     }
 }
+
+// The payloads of the examples above: first in, first out at one instant.
+impl Tie for i32 {}
+impl Tie for () {}

@@ -80,7 +80,7 @@ use crate::routing::{Routes, ecmp_pick};
 use crate::topology::{NodeKind, Topology};
 use engine::{
     Arena, DropReason, Model, PacketClass, PacketStage, Rng, RngStreams, Scheduler, Step, StreamId,
-    TraceRecord, Tracer,
+    Tie, TraceRecord, Tracer,
 };
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -186,6 +186,21 @@ pub enum FabricEvent {
         /// The port.
         port: u32,
     },
+}
+
+/// Ties at one instant (the scheduler's canonical order, `engine::sched`): a frame arriving
+/// over a link waits for the work of the instant on the receiving side (tie 0, first in,
+/// first out) and goes by its port's global index; the arrivals at one port are all its one
+/// peer's, in the order it sent them. A link is the only way one node's work reaches
+/// another's, so this is what keeps the order independent of which node worked first.
+impl Tie for FabricEvent {
+    #[inline]
+    fn tie(&self) -> u64 {
+        match *self {
+            FabricEvent::Arrive { port, .. } => u64::from(port) + 1,
+            _ => 0,
+        }
+    }
 }
 
 /// Counters of one port (`repr(C)`: the per-frame ones first, beside the port's hot fields).
@@ -645,7 +660,7 @@ impl Fabric {
     }
 
     /// Puts a frame on `host`'s NIC egress queue (for transports built on the fabric).
-    pub fn send<E: From<FabricEvent>>(
+    pub fn send<E: From<FabricEvent> + Tie>(
         &mut self,
         host: NodeId,
         spec: PacketSpec,
@@ -730,7 +745,11 @@ impl Fabric {
     }
 
     /// Processes one fabric event.
-    pub fn handle<E: From<FabricEvent>>(&mut self, ev: FabricEvent, sched: &mut Scheduler<E>) {
+    pub fn handle<E: From<FabricEvent> + Tie>(
+        &mut self,
+        ev: FabricEvent,
+        sched: &mut Scheduler<E>,
+    ) {
         match ev {
             FabricEvent::Arrive { port, pkt } => self.arrive(port, pkt, sched),
             FabricEvent::TxDone { port } => {

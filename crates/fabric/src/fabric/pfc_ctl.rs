@@ -5,7 +5,7 @@
 use super::*;
 
 impl Fabric {
-    pub(super) fn check_xoff<E: From<FabricEvent>>(
+    pub(super) fn check_xoff<E: From<FabricEvent> + Tie>(
         &mut self,
         port: u32,
         prio: usize,
@@ -27,7 +27,7 @@ impl Fabric {
         }
     }
 
-    pub(super) fn check_xon<E: From<FabricEvent>>(
+    pub(super) fn check_xon<E: From<FabricEvent> + Tie>(
         &mut self,
         port: u32,
         prio: usize,
@@ -48,7 +48,7 @@ impl Fabric {
     }
 
     /// Queues a PAUSE (or RESUME) for `prio` out of `port`, ahead of all data.
-    pub(super) fn send_pfc<E: From<FabricEvent>>(
+    pub(super) fn send_pfc<E: From<FabricEvent> + Tie>(
         &mut self,
         port: u32,
         prio: usize,
@@ -115,7 +115,7 @@ impl Fabric {
         self.try_tx(port, sched);
     }
 
-    pub(super) fn receive_pfc<E: From<FabricEvent>>(
+    pub(super) fn receive_pfc<E: From<FabricEvent> + Tie>(
         &mut self,
         port: u32,
         class_enable: u8,
@@ -203,7 +203,7 @@ impl Fabric {
 
     /// The PFC watchdog's look at `port`'s `prio` queue: paused without a break since
     /// `paused_since` for at least the detection time, with frames waiting, is a storm.
-    pub(super) fn watchdog_check<E: From<FabricEvent>>(
+    pub(super) fn watchdog_check<E: From<FabricEvent> + Tie>(
         &mut self,
         port: u32,
         prio: usize,
@@ -273,7 +273,7 @@ impl Fabric {
     /// filled behind a stuck PCIe or driver does: it sends PAUSE on every lossless priority
     /// and refreshes it for ever (a PFC storm at its source). Frames already on the way still
     /// arrive. Needs PFC: without it, an error.
-    pub fn stall_host<E: From<FabricEvent>>(
+    pub fn stall_host<E: From<FabricEvent> + Tie>(
         &mut self,
         host: NodeId,
         at: SimTime,

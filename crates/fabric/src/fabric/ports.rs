@@ -5,7 +5,11 @@ use super::*;
 
 impl Fabric {
     /// Starts the next frame on `port` if it is idle and something may go.
-    pub(super) fn try_tx<E: From<FabricEvent>>(&mut self, port: u32, sched: &mut Scheduler<E>) {
+    pub(super) fn try_tx<E: From<FabricEvent> + Tie>(
+        &mut self,
+        port: u32,
+        sched: &mut Scheduler<E>,
+    ) {
         let now = sched.now();
         let pi = port as usize;
         let pt = &mut self.ports[pi];
@@ -65,7 +69,7 @@ impl Fabric {
 
     /// When nothing could be sent, arranges to look again when a pause ends or a frame becomes
     /// ready.
-    pub(super) fn schedule_wake<E: From<FabricEvent>>(
+    pub(super) fn schedule_wake<E: From<FabricEvent> + Tie>(
         &mut self,
         port: u32,
         sched: &mut Scheduler<E>,
@@ -101,7 +105,7 @@ impl Fabric {
 
     /// Puts `pkt` on the wire of `port`, as if it started at `start` (≤ now only for
     /// cut-through, whose head may have begun leaving before its tail arrived).
-    pub(super) fn start_tx<E: From<FabricEvent>>(
+    pub(super) fn start_tx<E: From<FabricEvent> + Tie>(
         &mut self,
         port: u32,
         pkt: PacketHandle,
@@ -167,7 +171,7 @@ impl Fabric {
     }
 
     /// Frees the switch buffer a dequeued frame held and updates its ingress count.
-    pub(super) fn release_buffer<E: From<FabricEvent>>(
+    pub(super) fn release_buffer<E: From<FabricEvent> + Tie>(
         &mut self,
         port: u32,
         e: QEntry,
@@ -183,7 +187,7 @@ impl Fabric {
         self.check_xon(in_port, prio, sched);
     }
 
-    pub(super) fn arrive<E: From<FabricEvent>>(
+    pub(super) fn arrive<E: From<FabricEvent> + Tie>(
         &mut self,
         port: u32,
         pkt: PacketHandle,

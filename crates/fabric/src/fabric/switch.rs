@@ -72,7 +72,7 @@ impl Fabric {
         }
     }
 
-    pub(super) fn forward<E: From<FabricEvent>>(
+    pub(super) fn forward<E: From<FabricEvent> + Tie>(
         &mut self,
         s: usize,
         in_port: u32,

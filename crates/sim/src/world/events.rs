@@ -8,7 +8,7 @@
 use super::HostIx;
 use super::rdma_rx::wc_status;
 use super::{State, TcpEvent, retire};
-use engine::Scheduler;
+use engine::{Scheduler, Tie};
 use fabric::{Delivery, FabricEvent, Payload};
 use verbs::{QpNum, WcStatus};
 
@@ -28,6 +28,20 @@ const _: () = assert!(size_of::<Event>() <= 16, "an Event grew past 16 bytes");
 impl From<FabricEvent> for Event {
     fn from(e: FabricEvent) -> Self {
         Event::Fabric(e)
+    }
+}
+
+/// Ties at one instant (the scheduler's canonical order, `engine::sched`): a frame arriving
+/// over a link after the instant's other work, by its port ([`fabric::FabricEvent`]'s tie);
+/// everything else, first in, first out. A host's events are all scheduled on its side (its
+/// NIC, its application, or the frames its port hands up), never by another node.
+impl Tie for Event {
+    #[inline]
+    fn tie(&self) -> u64 {
+        match self {
+            Event::Fabric(fe) => fe.tie(),
+            Event::Host(_) => 0,
+        }
     }
 }
 
@@ -89,6 +103,23 @@ pub enum HostEvent {
     },
     /// An event of the kernel TCP socket path.
     Tcp(TcpEvent),
+}
+
+impl HostEvent {
+    /// The host it happens at.
+    #[inline]
+    pub fn host(&self) -> HostIx {
+        match *self {
+            HostEvent::Doorbell { host, .. }
+            | HostEvent::WqeFetched { host, .. }
+            | HostEvent::TxOut { host, .. }
+            | HostEvent::RxIn { host, .. }
+            | HostEvent::Timer { host, .. }
+            | HostEvent::SendDone { host, .. }
+            | HostEvent::RecvDone { host, .. } => host,
+            HostEvent::Tcp(t) => t.host(),
+        }
+    }
 }
 
 /// The dispatch: each event to the datapath function that acts on it, at `sched.now()`.

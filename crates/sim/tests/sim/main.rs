@@ -1,6 +1,7 @@
 //! The `sim` crate's integration tests, one binary with a module per area (as ripgrep
 //! does): a test build links this crate's dependencies once, not once per file.
 
+mod canonical_order;
 mod collective;
 mod conformance;
 mod dcqcn;

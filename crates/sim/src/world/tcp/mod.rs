@@ -223,6 +223,22 @@ pub enum TcpEvent {
     },
 }
 
+impl TcpEvent {
+    /// The host it happens at.
+    #[inline]
+    pub fn host(&self) -> HostIx {
+        match *self {
+            TcpEvent::NicPump { host }
+            | TcpEvent::TxOut { host, .. }
+            | TcpEvent::IrqTimer { host }
+            | TcpEvent::Napi { host }
+            | TcpEvent::RxStack { host }
+            | TcpEvent::Backlog { host, .. }
+            | TcpEvent::Timer { host, .. } => host,
+        }
+    }
+}
+
 struct NicSeg {
     ready: SimTime,
     sock: u32,
