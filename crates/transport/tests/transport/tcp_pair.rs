@@ -799,3 +799,67 @@ proptest! {
         prop_assert_eq!(pair.b.state(), State::Closed);
     }
 }
+
+/// A full-sized last segment carrying the FIN is MSS + 1 in sequence space. Lost, and found
+/// lost by a timeout (loss window: one MSS, RFC 5681 §3.1), it must still go again: the
+/// retransmission's data bytes count against cwnd, not its FIN. (Found by
+/// `random_losses_never_lose_or_corrupt_bytes`: B's 9,652 bytes end in a 1,460-byte segment
+/// with the FIN; before the fix B retried its timer 30 times over 2,084 s without sending,
+/// then gave up, and A had 8,192 bytes.)
+#[test]
+fn a_lost_full_segment_with_the_fin_is_retransmitted_after_a_timeout() {
+    let config = Config {
+        sack: false,
+        timestamps: false,
+        congestion_control: CongestionControl::NewReno,
+        recv_buffer: 16 * 1024,
+        send_buffer: 8 * 1024,
+        min_rto: SimDuration::from_ms(5),
+        time_wait: SimDuration::from_ms(100),
+        syn_retries: 30,
+        max_retries: 30,
+        ..Config::default()
+    };
+    let mut pair = Pair::new(PairSpec {
+        a_config: config.clone(),
+        b_config: config,
+        a_isn: u32::MAX - 10_000,
+        b_isn: 0,
+        ..PairSpec::default()
+    });
+    // B's SYN-ACK and its last segment (1,460 bytes and the FIN) are lost, and A's first
+    // data segment.
+    let last_with_fin = Rc::new(std::cell::Cell::new(None));
+    let seen = last_with_fin.clone();
+    pair.ab.drop = Some(Box::new(|i, _| i == 2));
+    pair.ba.drop = Some(Box::new(move |i, t| {
+        if i == 12 {
+            seen.set(Some((
+                t.payload.len(),
+                t.repr.flags.contains(wire::tcp::Flags::FIN),
+            )));
+        }
+        i == 0 || i == 12
+    }));
+    let (a_bytes, b_bytes) = (7_301usize, 9_652usize);
+    pair.a_sends(Rc::from(random_bytes(a_bytes, 1)), a_bytes as u64);
+    pair.b_sends(Rc::from(random_bytes(b_bytes, 2)), b_bytes as u64);
+    pair.drive_bounded(100_000);
+    assert_eq!(
+        last_with_fin.get(),
+        Some((1_460, true)),
+        "the lost segment is the last, with the FIN"
+    );
+    assert_eq!(pair.a_sink.received, b_bytes as u64);
+    assert_eq!(pair.b_sink.received, a_bytes as u64);
+    assert_eq!(
+        (pair.a.state(), pair.b.state()),
+        (State::Closed, State::Closed)
+    );
+    assert!(pair.b.counters().rtos >= 1, "found lost by a timeout");
+    assert!(
+        pair.time < SimTime::ZERO + SimDuration::from_secs(2),
+        "{}",
+        pair.time
+    );
+}

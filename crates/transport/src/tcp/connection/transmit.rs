@@ -16,9 +16,12 @@ impl Connection {
             }
         }
         // NextSeg rule 1: the oldest lost segment, while pipe < cwnd (RFC 6675 §5 step C);
-        // the first one on entering recovery goes out regardless (step 4.3).
+        // the first one on entering recovery goes out regardless (step 4.3). Its data bytes
+        // count against cwnd, as new data's do, not its FIN: a full-sized last segment with
+        // the FIN is MSS + 1 in sequence space, and after a timeout (loss window: one MSS,
+        // RFC 5681 §3.1) counting the FIN kept it from ever going again.
         if let Some(i) = self.board.next_to_retransmit() {
-            let len = u64::from(self.board.get(i).len);
+            let len = u64::from(self.board.get(i).payload_len());
             if self.fast_retransmit_due || self.pipe() + len <= self.cc.window() {
                 self.fast_retransmit_due = false;
                 return Some(self.retransmit(now, i));
