@@ -8,6 +8,8 @@
 //! - [`packet`]: the packet metadata the fabric carries (no bytes), the 5-tuple hash.
 //! - `body`: how a packet's payload is kept while it is in flight (compact for RC streams).
 //! - [`fabric`]: [`Fabric`], the event-driven model of ports, links, switches and NICs.
+//! - [`partition`]: [`Partitioning`](partition::Partitioning), the split of a fabric into
+//!   partitions for a parallel run, and its lookahead.
 //! - [`pfc`]: the PFC headroom formula.
 //! - [`capture`]: [`PcapTap`](capture::PcapTap), which writes every frame on chosen ports to a
 //!   pcap Wireshark decodes.
@@ -24,6 +26,7 @@ pub mod config;
 pub mod fabric;
 pub mod loss;
 pub mod packet;
+pub mod partition;
 pub mod pfc;
 mod routing;
 pub use routing::EcmpHash;
