@@ -1,0 +1,3 @@
+//! The engine's integration tests, one binary with a module per area (as ripgrep does).
+
+mod partitioned;
