@@ -5,6 +5,8 @@
 //! - [`sched`]: [`Scheduler`], which owns the queue and the clock, and [`run`], the event loop
 //!   that drives a [`Model`] under a [`Budget`] (the model's state and its scheduler apart;
 //!   [`run_simulation`] for a [`Simulation`] that holds both).
+//! - [`parallel`]: [`run_partitioned`], a conservative parallel run of a model split into
+//!   [`Partitioned`] parts, in windows of the lookahead, the same for any thread count.
 //! - [`budget`]: limits on simulated time, event count and wall time; hitting one is an error
 //!   that names it ([`BudgetExceeded`]), never a partial result.
 //! - [`rng`]: [`RngStreams`], one independent seeded stream per component, all derived from the
@@ -25,6 +27,7 @@
 
 pub mod arena;
 pub mod budget;
+pub mod parallel;
 pub mod prefetch;
 pub mod queue;
 pub mod rng;
@@ -34,6 +37,7 @@ pub mod trace;
 
 pub use arena::{Arena, Handle};
 pub use budget::{Budget, BudgetExceeded};
+pub use parallel::{Partitioned, PartitionedStats, run_partitioned};
 pub use prefetch::prefetch;
 pub use queue::{EventQueue, Tie};
 pub use rng::{Rng, RngStreams, StreamId};

@@ -3,15 +3,16 @@
 //! between them at the end of each window of the lookahead, gives every node exactly the
 //! events, in exactly the order, of one queue running everything — for any split, and
 //! whatever order the partitions' outboxes are handed over in (each outbox in its own
-//! partition's order, which keeps every link's messages in the order they were sent). This is the scheme of the
-//! parallel engine (issue 24, `docs/ARCHITECTURE.md` §9), run here on one thread.
+//! partition's order, which keeps every link's messages in the order they were sent) — and
+//! the engine's runner (`engine::run_partitioned`) gives the same on one, two and four
+//! threads. This is the scheme of the parallel engine (issue 24, `docs/ARCHITECTURE.md` §9).
 //!
 //! The toy: nodes joined by links of at least the lookahead's delay; each event mixes its
 //! token into its node's state, and that state decides what the node does next: nothing, a
 //! local event after 0, 1 or 2 ns, and/or a message over one of its links. Delays are whole
 //! nanoseconds, so many events share an instant.
 
-use engine::{Budget, Model, Scheduler, Step, Tie};
+use engine::{Budget, Model, Partitioned, Scheduler, Step, Tie};
 use proptest::prelude::*;
 use units::{SimDuration, SimTime};
 
@@ -122,6 +123,58 @@ impl Model for Part<'_> {
     }
 }
 
+impl Partitioned for Part<'_> {
+    fn drain_outbox(&mut self, out: &mut Vec<(usize, SimTime, Ev)>) {
+        let part_of = self.part_of;
+        out.extend(
+            self.outbox
+                .drain(..)
+                .map(|(at, ev)| (part_of[ev.node as usize] as usize, at, ev)),
+        );
+    }
+}
+
+/// Each node's events under `split` through the engine's own runner, on `threads` threads.
+fn run_engine(net: &Net, split: &Split, ttl: u8, threads: usize) -> Vec<Vec<(SimTime, Ev)>> {
+    let n = net.links.len();
+    let mut models: Vec<Part> = (0..split.parts)
+        .map(|me| Part {
+            net,
+            part_of: split.part_of,
+            me,
+            state: vec![0; n],
+            log: vec![Vec::new(); n],
+            outbox: Vec::new(),
+        })
+        .collect();
+    let mut scheds: Vec<Scheduler<Ev>> = (0..split.parts).map(|_| Scheduler::new()).collect();
+    for node in 0..n as u32 {
+        let p = split.part_of[node as usize] as usize;
+        let seed = Ev {
+            node,
+            token: u64::from(node) + 1,
+            ttl,
+            via: None,
+            fifo: false,
+        };
+        scheds[p].schedule_at(SimTime::ZERO, seed);
+    }
+    let st = engine::run_partitioned(
+        &mut models,
+        &mut scheds,
+        split.lookahead,
+        SimTime::MAX,
+        threads,
+        &Budget::UNLIMITED,
+    )
+    .unwrap();
+    let logs: Vec<_> = (0..n)
+        .map(|i| std::mem::take(&mut models[split.part_of[i] as usize].log[i]))
+        .collect();
+    assert_eq!(st.events as usize, logs.iter().map(Vec::len).sum::<usize>());
+    logs
+}
+
 /// How a run is split and driven.
 struct Split<'a> {
     /// Partition of each node.
@@ -212,7 +265,12 @@ proptest! {
         let together = run(&net, &Split { part_of, parts, lookahead, reverse }, ttl, false);
         let events: usize = alone.iter().map(Vec::len).sum();
         prop_assert!(events > nodes as usize, "the toy did something: {} events", events);
-        prop_assert_eq!(alone, together);
+        prop_assert_eq!(&alone, &together);
+        // The engine's runner, on one, two and four threads.
+        for threads in [1, 2, 4] {
+            let split = Split { part_of, parts, lookahead, reverse: false };
+            prop_assert_eq!(&alone, &run_engine(&net, &split, ttl, threads));
+        }
     }
 }
 
@@ -279,4 +337,46 @@ fn with_first_in_first_out_ties_a_split_changes_what_nodes_see() {
         differ > 0,
         "first-in-first-out ties never mattered in 8 toys"
     );
+}
+
+/// The run's event budget holds across partitions: exceeded, the run fails naming it.
+#[test]
+fn the_event_budget_counts_every_partition() {
+    let net = Net::random(6, &[], 2);
+    let part_of = [0, 0, 0, 1, 1, 1];
+    let mut models: Vec<Part> = (0..2)
+        .map(|me| Part {
+            net: &net,
+            part_of: &part_of,
+            me,
+            state: vec![0; 6],
+            log: vec![Vec::new(); 6],
+            outbox: Vec::new(),
+        })
+        .collect();
+    let mut scheds: Vec<Scheduler<Ev>> = (0..2).map(|_| Scheduler::new()).collect();
+    for node in 0..6u32 {
+        let seed = Ev {
+            node,
+            token: 1,
+            ttl: 12,
+            via: None,
+            fifo: false,
+        };
+        scheds[part_of[node as usize] as usize].schedule_at(SimTime::ZERO, seed);
+    }
+    let budget = Budget {
+        events: 20,
+        ..Budget::UNLIMITED
+    };
+    let e = engine::run_partitioned(
+        &mut models,
+        &mut scheds,
+        SimDuration::from_ns(2),
+        SimTime::MAX,
+        2,
+        &budget,
+    )
+    .unwrap_err();
+    assert_eq!(e, engine::BudgetExceeded::Events { limit: 20 });
 }
