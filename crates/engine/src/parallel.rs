@@ -91,7 +91,16 @@ where
         };
         let results = run_window(parts, scheds, end, threads, &window);
         for r in results {
-            stats.events += r?.events;
+            match r {
+                Ok(r) => stats.events += r.events,
+                // A window's budget is what the run had left: the error names the run's.
+                Err(BudgetExceeded::Events { .. }) => {
+                    return Err(BudgetExceeded::Events {
+                        limit: budget.events,
+                    });
+                }
+                Err(e) => return Err(e),
+            }
         }
         stats.windows += 1;
         for p in parts.iter_mut() {

@@ -134,31 +134,44 @@ impl Partitioned for Part<'_> {
     }
 }
 
-/// Each node's events under `split` through the engine's own runner, on `threads` threads.
-fn run_engine(net: &Net, split: &Split, ttl: u8, threads: usize) -> Vec<Vec<(SimTime, Ev)>> {
+/// The partitions of `part_of` (`parts` of them) over `net`, each node seeded with one
+/// event at time zero living `ttl` generations.
+fn partitions<'a>(
+    net: &'a Net,
+    part_of: &'a [u32],
+    parts: u32,
+    ttl: u8,
+    fifo: bool,
+) -> (Vec<Part<'a>>, Vec<Scheduler<Ev>>) {
     let n = net.links.len();
-    let mut models: Vec<Part> = (0..split.parts)
+    let models = (0..parts)
         .map(|me| Part {
             net,
-            part_of: split.part_of,
+            part_of,
             me,
             state: vec![0; n],
             log: vec![Vec::new(); n],
             outbox: Vec::new(),
         })
         .collect();
-    let mut scheds: Vec<Scheduler<Ev>> = (0..split.parts).map(|_| Scheduler::new()).collect();
+    let mut scheds: Vec<Scheduler<Ev>> = (0..parts).map(|_| Scheduler::new()).collect();
     for node in 0..n as u32 {
-        let p = split.part_of[node as usize] as usize;
         let seed = Ev {
             node,
             token: u64::from(node) + 1,
             ttl,
             via: None,
-            fifo: false,
+            fifo,
         };
-        scheds[p].schedule_at(SimTime::ZERO, seed);
+        scheds[part_of[node as usize] as usize].schedule_at(SimTime::ZERO, seed);
     }
+    (models, scheds)
+}
+
+/// Each node's events under `split` through the engine's own runner, on `threads` threads.
+fn run_engine(net: &Net, split: &Split, ttl: u8, threads: usize) -> Vec<Vec<(SimTime, Ev)>> {
+    let n = net.links.len();
+    let (mut models, mut scheds) = partitions(net, split.part_of, split.parts, ttl, false);
     let st = engine::run_partitioned(
         &mut models,
         &mut scheds,
@@ -195,30 +208,7 @@ fn run(net: &Net, split: &Split, ttl: u8, fifo: bool) -> Vec<Vec<(SimTime, Ev)>>
         reverse,
     } = *split;
     let n = net.links.len();
-    let mut models: Vec<Part> = (0..parts)
-        .map(|me| Part {
-            net,
-            part_of,
-            me,
-            state: vec![0; n],
-            log: vec![Vec::new(); n],
-            outbox: Vec::new(),
-        })
-        .collect();
-    let mut scheds: Vec<Scheduler<Ev>> = (0..parts).map(|_| Scheduler::new()).collect();
-    for node in 0..n as u32 {
-        let p = part_of[node as usize] as usize;
-        scheds[p].schedule_at(
-            SimTime::ZERO,
-            Ev {
-                node,
-                token: u64::from(node) + 1,
-                ttl,
-                via: None,
-                fifo,
-            },
-        );
-    }
+    let (mut models, mut scheds) = partitions(net, part_of, parts, ttl, fifo);
     while let Some(start) = scheds.iter().filter_map(|s| s.peek_time()).min() {
         // Every event before `start + lookahead` is safe: nothing sent in the window lands
         // sooner.
@@ -283,54 +273,21 @@ fn with_first_in_first_out_ties_a_split_changes_what_nodes_see() {
     let mut differ = 0;
     for chord in 0..8u32 {
         let net = Net::random(8, &[(chord, chord + 3, 1), (chord + 1, chord + 5, 2)], 2);
-        let one = [0u32; 8];
-        let halves = [0, 0, 0, 0, 1, 1, 1, 1];
-        let alone = run(
-            &net,
-            &Split {
-                part_of: &one,
-                parts: 1,
-                lookahead,
-                reverse: false,
-            },
-            12,
-            true,
-        );
-        let split = run(
-            &net,
-            &Split {
-                part_of: &halves,
-                parts: 2,
-                lookahead,
-                reverse: true,
-            },
-            12,
-            true,
-        );
-        differ += usize::from(alone != split);
+        let one = Split {
+            part_of: &[0; 8],
+            parts: 1,
+            lookahead,
+            reverse: false,
+        };
+        let halves = Split {
+            part_of: &[0, 0, 0, 0, 1, 1, 1, 1],
+            parts: 2,
+            lookahead,
+            reverse: true,
+        };
+        differ += usize::from(run(&net, &one, 12, true) != run(&net, &halves, 12, true));
         // With the fabric's ties the same split changes nothing.
-        let alone = run(
-            &net,
-            &Split {
-                part_of: &one,
-                parts: 1,
-                lookahead,
-                reverse: false,
-            },
-            12,
-            false,
-        );
-        let split = run(
-            &net,
-            &Split {
-                part_of: &halves,
-                parts: 2,
-                lookahead,
-                reverse: true,
-            },
-            12,
-            false,
-        );
+        let (alone, split) = (run(&net, &one, 12, false), run(&net, &halves, 12, false));
         assert_eq!(alone, split, "chord {chord}");
     }
     assert!(
@@ -344,27 +301,7 @@ fn with_first_in_first_out_ties_a_split_changes_what_nodes_see() {
 fn the_event_budget_counts_every_partition() {
     let net = Net::random(6, &[], 2);
     let part_of = [0, 0, 0, 1, 1, 1];
-    let mut models: Vec<Part> = (0..2)
-        .map(|me| Part {
-            net: &net,
-            part_of: &part_of,
-            me,
-            state: vec![0; 6],
-            log: vec![Vec::new(); 6],
-            outbox: Vec::new(),
-        })
-        .collect();
-    let mut scheds: Vec<Scheduler<Ev>> = (0..2).map(|_| Scheduler::new()).collect();
-    for node in 0..6u32 {
-        let seed = Ev {
-            node,
-            token: 1,
-            ttl: 12,
-            via: None,
-            fifo: false,
-        };
-        scheds[part_of[node as usize] as usize].schedule_at(SimTime::ZERO, seed);
-    }
+    let (mut models, mut scheds) = partitions(&net, &part_of, 2, 12, false);
     let budget = Budget {
         events: 20,
         ..Budget::UNLIMITED

@@ -585,12 +585,7 @@ mod tests {
     /// then, ahead of its doorbell).
     #[test]
     fn a_wqe_is_read_after_its_own_doorbell_not_at_an_earlier_wqes_arrival() {
-        let mut topo = Topology::new("pair");
-        let sw = topo.add_switch("sw");
-        for name in ["h0", "h1"] {
-            let h = topo.add_host(name);
-            topo.connect(h, sw, LinkConfig::new(Bandwidth::gbps(100), 3));
-        }
+        let topo = Topology::star(2, LinkConfig::new(Bandwidth::gbps(100), 3)).unwrap();
         let mut profile = host::HostProfile::default();
         profile.nic.blueflame = false;
         let mut w =

@@ -16,12 +16,7 @@ type Outcome = (Vec<(usize, u64, u64)>, u64, Vec<String>);
 /// Hosts 0 and 1 each WRITE eight 64 KiB messages to host 2 through one switch, posted at
 /// the same instant, host `first` first.
 fn incast(first: usize) -> Outcome {
-    let mut topo = Topology::new("incast");
-    let sw = topo.add_switch("sw");
-    for name in ["h0", "h1", "h2"] {
-        let h = topo.add_host(name);
-        topo.connect(h, sw, LinkConfig::new(Bandwidth::gbps(100), 3));
-    }
+    let topo = Topology::star(3, LinkConfig::new(Bandwidth::gbps(100), 3)).unwrap();
     let mut w = World::new(
         &topo,
         FabricConfig::default(),
