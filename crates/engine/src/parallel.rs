@@ -83,10 +83,16 @@ where
                 limit: budget.sim_time,
             });
         }
-        let end = (start + lookahead - SimDuration::from_ps(1)).min(until);
-        let left = budget.events.saturating_sub(stats.events);
+        // The window's last instant (`start + lookahead` is the first a crossing may land on).
+        let end = start
+            .checked_add(lookahead - SimDuration::from_ps(1))
+            .unwrap_or(SimTime::MAX)
+            .min(until);
+        // What the run has left, for each partition's share of the window (a window that
+        // together runs past it fails after it, below).
         let window = Budget {
-            events: left,
+            events: budget.events.saturating_sub(stats.events),
+            sim_time: budget.sim_time,
             ..Budget::UNLIMITED
         };
         let results = run_window(parts, scheds, end, threads, &window);

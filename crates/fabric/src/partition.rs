@@ -68,9 +68,11 @@ impl Partitioning {
             }
         }
         let mut racks: Vec<usize> = Vec::new();
+        let mut listed = vec![false; n];
         for i in 0..n {
             let g = group.find(i);
-            if hosts_in[g] > 0 && !racks.contains(&g) {
+            if hosts_in[g] > 0 && !listed[g] {
+                listed[g] = true;
                 racks.push(g);
             }
         }

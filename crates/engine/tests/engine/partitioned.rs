@@ -317,3 +317,38 @@ fn the_event_budget_counts_every_partition() {
     .unwrap_err();
     assert_eq!(e, engine::BudgetExceeded::Events { limit: 20 });
 }
+
+/// The run's simulated-time budget holds inside a window too: no partition handles an event
+/// past it.
+#[test]
+fn the_sim_time_budget_holds_inside_a_window() {
+    let net = Net::random(6, &[], 5);
+    let part_of = [0, 0, 0, 1, 1, 1];
+    let (mut models, mut scheds) = partitions(&net, &part_of, 2, 40, false);
+    let budget = Budget {
+        sim_time: SimDuration::from_ns(7),
+        ..Budget::UNLIMITED
+    };
+    let e = engine::run_partitioned(
+        &mut models,
+        &mut scheds,
+        SimDuration::from_ns(5),
+        SimTime::MAX,
+        2,
+        &budget,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        engine::BudgetExceeded::SimTime {
+            limit: SimDuration::from_ns(7)
+        }
+    );
+    let last = models
+        .iter()
+        .flat_map(|m| m.log.iter().flatten())
+        .map(|(t, _)| *t)
+        .max()
+        .unwrap();
+    assert!(last <= SimTime::ZERO + SimDuration::from_ns(7), "{last}");
+}

@@ -754,14 +754,22 @@ fn config_strategy() -> impl Strategy<Value = Config> {
             delayed_ack,
             congestion_control: cc,
             ecn: cc == CongestionControl::Dctcp,
-            recv_buffer: 16 * 1024,
-            send_buffer: 8 * 1024,
-            min_rto: SimDuration::from_ms(5),
-            time_wait: SimDuration::from_ms(100),
-            syn_retries: 30,
-            max_retries: 30,
-            ..Config::default()
+            ..small_buffers()
         })
+}
+
+/// The loss tests' connection: 16 KiB to receive, 8 KiB to send (short transfers fill them),
+/// a 5 ms RTO floor and a 100 ms TIME-WAIT so a run ends soon, 30 retries.
+fn small_buffers() -> Config {
+    Config {
+        recv_buffer: 16 * 1024,
+        send_buffer: 8 * 1024,
+        min_rto: SimDuration::from_ms(5),
+        time_wait: SimDuration::from_ms(100),
+        syn_retries: 30,
+        max_retries: 30,
+        ..Config::default()
+    }
 }
 
 proptest! {
@@ -812,13 +820,7 @@ fn a_lost_full_segment_with_the_fin_is_retransmitted_after_a_timeout() {
         sack: false,
         timestamps: false,
         congestion_control: CongestionControl::NewReno,
-        recv_buffer: 16 * 1024,
-        send_buffer: 8 * 1024,
-        min_rto: SimDuration::from_ms(5),
-        time_wait: SimDuration::from_ms(100),
-        syn_retries: 30,
-        max_retries: 30,
-        ..Config::default()
+        ..small_buffers()
     };
     let mut pair = Pair::new(PairSpec {
         a_config: config.clone(),
