@@ -27,10 +27,19 @@ use units::{SimDuration, SimTime};
 
 /// A partition of a model split for [`run_partitioned`].
 pub trait Partitioned: Model {
-    /// Moves the events this partition scheduled for others since the last call into `out`,
-    /// as (destination partition, time, event), in the order it scheduled them. Each is due at
-    /// least the lookahead after the event whose handling scheduled it.
-    fn drain_outbox(&mut self, out: &mut Vec<(usize, SimTime, Self::Event)>);
+    /// What one partition hands another: an event with whatever state travels with it (a
+    /// fabric's frame crossing a link carries the frame, which the receiving partition keeps
+    /// in its own packet store).
+    type Parcel: Send;
+
+    /// Moves what this partition made for others since the last call into `out`, as
+    /// (destination partition, time, parcel), in the order it made them. Each is due at least
+    /// the lookahead after the event whose handling made it.
+    fn drain_outbox(&mut self, out: &mut Vec<(usize, SimTime, Self::Parcel)>);
+
+    /// Takes a parcel another partition made, due at `at`: schedules its event(s) on `sched`,
+    /// none before `at`.
+    fn deliver(&mut self, at: SimTime, parcel: Self::Parcel, sched: &mut Scheduler<Self::Event>);
 }
 
 /// What a partitioned run did.
@@ -113,9 +122,9 @@ where
             p.drain_outbox(&mut crossing);
         }
         stats.crossed += crossing.len() as u64;
-        for (dest, at, ev) in crossing.drain(..) {
+        for (dest, at, parcel) in crossing.drain(..) {
             assert!(at > end, "an event handed over inside its own window");
-            scheds[dest].schedule_at(at, ev);
+            parts[dest].deliver(at, parcel, &mut scheds[dest]);
         }
         if stats.events > budget.events {
             return Err(BudgetExceeded::Events {

@@ -237,7 +237,7 @@ pub enum TraceRecord {
 }
 
 /// Receives trace records. Implement it to draw, count or store what a run does.
-pub trait Observer: Any {
+pub trait Observer: Any + Send {
     /// Called once per record, in simulation order.
     fn record(&mut self, at: SimTime, rec: &TraceRecord);
     /// Bytes the observer holds (for the run's memory budget). By default nothing.

@@ -223,7 +223,7 @@ pub fn frame_bytes(
     }
 }
 
-impl<W: Write + 'static> Tap for PcapTap<W> {
+impl<W: Write + Send + 'static> Tap for PcapTap<W> {
     fn on_transmit(&mut self, at: SimTime, node: NodeId, port: PortId, pkt: &Packet) {
         if self.error.is_some() {
             return;

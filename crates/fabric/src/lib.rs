@@ -37,8 +37,8 @@ pub use config::{
     PfcWatchdog, Scheduling, SwitchConfig,
 };
 pub use fabric::{
-    Counters, Delivery, Fabric, FabricEvent, FlowResult, MAX_FRAME_BYTES, OversizeDrop, PfcStats,
-    PortStats, RawFlow, Tap,
+    Counters, Crossing, Delivery, Fabric, FabricEvent, FlowResult, Joined, MAX_FRAME_BYTES,
+    OversizeDrop, PfcStats, PortStats, RawFlow, Tap,
 };
 pub use loss::{DropRule, GilbertElliott, LossConfig};
 pub use packet::{

@@ -226,7 +226,10 @@ pub struct PacketSpec {
 /// A packet as a transport sees it: sent by it or delivered to it.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub struct Packet {
-    /// Unique per run, in creation order.
+    /// Unique per run: the number of frames its sender made before it, times the fabric's
+    /// node count, plus the sender's node number. Counted per sender so that any partition of
+    /// the fabric (issue 24) gives a frame the same uid; the uids of one sender grow in the
+    /// order it made them, and those of different senders interleave.
     pub uid: u64,
     /// Its flow.
     pub flow: FlowId,

@@ -124,6 +124,7 @@ impl Model for Part<'_> {
 }
 
 impl Partitioned for Part<'_> {
+    type Parcel = Ev;
     fn drain_outbox(&mut self, out: &mut Vec<(usize, SimTime, Ev)>) {
         let part_of = self.part_of;
         out.extend(
@@ -131,6 +132,9 @@ impl Partitioned for Part<'_> {
                 .drain(..)
                 .map(|(at, ev)| (part_of[ev.node as usize] as usize, at, ev)),
         );
+    }
+    fn deliver(&mut self, at: SimTime, ev: Ev, sched: &mut Scheduler<Ev>) {
+        sched.schedule_at(at, ev);
     }
 }
 

@@ -191,7 +191,7 @@ impl Fabric {
             bodies: Arena::with_capacity(1024),
             other_bodies: Arena::new(),
             head_at: Vec::with_capacity(1024),
-            next_uid: 0,
+            made: vec![0; topology.nodes.len()],
             flows: Vec::new(),
             flows_done: 0,
             inbox: VecDeque::new(),
@@ -205,6 +205,7 @@ impl Fabric {
             host_wakeups: Vec::new(),
             max_frame_bytes: max_frame,
             oversize: None,
+            share: None,
         })
     }
 }

@@ -49,6 +49,9 @@ impl Fabric {
     /// Schedules the start of every raw flow added so far.
     pub fn schedule_flows<E: From<FabricEvent> + Tie>(&self, sched: &mut Scheduler<E>) {
         for (i, f) in self.flows.iter().enumerate() {
+            if !self.owns(f.spec.src) {
+                continue;
+            }
             sched.schedule_at(
                 f.spec.start.max(sched.now()),
                 FabricEvent::FlowStart { flow: i as u32 }.into(),
@@ -58,7 +61,9 @@ impl Fabric {
 
     /// Schedules the start of one raw flow (at its start time, or now if that has passed).
     pub fn start_flow<E: From<FabricEvent> + Tie>(&self, flow: FlowId, sched: &mut Scheduler<E>) {
-        if let Some(f) = self.flows.get(flow.index()) {
+        if let Some(f) = self.flows.get(flow.index())
+            && self.owns(f.spec.src)
+        {
             let at = f.spec.start.max(sched.now());
             sched.schedule_at(at, FabricEvent::FlowStart { flow: flow.0 }.into());
         }

@@ -94,7 +94,9 @@ mod flows;
 mod pfc_ctl;
 mod ports;
 mod prefetch;
+mod share;
 mod switch;
+pub use share::{Crossing, Joined};
 
 /// Bytes of a congestion draw's phantom burst drained per step: one 4 KiB frame, so the
 /// ingress count falls at the link rate in frame-sized steps rather than all at once.
@@ -103,7 +105,7 @@ pub const PHANTOM_CHUNK: u32 = 4096;
 /// Sees every frame as it starts onto a wire, e.g. to write a pcap. The fabric carries no
 /// bytes; a tap that wants them builds the frame from the packet's fields (the `wire` crate
 /// emits every header the fabric carries).
-pub trait Tap: std::any::Any {
+pub trait Tap: std::any::Any + Send {
     /// `pkt` started leaving `node`'s `port` at `at` (its first bit).
     fn on_transmit(&mut self, at: SimTime, node: NodeId, port: PortId, pkt: &Packet);
 }
@@ -508,7 +510,9 @@ pub struct Fabric {
     bodies: Arena<Body>,
     /// Payloads with no compact [`Body`], whole.
     other_bodies: Arena<Payload>,
-    next_uid: u64,
+    /// Frames each node has made so far (by node index): a frame's uid counts at its sender
+    /// ([`Packet::uid`]), so a partition of the fabric numbers its frames alone.
+    made: Vec<u64>,
     flows: Vec<FlowState>,
     flows_done: usize,
     inbox: VecDeque<Delivery>,
@@ -530,6 +534,8 @@ pub struct Fabric {
     /// The first frame a host port refused as longer than its MTU, for the message that
     /// explains the drops ([`Fabric::oversize`]).
     oversize: Option<OversizeDrop>,
+    /// This fabric's share of a partitioned run, when it is one (`share.rs`).
+    share: Option<Box<share::Share>>,
 }
 
 /// A frame a host port refused because it is longer than the port's MTU allows.
@@ -852,12 +858,19 @@ impl Fabric {
     }
 
     fn new_packet(&mut self, src: NodeId, spec: PacketSpec, now: SimTime) -> PacketHandle {
-        let uid = self.next_uid;
-        self.next_uid += 1;
+        let made = &mut self.made[src.index()];
+        let uid = *made * self.nodes.len() as u64 + u64::from(src.0);
+        *made += 1;
+        self.store_packet(InFlight::new(uid, src, &spec, now), spec.payload, now)
+    }
+
+    /// Keeps a packet in the store: its descriptor and payload in slots of one index, and
+    /// when its first bit reached the node it is at.
+    fn store_packet(&mut self, desc: InFlight, payload: Payload, head_at: SimTime) -> PacketHandle {
         let body = self
             .bodies
-            .insert(Body::pack(spec.payload, &mut self.other_bodies));
-        let h = self.packets.insert(InFlight::new(uid, src, &spec, now));
+            .insert(Body::pack(payload, &mut self.other_bodies));
+        let h = self.packets.insert(desc);
         debug_assert_eq!(
             h.index(),
             body.index(),
@@ -865,9 +878,9 @@ impl Fabric {
         );
         let i = h.index() as usize;
         if i >= self.head_at.len() {
-            self.head_at.resize(i + 1, now);
+            self.head_at.resize(i + 1, head_at);
         }
-        self.head_at[i] = now;
+        self.head_at[i] = head_at;
         h
     }
 
@@ -951,7 +964,8 @@ impl Model for Fabric {
     fn handle(&mut self, ev: FabricEvent, sched: &mut Scheduler<FabricEvent>) -> Step {
         let had_flows = !self.flows.is_empty();
         Fabric::handle(self, ev, sched);
-        if had_flows && self.all_flows_done() {
+        // A partition's share cannot tell whether the other partitions' flows are done.
+        if had_flows && self.share.is_none() && self.all_flows_done() {
             Step::Stop
         } else {
             Step::Continue

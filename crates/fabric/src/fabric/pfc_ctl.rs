@@ -289,6 +289,13 @@ impl Fabric {
                 "a fabric with PFC (a stalled NIC floods PAUSE frames, and only PFC sends them)",
             ));
         }
+        if !self.owns(host) {
+            return Err(ConfigError::new(
+                "stall_host",
+                host,
+                "a host this partition owns (stall it on its own partition's fabric)",
+            ));
+        }
         let port = self.hosts[*h as usize].port;
         sched.schedule_at(at, FabricEvent::HostStall { port }.into());
         Ok(())

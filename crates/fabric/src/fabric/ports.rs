@@ -139,7 +139,12 @@ impl Fabric {
             pt.tx_done_pending = true;
             sched.schedule_at(end, FabricEvent::TxDone { port }.into());
         }
-        sched.schedule_at(end + prop, FabricEvent::Arrive { port: peer, pkt }.into());
+        // A frame into another partition's port waits in the outbox (`share.rs`), after the
+        // observers below have seen it.
+        let cross = self.crossing_to(peer);
+        if cross.is_none() {
+            sched.schedule_at(end + prop, FabricEvent::Arrive { port: peer, pkt }.into());
+        }
         if self.tap.is_some() {
             let p = self.packet_copy(pkt);
             if let Some(tap) = self.tap.as_mut() {
@@ -167,6 +172,9 @@ impl Fabric {
                 pkt: r,
                 queue_bytes: q,
             });
+        }
+        if let Some(to) = cross {
+            self.hand_over(to, end + prop, peer, pkt);
         }
     }
 

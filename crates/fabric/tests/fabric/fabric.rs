@@ -612,7 +612,8 @@ fn link_loss_rules_drop_exactly_the_nth_frame() {
             _ => None,
         })
         .collect();
-    assert_eq!(dropped, vec![2], "the third frame (uid 2) is the one lost");
+    // Uids count per sender: host 0's third frame is 2 × 2 nodes + node 0.
+    assert_eq!(dropped, vec![4], "the third frame (uid 4) is the one lost");
 }
 
 fn hashed_run(seed: u64) -> (u64, u64) {

@@ -4,6 +4,7 @@
 //! allocator, which would count every other test's allocations here.
 
 mod fabric;
+mod partitioned;
 mod pcap;
 mod pfc_failures;
 mod support;

@@ -88,8 +88,10 @@ pub(super) fn drawing(
         })
         .collect();
     // Frames: follow each packet uid through Dequeued (at its sender host), Arrived/Dequeued
-    // at the switch, Arrived at the far host.
-    let mut by_uid: BTreeMap<u64, FrameHops> = BTreeMap::new();
+    // at the switch, Arrived at the far host; listed in the order their first record came
+    // (uids are counted per sender, so their order is not the frames').
+    let mut by_uid: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut hops: Vec<FrameHops> = Vec::new();
     for (t, r) in trace {
         if *t < t0 || *t > end {
             continue;
@@ -105,16 +107,20 @@ pub(super) fn drawing(
             continue;
         }
         let at_host = nodes.contains(&node);
-        let f = by_uid.entry(pkt.uid).or_insert_with(|| FrameHops {
-            kind: frame_kind(pkt.class),
-            forward: node == nodes[0],
-            bytes: pkt.bytes,
-            sent_ns: rel(*t),
-            at_switch_ns: None,
-            left_switch_ns: None,
-            arrived_ns: None,
-            dropped: false,
+        let i = *by_uid.entry(pkt.uid).or_insert_with(|| {
+            hops.push(FrameHops {
+                kind: frame_kind(pkt.class),
+                forward: node == nodes[0],
+                bytes: pkt.bytes,
+                sent_ns: rel(*t),
+                at_switch_ns: None,
+                left_switch_ns: None,
+                arrived_ns: None,
+                dropped: false,
+            });
+            hops.len() - 1
         });
+        let f = &mut hops[i];
         match (stage, at_host) {
             (None, _) => f.dropped = true,
             (Some(PacketStage::Dequeued), true) if f.at_switch_ns.is_none() => {
@@ -130,7 +136,7 @@ pub(super) fn drawing(
     // The switch holds a frame from its first bit in to its last bit out: the records mark
     // the last bit's arrival and the first bit's departure, so widen by one serialization
     // time (frame + preamble, SFD, FCS and inter-frame gap) on each side.
-    for f in by_uid.values() {
+    for f in &hops {
         if let (Some(a), Some(b)) = (f.at_switch_ns, f.left_switch_ns) {
             let ser = (f.bytes as f64 + 24.0) * 8.0 / link_gbps as f64;
             timeline.push(Interval {
@@ -149,8 +155,9 @@ pub(super) fn drawing(
     // intervals; the drawing shows the first ones and says how many more there were.
     let timeline_truncated = timeline.len().saturating_sub(MAX_TIMELINE_INTERVALS) as u64;
     timeline.truncate(MAX_TIMELINE_INTERVALS);
-    let frames_truncated = by_uid.len() > MAX_LADDER_FRAMES;
-    let frames = by_uid.into_values().take(MAX_LADDER_FRAMES).collect();
+    let frames_truncated = hops.len() > MAX_LADDER_FRAMES;
+    hops.truncate(MAX_LADDER_FRAMES);
+    let frames = hops;
     Drawing {
         timeline,
         timeline_truncated,
