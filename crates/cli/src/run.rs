@@ -29,6 +29,21 @@ pub struct RunArgs {
     /// Print one JSON document (schema below) instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Threads a fat-tree run (permutation or connection matrix) may use, 1..=256 (default:
+    /// the cores available). The fabric is split into as many partitions, whole pods or
+    /// racks each, run side by side in windows of the shortest cut link's delay; the result
+    /// is the same for any count, only the wall time changes. Lesson presets and the other
+    /// runs are single-threaded (their fabric is one rack).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub threads: Option<u32>,
+}
+
+impl RunArgs {
+    /// The threads asked for, or the cores available.
+    pub fn threads(&self) -> u32 {
+        self.threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
+    }
 }
 
 const RUN_HELP: &str = "\
@@ -224,7 +239,7 @@ fn permutation(
     if let Some(why) = rdmalab::permutation::unsupported(plan) {
         return bad(format!("workload.pattern = permutation: {why}"));
     }
-    let r = match rdmalab::permutation::run_plan(plan, host, a.pcap.as_deref()) {
+    let r = match rdmalab::permutation::run_plan(plan, host, a.pcap.as_deref(), a.threads()) {
         Ok(r) => r,
         Err(e) => {
             errln!("rdmalab run: the run failed: {e}");
@@ -312,7 +327,7 @@ fn matrix(
         Ok(x) => x,
         Err(e) => return bad(e),
     };
-    let r = match rdmalab::matrix::run_plan(plan, &m, host, a.pcap.as_deref()) {
+    let r = match rdmalab::matrix::run_plan(plan, &m, host, a.pcap.as_deref(), a.threads()) {
         Ok(r) => r,
         Err(e @ rdmalab::world::WorldError::Setup(_)) => return bad(e),
         Err(e) => {

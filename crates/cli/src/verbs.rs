@@ -99,7 +99,7 @@ fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
-    let pcap: Option<Box<dyn std::io::Write>> = match &capture {
+    let pcap: Option<Box<dyn std::io::Write + Send>> = match &capture {
         Some(o) => Some(Box::new(o.writer()?)),
         None => None,
     };

@@ -53,7 +53,8 @@ pub struct PartitionedStats {
     pub crossed: u64,
 }
 
-/// Runs `parts` (partition `i` with scheduler `scheds[i]`) in windows of `lookahead` until no
+/// Runs `parts` (partition `i` with scheduler `scheds[i]`; borrowed, so a caller whose
+/// partitions live apart need not gather them) in windows of `lookahead` until no
 /// event is pending or the next lies after `until`, on up to `threads` threads (1 runs them in
 /// turn on the caller's). `budget.sim_time` and `budget.events` hold for the run as a whole.
 ///
@@ -61,8 +62,8 @@ pub struct PartitionedStats {
 /// hands over an event for a partition that does not exist or due inside the window it was
 /// scheduled in (a model that broke the contract: the run would not be reproducible).
 pub fn run_partitioned<M>(
-    parts: &mut [M],
-    scheds: &mut [Scheduler<M::Event>],
+    parts: &mut [&mut M],
+    scheds: &mut [&mut Scheduler<M::Event>],
     lookahead: SimDuration,
     until: SimTime,
     threads: usize,
@@ -124,7 +125,7 @@ where
         stats.crossed += crossing.len() as u64;
         for (dest, at, parcel) in crossing.drain(..) {
             assert!(at > end, "an event handed over inside its own window");
-            parts[dest].deliver(at, parcel, &mut scheds[dest]);
+            parts[dest].deliver(at, parcel, scheds[dest]);
         }
         if stats.events > budget.events {
             return Err(BudgetExceeded::Events {
@@ -137,8 +138,8 @@ where
 
 /// One window: every partition to `end`, `threads` at a time.
 fn run_window<M>(
-    parts: &mut [M],
-    scheds: &mut [Scheduler<M::Event>],
+    parts: &mut [&mut M],
+    scheds: &mut [&mut Scheduler<M::Event>],
     end: SimTime,
     threads: usize,
     budget: &Budget,
@@ -151,7 +152,7 @@ where
         return parts
             .iter_mut()
             .zip(scheds.iter_mut())
-            .map(|(m, s)| crate::run_until(m, s, budget, end))
+            .map(|(m, s)| crate::run_until(&mut **m, &mut **s, budget, end))
             .collect();
     }
     let share = parts.len().div_ceil(threads);
@@ -163,7 +164,7 @@ where
                 move || {
                     ms.iter_mut()
                         .zip(ss.iter_mut())
-                        .map(|(m, s)| crate::run_until(m, s, budget, end))
+                        .map(|(m, s)| crate::run_until(&mut **m, &mut **s, budget, end))
                         .collect::<Vec<_>>()
                 }
             });

@@ -12,7 +12,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function("k8_128_hosts", |b| {
         b.iter(|| {
             black_box(
-                rdmalab::permutation::run_plan(&plan, &Default::default(), None).expect("runs"),
+                rdmalab::permutation::run_plan(&plan, &Default::default(), None, 1).expect("runs"),
             )
         })
     });

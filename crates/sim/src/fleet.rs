@@ -93,10 +93,14 @@ impl FleetWorld {
     /// `switch.ecmp_hash`), NIC and host profiles (with `host`'s overrides) and run budget.
     /// `pcap`: every frame is written there (to a temporary name, renamed into place by
     /// [`FleetWorld::finish`], so a failed run leaves no pcap under the final name).
+    ///
+    /// `threads`: split the fabric to run on up to that many ([`World::new_partitioned`]);
+    /// a pcap keeps the world on one thread (each partition sees only its own frames).
     pub fn new(
         plan: &Plan,
         host: &BTreeMap<String, u64>,
         pcap: Option<&std::path::Path>,
+        threads: u32,
     ) -> Result<FleetWorld, WorldError> {
         let topo = plan.topology()?;
         let cfg = plan.fabric_config();
@@ -104,7 +108,8 @@ impl FleetWorld {
         profile
             .apply_overrides(host)
             .map_err(|e| WorldError::Setup(format!("host profile: {e}")))?;
-        let mut world = World::new(&topo, cfg, profile, plan.nic_profile())?;
+        let threads = if pcap.is_some() { 1 } else { threads };
+        let mut world = World::new_partitioned(&topo, cfg, profile, plan.nic_profile(), threads)?;
         crate::report::run::configure(&mut world, plan, &profile);
         let capture = match pcap {
             None => None,
@@ -329,8 +334,9 @@ pub fn run(
             f.intact = s.mismatched_bytes == 0 && s.bytes_written >= flows[i].bytes.max(1);
         }
     }
-    out.drops = w.fabric().counters().drops();
-    out.pauses = w.fabric().ports().map(|(.., s)| s.pauses_sent).sum();
+    let fabric = w.joined();
+    out.drops = fabric.counters().drops();
+    out.pauses = fabric.ports().map(|(.., s)| s.pauses_sent).sum();
     Ok(out)
 }
 

@@ -71,6 +71,9 @@ pub struct MatrixReport {
     pub mismatched_bytes: u64,
     /// Peak resident memory of the process when the run ended, bytes (Linux), if known.
     pub peak_rss_bytes: Option<u64>,
+    /// Threads and partitions the run used (the only part of the report that depends on
+    /// `--threads`, with the wall times).
+    pub parallel: crate::world::Parallelism,
 }
 
 impl MatrixReport {
@@ -107,7 +110,8 @@ impl MatrixReport {
             "{name}: {} flows of {file} (Nodes {}) on a {}-host fat tree, one RC WRITE each\n\
              completed {}/{}{}; intact {}; drops {}; PAUSE frames {}\n\
              FCT p50 {}  p99 {}  max {}   slowdown vs ideal p50 {}  p99 {}  max {}\n\
-             simulated {}; {} events in {:.3} s wall ({:.2} M events/s); setup {:.3} s{}\n",
+             simulated {}; {} events in {:.3} s wall ({:.2} M events/s); setup {:.3} s{}\n\
+             parallel: {}\n",
             self.flows.len(),
             self.nodes,
             self.hosts,
@@ -137,6 +141,7 @@ impl MatrixReport {
             self.setup_wall_ns as f64 / 1e9,
             self.peak_rss_bytes
                 .map_or(String::new(), |b| format!("; peak memory {} MB", b >> 20)),
+            self.parallel.line(),
         );
         // The slowest flows, with where they are in the file.
         let mut slow: Vec<&FlowRow> = self.flows.iter().collect();
@@ -177,11 +182,12 @@ pub fn run_plan(
     matrix: &Matrix,
     host: &BTreeMap<String, u64>,
     pcap: Option<&std::path::Path>,
+    threads: u32,
 ) -> Result<MatrixReport, WorldError> {
     if let Some(why) = unsupported(plan) {
         return Err(WorldError::Setup(why));
     }
-    let mut fw = FleetWorld::new(plan, host, pcap)?;
+    let mut fw = FleetWorld::new(plan, host, pcap, threads)?;
     let hosts = fw.world.host_count();
     if matrix.nodes > hosts {
         return Err(WorldError::Setup(format!(
@@ -237,6 +243,7 @@ pub fn run_plan(
             intact: r.intact,
         });
     }
+    rep.parallel = fw.world.parallelism();
     fw.finish()?;
     rep.peak_rss_bytes = peak_rss_bytes();
     Ok(rep)

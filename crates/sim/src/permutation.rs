@@ -53,6 +53,9 @@ pub struct PermutationReport {
     /// reference are checked against the generator's seed and offset, which fixes every byte;
     /// writes of real bytes also feed the buffer's CRC-32).
     pub intact: usize,
+    /// Threads and partitions the run used (the only part of the report that depends on
+    /// `--threads`, with the wall times).
+    pub parallel: crate::world::Parallelism,
 }
 
 impl PermutationReport {
@@ -79,6 +82,7 @@ impl PermutationReport {
              simulated            {:.3} ms, {} data packets, {} drops, {} PAUSE frames\n\
              wall (data phase)    {:.3} s ({:.3} s more to connect the QPs)\n\
              events               {} ({:.2} M/s), {:.2} M data packets/s\n\
+             parallel             {}\n\
              peak memory          {}\n",
             self.hosts,
             self.completed,
@@ -98,6 +102,7 @@ impl PermutationReport {
             self.events,
             self.events_per_s() / 1e6,
             self.packets_per_s() / 1e6,
+            self.parallel.line(),
             self.peak_rss_bytes
                 .map_or("unknown".to_string(), |b| format!("{} MB", b >> 20)),
         )
@@ -163,11 +168,12 @@ pub fn run_plan(
     plan: &Plan,
     host: &std::collections::BTreeMap<String, u64>,
     pcap: Option<&std::path::Path>,
+    threads: u32,
 ) -> Result<PermutationReport, WorldError> {
     if let Some(why) = unsupported(plan) {
         return Err(WorldError::Setup(why));
     }
-    let mut fw = FleetWorld::new(plan, host, pcap)?;
+    let mut fw = FleetWorld::new(plan, host, pcap, threads)?;
     let n = fw.world.host_count() as usize;
     let dst = derangement(n, plan.seed);
     let len = plan.workload.message_bytes.max(1);
@@ -213,6 +219,7 @@ pub fn run_plan(
     let t = &plan.topology;
     rep.ideal_fct_ps =
         fleet::ideal_fct_ps(len, plan.rdma.mtu_bytes as u32, t.link_gbps, t.cable_m, 6);
+    rep.parallel = fw.world.parallelism();
     fw.finish()?;
     rep.peak_rss_bytes = peak_rss_bytes();
     Ok(rep)

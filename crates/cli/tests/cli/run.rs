@@ -517,9 +517,16 @@ fn every_preset_lab_and_fat_tree_json_is_its_snapshot() {
             "{}/../../scenarios/fattree-permutation-{n}.toml",
             env!("CARGO_MANIFEST_DIR")
         );
+        // Two threads named, so the snapshot's `parallel` section is the same on any machine.
         cases.push((
             format!("fattree_{n}"),
-            vec!["run".into(), file, "--json".into()],
+            vec![
+                "run".into(),
+                file,
+                "--json".into(),
+                "--threads".into(),
+                "2".into(),
+            ],
         ));
     }
     for (name, args) in cases {
@@ -534,4 +541,42 @@ fn every_preset_lab_and_fat_tree_json_is_its_snapshot() {
         let pretty = serde_json::to_string_pretty(&redact(&v)).unwrap();
         insta::assert_snapshot!(format!("json_{name}"), pretty);
     }
+}
+
+/// Issue 24: the 128-host fat-tree permutation's `--json` is the same on 1, 2 and 4 threads
+/// (the fabric split into 1, 2 and 4 partitions of whole pods), the machine's fields and the
+/// `parallel` section, which says how the run was split, aside.
+#[test]
+fn a_fat_tree_run_is_the_same_on_one_two_and_four_threads() {
+    let file = format!(
+        "{}/../../scenarios/fattree-permutation-128.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let run = |threads: &str| {
+        let out = rdmalab()
+            .args(["run", &file, "--json", "--threads", threads])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let mut v: serde_json::Value = serde_json::from_slice(&out).expect("--json is JSON");
+        let parallel = v
+            .as_object_mut()
+            .and_then(|m| m.remove("parallel"))
+            .expect("the report says how the run was split");
+        (redact(&v), parallel)
+    };
+    let (one, p1) = run("1");
+    assert_eq!(p1["partitions"], 1);
+    assert_eq!(p1["threads"], 1);
+    for t in ["2", "4"] {
+        let (many, p) = run(t);
+        assert_eq!(p["partitions"].to_string(), t, "{p}");
+        assert_eq!(p["lookahead_ps"], 1_000_000, "{p}");
+        assert_eq!(many, one, "--threads {t}");
+    }
+    // The run did something worth comparing: every flow completed, through PAUSE frames.
+    assert_eq!(one["completed"], 128);
+    assert!(one["pauses"].as_u64().unwrap() > 0);
 }

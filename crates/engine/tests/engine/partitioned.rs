@@ -177,8 +177,8 @@ fn run_engine(net: &Net, split: &Split, ttl: u8, threads: usize) -> Vec<Vec<(Sim
     let n = net.links.len();
     let (mut models, mut scheds) = partitions(net, split.part_of, split.parts, ttl, false);
     let st = engine::run_partitioned(
-        &mut models,
-        &mut scheds,
+        &mut models.iter_mut().collect::<Vec<_>>(),
+        &mut scheds.iter_mut().collect::<Vec<_>>(),
         split.lookahead,
         SimTime::MAX,
         threads,
@@ -311,8 +311,8 @@ fn the_event_budget_counts_every_partition() {
         ..Budget::UNLIMITED
     };
     let e = engine::run_partitioned(
-        &mut models,
-        &mut scheds,
+        &mut models.iter_mut().collect::<Vec<_>>(),
+        &mut scheds.iter_mut().collect::<Vec<_>>(),
         SimDuration::from_ns(2),
         SimTime::MAX,
         2,
@@ -334,8 +334,8 @@ fn the_sim_time_budget_holds_inside_a_window() {
         ..Budget::UNLIMITED
     };
     let e = engine::run_partitioned(
-        &mut models,
-        &mut scheds,
+        &mut models.iter_mut().collect::<Vec<_>>(),
+        &mut scheds.iter_mut().collect::<Vec<_>>(),
         SimDuration::from_ns(5),
         SimTime::MAX,
         2,

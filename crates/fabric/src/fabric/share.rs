@@ -155,30 +155,28 @@ impl engine::Partitioned for Fabric {
 
 /// The partitions of one fabric (each given its share by [`Fabric::own_share`], in partition
 /// order), read as the one fabric they are.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Joined<'a> {
-    parts: &'a [Fabric],
+    parts: Vec<&'a Fabric>,
 }
 
 impl<'a> Joined<'a> {
-    /// `parts`, partition `i` at index `i`.
-    pub fn new(parts: &'a [Fabric]) -> Joined<'a> {
+    /// `parts`, partition `i` at index `i` (one fabric that is no share reads as itself).
+    pub fn new(parts: Vec<&'a Fabric>) -> Joined<'a> {
+        assert!(!parts.is_empty(), "a fabric has at least one partition");
         Joined { parts }
     }
 
     /// The partition that owns `node`.
     fn owner(&self, node: NodeId) -> &'a Fabric {
-        self.parts
-            .iter()
-            .find(|f| f.owns(node))
-            .unwrap_or(&self.parts[0])
+        owner(&self.parts, node)
     }
 
     /// The fabric-wide counters: every partition's sum; the highest buffer use and the first
     /// storm over all.
     pub fn counters(&self) -> Counters {
         let mut c = Counters::default();
-        for f in self.parts {
+        for f in &self.parts {
             c.add(&f.counters);
         }
         c
@@ -191,10 +189,9 @@ impl<'a> Joined<'a> {
 
     /// Every port as (node, port, link, stats), each from its owner, in global port order.
     pub fn ports(&self) -> impl Iterator<Item = (NodeId, PortId, LinkId, &'a PortStats)> + 'a {
-        let parts = self.parts;
+        let parts = self.parts.clone();
         (0..parts[0].ports.len()).map(move |i| {
-            let node = parts[0].ports[i].node;
-            let p = &Joined { parts }.owner(node).ports[i];
+            let p = &owner(&parts, parts[0].ports[i].node).ports[i];
             (p.node, p.local, p.link, &p.stats)
         })
     }
@@ -202,7 +199,7 @@ impl<'a> Joined<'a> {
     /// Every raw flow's outcome: what was sent as its source's partition counted it, what
     /// arrived as its destination's did, and the drops every partition counted.
     pub fn flow_results(&self) -> Vec<FlowResult> {
-        let first = &self.parts[0];
+        let first = self.parts[0];
         first
             .flows
             .iter()
@@ -231,6 +228,15 @@ impl<'a> Joined<'a> {
     pub fn packets_in_flight(&self) -> usize {
         self.parts.iter().map(|p| p.packets.len()).sum()
     }
+}
+
+/// The partition of `parts` that owns `node` (the first, if none claims it).
+fn owner<'a>(parts: &[&'a Fabric], node: NodeId) -> &'a Fabric {
+    parts
+        .iter()
+        .find(|f| f.owns(node))
+        .copied()
+        .unwrap_or(parts[0])
 }
 
 impl Counters {

@@ -162,8 +162,8 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
         })
         .collect();
     let many = run_partitioned(
-        &mut fabrics,
-        &mut scheds,
+        &mut fabrics.iter_mut().collect::<Vec<_>>(),
+        &mut scheds.iter_mut().collect::<Vec<_>>(),
         lookahead,
         UNTIL,
         c.threads,
@@ -172,7 +172,7 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     .unwrap();
 
     prop_assert_eq!(many.events, one.events, "events handled");
-    let joined = Joined::new(&fabrics);
+    let joined = Joined::new(fabrics.iter().collect());
     prop_assert_eq!(joined.flow_results(), whole.0.flow_results());
     prop_assert_eq!(joined.counters(), whole.0.counters());
     prop_assert_eq!(joined.all_flows_done(), whole.0.all_flows_done());

@@ -19,6 +19,7 @@ impl World {
         stage: Stage,
     ) -> (SimTime, SimTime) {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let ready = self.sched.now().max(self.state.hosts[h.index()].app_ready);
         let r = self.core_work(h, APP_CORE, ready, cost, stage);
         self.state.hosts[h.index()].app_ready = r.1;
@@ -37,6 +38,7 @@ impl World {
         stage: Stage,
     ) -> SimTime {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let now = self.sched.now();
         self.core_work(h, core, now, cost, stage).1
     }

@@ -26,7 +26,7 @@ impl World {
     /// in flight and the bytes of every host's buffers. Counted from lengths and capacities,
     /// so the same run always counts the same.
     pub fn held_bytes(&self) -> u64 {
-        self.state.held_bytes()
+        self.states().iter().map(|s| s.held_bytes()).sum()
     }
 
     /// Whether the run's memory budget has room for `extra` more bytes of state (say, a

@@ -55,7 +55,13 @@ pub const FRAME_LOG_MAX: usize = 4_096;
 
 impl World {
     /// Writes every frame on every link to `out` as a pcap, with real payload bytes.
-    pub fn capture_pcap(&mut self, out: Box<dyn std::io::Write>) -> std::io::Result<()> {
+    pub fn capture_pcap(&mut self, out: Box<dyn std::io::Write + Send>) -> std::io::Result<()> {
+        if self.is_partitioned() {
+            // Each partition would see only its own frames.
+            return Err(std::io::Error::other(
+                "a pcap is written by a world on one thread: run with --threads 1",
+            ));
+        }
         self.state.pcap = Some(PcapWriter::new(out)?);
         self.state
             .fabric
@@ -80,6 +86,7 @@ impl World {
     /// [`World::take_frame_log`]: a verbs session's ladder. Costs a copy per frame; meant for
     /// short runs.
     pub fn log_frames(&mut self) {
+        debug_assert!(!self.is_partitioned(), "a frame log needs one partition");
         if self.state.frame_log.is_none() {
             self.state.frame_log = Some(Vec::new());
             self.state

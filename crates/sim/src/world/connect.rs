@@ -264,6 +264,7 @@ impl World {
         let mut ends = Vec::new();
         let mut bufs = [HostBuffer::default(); 2];
         for (i, (h, channel)) in [a, b].into_iter().zip(how.channels).enumerate() {
+            self.focus_host(h);
             let pd = self.state.hosts[h.index()]
                 .verbs
                 .alloc_pd()
@@ -283,6 +284,7 @@ impl World {
                 .map_err(|e| ConnectError::at(S::CreateQp, h)(e.into()))?
                 .qpn;
             if let Some(spec) = how.buffer {
+                self.focus_host(h);
                 let mem = self.state.hosts[h.index()].verbs.memory_mut();
                 let va = if spec.len <= verbs::Memory::MAX_REAL_LEN {
                     mem.alloc(spec.len)
@@ -401,7 +403,7 @@ impl World {
     ) -> Result<(), WorldError> {
         use verbs::types::{AhAttr, Gid};
         let mut ah_attr = AhAttr::roce(Gid(peer_gid));
-        ah_attr.grh.sgid_index = self.state.hosts[me.host.index()].sgid_index;
+        ah_attr.grh.sgid_index = self.state_of(me.host).hosts[me.host.index()].sgid_index;
         let rtr = QpAttr {
             qp_state: QpState::Rtr,
             ah_attr,

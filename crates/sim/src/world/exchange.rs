@@ -99,10 +99,12 @@ impl World {
         from_b: &[u8],
     ) -> Result<(Vec<u8>, Vec<u8>), WorldError> {
         for h in [a, b] {
+            self.focus_host(h);
             self.state.hosts[h.index()].cpu.set_setup_mode(true);
         }
         let r = self.exchange_over_tcp(a, b, from_a, from_b);
         for h in [a, b] {
+            self.focus_host(h);
             self.state.hosts[h.index()].cpu.set_setup_mode(false);
         }
         r

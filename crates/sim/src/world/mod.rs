@@ -70,6 +70,7 @@ mod dcqcn_glue;
 mod events;
 mod exchange;
 pub mod nic_tx;
+mod parts;
 mod rdma_cm;
 mod rdma_rx;
 mod rdma_tx;
@@ -86,6 +87,7 @@ pub use connect::{
 };
 pub use events::{Event, HostEvent};
 pub use exchange::ConnInfo;
+pub use parts::Parallelism;
 pub use rdma_cm::{CmConnected, CmParams};
 use rdma_tx::port_rate;
 pub use tcp::{SocketId, SocketStats, TcpEvent, TcpOptions};
@@ -448,6 +450,11 @@ pub struct World {
     /// A budget error a verbs call met while the world ran to its end (`control_path`): the
     /// call has no budget error to return, so the next `run_until*` returns it.
     deferred_error: Option<WorldError>,
+    /// A partitioned world's other partitions and how it is split (`parts.rs`); `None`: one
+    /// partition, `state` and `sched` are the whole world.
+    parts: Option<Box<parts::Parts>>,
+    /// Why a world asked to run on several threads runs on one ([`World::parallelism`]).
+    single_because: Option<String>,
 }
 
 /// What the world's events change: the fabric, the hosts and what observes them. Its event
@@ -482,7 +489,7 @@ struct State {
     pool: Arena<PoolData>,
     spare: Vec<Vec<u8>>,
     tracer: Tracer,
-    pcap: Option<PcapWriter<Box<dyn std::io::Write>>>,
+    pcap: Option<PcapWriter<Box<dyn std::io::Write + Send>>>,
     /// Frames leaving hosts, kept for [`World::take_frame_log`] (the playground's ladder),
     /// with the send WR each carries or answers.
     frame_log: Option<Vec<LoggedFrame>>,
@@ -511,6 +518,26 @@ impl World {
         profile: HostProfile,
         nic: NicProfile,
     ) -> Result<World, WorldError> {
+        Ok(World {
+            sched: Scheduler::new(),
+            state: State::build(topology, fabric, profile, nic)?,
+            total_budget: None,
+            defer_control: false,
+            deferred_error: None,
+            parts: None,
+            single_because: None,
+        })
+    }
+}
+
+impl State {
+    /// The state of a world on `topology` (of one partition of it: each is built whole).
+    fn build(
+        topology: &Topology,
+        fabric: FabricConfig,
+        profile: HostProfile,
+        nic: NicProfile,
+    ) -> Result<State, WorldError> {
         profile.validate()?;
         let fabric = Fabric::new(topology, fabric)?;
         let mut hosts = Vec::new();
@@ -548,54 +575,62 @@ impl World {
             });
         }
         let host_nodes = hosts.iter().map(|h| h.node).collect();
-        Ok(World {
-            sched: Scheduler::new(),
-            state: State {
-                fabric,
-                roce_priority: ROCE_PRIORITY,
-                cnp_priority: CNP_PRIORITY,
-                adaptive_min: None,
-                selective_window: None,
-                dcqcn: None,
-                wake_scratch: Vec::new(),
-                pace_scratch: Vec::new(),
-                send_completions: 0,
-                hosts,
-                host_nodes,
-                by_node,
-                by_ip,
-                pool: Arena::new(),
-                spare: Vec::new(),
-                tracer: Tracer::disabled(),
-                pcap: None,
-                frame_log: None,
-                wr_psns: BTreeMap::new(),
-                frame_log_skipped: 0,
-                frame_buf: Vec::new(),
-                fabric_view: None,
-                capture_error: None,
-                tcp: Default::default(),
-                cm: Default::default(),
-            },
-            total_budget: None,
-            defer_control: false,
-            deferred_error: None,
+        Ok(State {
+            fabric,
+            roce_priority: ROCE_PRIORITY,
+            cnp_priority: CNP_PRIORITY,
+            adaptive_min: None,
+            selective_window: None,
+            dcqcn: None,
+            wake_scratch: Vec::new(),
+            pace_scratch: Vec::new(),
+            send_completions: 0,
+            hosts,
+            host_nodes,
+            by_node,
+            by_ip,
+            pool: Arena::new(),
+            spare: Vec::new(),
+            tracer: Tracer::disabled(),
+            pcap: None,
+            frame_log: None,
+            wr_psns: BTreeMap::new(),
+            frame_log_skipped: 0,
+            frame_buf: Vec::new(),
+            fabric_view: None,
+            capture_error: None,
+            tcp: Default::default(),
+            cm: Default::default(),
         })
     }
+}
 
-    /// The network: its ports, counters and tracer.
+impl World {
+    /// The network: its ports, counters and tracer. In a partitioned world
+    /// ([`World::new_partitioned`]) this is the share of the partition in front, whose
+    /// topology and settings are the whole fabric's but whose counters count its own nodes
+    /// only: read those with [`World::joined`].
     pub fn fabric(&self) -> &Fabric {
         &self.state.fabric
     }
 
-    /// The network, to set its tracer or observe it between runs.
+    /// The network, to set its tracer or observe it between runs (in a partitioned world, the
+    /// share in front: see [`World::fabric`]).
     pub fn fabric_mut(&mut self) -> &mut Fabric {
         &mut self.state.fabric
     }
 
     /// Events processed so far, every run of this world together.
     pub fn events_processed(&self) -> u64 {
-        self.sched.events_processed()
+        self.scheds().iter().map(|s| s.events_processed()).sum()
+    }
+
+    /// Moves every partition's clock on to `t` (a run that ended before it).
+    fn advance_clocks(&mut self, t: SimTime) {
+        self.sched.advance_to(t);
+        if let Some(p) = self.parts.as_mut() {
+            p.advance_parked(t);
+        }
     }
 
     /// The current simulated time: between runs, where the last one left the clock; inside a
@@ -606,23 +641,27 @@ impl World {
     /// Send-queue completions the NICs have written so far, all hosts together: a caller
     /// waiting for many QPs can look at their CQs only when this moves.
     pub fn send_completions(&self) -> u64 {
-        self.state.send_completions
+        self.states().iter().map(|s| s.send_completions).sum()
     }
     /// Events scheduled and not yet run (0: nothing more will happen on its own).
     pub fn pending_events(&self) -> usize {
-        self.sched.pending()
+        self.scheds().iter().map(|s| s.pending()).sum()
     }
     /// Host `i`.
     pub fn host(&self, i: impl Into<HostIx>) -> &SimHost {
-        &self.state.hosts[i.into().index()]
+        let h = i.into();
+        &self.state_of(h).hosts[h.index()]
     }
     /// Host `i`'s verbs context (memory, MRs, CQs...), for setup and inspection.
     pub fn verbs(&mut self, i: impl Into<HostIx>) -> &mut Context {
-        &mut self.state.hosts[i.into().index()].verbs
+        let h = i.into();
+        self.focus_host(h);
+        &mut self.state.hosts[h.index()].verbs
     }
     /// Host `i`'s verbs context, read only (a wait condition can look at it).
     pub fn verbs_ref(&self, i: impl Into<HostIx>) -> &Context {
-        &self.state.hosts[i.into().index()].verbs
+        let h = i.into();
+        &self.state_of(h).hosts[h.index()].verbs
     }
     /// Number of hosts.
     pub fn host_count(&self) -> u32 {

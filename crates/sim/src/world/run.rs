@@ -32,7 +32,11 @@ impl World {
             return Err(e);
         }
         let (budget, from_total) = self.within_total(budget)?;
-        let r = run_simulation(&mut Until { world: self, stop }, &budget, until);
+        let r = if self.is_partitioned() {
+            self.run_parts_until_cond(until, &budget, &mut stop)
+        } else {
+            run_simulation(&mut Until { world: self, stop }, &budget, until)
+        };
         Ok(self.count_total(r, from_total)?)
     }
 
@@ -42,11 +46,15 @@ impl World {
             return Err(e);
         }
         let (budget, from_total) = self.within_total(budget)?;
-        let r = run_until(&mut self.state, &mut self.sched, &budget, until);
+        let r = if self.is_partitioned() {
+            self.run_parts_until(until, &budget)
+        } else {
+            run_until(&mut self.state, &mut self.sched, &budget, until)
+        };
         let r = self.count_total(r, from_total);
         // Leave the clock at `until` so that later calls happen then.
         if self.sched.now() < until && until != SimTime::MAX {
-            self.sched.advance_to(until);
+            self.advance_clocks(until);
         }
         Ok(r?)
     }

@@ -17,7 +17,7 @@ impl World {
     /// Sends RoCE frames in priority `p` (a scenario's `lossless.priority`: PFC protects the
     /// priority RoCE really uses only when the two agree).
     pub fn set_roce_priority(&mut self, p: Priority) {
-        self.state.roce_priority = p;
+        self.each_state(|s| s.roce_priority = p);
     }
 
     /// The priority RoCE frames travel in.
@@ -30,7 +30,7 @@ impl World {
     /// not the DSCP: a CNP marked with a DSCP the switch maps to a lossy class is a CNP in
     /// that class's priority here.
     pub fn set_cnp_priority(&mut self, p: Priority) {
-        self.state.cnp_priority = p;
+        self.each_state(|s| s.cnp_priority = p);
     }
 
     /// Gives host `h`'s port a GID table (`gids`, index order), as
@@ -39,6 +39,7 @@ impl World {
     /// at RTR and whose type decides the encapsulation (RoCE v1 frames are not IP).
     pub fn set_gid_table(&mut self, h: impl Into<HostIx>, gids: Vec<verbs::types::GidEntry>) {
         let h: HostIx = h.into();
+        self.focus_host(h);
         if let Some(host) = self.state.hosts.get_mut(h.index()) {
             host.gids = gids;
         }
@@ -60,6 +61,7 @@ impl World {
     /// `gid_index` option of perftest and the course's programs); 0 unless set.
     pub fn use_sgid_index(&mut self, h: impl Into<HostIx>, index: u8) {
         let h: HostIx = h.into();
+        self.focus_host(h);
         if let Some(host) = self.state.hosts.get_mut(h.index()) {
             host.sgid_index = index;
         }
@@ -68,7 +70,7 @@ impl World {
     /// The GID host `h` advertises and sends from: its table's entry at its `sgid_index`, or
     /// the RoCEv2 IPv4-mapped GID without a table.
     pub(super) fn local_gid(&self, h: HostIx) -> verbs::types::Gid {
-        let host = &self.state.hosts[h.index()];
+        let host = &self.state_of(h).hosts[h.index()];
         host.gids
             .get(host.sgid_index as usize)
             .map_or(verbs::types::Gid::from_ipv4(host_ip(h.get())), |e| e.gid)
@@ -78,7 +80,7 @@ impl World {
     /// IRN-style selective repeat with at most `window` PSNs in flight (about a
     /// bandwidth-delay product; IRN's BDP cap).
     pub fn set_selective_repeat(&mut self, window: Option<u32>) {
-        self.state.selective_window = window.map(|w| w.max(1));
+        self.each_state(|s| s.selective_window = window.map(|w| w.max(1)));
     }
 
     /// Whether RC QPs recover by selective repeat.
@@ -96,14 +98,14 @@ impl World {
     /// their ACK timeout follows the measured round trip, never below
     /// [`ADAPTIVE_RETRANSMISSION_MIN`].
     pub fn set_adaptive_retransmission(&mut self, on: bool) {
-        self.state.adaptive_min = on.then_some(ADAPTIVE_RETRANSMISSION_MIN);
+        self.each_state(|s| s.adaptive_min = on.then_some(ADAPTIVE_RETRANSMISSION_MIN));
     }
 
     /// Runs DCQCN with `params` on the RC QPs that reach RTS from now on (or turns it off):
     /// their NICs answer CE-marked packets with CNPs and pace each QP at its DCQCN rate. The
     /// switches must mark (an [`fabric::EcnConfig`] on the fabric) for anything to happen.
     pub fn set_dcqcn(&mut self, params: Option<DcqcnParams>) {
-        self.state.dcqcn = params;
+        self.each_state(|s| s.dcqcn = params);
     }
 
     /// DCQCN's parameters, if the NICs run it.
@@ -120,7 +122,7 @@ impl World {
     ) -> Option<(u64, u64, u64, dcqcn::RpCounters)> {
         let h: HostIx = h.into();
         let rp = self
-            .state
+            .state_of(h)
             .hosts
             .get(h.index())?
             .qps
@@ -135,13 +137,14 @@ impl World {
     /// point; mlx5 `np_ecn_marked_roce_packets`, `np_cnp_sent`).
     pub fn np_counters(&self, h: impl Into<HostIx>, qpn: QpNum) -> Option<(u64, u64)> {
         let h: HostIx = h.into();
-        let e = self.state.hosts.get(h.index())?.qps.get(&qpn.get())?;
+        let e = self.state_of(h).hosts.get(h.index())?.qps.get(&qpn.get())?;
         Some((e.np.marked, e.np.cnps_sent))
     }
 
     /// Host `h`'s NIC line rate, kbit/s (its port's link).
     pub(super) fn line_kbps(&self, h: HostIx) -> u64 {
-        port_rate(&self.state.fabric, self.state.hosts[h.index()].node).bps() / 1_000
+        let s = self.state_of(h);
+        port_rate(&s.fabric, s.hosts[h.index()].node).bps() / 1_000
     }
 
     /// Starts a raw flow of `bytes` from host `src` to host `dst` at `start` (now if that has
@@ -161,7 +164,7 @@ impl World {
         let (Some(s), Some(d)) = (node(src), node(dst)) else {
             return Err(WorldError::NoHost(src.max(dst).get()));
         };
-        let id = self.state.fabric.add_flow(fabric::RawFlow {
+        let flow = fabric::RawFlow {
             src: s,
             dst: d,
             bytes,
@@ -169,7 +172,13 @@ impl World {
             priority,
             start,
             ecn_capable: false,
-        })?;
+        };
+        // Every partition knows every flow (its destination counts what arrives); the
+        // source's starts it.
+        let mut id = Ok(FlowId(0));
+        self.each_state(|st| id = st.fabric.add_flow(flow));
+        let id = id?;
+        self.focus_host(src);
         self.state.fabric.start_flow(id, &mut self.sched);
         Ok(id)
     }
@@ -178,6 +187,7 @@ impl World {
     /// ([`fabric::Fabric::stall_host`]): the source of a PFC storm.
     pub fn stall_host(&mut self, h: impl Into<HostIx>, at: SimTime) -> Result<(), WorldError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let node = self.state.hosts[h.index()].node;
         self.state.fabric.stall_host(node, at, &mut self.sched)?;
         Ok(())

@@ -28,6 +28,7 @@ impl World {
     /// firmware command on the NIC, plus `per_page` work for `pages` pages (pinning on the CPU,
     /// translation entries on the NIC). The application thread is blocked until it ends.
     pub(super) fn control_path(&mut self, h: HostIx, verb: Stage, pages: u64) {
+        self.focus_host(h);
         let now = self.sched.now();
         let host = &mut self.state.hosts[h.index()];
         let c = host.profile.control;
@@ -93,7 +94,11 @@ impl World {
         let r = f(self);
         self.defer_control = outer;
         if !outer {
-            let end = self.state.hosts.iter().map(|h| h.app_ready).max();
+            let end = self
+                .states()
+                .iter()
+                .flat_map(|s| s.hosts.iter().map(|h| h.app_ready))
+                .max();
             if let Some(end) = end.filter(|e| *e > self.sched.now()) {
                 // Bounded like a single control-path call: setup spans, no data yet.
                 let r = self.run_until(end, &Budget::UNLIMITED);
@@ -114,6 +119,7 @@ impl World {
         access: AccessFlags,
     ) -> Result<verbs::Mr, VerbsError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let mr = self.state.hosts[h.index()]
             .verbs
             .reg_mr(pd, va, len, access)?;
@@ -129,6 +135,7 @@ impl World {
         channel: Option<verbs::types::ChannelHandle>,
     ) -> Result<(verbs::CqHandle, u32), VerbsError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let r = self.state.hosts[h.index()].verbs.create_cq(cqe, channel)?;
         self.control_path(h, Stage::IoctlCreateCq, 0);
         Ok(r)
@@ -142,6 +149,7 @@ impl World {
         init: &verbs::qp::QpInitAttr,
     ) -> Result<verbs::CreatedQp, VerbsError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let r = self.state.hosts[h.index()].verbs.create_qp(pd, init)?;
         self.control_path(h, Stage::IoctlCreateQp, 0);
         Ok(r)
@@ -150,7 +158,7 @@ impl World {
     /// When host `h`'s application thread is free (after its blocking verbs calls).
     pub fn app_ready(&self, h: impl Into<HostIx>) -> SimTime {
         let h: HostIx = h.into();
-        self.state.hosts[h.index()].app_ready
+        self.state_of(h).hosts[h.index()].app_ready
     }
 
     /// `ibv_req_notify_cq`: the next completion on `cq` raises an interrupt and wakes the
@@ -162,6 +170,7 @@ impl World {
         solicited_only: bool,
     ) -> Result<(), VerbsError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let now = self.sched.now();
         let host = &mut self.state.hosts[h.index()];
         let cost = host.profile.cpu.poll_cq;
@@ -188,7 +197,7 @@ impl World {
         channel: verbs::types::ChannelHandle,
     ) -> Option<SimTime> {
         let h: HostIx = h.into();
-        self.state.hosts[h.index()]
+        self.state_of(h).hosts[h.index()]
             .cq_events
             .iter()
             .filter(|(_, ch)| *ch == channel)
@@ -204,6 +213,7 @@ impl World {
         channel: verbs::types::ChannelHandle,
     ) -> Result<Option<verbs::CqHandle>, VerbsError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let now = self.sched.now();
         let host = &mut self.state.hosts[h.index()];
         let Some(i) = host
@@ -231,7 +241,7 @@ impl World {
         attr: &QpAttr,
         mask: QpAttrMask,
     ) -> Result<Option<EtherType>, VerbsError> {
-        let host = &self.state.hosts[h.index()];
+        let host = &self.state_of(h).hosts[h.index()];
         if !mask.contains(QpAttrMask::AV) || host.gids.is_empty() {
             return Ok(None);
         }
@@ -266,6 +276,7 @@ impl World {
         mask: QpAttrMask,
     ) -> Result<ModifyOutcome, VerbsError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         if mask.contains(QpAttrMask::STATE)
             && matches!(
                 attr.qp_state,
@@ -395,6 +406,7 @@ impl World {
         wrs: &[SendWr],
     ) -> Result<PostReport, PostError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let now = self.sched.now();
         let host = &mut self.state.hosts[h.index()];
         let result = host.verbs.post_send(qpn, wrs);
@@ -453,6 +465,7 @@ impl World {
         wrs: &[RecvWr],
     ) -> Result<PostReport, PostError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let now = self.sched.now();
         let host = &mut self.state.hosts[h.index()];
         let result = host.verbs.post_recv(qpn, wrs);
@@ -480,6 +493,7 @@ impl World {
         max: usize,
     ) -> Result<Vec<Wc>, VerbsError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let now = self.sched.now();
         let host = &mut self.state.hosts[h.index()];
         let cost = host.profile.cpu.poll_cq;
@@ -507,6 +521,7 @@ impl World {
         qpn: QpNum,
     ) -> Result<verbs::DestroyReport, VerbsError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let host = &mut self.state.hosts[h.index()];
         let report = host.verbs.destroy_qp(qpn)?;
         if let Some(mut e) = host.qps.remove(&qpn.get()) {
@@ -525,6 +540,7 @@ impl World {
         qpn: QpNum,
     ) -> Result<verbs::DestroyReport, VerbsError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let report = self.vanish_qp(h, qpn)?;
         self.control_path(h, Stage::IoctlDestroyQp, 0);
         Ok(report)
@@ -538,6 +554,7 @@ impl World {
         cq: verbs::CqHandle,
     ) -> Result<(), VerbsError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         self.state.hosts[h.index()].verbs.destroy_cq(cq)?;
         self.control_path(h, Stage::IoctlDestroyCq, 0);
         Ok(())
@@ -552,6 +569,7 @@ impl World {
         mr: verbs::MrHandle,
     ) -> Result<(), VerbsError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         self.state.hosts[h.index()].verbs.dereg_mr(mr)?;
         self.control_path(h, Stage::IoctlDeregMr, 0);
         Ok(())
@@ -565,6 +583,7 @@ impl World {
         pd: verbs::PdHandle,
     ) -> Result<(), VerbsError> {
         let h: HostIx = h.into();
+        self.focus_host(h);
         self.state.hosts[h.index()].verbs.dealloc_pd(pd)?;
         self.control_path(h, Stage::IoctlDeallocPd, 0);
         Ok(())

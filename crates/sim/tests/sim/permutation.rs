@@ -26,7 +26,7 @@ fn derangements_have_no_fixed_point_and_hit_every_host_once() {
 
 #[test]
 fn sixteen_hosts_complete_intact_deterministic_and_without_shortcuts() {
-    let a = run_plan(&plan(&[]), &Default::default(), None).unwrap();
+    let a = run_plan(&plan(&[]), &Default::default(), None, 1).unwrap();
     assert_eq!(a.hosts, 16);
     assert_eq!(a.completed, 16, "every flow completes");
     assert_eq!(a.intact, 16, "every byte of every flow arrived, as sent");
@@ -51,13 +51,37 @@ fn sixteen_hosts_complete_intact_deterministic_and_without_shortcuts() {
         "nothing beats the line rate"
     );
     // The same seed, the same run, bit for bit; another seed, another permutation.
-    let b = run_plan(&plan(&[]), &Default::default(), None).unwrap();
+    let b = run_plan(&plan(&[]), &Default::default(), None, 1).unwrap();
     assert_eq!(
         (a.fct_ps.clone(), a.events, a.pauses),
         (b.fct_ps, b.events, b.pauses)
     );
-    let c = run_plan(&plan(&["seed=2"]), &Default::default(), None).unwrap();
+    let c = run_plan(&plan(&["seed=2"]), &Default::default(), None, 1).unwrap();
     assert_ne!(a.fct_ps, c.fct_ps);
+}
+
+/// Issue 24: the same permutation on 1, 2 and 4 threads (the 16-host tree split into as many
+/// partitions, whole pods each) is the same run: every flow's completion time, the events,
+/// the frames, the drops and pauses.
+#[test]
+fn the_permutation_is_the_same_run_on_any_number_of_threads() {
+    let one = run_plan(&plan(&[]), &Default::default(), None, 1).unwrap();
+    assert_eq!(one.parallel.partitions, 1);
+    for threads in [2, 4] {
+        let many = run_plan(&plan(&[]), &Default::default(), None, threads).unwrap();
+        assert_eq!(many.parallel.partitions, threads, "{:?}", many.parallel);
+        assert_eq!(many.parallel.lookahead_ps, Some(1_000_000));
+        assert_eq!(many.fct_ps, one.fct_ps, "{threads} threads");
+        assert_eq!(
+            (many.events, many.data_packets, many.drops, many.pauses),
+            (one.events, one.data_packets, one.drops, one.pauses),
+            "{threads} threads"
+        );
+        assert_eq!(
+            (many.completed, many.intact, many.bytes_received),
+            (one.completed, one.intact, one.bytes_received)
+        );
+    }
 }
 
 #[test]
@@ -73,6 +97,7 @@ fn sixteen_host_pcap_decodes_with_psns_in_tshark() {
         &plan(&["workload.message_bytes=65536"]),
         &Default::default(),
         Some(&path),
+        1,
     )
     .unwrap();
     assert_eq!(r.completed, 16);
@@ -121,8 +146,8 @@ fn a_matrix_of_the_permutation_runs_exactly_the_permutation() {
         "workload.matrix=perm.cm",
         "workload.message_bytes=4096",
     ]);
-    let a = run_plan(&p, &Default::default(), None).unwrap();
-    let b = rdmalab::matrix::run_plan(&mp, &m, &Default::default(), None).unwrap();
+    let a = run_plan(&p, &Default::default(), None, 1).unwrap();
+    let b = rdmalab::matrix::run_plan(&mp, &m, &Default::default(), None, 1).unwrap();
     let fct: Vec<u64> = b.flows.iter().map(|f| f.fct_ps.unwrap()).collect();
     assert_eq!((a.fct_ps, a.events, a.pauses), (fct, b.events, b.pauses));
     assert_eq!((b.completed, b.intact, b.never_started), (16, 16, 0));
@@ -136,7 +161,7 @@ fn a_triggered_matrix_chains_its_flows_and_completes() {
     let text = include_str!("../../../../scenarios/matrices/ring-allreduce-16.cm");
     let m = scenario::matrix::parse(text).unwrap();
     let p = scenario::parse(include_str!("../../../../scenarios/fattree-matrix-16.toml")).unwrap();
-    let r = rdmalab::matrix::run_plan(&p, &m, &Default::default(), None).unwrap();
+    let r = rdmalab::matrix::run_plan(&p, &m, &Default::default(), None, 1).unwrap();
     assert_eq!(r.flows.len(), 480);
     assert_eq!(
         (r.completed, r.intact, r.never_started, r.drops),
@@ -163,7 +188,7 @@ fn a_triggered_matrix_chains_its_flows_and_completes() {
          2->3 trigger 1 size 4096\ntrigger id 1 barrier count 2\n",
     )
     .unwrap();
-    let s = rdmalab::matrix::run_plan(&p, &stuck, &Default::default(), None).unwrap();
+    let s = rdmalab::matrix::run_plan(&p, &stuck, &Default::default(), None, 1).unwrap();
     assert_eq!((s.completed, s.never_started), (1, 1));
     assert_eq!(s.flows[1].start_ps, None);
     assert!(

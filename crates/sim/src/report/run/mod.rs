@@ -384,7 +384,7 @@ pub(crate) fn configure(w: &mut World, plan: &Plan, profile: &host::HostProfile)
 }
 
 /// Where a run's frames go: a writer onto a capture file (see [`run_plan_with`]).
-type PcapSink = Box<dyn std::io::Write>;
+type PcapSink = Box<dyn std::io::Write + Send>;
 
 fn new_world(
     plan: &Plan,

@@ -39,7 +39,7 @@ pub struct RunOptions {
     /// Run under this NIC profile instead of the file's.
     pub profile: Option<NicProfile>,
     /// Write every frame to this pcap.
-    pub pcap: Option<Box<dyn Write>>,
+    pub pcap: Option<Box<dyn Write + Send>>,
     /// Process at most this many events (never more than [`limits::MAX_EVENTS`]); a caller
     /// such as a web server may want a smaller budget per request.
     pub max_events: Option<u64>,

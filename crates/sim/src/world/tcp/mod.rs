@@ -251,6 +251,7 @@ struct TxSlot {
     t: Transmit,
 }
 
+#[derive(Clone)]
 struct RxSeg {
     at: SimTime,
     sock: u32,
@@ -272,6 +273,7 @@ struct TcpHost {
     stats: SocketStats,
 }
 
+#[derive(Clone)]
 struct Sock {
     host: HostIx,
     peer_host: HostIx,

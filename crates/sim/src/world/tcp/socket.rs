@@ -25,7 +25,7 @@ impl World {
     /// Host `h`'s socket-path counters.
     pub fn socket_stats(&self, h: impl Into<HostIx>) -> SocketStats {
         let h: HostIx = h.into();
-        self.state
+        self.state_of(h)
             .tcp
             .hosts
             .get(h.index())
@@ -35,12 +35,19 @@ impl World {
 
     /// The transport endpoint of `sock` (state, counters, cwnd...).
     pub fn tcp_connection(&self, sock: SocketId) -> &Connection {
-        &self.state.tcp.socks[sock.0 as usize].conn
+        &self.sock(sock).conn
+    }
+
+    /// Socket `sock` as the partition of its host holds it (every partition has every
+    /// socket, and only that one lives).
+    fn sock(&self, sock: SocketId) -> &Sock {
+        let h = self.state.tcp.socks[sock.0 as usize].host;
+        &self.state_of(h).tcp.socks[sock.0 as usize]
     }
 
     /// Bytes the application could read from `sock` now.
     pub fn tcp_readable(&self, sock: SocketId) -> usize {
-        let s = &self.state.tcp.socks[sock.0 as usize];
+        let s = self.sock(sock);
         if s.reader_blocked && self.sched.now() < s.wake_at {
             return 0;
         }
@@ -49,21 +56,19 @@ impl World {
 
     /// Free space in `sock`'s send buffer.
     pub fn tcp_writable(&self, sock: SocketId) -> usize {
-        self.state.tcp.socks[sock.0 as usize]
-            .conn
-            .send_buffer_free()
+        self.sock(sock).conn.send_buffer_free()
     }
 
     /// Bytes `sock`'s connection holds for the application, whether or not its reader has been
     /// woken yet (see [`World::tcp_ready_at`]).
     pub fn tcp_bytes_readable(&self, sock: SocketId) -> usize {
-        self.state.tcp.socks[sock.0 as usize].conn.bytes_readable()
+        self.sock(sock).conn.bytes_readable()
     }
 
     /// When `sock`'s application thread can act: after its blocking calls and after the wake-up
     /// that follows new data.
     pub fn tcp_ready_at(&self, sock: SocketId) -> SimTime {
-        let s = &self.state.tcp.socks[sock.0 as usize];
+        let s = self.sock(sock);
         let wake = if s.wake_at == SimTime::MAX {
             SimTime::ZERO
         } else {
@@ -74,7 +79,7 @@ impl World {
 
     /// The time of the next pending event, if any.
     pub fn next_event_at(&self) -> Option<SimTime> {
-        self.sched.peek_time()
+        self.scheds().iter().filter_map(|s| s.peek_time()).min()
     }
 
     /// Runs the world until `sock` has bytes to read (or room to write, with `for_write`), or
@@ -86,7 +91,7 @@ impl World {
         budget: &Budget,
     ) -> Result<bool, WorldError> {
         loop {
-            let s = &self.state.tcp.socks[sock.0 as usize];
+            let s = self.sock(sock);
             let ready_at = self.app_ready(s.host).max(s.wake_at);
             let ok = if for_write {
                 s.conn.send_buffer_free() > 0
@@ -97,7 +102,7 @@ impl World {
             if ok && now >= ready_at {
                 return Ok(true);
             }
-            let next = match self.sched.peek_time() {
+            let next = match self.next_event_at() {
                 Some(t) if ok => t.min(ready_at),
                 Some(t) => t,
                 None if ok => ready_at,
@@ -121,6 +126,8 @@ impl World {
             return Err(WorldError::NoHost(a.max(b).get()));
         }
         opts.config.validate()?;
+        // Every partition holds every socket (each lives for its own host's), so a socket's
+        // number is the same in all of them.
         let n = self.state.tcp.socks.len() as u32;
         let (ca, cb) = (n, n + 1);
         let pa = 40_000 + (ca as u16);
@@ -138,7 +145,7 @@ impl World {
         };
         let client = Connection::connect(config_of(a), pa, pb, isn_for(a, pa))?;
         let server = Connection::listen(config_of(b), pb, isn_for(b, pb))?;
-        let setup = self.state.hosts[a.index()].cpu.setup_mode();
+        let setup = self.state_of(a).hosts[a.index()].cpu.setup_mode();
         let mk = |host, peer_host, port, peer_port, conn| Sock {
             host,
             peer_host,
@@ -160,12 +167,16 @@ impl World {
             backlog: Vec::new(),
             setup,
         };
-        self.state.tcp.socks.push(mk(a, b, pa, pb, client));
-        self.state.tcp.socks.push(mk(b, a, pb, pa, server));
-        self.state.tcp_host(a).by_port.insert(pa, ca);
-        self.state.tcp_host(b).by_port.insert(pb, cb);
+        let (sa, sb) = (mk(a, b, pa, pb, client), mk(b, a, pb, pa, server));
+        self.each_state(|st| {
+            st.tcp.socks.push(sa.clone());
+            st.tcp.socks.push(sb.clone());
+            st.tcp_host(a).by_port.insert(pa, ca);
+            st.tcp_host(b).by_port.insert(pb, cb);
+        });
         let now = self.sched.now();
         for (h, name) in [(b, Stage::SocketAccept), (a, Stage::SocketConnect)] {
+            self.focus_host(h);
             let host = &mut self.state.hosts[h.index()];
             let ready = now.max(host.app_ready);
             let cost = host.profile.socket.syscall;
@@ -189,13 +200,14 @@ impl World {
                 .entry(name.name())
                 .or_default() += 1;
         }
+        self.focus_host(a);
         let ready = self.state.hosts[a.index()].app_ready;
         self.state.tcp_output(ca, APP_CORE, ready, &mut self.sched);
         let budget = Budget::default();
         loop {
             let (x, y) = (
-                &self.state.tcp.socks[ca as usize],
-                &self.state.tcp.socks[cb as usize],
+                &self.state_of(a).tcp.socks[ca as usize],
+                &self.state_of(b).tcp.socks[cb as usize],
             );
             if x.connected && y.connected {
                 break;
@@ -205,7 +217,7 @@ impl World {
             {
                 return Err(WorldError::Exchange);
             }
-            let Some(t) = self.sched.peek_time() else {
+            let Some(t) = self.next_event_at() else {
                 return Err(WorldError::Exchange);
             };
             self.run_until(t.max(self.sched.now() + SimDuration::from_ps(1)), &budget)?;
@@ -218,6 +230,7 @@ impl World {
     /// waits with [`World::tcp_wait`] and writes the rest).
     pub fn tcp_write(&mut self, h: impl Into<HostIx>, sock: SocketId, data: &[u8]) -> usize {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let now = self.sched.now();
         let si = sock.0 as usize;
         if self.state.tcp.socks[si].conn.send_buffer_free() == 0 || data.is_empty() {
@@ -337,6 +350,7 @@ impl World {
     /// arrives and it has been woken; call again after [`World::tcp_wait`]).
     pub fn tcp_read(&mut self, h: impl Into<HostIx>, sock: SocketId, buf: &mut [u8]) -> usize {
         let h: HostIx = h.into();
+        self.focus_host(h);
         let now = self.sched.now();
         let si = sock.0 as usize;
         self.tcp_release_before_syscall(sock.0);
