@@ -37,7 +37,7 @@ pub mod trace;
 
 pub use arena::{Arena, Handle};
 pub use budget::{Budget, BudgetExceeded};
-pub use parallel::{Partitioned, PartitionedStats, run_partitioned};
+pub use parallel::{Partitioned, PartitionedStats, Workers, run_partitioned};
 pub use prefetch::prefetch;
 pub use queue::{EventQueue, Tie};
 pub use rng::{Rng, RngStreams, StreamId};

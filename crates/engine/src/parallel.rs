@@ -18,11 +18,13 @@
 //! keep its side of that bargain: only events that carry their own tie (a fabric's link
 //! arrivals) may cross, each partition's outbox in the order it scheduled them.
 //!
-//! Threads are scoped to each window (spawned and joined per window: a few tens of
-//! microseconds, small against windows that each hold thousands of events); the calling
-//! thread runs one share itself.
+//! The threads are a pool kept between windows and between runs ([`Workers`]): a thread
+//! started per window cost more than many windows take (its allocator began on fresh pages,
+//! which the kernel zeroes), and a caller that runs a window at a time (a fleet's loop that
+//! looks at its completions every microsecond) would start one per window.
 
 use crate::{Budget, BudgetExceeded, Model, Scheduler, Tie};
+use std::sync::Arc;
 use units::{SimDuration, SimTime};
 
 /// A partition of a model split for [`run_partitioned`].
@@ -53,10 +55,74 @@ pub struct PartitionedStats {
     pub crossed: u64,
 }
 
+/// Threads to run partitions on, kept from one window (and one run) to the next.
+pub struct Workers {
+    pool: Option<Arc<rayon_core::ThreadPool>>,
+    threads: usize,
+    /// Windows after one of fewer events run on the caller's thread.
+    from_events: u64,
+    /// The events the last window of the last run handled (a caller that runs one window
+    /// per call is judged by its last call's).
+    last_window: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for Workers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Workers({})", self.threads)
+    }
+}
+
+impl Workers {
+    /// `threads` threads (1 or 0: none, everything runs on the caller's). If the system
+    /// cannot start them, the caller's thread does the work alone: the results are the same.
+    pub fn new(threads: usize) -> Workers {
+        if threads <= 1 {
+            return Workers {
+                pool: None,
+                threads: 1,
+                from_events: PARALLEL_FROM_EVENTS,
+                last_window: Default::default(),
+            };
+        }
+        match rayon_core::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("rdmalab-partition-{i}"))
+            .build()
+        {
+            Ok(pool) => Workers {
+                pool: Some(Arc::new(pool)),
+                threads,
+                from_events: PARALLEL_FROM_EVENTS,
+                last_window: Default::default(),
+            },
+            Err(_) => Workers {
+                pool: None,
+                threads: 1,
+                from_events: PARALLEL_FROM_EVENTS,
+                last_window: Default::default(),
+            },
+        }
+    }
+
+    /// [`Workers::new`] that runs every window on the workers, however little it holds (a
+    /// test of the threads' hand-over on small models).
+    pub fn eager(threads: usize) -> Workers {
+        Workers {
+            from_events: 0,
+            ..Workers::new(threads)
+        }
+    }
+
+    /// The threads that run windows.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+}
+
 /// Runs `parts` (partition `i` with scheduler `scheds[i]`; borrowed, so a caller whose
 /// partitions live apart need not gather them) in windows of `lookahead` until no
-/// event is pending or the next lies after `until`, on up to `threads` threads (1 runs them in
-/// turn on the caller's). `budget.sim_time` and `budget.events` hold for the run as a whole.
+/// event is pending or the next lies after `until`, on `workers` (`None`: in turn on the
+/// caller's thread). `budget.sim_time` and `budget.events` hold for the run as a whole.
 ///
 /// Panics if `parts` and `scheds` differ in length, if `lookahead` is zero, or if a partition
 /// hands over an event for a partition that does not exist or due inside the window it was
@@ -66,7 +132,7 @@ pub fn run_partitioned<M>(
     scheds: &mut [&mut Scheduler<M::Event>],
     lookahead: SimDuration,
     until: SimTime,
-    threads: usize,
+    workers: Option<&Workers>,
     budget: &Budget,
 ) -> Result<PartitionedStats, BudgetExceeded>
 where
@@ -78,18 +144,29 @@ where
         lookahead > SimDuration::ZERO,
         "a zero lookahead allows no window"
     );
+    let n = parts.len();
     let limit_time = SimTime::ZERO
         .checked_add(budget.sim_time)
         .unwrap_or(SimTime::MAX);
-    let threads = threads.clamp(1, parts.len().max(1));
+    let pool = workers
+        .and_then(|w| w.pool.as_deref().map(|p| (p, w.from_events)))
+        .filter(|_| n > 1);
     let mut stats = PartitionedStats::default();
-    let mut crossing = Vec::new();
-    while let Some(start) = scheds.iter().filter_map(|s| s.peek_time()).min() {
+    let mut mail = Mail::new(n);
+    // The events the last window handled: a window after a quiet one (a setup's exchange,
+    // a run's tail) is run in turn on the caller's thread, where it costs less than waking
+    // the workers. Which thread runs a window changes nothing in the run.
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut last_window = workers.map_or(0, |w| w.last_window.load(Relaxed));
+    let result = loop {
+        let Some(start) = scheds.iter().filter_map(|s| s.peek_time()).min() else {
+            break Ok(());
+        };
         if start > until {
-            break;
+            break Ok(());
         }
         if start > limit_time {
-            return Err(BudgetExceeded::SimTime {
+            break Err(BudgetExceeded::SimTime {
                 limit: budget.sim_time,
             });
         }
@@ -105,75 +182,240 @@ where
             sim_time: budget.sim_time,
             ..Budget::UNLIMITED
         };
-        let results = run_window(parts, scheds, end, threads, &window);
+        let on = pool
+            .filter(|(_, from)| last_window >= *from)
+            .map(|(p, _)| p);
+        let results = run_window(parts, scheds, &mut mail, end, on, &window);
+        let mut failed = None;
+        last_window = 0;
         for r in results {
             match r {
-                Ok(r) => stats.events += r.events,
+                Ok((r, crossed)) => {
+                    last_window += r.events;
+                    stats.crossed += crossed;
+                }
                 // A window's budget is what the run had left: the error names the run's.
                 Err(BudgetExceeded::Events { .. }) => {
-                    return Err(BudgetExceeded::Events {
+                    failed.get_or_insert(BudgetExceeded::Events {
                         limit: budget.events,
                     });
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
             }
         }
+        stats.events += last_window;
         stats.windows += 1;
-        for p in parts.iter_mut() {
-            p.drain_outbox(&mut crossing);
-        }
-        stats.crossed += crossing.len() as u64;
-        for (dest, at, parcel) in crossing.drain(..) {
-            assert!(at > end, "an event handed over inside its own window");
-            parts[dest].deliver(at, parcel, scheds[dest]);
+        if let Some(e) = failed {
+            break Err(e);
         }
         if stats.events > budget.events {
-            return Err(BudgetExceeded::Events {
+            break Err(BudgetExceeded::Events {
                 limit: budget.events,
             });
         }
+    };
+    if let Some(w) = workers {
+        w.last_window.store(last_window, Relaxed);
     }
-    Ok(stats)
+    // Between runs every pending event is in its partition's queue (a window that failed
+    // may have left some posted).
+    mail.deliver_all(parts, scheds);
+    result.map(|()| stats)
 }
 
-/// One window: every partition to `end`, `threads` at a time.
+/// Runs of windows below this many events, the one before, run on the caller's thread.
+// assumption: waking two workers and joining them costs some tens of microseconds here,
+// about a hundred events' work.
+const PARALLEL_FROM_EVENTS: u64 = 2_048;
+
+/// The parcels between partitions of one window: what partition `s` made for `d` waits in
+/// `boxes[s * n + d]` until every partition has run the window, then `d` takes it (on its
+/// own thread), oldest source first.
+struct Mail<P> {
+    n: usize,
+    boxes: Vec<Mailbox<P>>,
+}
+
+/// Parcels from one partition to another: (due, parcel), in the order they were made.
+type Mailbox<P> = std::sync::Mutex<Vec<(SimTime, P)>>;
+
+impl<P> Mail<P> {
+    fn new(n: usize) -> Mail<P> {
+        Mail {
+            n,
+            boxes: (0..n * n).map(|_| Mailbox::default()).collect(),
+        }
+    }
+
+    /// Hands any parcel still waiting to its partition (a window that failed part way).
+    fn deliver_all<M>(&mut self, parts: &mut [&mut M], scheds: &mut [&mut Scheduler<M::Event>])
+    where
+        M: Partitioned<Parcel = P>,
+    {
+        for (d, (m, s)) in parts.iter_mut().zip(scheds.iter_mut()).enumerate() {
+            take_mail(&self.boxes, self.n, d, &mut **m, &mut **s);
+        }
+    }
+}
+
+/// Partition `d` takes its parcels from `side`, source by source, each source's in order.
+fn take_mail<M: Partitioned>(
+    side: &[Mailbox<M::Parcel>],
+    n: usize,
+    d: usize,
+    model: &mut M,
+    sched: &mut Scheduler<M::Event>,
+) {
+    for s in 0..n {
+        let mut b = side[s * n + d].lock().expect("a mailbox is not poisoned");
+        for (at, parcel) in b.drain(..) {
+            model.deliver(at, parcel, sched);
+        }
+    }
+}
+
+/// Partition `s` puts what it made in the window ending at `end` on `side`; returns how many
+/// parcels and the earliest's time.
+fn post_mail<M: Partitioned>(
+    side: &[Mailbox<M::Parcel>],
+    n: usize,
+    s: usize,
+    model: &mut M,
+    end: SimTime,
+) -> (u64, Option<SimTime>) {
+    let mut out = Vec::new();
+    model.drain_outbox(&mut out);
+    let mut earliest: Option<SimTime> = None;
+    let count = out.len() as u64;
+    for (d, at, parcel) in out {
+        assert!(d < n, "a parcel for partition {d} of {n}");
+        assert!(at > end, "an event handed over inside its own window");
+        earliest = Some(earliest.map_or(at, |e| e.min(at)));
+        side[s * n + d]
+            .lock()
+            .expect("a mailbox is not poisoned")
+            .push((at, parcel));
+    }
+    (count, earliest)
+}
+
+/// A partition lent to a worker for one window.
+struct Slot<'a, M: Model> {
+    index: usize,
+    model: &'a mut M,
+    sched: &'a mut Scheduler<M::Event>,
+}
+
+/// One window: every partition runs to `end` and posts what it made for others; once all
+/// have posted, every partition takes what was posted for it (source by source). Each
+/// partition on a thread of `pool`, the two halves apart by a barrier (or all in turn). Per
+/// partition: the run's stats and the parcels it posted.
 fn run_window<M>(
     parts: &mut [&mut M],
     scheds: &mut [&mut Scheduler<M::Event>],
+    mail: &mut Mail<M::Parcel>,
     end: SimTime,
-    threads: usize,
+    pool: Option<&rayon_core::ThreadPool>,
     budget: &Budget,
-) -> Vec<Result<crate::RunStats, BudgetExceeded>>
+) -> Vec<Result<(crate::RunStats, u64), BudgetExceeded>>
 where
     M: Partitioned + Send,
     M::Event: Tie + Send,
 {
-    if threads == 1 {
-        return parts
+    let n = parts.len();
+    let boxes = &mail.boxes;
+    let Some(pool) = pool else {
+        let done: Vec<_> = parts
             .iter_mut()
             .zip(scheds.iter_mut())
-            .map(|(m, s)| crate::run_until(&mut **m, &mut **s, budget, end))
+            .enumerate()
+            .map(|(i, (m, s))| {
+                let r = crate::run_until(&mut **m, &mut **s, budget, end);
+                let (crossed, _) = post_mail(boxes, n, i, &mut **m, end);
+                r.map(|r| (r, crossed))
+            })
             .collect();
-    }
-    let share = parts.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let mut pairs = parts
-            .chunks_mut(share)
-            .zip(scheds.chunks_mut(share))
-            .map(|(ms, ss)| {
-                move || {
-                    ms.iter_mut()
-                        .zip(ss.iter_mut())
-                        .map(|(m, s)| crate::run_until(&mut **m, &mut **s, budget, end))
-                        .collect::<Vec<_>>()
-                }
-            });
-        let mine = pairs.next();
-        let others: Vec<_> = pairs.map(|work| scope.spawn(work)).collect();
-        let mut out = mine.map(|mut work| work()).unwrap_or_default();
-        for h in others {
-            out.extend(h.join().expect("a partition's thread panicked"));
+        for (d, (m, s)) in parts.iter_mut().zip(scheds.iter_mut()).enumerate() {
+            take_mail(boxes, n, d, &mut **m, &mut **s);
         }
-        out
-    })
+        return done;
+    };
+    // Partition `i` always runs on worker `i % threads` (a broadcast, not work stealing):
+    // its state stays in that thread's caches and its allocations in that thread's heap.
+    let threads = pool.current_num_threads().max(1);
+    let mut shares: Vec<Vec<Slot<'_, M>>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, (m, s)) in parts.iter_mut().zip(scheds.iter_mut()).enumerate() {
+        shares[i % threads].push(Slot {
+            index: i,
+            model: m,
+            sched: s,
+        });
+    }
+    let shares: Vec<std::sync::Mutex<Vec<Slot<'_, M>>>> =
+        shares.into_iter().map(std::sync::Mutex::new).collect();
+    let posted = SpinBarrier::new(threads);
+    let done: Vec<_> = pool
+        .broadcast(|ctx| {
+            let mut mine = shares[ctx.index()]
+                .lock()
+                .expect("a share is taken by one thread");
+            let ran: Vec<_> = mine
+                .iter_mut()
+                .map(|slot| {
+                    let r = crate::run_until(&mut *slot.model, &mut *slot.sched, budget, end);
+                    let (crossed, _) = post_mail(boxes, n, slot.index, &mut *slot.model, end);
+                    (slot.index, r.map(|r| (r, crossed)))
+                })
+                .collect();
+            posted.wait();
+            for slot in mine.iter_mut() {
+                take_mail(boxes, n, slot.index, &mut *slot.model, &mut *slot.sched);
+            }
+            ran
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut results: Vec<Option<Result<(crate::RunStats, u64), BudgetExceeded>>> =
+        (0..n).map(|_| None).collect();
+    for (i, r) in done {
+        results[i] = Some(r);
+    }
+    results
+        .into_iter()
+        .map(|r| r.expect("every partition's share of the window ran"))
+        .collect()
+}
+
+/// A barrier for a few threads that each arrive within microseconds of the others: it spins
+/// (a futex sleep and wake-up would take longer than most waits), then yields.
+struct SpinBarrier {
+    threads: usize,
+    arrived: std::sync::atomic::AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn new(threads: usize) -> SpinBarrier {
+        SpinBarrier {
+            threads,
+            arrived: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// Returns once all `threads` have called it (each calls it once).
+    fn wait(&self) {
+        use std::sync::atomic::Ordering::{AcqRel, Acquire};
+        self.arrived.fetch_add(1, AcqRel);
+        let mut spins = 0u32;
+        while self.arrived.load(Acquire) < self.threads {
+            if spins < 10_000 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
 }

@@ -181,7 +181,7 @@ fn run_engine(net: &Net, split: &Split, ttl: u8, threads: usize) -> Vec<Vec<(Sim
         &mut scheds.iter_mut().collect::<Vec<_>>(),
         split.lookahead,
         SimTime::MAX,
-        threads,
+        Some(&engine::Workers::eager(threads)),
         &Budget::UNLIMITED,
     )
     .unwrap();
@@ -315,7 +315,7 @@ fn the_event_budget_counts_every_partition() {
         &mut scheds.iter_mut().collect::<Vec<_>>(),
         SimDuration::from_ns(2),
         SimTime::MAX,
-        2,
+        Some(&engine::Workers::eager(2)),
         &budget,
     )
     .unwrap_err();
@@ -338,7 +338,7 @@ fn the_sim_time_budget_holds_inside_a_window() {
         &mut scheds.iter_mut().collect::<Vec<_>>(),
         SimDuration::from_ns(5),
         SimTime::MAX,
-        2,
+        Some(&engine::Workers::eager(2)),
         &budget,
     )
     .unwrap_err();

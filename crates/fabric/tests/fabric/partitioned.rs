@@ -166,7 +166,7 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
         &mut scheds.iter_mut().collect::<Vec<_>>(),
         lookahead,
         UNTIL,
-        c.threads,
+        Some(&engine::Workers::eager(c.threads)),
         &budget,
     )
     .unwrap();

@@ -39,7 +39,8 @@ pub(super) struct Parts {
     of_host: Vec<u32>,
     split: Partitioning,
     lookahead: SimDuration,
-    threads: usize,
+    /// The threads windows run on, kept between runs.
+    workers: engine::Workers,
 }
 
 struct Parked {
@@ -91,8 +92,9 @@ impl Parallelism {
     }
 }
 
-/// Runs of fewer pending events than this go on the calling thread alone: starting threads
-/// for them costs more than they take (setup's exchanges run an instant at a time).
+/// Runs with fewer pending events than this, or shorter than the lookahead, go on the calling
+/// thread alone: starting threads for them costs more than they take (setup's exchanges run
+/// an instant at a time).
 // assumption: about 10 µs to start and join a thread against ~0.1 µs per event on this
 // machine; results do not depend on it (any thread count gives the same run).
 const THREADED_FROM_EVENTS: usize = 1_024;
@@ -160,7 +162,7 @@ impl World {
                 focus: 0,
                 parked,
                 of_host,
-                threads: (threads as usize).min(split.parts as usize),
+                workers: engine::Workers::new((threads as usize).min(split.parts as usize)),
                 split,
                 lookahead,
             })),
@@ -179,7 +181,7 @@ impl World {
                 single_because: self.single_because.clone(),
             },
             Some(p) => Parallelism {
-                threads: p.threads as u32,
+                threads: p.workers.threads() as u32,
                 partitions: p.split.parts,
                 lookahead_ps: Some(p.lookahead.as_ps()),
                 cut_links: p.split.cut_links,
@@ -276,7 +278,7 @@ impl World {
     ) -> (
         Vec<&mut State>,
         Vec<&mut Scheduler<Event>>,
-        (SimDuration, usize),
+        (SimDuration, &engine::Workers),
     ) {
         let World {
             state,
@@ -285,7 +287,7 @@ impl World {
             ..
         } = self;
         let parts = parts.as_mut().expect("a partitioned world");
-        let knobs = (parts.lookahead, parts.threads);
+        let knobs = (parts.lookahead, &parts.workers);
         let mut front = Some((state, sched));
         let mut states = Vec::with_capacity(parts.parked.len());
         let mut scheds = Vec::with_capacity(parts.parked.len());
@@ -326,16 +328,15 @@ impl World {
         budget: &Budget,
     ) -> Result<RunStats, BudgetExceeded> {
         let started = std::time::Instant::now();
-        let (mut states, mut scheds, (lookahead, threads)) = self.all_parts();
+        let (mut states, mut scheds, (lookahead, workers)) = self.all_parts();
         let pending: usize = scheds.iter().map(|s| s.pending()).sum();
-        let threads = if pending < THREADED_FROM_EVENTS {
-            1
-        } else {
-            threads
-        };
+        // A run to the next instant (a socket call waiting for its segment) is at most one
+        // short window: handing it to the workers would cost more than it takes.
+        let span = until.saturating_duration_since(scheds[0].now());
+        let workers = (pending >= THREADED_FROM_EVENTS && span >= lookahead).then_some(workers);
         let before: u64 = scheds.iter().map(|s| s.events_processed()).sum();
         let r =
-            engine::run_partitioned(&mut states, &mut scheds, lookahead, until, threads, budget);
+            engine::run_partitioned(&mut states, &mut scheds, lookahead, until, workers, budget);
         let after: u64 = scheds.iter().map(|s| s.events_processed()).sum();
         let end = Self::align_clocks(&mut scheds, SimTime::ZERO);
         r?;
