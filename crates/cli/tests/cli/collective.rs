@@ -224,3 +224,57 @@ fn run_and_sweep_drive_the_collective_from_scenario_keys() {
             .contains("collective.channels needs workload.pattern = \"collective\"")
     );
 }
+
+/// Issue 24: a 16-host ring all-reduce on a leaf-spine (4 leaves of 4 hosts) is the same run on
+/// 1, 2 and 4 threads (its fabric split into 1, 2 and 4 partitions of whole leaves): the same
+/// `--json`, wall time aside. Over RDMA and over kernel TCP.
+#[test]
+fn a_sixteen_host_all_reduce_is_the_same_on_one_two_and_four_threads() {
+    for transport in ["rdma", "tcp"] {
+        let run = |threads: &str| {
+            let out = collective(&[
+                "all_reduce",
+                "-b",
+                "256K",
+                "-e",
+                "256K",
+                "--hosts",
+                "16",
+                "--topology",
+                "leaf_spine",
+                "--transport",
+                transport,
+                "--json",
+                "--threads",
+                threads,
+            ]);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            strip_wall(&mut v);
+            let parallel = v.as_object_mut().unwrap().remove("parallel").unwrap();
+            assert_eq!(parallel["partitions"].to_string(), threads, "{parallel}");
+            v
+        };
+        let one = run("1");
+        assert_eq!(one["rows"][0]["wrong"], 0, "{transport}");
+        for t in ["2", "4"] {
+            assert_eq!(run(t), one, "{transport} on {t} threads");
+        }
+    }
+}
+
+/// Removes the fields that measure the machine (`wall*`) at any depth.
+fn strip_wall(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            m.retain(|k, _| !k.starts_with("wall"));
+            m.values_mut().for_each(strip_wall);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(strip_wall),
+        _ => {}
+    }
+}

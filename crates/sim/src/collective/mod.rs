@@ -109,6 +109,10 @@ pub struct Config {
     pub reduce_ps_per_kib: u64,
     /// Buffer sizes, bytes per rank (nccl-tests' "size").
     pub sizes: Vec<u64>,
+    /// Threads the run may use ([`World::new_partitioned`]): the result is the same for any
+    /// count, so it is not part of the report.
+    #[serde(skip)]
+    pub threads: u32,
 }
 
 impl Default for Config {
@@ -122,6 +126,7 @@ impl Default for Config {
             chunk_bytes: DEF_CHUNK_BYTES,
             reduce_ps_per_kib: DEF_REDUCE_PS_PER_KIB,
             sizes: vec![8 << 20],
+            threads: 1,
         }
     }
 }
@@ -205,6 +210,7 @@ impl Config {
             chunk_bytes: c.chunk_bytes,
             reduce_ps_per_kib: c.reduce_ps_per_kib,
             sizes: vec![plan.workload.message_bytes],
+            threads: 1,
         }
     }
 }
@@ -247,12 +253,22 @@ fn run_sizes(
         .map_err(|e| WorldError::Setup(e.to_string()))?;
     let mut rows = Vec::new();
     let mut links = Vec::new();
+    let mut parallel = crate::world::Parallelism::default();
     for &size in &cfg.sizes {
         // Whole elements per host and channel, as nccl-tests rounds its counts.
         let unit = u64::from(n) * u64::from(cfg.channels) * chunks::ELEM_BYTES;
         let size = size / unit * unit;
-        let mut w = World::new(&topo, plan.fabric_config(), profile, plan.nic_profile())?;
+        // A traced run's tap sees the frames one fabric puts on its wires: it stays whole.
+        let threads = if traced { 1 } else { cfg.threads };
+        let mut w = World::new_partitioned(
+            &topo,
+            plan.fabric_config(),
+            profile,
+            plan.nic_profile(),
+            threads,
+        )?;
         crate::report::run::configure(&mut w, plan, &profile);
+        parallel = w.parallelism();
         if traced {
             w.fabric_mut().set_tap(flows::FlowTap::default());
         }
@@ -272,6 +288,7 @@ fn run_sizes(
             topology: plan.topology.kind.name().to_string(),
             link_gbps: plan.topology.link_gbps,
             rows,
+            parallel,
         },
         links,
     ))

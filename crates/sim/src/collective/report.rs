@@ -22,6 +22,9 @@ pub struct CollectiveReport {
     pub link_gbps: u64,
     /// One row per size.
     pub rows: Vec<SizeRow>,
+    /// Threads and partitions the runs used (with the wall times, the only part of the report
+    /// that depends on `--threads`).
+    pub parallel: crate::world::Parallelism,
 }
 
 /// One size.
@@ -107,8 +110,8 @@ impl Snapshot {
             cpu_ps: (0..w.host_count())
                 .map(|h| w.host(h).cpu().account().data_path.as_ps())
                 .collect(),
-            tx_bytes: w.fabric().ports().map(|(.., s)| s.tx_bytes).collect(),
-            fabric: w.fabric().counters(),
+            tx_bytes: w.joined().ports().map(|(.., s)| s.tx_bytes).collect(),
+            fabric: w.joined().counters(),
             events: w.events_processed(),
             wall: std::time::Instant::now(),
             start: w.now(),
@@ -147,7 +150,7 @@ impl Snapshot {
                 .get(n.0 as usize)
                 .map_or_else(|| format!("node{}", n.0), |x| x.name.clone())
         };
-        for ((node, _, link, s), before) in w.fabric().ports().zip(&self.tx_bytes) {
+        for ((node, _, link, s), before) in w.joined().ports().zip(&self.tx_bytes) {
             let sent = s.tx_bytes - before;
             let Some(l) = w.fabric().link(link) else {
                 continue;
@@ -174,7 +177,7 @@ impl Snapshot {
                 util,
             })
             .collect();
-        let c = w.fabric().counters();
+        let c = w.joined().counters();
         let ideal_ps = ideal_ps(plan, cfg.op, cfg.transport, n, bytes);
         let ideal_secs = ideal_ps.max(1) as f64 / 1e12;
         SizeRow {
@@ -327,6 +330,7 @@ impl CollectiveReport {
         let rows = self.rows.len().max(1) as f64;
         let avg = self.rows.iter().map(|r| r.busbw_gbs).sum::<f64>() / rows;
         let _ = writeln!(s, "# Avg bus bandwidth    : {avg:.3} GB/s (simulated)");
+        let _ = writeln!(s, "# Simulator threads    : {}", self.parallel.line());
         let _ = writeln!(
             s,
             "# time: first post to the last landing; cpu/GB: data-path CPU per GB of buffer, mean over hosts; #wrong N/A: synthetic buffers, not checked"
