@@ -10,6 +10,7 @@ mod labs;
 mod labs_allreduce;
 mod labs_nvmf;
 mod nvmf;
+mod partitioned;
 mod permutation;
 mod rdma;
 mod rdma_pcap;
