@@ -277,7 +277,8 @@ fn take_mail<M: Partitioned>(
 }
 
 /// Partition `s` puts what it made in the window ending at `end` on `side`; returns how many
-/// parcels and the earliest's time.
+/// parcels and the earliest's time. Each destination's parcels go in with one lock, in the
+/// order they were made.
 fn post_mail<M: Partitioned>(
     side: &[Mailbox<M::Parcel>],
     n: usize,
@@ -287,16 +288,24 @@ fn post_mail<M: Partitioned>(
 ) -> (u64, Option<SimTime>) {
     let mut out = Vec::new();
     model.drain_outbox(&mut out);
-    let mut earliest: Option<SimTime> = None;
     let count = out.len() as u64;
+    let mut earliest: Option<SimTime> = None;
+    let mut by_dest: Vec<Vec<(SimTime, M::Parcel)>> = (0..n).map(|_| Vec::new()).collect();
     for (d, at, parcel) in out {
         assert!(d < n, "a parcel for partition {d} of {n}");
         assert!(at > end, "an event handed over inside its own window");
         earliest = Some(earliest.map_or(at, |e| e.min(at)));
-        side[s * n + d]
-            .lock()
-            .expect("a mailbox is not poisoned")
-            .push((at, parcel));
+        by_dest[d].push((at, parcel));
+    }
+    for (d, parcels) in by_dest.into_iter().enumerate() {
+        if !parcels.is_empty() {
+            let mut b = side[s * n + d].lock().expect("a mailbox is not poisoned");
+            if b.is_empty() {
+                *b = parcels;
+            } else {
+                b.extend(parcels);
+            }
+        }
     }
     (count, earliest)
 }
