@@ -27,7 +27,7 @@ use std::fmt;
 /// Most connections a matrix may hold: each is a QP pair with its own state (a few KB), so
 /// this bounds a run's memory to well under a GB of QP state.
 pub const MAX_CONNECTIONS: usize = 65_536;
-/// Most nodes a matrix may name (the largest fat tree a scenario builds, k = 24, has 3,456).
+/// Most nodes a matrix may name (the largest fat tree a scenario builds, k = 32, has 8,192).
 pub const MAX_NODES: u32 = 65_536;
 /// Largest flow: one RDMA WRITE carries at most 2^31 bytes (IBTA compliance statement C9-94:
 /// a RETH's DMA length above 2^31 is an invalid request; research/verbs-spec.md §REM_INV_REQ_ERR).

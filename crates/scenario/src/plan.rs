@@ -815,7 +815,7 @@ schema! {
     "topology.hosts" => topology.hosts: int(2, 4_096), "hosts", "Hosts on the switch; must be 2 for `back_to_back`.";
     "topology.link_gbps" => topology.link_gbps: int(1, 1_600), "Gb/s", "Line rate of every link.";
     "topology.cable_m" => topology.cable_m: int(0, 100_000), "m", "Cable length of every link; propagation 5 ns/m.";
-    "topology.k" => topology.k: int(2, 24), "ports", "Switch radix of a `fat_tree` (even): k³/4 hosts, k²/4 core switches, 5k²/4 switches in all.";
+    "topology.k" => topology.k: int(2, 32), "ports", "Switch radix of a `fat_tree` (even): k³/4 hosts, k²/4 core switches, 5k²/4 switches in all.";
     "topology.spine_gbps" => topology.spine_gbps: int(0, 1_600), "Gb/s", "Rate of each leaf–spine link of a `leaf_spine` fabric (0: `link_gbps`). Four spines at 25 Gb/s carry one 100 Gb/s host only if its traffic spreads over all four.";
     "topology.extra_delay_us" => topology.extra_delay_us: int(0, 10_000), "µs", "One-way delay added between any two hosts, as a long-haul span or a delay emulator would add (the round trip grows by twice this), without lengthening the cables: it sits in the hosts' own links (half in each, all of it on a `back_to_back` cable), so switch-to-switch links keep their propagation. PFC headroom grows with it; mlx5's `\"auto\"` thresholds, which count the cable, do not.";
     "topology.spines" => topology.spines: int(1, 64), "switches", "Spine switches of a `leaf_spine` fabric: the equal-cost paths between two leaves (ECMP picks one per flow from the 5-tuple; RoCE's UDP source port comes from the QP number).";

@@ -225,9 +225,9 @@ fn run_and_sweep_drive_the_collective_from_scenario_keys() {
     );
 }
 
-/// Issue 24: a 16-host ring all-reduce on a leaf-spine (4 leaves of 4 hosts) is the same run on
-/// 1, 2 and 4 threads (its fabric split into 1, 2 and 4 partitions of whole leaves): the same
-/// `--json`, wall time aside. Over RDMA and over kernel TCP.
+/// Issue 24: a 16-host ring all-reduce on a leaf-spine (a host per leaf) is the same run on 1,
+/// 2 and 4 threads (its fabric split into 1, 2 and 4 partitions of whole leaves, spines
+/// spread): the same `--json`, wall time aside. Over RDMA and over kernel TCP.
 #[test]
 fn a_sixteen_host_all_reduce_is_the_same_on_one_two_and_four_threads() {
     for transport in ["rdma", "tcp"] {

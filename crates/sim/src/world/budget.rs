@@ -7,7 +7,7 @@
 
 use super::{World, WorldError};
 use engine::{Budget, BudgetExceeded, Model, RunStats};
-use units::SimTime;
+use units::{SimDuration, SimTime};
 
 /// A run's budget and what it has used.
 #[derive(Clone, Debug)]
@@ -55,6 +55,18 @@ impl World {
                 "a run to a verbs call's end fails only on its budget: {e}"
             );
             self.deferred_error.get_or_insert(e);
+        }
+    }
+
+    /// The default budget ([`Budget::default`]) counted from now rather than from time zero:
+    /// what a setup step's own loop (a socket handshake, an exchange, a CM round) may use,
+    /// so a world whose setup has already run for a while (thousands of connections) can
+    /// still set up one more. The run's budget, if set, bounds it as well.
+    pub(super) fn step_budget(&self) -> Budget {
+        let d = Budget::default();
+        Budget {
+            sim_time: SimDuration::from_ps(self.now().as_ps().saturating_add(d.sim_time.as_ps())),
+            ..d
         }
     }
 

@@ -9,7 +9,6 @@
 use super::HostIx;
 use super::{World, WorldError};
 use crate::world::tcp::TcpOptions;
-use engine::Budget;
 use units::SimDuration;
 
 /// What one RC peer tells the other before RTR: its QPN and first PSN, its GID, and for the
@@ -130,7 +129,7 @@ impl World {
             let mut sent = 0;
             while sent < msg.len() {
                 let n = self.tcp_write(h, sock, &msg[sent..]);
-                if n == 0 && !self.tcp_wait(sock, true, &Budget::default())? {
+                if n == 0 && !self.tcp_wait(sock, true, &self.step_budget())? {
                     return Err(WorldError::Exchange);
                 }
                 sent += n;
@@ -141,7 +140,7 @@ impl World {
             let buf = &mut read[i];
             let mut got = 0;
             while got < buf.len() {
-                if !self.tcp_wait(sock, false, &Budget::default())? {
+                if !self.tcp_wait(sock, false, &self.step_budget())? {
                     return Err(WorldError::Exchange);
                 }
                 got += self.tcp_read(h, sock, &mut buf[got..]);

@@ -402,7 +402,8 @@ impl World {
     /// (completion interrupt, driver RX, waking the CM event reader) and returns when the
     /// reader has it, with the message.
     fn cm_receive(&mut self, h: HostIx, tid: u64, what: &str) -> Result<Message, WorldError> {
-        self.run_until_cond(SimTime::MAX, &Budget::default(), |w| {
+        let budget = self.step_budget();
+        self.run_until_cond(SimTime::MAX, &budget, |w| {
             w.state.cm.inbox.iter().any(|(to, _)| *to == h)
         })?;
         let Some(i) = self.state.cm.inbox.iter().position(|(to, _)| *to == h) else {

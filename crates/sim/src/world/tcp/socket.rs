@@ -203,7 +203,7 @@ impl World {
         self.focus_host(a);
         let ready = self.state.hosts[a.index()].app_ready;
         self.state.tcp_output(ca, APP_CORE, ready, &mut self.sched);
-        let budget = Budget::default();
+        let budget = self.step_budget();
         loop {
             let (x, y) = (
                 &self.state_of(a).tcp.socks[ca as usize],
