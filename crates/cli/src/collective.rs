@@ -57,7 +57,7 @@ pub struct CollectiveArgs {
     /// The report as JSON instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Threads the run may use, 1..=256 (default: the cores available): the fabric is split
+    /// Threads the run may use, 1..=256 (default: the cores available, at most 8): the fabric is split
     /// into as many partitions of whole racks; the result is the same for any count.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub threads: Option<u32>,
@@ -154,9 +154,7 @@ pub fn collective(a: CollectiveArgs) -> anyhow::Result<ExitCode> {
         chunk_bytes: chunk,
         reduce_ps_per_kib: a.reduce,
         sizes,
-        threads: a
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32)),
+        threads: a.threads.unwrap_or_else(rdmalab::world::default_threads),
     };
     if let Err(e) = cfg.check(a.hosts) {
         let flag = match e.split(' ').next().unwrap_or("") {

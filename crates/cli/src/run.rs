@@ -30,7 +30,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// Threads a fat-tree run (permutation or connection matrix) may use, 1..=256 (default:
-    /// the cores available). The fabric is split into as many partitions, whole pods or
+    /// the cores available, at most 8). The fabric is split into as many partitions, whole pods or
     /// racks each, run side by side in windows of the shortest cut link's delay; the result
     /// is the same for any count, only the wall time changes. Lesson presets and the other
     /// runs are single-threaded (their fabric is one rack).
@@ -41,8 +41,7 @@ pub struct RunArgs {
 impl RunArgs {
     /// The threads asked for, or the cores available.
     pub fn threads(&self) -> u32 {
-        self.threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
+        self.threads.unwrap_or_else(rdmalab::world::default_threads)
     }
 }
 

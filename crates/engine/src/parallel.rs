@@ -370,15 +370,20 @@ where
             let mut mine = shares[ctx.index()]
                 .lock()
                 .expect("a share is taken by one thread");
-            let ran: Vec<_> = mine
-                .iter_mut()
-                .map(|slot| {
-                    let r = crate::run_until(&mut *slot.model, &mut *slot.sched, budget, end);
-                    let (crossed, _) = post_mail(boxes, n, slot.index, &mut *slot.model, end);
-                    (slot.index, r.map(|r| (r, crossed)))
-                })
-                .collect();
+            // A panic (a model's bug, a broken contract) must not leave the other threads
+            // waiting at the barrier for ever: it is held until every thread has passed it,
+            // then raised again (the broadcast passes it on to the caller).
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                mine.iter_mut()
+                    .map(|slot| {
+                        let r = crate::run_until(&mut *slot.model, &mut *slot.sched, budget, end);
+                        let (crossed, _) = post_mail(boxes, n, slot.index, &mut *slot.model, end);
+                        (slot.index, r.map(|r| (r, crossed)))
+                    })
+                    .collect::<Vec<_>>()
+            }));
             posted.wait();
+            let ran = ran.unwrap_or_else(|p| std::panic::resume_unwind(p));
             for slot in mine.iter_mut() {
                 take_mail(boxes, n, slot.index, &mut *slot.model, &mut *slot.sched);
             }

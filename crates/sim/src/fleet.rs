@@ -328,7 +328,7 @@ pub fn run(
         if let Some(r) = w.host(x.a.host).requester_counters(x.a.qpn) {
             f.packets_sent = r.packets_sent;
         }
-        if let Some(s) = w.verbs(x.b.host).memory().synthetic_stats(x.sink) {
+        if let Some(s) = w.verbs_ref(x.b.host).memory().synthetic_stats(x.sink) {
             f.bytes_received = s.bytes_written;
             f.mismatched_bytes = s.mismatched_bytes;
             f.intact = s.mismatched_bytes == 0 && s.bytes_written >= flows[i].bytes.max(1);

@@ -356,3 +356,77 @@ fn the_sim_time_budget_holds_inside_a_window() {
         .unwrap();
     assert!(last <= SimTime::ZERO + SimDuration::from_ns(7), "{last}");
 }
+
+/// A model whose partition 0 has a bug that panics at its first event, beside a partition 1
+/// that works through a long chain of events.
+struct Buggy {
+    bug: bool,
+    left: u32,
+}
+
+impl Model for Buggy {
+    type Event = u32;
+    fn handle(&mut self, ev: u32, s: &mut Scheduler<u32>) -> Step {
+        assert!(!self.bug, "a model's bug");
+        if self.left > 0 {
+            self.left -= 1;
+            s.schedule_in(SimDuration::from_ns(1), ev + 1);
+        }
+        Step::Continue
+    }
+}
+
+impl Partitioned for Buggy {
+    type Parcel = ();
+    fn drain_outbox(&mut self, _: &mut Vec<(usize, SimTime, ())>) {}
+    fn deliver(&mut self, _: SimTime, _: (), _: &mut Scheduler<u32>) {}
+}
+
+/// A partition that panics on a worker fails the run with its panic; the other worker is not
+/// left waiting at the window's barrier for ever. A watchdog ends the test binary if it hangs.
+#[test]
+fn a_panic_on_one_worker_fails_the_run_instead_of_hanging_it() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mut models = [
+        Buggy { bug: true, left: 0 },
+        Buggy {
+            bug: false,
+            left: 100_000,
+        },
+    ];
+    let mut scheds = [Scheduler::new(), Scheduler::new()];
+    for s in &mut scheds {
+        s.schedule_at(SimTime::ZERO, 0);
+    }
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for _ in 0..600 {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                if done.load(Ordering::Acquire) {
+                    return;
+                }
+            }
+            eprintln!("run_partitioned hung after a worker's panic");
+            std::process::exit(101);
+        });
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            engine::run_partitioned(
+                &mut models.iter_mut().collect::<Vec<_>>(),
+                &mut scheds.iter_mut().collect::<Vec<_>>(),
+                SimDuration::from_us(1),
+                SimTime::MAX,
+                Some(&engine::Workers::eager(2)),
+                &Budget::UNLIMITED,
+            )
+        }));
+        done.store(true, Ordering::Release);
+        let panic = r.expect_err("the bug panics");
+        let msg = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        assert!(msg.contains("a model's bug"), "{msg}");
+    });
+}

@@ -154,6 +154,12 @@ impl World {
     ) -> Result<CmConnected, WorldError> {
         let (a, b): (HostIx, HostIx) = (a.into(), b.into());
         cm.validate()?;
+        if self.is_partitioned() {
+            // The CM's inbox and MADs are not yet kept per partition (ARCHITECTURE §9).
+            return Err(WorldError::Setup(
+                "RDMA-CM connects hosts of a world on one thread: run with --threads 1".into(),
+            ));
+        }
         let [ea, eb] = self.in_parallel(|w| w.rc_endpoints_init(a, b, o, [None, None]))?;
         for h in [a, b] {
             self.state.hosts[h.index()].cpu.set_setup_mode(true);
