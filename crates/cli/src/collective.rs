@@ -57,8 +57,9 @@ pub struct CollectiveArgs {
     /// The report as JSON instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Threads the run may use, 1..=256 (default: the cores available, at most 8): the fabric is split
-    /// into as many partitions of whole racks; the result is the same for any count.
+    /// Threads the run may use, 1..=256 (default: the cores available, at most 8; one below
+    /// 512 hosts, and collectives have at most 64): the fabric is split into as many
+    /// partitions of whole racks; the result is the same for any count.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub threads: Option<u32>,
 }
@@ -154,7 +155,9 @@ pub fn collective(a: CollectiveArgs) -> anyhow::Result<ExitCode> {
         chunk_bytes: chunk,
         reduce_ps_per_kib: a.reduce,
         sizes,
-        threads: a.threads.unwrap_or_else(rdmalab::world::default_threads),
+        threads: a
+            .threads
+            .unwrap_or_else(|| rdmalab::world::default_threads_for(a.hosts.into())),
     };
     if let Err(e) = cfg.check(a.hosts) {
         let flag = match e.split(' ').next().unwrap_or("") {

@@ -30,18 +30,20 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// Threads a fat-tree run (permutation or connection matrix) may use, 1..=256 (default:
-    /// the cores available, at most 8). The fabric is split into as many partitions, whole pods or
-    /// racks each, run side by side in windows of the shortest cut link's delay; the result
-    /// is the same for any count, only the wall time changes. Lesson presets and the other
-    /// runs are single-threaded (their fabric is one rack).
+    /// the cores available, at most 8; one below 512 hosts, where splitting gains nothing).
+    /// The fabric is split into as many partitions, whole pods or racks each, run side by
+    /// side in windows of the shortest cut link's delay; the result is the same for any
+    /// count, only the wall time changes. Lesson presets and the other runs are
+    /// single-threaded (their fabric is one rack).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub threads: Option<u32>,
 }
 
 impl RunArgs {
-    /// The threads asked for, or the cores available.
-    pub fn threads(&self) -> u32 {
-        self.threads.unwrap_or_else(rdmalab::world::default_threads)
+    /// The threads asked for, or the default for a fabric of `hosts` hosts.
+    pub fn threads_for(&self, hosts: u64) -> u32 {
+        self.threads
+            .unwrap_or_else(|| rdmalab::world::default_threads_for(hosts))
     }
 }
 
@@ -238,7 +240,12 @@ fn permutation(
     if let Some(why) = rdmalab::permutation::unsupported(plan) {
         return bad(format!("workload.pattern = permutation: {why}"));
     }
-    let r = match rdmalab::permutation::run_plan(plan, host, a.pcap.as_deref(), a.threads()) {
+    let r = match rdmalab::permutation::run_plan(
+        plan,
+        host,
+        a.pcap.as_deref(),
+        a.threads_for(plan.topology.k.pow(3) / 4),
+    ) {
         Ok(r) => r,
         Err(e) => {
             errln!("rdmalab run: the run failed: {e}");
@@ -326,7 +333,13 @@ fn matrix(
         Ok(x) => x,
         Err(e) => return bad(e),
     };
-    let r = match rdmalab::matrix::run_plan(plan, &m, host, a.pcap.as_deref(), a.threads()) {
+    let r = match rdmalab::matrix::run_plan(
+        plan,
+        &m,
+        host,
+        a.pcap.as_deref(),
+        a.threads_for(plan.topology.k.pow(3) / 4),
+    ) {
         Ok(r) => r,
         Err(e @ rdmalab::world::WorldError::Setup(_)) => return bad(e),
         Err(e) => {

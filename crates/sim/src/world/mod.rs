@@ -87,7 +87,9 @@ pub use connect::{
 };
 pub use events::{Event, HostEvent};
 pub use exchange::ConnInfo;
-pub use parts::{DEFAULT_THREADS_MAX, Parallelism, default_threads};
+pub use parts::{
+    DEFAULT_THREADS_MAX, Parallelism, SPLIT_FROM_HOSTS, default_threads, default_threads_for,
+};
 pub use rdma_cm::{CmConnected, CmParams};
 use rdma_tx::port_rate;
 pub use tcp::{SocketId, SocketStats, TcpEvent, TcpOptions};
