@@ -225,7 +225,7 @@ where
     result.map(|()| stats)
 }
 
-/// Runs of windows below this many events, the one before, run on the caller's thread.
+/// A window whose predecessor handled fewer events than this runs on the caller's thread.
 // assumption: waking two workers and joining them costs some tens of microseconds here,
 // about a hundred events' work.
 const PARALLEL_FROM_EVENTS: u64 = 2_048;

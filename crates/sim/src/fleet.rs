@@ -108,8 +108,15 @@ impl FleetWorld {
         profile
             .apply_overrides(host)
             .map_err(|e| WorldError::Setup(format!("host profile: {e}")))?;
-        let threads = if pcap.is_some() { 1 } else { threads };
-        let mut world = World::new_partitioned(&topo, cfg, profile, plan.nic_profile(), threads)?;
+        let mut world = match pcap {
+            Some(_) if threads > 1 => {
+                let mut w = World::new(&topo, cfg, profile, plan.nic_profile())?;
+                w.run_single_because("a pcap is written by a world on one thread");
+                w
+            }
+            Some(_) => World::new(&topo, cfg, profile, plan.nic_profile())?,
+            None => World::new_partitioned(&topo, cfg, profile, plan.nic_profile(), threads)?,
+        };
         crate::report::run::configure(&mut world, plan, &profile);
         let capture = match pcap {
             None => None,

@@ -83,7 +83,8 @@ fn config(c: &Case) -> FabricConfig {
     }
 }
 
-/// A fabric of the case with its flows added (`None`: the case's flows are not valid here).
+/// A fabric of the case with its flows added (a flow from a host to itself is left out) and a
+/// tracer keeping every record.
 fn build(c: &Case, topo: &Topology) -> Fabric {
     let mut f = Fabric::new(topo, config(c)).expect("a valid configuration");
     let hosts = f.hosts();

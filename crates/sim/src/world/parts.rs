@@ -196,6 +196,12 @@ impl World {
         })
     }
 
+    /// Records why this world runs on one thread although more were asked for (a capture that
+    /// needs the whole fabric), for [`World::parallelism`] to say.
+    pub fn run_single_because(&mut self, why: &str) {
+        self.single_because = Some(why.to_string());
+    }
+
     /// How this world runs: threads, partitions, lookahead, and why it is on one thread when
     /// more were asked for.
     pub fn parallelism(&self) -> Parallelism {

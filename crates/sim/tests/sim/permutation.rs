@@ -196,3 +196,29 @@ fn a_triggered_matrix_chains_its_flows_and_completes() {
             .contains("1 never started: their trigger never fired")
     );
 }
+
+/// A pcap keeps the permutation on one thread, and the report says why instead of taking the
+/// thread count in silence.
+#[test]
+fn a_pcap_keeps_the_run_on_one_thread_and_says_so() {
+    let tmp = tempfile::Builder::new()
+        .prefix("rdmalab-ft16-threads-")
+        .tempdir()
+        .unwrap();
+    let path = tmp.path().join("ft16.pcap");
+    let r = run_plan(
+        &plan(&["workload.message_bytes=4096"]),
+        &Default::default(),
+        Some(&path),
+        2,
+    )
+    .unwrap();
+    assert_eq!(r.parallel.partitions, 1);
+    assert!(
+        r.parallel
+            .line()
+            .contains("a pcap is written by a world on one thread"),
+        "{}",
+        r.parallel.line()
+    );
+}
