@@ -20,7 +20,7 @@ pub struct CollectiveArgs {
     /// Multiply the size by this between rows (2..=16).
     #[arg(short = 'f', long = "stepfactor", default_value_t = 2)]
     pub factor: u64,
-    /// Hosts (2..=64), one NIC each.
+    /// Hosts (2..=1024), one NIC each.
     #[arg(long, default_value_t = 8)]
     pub hosts: u32,
     /// `switch` (one switch, the default) or `leaf_spine` (one host per leaf,
@@ -58,7 +58,7 @@ pub struct CollectiveArgs {
     #[arg(long)]
     pub json: bool,
     /// Threads the run may use, 1..=256 (default: the cores available, at most 8; one below
-    /// 512 hosts, and collectives have at most 64): the fabric is split into as many
+    /// 512 hosts): the fabric is split into as many
     /// partitions of whole racks; the result is the same for any count.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub threads: Option<u32>,

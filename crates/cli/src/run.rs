@@ -29,7 +29,7 @@ pub struct RunArgs {
     /// Print one JSON document (schema below) instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Threads a fat-tree run (permutation or connection matrix) may use, 1..=256 (default:
+    /// Threads a fabric run (a permutation, a connection matrix or a collective) may use, 1..=256 (default:
     /// the cores available, at most 8; one below 512 hosts, where splitting gains nothing).
     /// The fabric is split into as many partitions, whole pods or racks each, run side by
     /// side in windows of the shortest cut link's delay; the result is the same for any
@@ -365,11 +365,14 @@ fn collective(
     plan: &scenario::Plan,
     host: &BTreeMap<String, u64>,
 ) -> anyhow::Result<ExitCode> {
-    let cfg = rdmalab::collective::Config::from_plan(plan);
     if a.pcap.is_some() {
         return bad("--pcap: a collective run writes no capture (run `rdmalab trace` on a pair)");
     }
     let hosts = plan.topology().map_or(0, |t| t.hosts().len() as u32);
+    let cfg = rdmalab::collective::Config {
+        threads: a.threads_for(hosts.into()),
+        ..rdmalab::collective::Config::from_plan(plan)
+    };
     if let Err(e) = cfg.check(hosts) {
         return bad(format!("workload.pattern = collective: {e}"));
     }

@@ -226,9 +226,12 @@ where
 }
 
 /// A window whose predecessor handled fewer events than this runs on the caller's thread.
-// assumption: waking two workers and joining them costs some tens of microseconds here,
-// about a hundred events' work.
-const PARALLEL_FROM_EVENTS: u64 = 2_048;
+// source: measured on the 2-core box, 2026-12-06: a 256-host ring all-reduce (64 MiB, 1 µs
+// lookahead, its windows 500 ns of CQ polling with some hundreds to a few thousand events)
+// took 15.0 s wall on two threads from 2,048 events and 9.4 s from 256 (12.6 s on one); from
+// 0, 13.3 s (windows of a handful of events cost more on the workers than they take). The
+// 1024-host permutation, 6 ABBA pairs: 1.66 s from 256 against 1.73 s from 2,048.
+const PARALLEL_FROM_EVENTS: u64 = 256;
 
 /// The parcels between partitions of one window: what partition `s` made for `d` waits in
 /// `boxes[s * n + d]` until every partition has run the window, then `d` takes it (on its

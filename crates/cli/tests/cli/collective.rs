@@ -95,8 +95,8 @@ fn a_bad_flag_is_refused_with_its_name_and_range() {
             "--qps: qps_per_connection = 0: allowed 1..=16",
         ),
         (
-            &["all_reduce", "--hosts", "65"][..],
-            "--hosts: hosts = 65: allowed 2..=64",
+            &["all_reduce", "--hosts", "1025"][..],
+            "--hosts: hosts = 1025: allowed 2..=1024",
         ),
         (
             &["all_reduce", "--channels", "17"][..],

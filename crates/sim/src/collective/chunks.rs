@@ -56,6 +56,13 @@ pub struct Chunks {
     pieces: u32,
     /// Landings per (rank, piece, k).
     landed: Vec<u16>,
+    /// (rank × pieces + piece, stream) for every stream of `rank` that reads `piece`, sorted:
+    /// whom a landing there may let go.
+    waiters: Vec<(u32, u32)>,
+    /// Streams that may have a chunk to post (a landing or a freed slot since they last
+    /// looked), and a flag per stream so each is listed once.
+    woken: Vec<u32>,
+    is_woken: Vec<bool>,
 }
 
 /// Bytes per element (float32, nccl-tests' default type).
@@ -90,6 +97,7 @@ impl Chunks {
                 kmax = kmax.max((hi - lo).div_ceil(chunk_elems) as u32);
             }
         }
+        let landings = s.landings();
         let mut chunks = Vec::new();
         let mut streams = Vec::new();
         for (ti, t) in s.transfers.iter().enumerate() {
@@ -97,7 +105,7 @@ impl Chunks {
                 let first = chunks.len() as u32;
                 let mut required = Vec::new();
                 for (sp, dp) in t.src_parts.clone().zip(t.dst_parts.clone()) {
-                    let need = s.landings_before(t.src, sp, t.step) as u16;
+                    let need = landings.before(t.src, sp, t.step) as u16;
                     required.push((sp * channels + c, need));
                     let (slo, shi) = piece(sp, c);
                     let (dlo, _) = piece(dp, c);
@@ -129,12 +137,25 @@ impl Chunks {
                 });
             }
         }
+        let mut waiters: Vec<(u32, u32)> = streams
+            .iter()
+            .enumerate()
+            .flat_map(|(i, st)| {
+                st.required
+                    .iter()
+                    .map(move |&(piece, _)| (st.src * pieces + piece, i as u32))
+            })
+            .collect();
+        waiters.sort_unstable();
         Chunks {
+            woken: (0..streams.len() as u32).collect(),
+            is_woken: vec![true; streams.len()],
             chunks,
             streams,
             kmax,
             pieces,
             landed: vec![0; (n * pieces * kmax) as usize],
+            waiters,
         }
     }
 
@@ -155,15 +176,46 @@ impl Chunks {
         need == 0 || self.landed[self.at(s.src, c.src_piece, c.k)] >= need
     }
 
-    /// Records that chunk `id` has landed (and been reduced, for a reduction).
+    /// Records that chunk `id` has landed (and been reduced, for a reduction), waking the
+    /// streams its bytes may let go.
     pub fn land(&mut self, id: u32) {
         let c = self.chunks[id as usize];
         let s = &self.streams[c.stream as usize];
         if s.land == Land::Output {
             return;
         }
-        let i = self.at(s.dst, c.dst_piece, c.k);
+        let (dst, piece) = (s.dst, c.dst_piece);
+        let i = self.at(dst, piece, c.k);
         self.landed[i] += 1;
+        let key = dst * self.pieces + piece;
+        let from = self.waiters.partition_point(|&(k, _)| k < key);
+        for j in from..self.waiters.len() {
+            let (k, stream) = self.waiters[j];
+            if k != key {
+                break;
+            }
+            self.wake(stream);
+        }
+    }
+
+    /// Marks `stream` as maybe having a chunk to post (one of its chunks in flight finished).
+    pub fn wake(&mut self, stream: u32) {
+        if !std::mem::replace(&mut self.is_woken[stream as usize], true) {
+            self.woken.push(stream);
+        }
+    }
+
+    /// The streams woken since the last call (at first, all), by sender then stream: the
+    /// order a scan of every sender's streams would post them in, so the run does not depend
+    /// on the order of the wake-ups. Only these can have a chunk that may leave: a chunk's
+    /// readiness changes only by a landing, its slot only by a completion.
+    pub fn take_woken(&mut self) -> Vec<u32> {
+        let mut w = std::mem::take(&mut self.woken);
+        for &s in &w {
+            self.is_woken[s as usize] = false;
+        }
+        w.sort_unstable_by_key(|&s| (self.streams[s as usize].src, s));
+        w
     }
 }
 

@@ -53,7 +53,7 @@ pub const DEF_REDUCE_PS_PER_KIB: u64 = 128_000;
 /// Largest buffer per rank: 8 GiB.
 pub const MAX_BYTES: u64 = 8 << 30;
 /// Bounds of the other knobs: hosts, channels, QPs per connection, chunk bytes.
-pub const HOSTS: std::ops::RangeInclusive<u32> = 2..=64;
+pub const HOSTS: std::ops::RangeInclusive<u32> = 2..=1024;
 /// Channels (parallel rings).
 pub const CHANNELS: std::ops::RangeInclusive<u32> = 1..=16;
 /// QPs (or sockets) per connection.

@@ -163,11 +163,6 @@ pub(super) fn run(
     let mut inflight = vec![0u32; ck.streams.len()];
     let mut pieces_landed = vec![0u32; ck.chunks.len()];
     let mut pieces_sent = vec![0u32; ck.chunks.len()];
-    let mut by_rank: Vec<Vec<u32>> = vec![Vec::new(); n as usize];
-    for (i, st) in ck.streams.iter().enumerate() {
-        by_rank[st.src as usize].push(i as u32);
-    }
-    let mut dirty = vec![true; n as usize];
     let mut reductions: BinaryHeap<Reverse<(SimTime, u32)>> = BinaryHeap::new();
     let total = ck.chunks.len();
     let (mut landed, mut completed) = (0usize, 0usize);
@@ -176,22 +171,14 @@ pub(super) fn run(
     let mut t = w.now();
     loop {
         // Post what may leave.
-        for r in 0..n as usize {
-            if !dirty[r] {
-                continue;
-            }
-            dirty[r] = false;
-            for &si in &by_rank[r] {
-                let si = si as usize;
-                while next[si] < ck.streams[si].chunks.end
-                    && inflight[si] < DEPTH
-                    && ck.ready(next[si])
-                {
-                    let id = next[si];
-                    post_chunk(w, &ck, id, &sides[conn_of[si].0], conn_of[si].1, &bufs)?;
-                    next[si] += 1;
-                    inflight[si] += 1;
-                }
+        for si in ck.take_woken() {
+            let si = si as usize;
+            while next[si] < ck.streams[si].chunks.end && inflight[si] < DEPTH && ck.ready(next[si])
+            {
+                let id = next[si];
+                post_chunk(w, &ck, id, &sides[conn_of[si].0], conn_of[si].1, &bufs)?;
+                next[si] += 1;
+                inflight[si] += 1;
             }
         }
         if landed == total && completed == total {
@@ -237,15 +224,15 @@ pub(super) fn run(
                             ck.land(id);
                             landed += 1;
                             end = t;
-                            dirty[h.index()] = true;
                         }
                     } else if wc.wr_id & DATA_WR == 0 {
                         let id = wc.wr_id as usize;
                         pieces_sent[id] += 1;
                         if pieces_sent[id] == pieces_of(&ck, id as u32, cfg.qps) {
                             completed += 1;
-                            inflight[ck.chunks[id].stream as usize] -= 1;
-                            dirty[h.index()] = true;
+                            let stream = ck.chunks[id].stream;
+                            inflight[stream as usize] -= 1;
+                            ck.wake(stream);
                         }
                     }
                 }
@@ -283,7 +270,6 @@ pub(super) fn run(
             ck.land(id);
             landed += 1;
             end = at.max(end);
-            dirty[dst as usize] = true;
         }
         if st.events == 0 && w.pending_events() == 0 && reductions.is_empty() {
             return Err(WorldError::Setup(format!(

@@ -113,11 +113,6 @@ pub(super) fn run(
     let mut next: Vec<u32> = ck.streams.iter().map(|st| st.chunks.start).collect();
     let mut unread = vec![0u32; ck.streams.len()];
     let mut pieces_landed = vec![0u32; ck.chunks.len()];
-    let mut by_rank: Vec<Vec<u32>> = vec![Vec::new(); n as usize];
-    for (i, st) in ck.streams.iter().enumerate() {
-        by_rank[st.src as usize].push(i as u32);
-    }
-    let mut dirty = vec![true; n as usize];
     let mut reductions: BinaryHeap<Reverse<(SimTime, u32)>> = BinaryHeap::new();
     let total = ck.chunks.len();
     let mut landed = 0usize;
@@ -127,30 +122,21 @@ pub(super) fn run(
     let mut buf = vec![0u8; IO_BYTES as usize];
     let mut t = w.now();
     loop {
-        for r in 0..n as usize {
-            if !dirty[r] {
-                continue;
-            }
-            dirty[r] = false;
-            for &si in &by_rank[r] {
-                let si = si as usize;
-                while next[si] < ck.streams[si].chunks.end
-                    && unread[si] < DEPTH
-                    && ck.ready(next[si])
-                {
-                    let id = next[si];
-                    let len = ck.chunks[id as usize].len;
-                    let elems = len / ELEM_BYTES;
-                    let ds = &dir_of[si];
-                    let pieces = (ds.len() as u64).min(elems).max(1);
-                    for q in 0..pieces {
-                        let lo = elems * q / pieces * ELEM_BYTES;
-                        let hi = elems * (q + 1) / pieces * ELEM_BYTES;
-                        dirs[ds[q as usize]].queue.push_back((id, lo, hi - lo));
-                    }
-                    next[si] += 1;
-                    unread[si] += 1;
+        for si in ck.take_woken() {
+            let si = si as usize;
+            while next[si] < ck.streams[si].chunks.end && unread[si] < DEPTH && ck.ready(next[si]) {
+                let id = next[si];
+                let len = ck.chunks[id as usize].len;
+                let elems = len / ELEM_BYTES;
+                let ds = &dir_of[si];
+                let pieces = (ds.len() as u64).min(elems).max(1);
+                for q in 0..pieces {
+                    let lo = elems * q / pieces * ELEM_BYTES;
+                    let hi = elems * (q + 1) / pieces * ELEM_BYTES;
+                    dirs[ds[q as usize]].queue.push_back((id, lo, hi - lo));
                 }
+                next[si] += 1;
+                unread[si] += 1;
             }
         }
         if landed == total {
@@ -225,12 +211,16 @@ pub(super) fn run(
                 if u64::from(pieces_landed[c]) < qps.min(elems).max(1) {
                     continue;
                 }
-                let stream = ck.streams[ck.chunks[c].stream as usize].clone();
-                unread[ck.chunks[c].stream as usize] -= 1;
-                dirty[stream.src as usize] = true;
-                if let Land::Reduce { .. } = stream.land {
+                let sid = ck.chunks[c].stream;
+                let (land, channel) = (
+                    ck.streams[sid as usize].land,
+                    ck.streams[sid as usize].channel,
+                );
+                unread[sid as usize] -= 1;
+                ck.wake(sid);
+                if let Land::Reduce { .. } = land {
                     let kib = ck.chunks[c].len.div_ceil(1024);
-                    let core = (2 + stream.channel) as u16 % cores;
+                    let core = (2 + channel) as u16 % cores;
                     let done = w.run_app_work(
                         d.dst,
                         core,
@@ -242,7 +232,6 @@ pub(super) fn run(
                     ck.land(id);
                     landed += 1;
                     end = t;
-                    dirty[d.dst as usize] = true;
                 }
             }
         }
@@ -268,7 +257,6 @@ pub(super) fn run(
             ck.land(id);
             landed += 1;
             end = at.max(end);
-            dirty[dst] = true;
         }
         if st.events == 0
             && w.pending_events() == 0

@@ -119,12 +119,14 @@ pub fn default_threads_for(hosts: u64) -> u32 {
     }
 }
 
-/// Runs with fewer pending events than this, or shorter than the lookahead, go on the calling
-/// thread alone: starting threads for them costs more than they take (setup's exchanges run
-/// an instant at a time).
-// assumption: about 10 µs to start and join a thread against ~0.1 µs per event on this
-// machine; results do not depend on it (any thread count gives the same run).
-const THREADED_FROM_EVENTS: usize = 1_024;
+/// Runs with fewer pending events than this, or shorter than an eighth of the lookahead, go
+/// on the calling thread alone: waking the workers for them costs more than they take
+/// (setup's exchanges run an instant at a time). A collective's 500 ns polls on a 1 µs
+/// lookahead are long enough.
+// source: the 2-core box, 2026-12-06, with `engine`'s PARALLEL_FROM_EVENTS (its measurements):
+// 256 here and there ran the 256-host all-reduce in 9.4 s on two threads, 1,024 and 2,048 in
+// 15.0 s. Results do not depend on it (any thread count gives the same run).
+const THREADED_FROM_EVENTS: usize = 256;
 
 impl World {
     /// A world on `topology` as [`World::new`] builds it, split to run on up to `threads`
@@ -366,7 +368,7 @@ impl World {
         // A run to the next instant (a socket call waiting for its segment) is at most one
         // short window: handing it to the workers would cost more than it takes.
         let span = until.saturating_duration_since(scheds[0].now());
-        let workers = (pending >= THREADED_FROM_EVENTS && span >= lookahead).then_some(workers);
+        let workers = (pending >= THREADED_FROM_EVENTS && span >= lookahead / 8).then_some(workers);
         let before: u64 = scheds.iter().map(|s| s.events_processed()).sum();
         let r =
             engine::run_partitioned(&mut states, &mut scheds, lookahead, until, workers, budget);
