@@ -108,6 +108,46 @@ fn json_carries_the_same_figures_and_a_pcap_is_written() {
     assert!(std::fs::metadata(&pcap).unwrap().len() > 1000);
 }
 
+/// `--threads` is taken, and says why the run stays on one thread: the initiators and the
+/// target are one rack. The report is otherwise the same, byte for byte.
+#[test]
+fn threads_are_taken_and_the_run_says_why_it_is_on_one() {
+    let args = [
+        "--ioengine",
+        "nvmf-tcp",
+        "--number_ios",
+        "40",
+        "--iodepth",
+        "4",
+    ];
+    let one = fio(&args);
+    let mut two = args.to_vec();
+    two.extend(["--threads", "2"]);
+    let two = fio(&two);
+    let said = "  simulator: 1 thread: the topology has one rack (hosts stay with their switch)\n";
+    assert!(two.ends_with(said), "{two}");
+    assert!(one.ends_with("  simulator: 1 thread\n"), "{one}");
+    let body = |s: &str| {
+        s.lines()
+            .filter(|l| !l.contains("simulator:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(body(&one), body(&two));
+    let mut json = args.to_vec();
+    json.extend(["--threads", "2", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&fio(&json)).unwrap();
+    assert_eq!(v["parallel"]["threads"], 1);
+    let out = rdmalab().args(["fio", "--threads", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("'--threads <N>': 0 is not in 1..=256"), "{err}");
+    assert_eq!(
+        v["parallel"]["single_because"],
+        "the topology has one rack (hosts stay with their switch)"
+    );
+}
+
 #[test]
 fn bad_flags_are_refused_naming_the_flag_and_its_range() {
     for (args, want) in [

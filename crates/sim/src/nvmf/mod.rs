@@ -160,6 +160,11 @@ pub struct FioConfig {
     pub inline_bytes: u32,
     /// Seed of the workload generators.
     pub seed: u64,
+    /// Threads the run may use ([`crate::world::World::new_partitioned`]); the result is the
+    /// same for any count, so it is not part of the report's config (its `parallel` says how
+    /// the run went).
+    #[serde(skip)]
+    pub threads: u32,
 }
 
 impl FioConfig {
@@ -182,6 +187,7 @@ impl FioConfig {
             digests: Digests::default(),
             inline_bytes: ioengine.default_inline_bytes(),
             seed: 1,
+            threads: 1,
         }
     }
 

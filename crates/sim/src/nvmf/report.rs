@@ -123,6 +123,8 @@ pub struct FioReport {
     pub events: u64,
     /// Wall time of the data phase, ns.
     pub wall_ns: u64,
+    /// Threads and partitions the run used, or why one thread.
+    pub parallel: crate::world::Parallelism,
 }
 
 impl FioReport {
@@ -204,6 +206,7 @@ impl FioReport {
                 self.pauses,
             );
         }
+        s += &format!("  simulator: {}\n", self.parallel.line());
         s
     }
 }

@@ -242,12 +242,20 @@ fn run_one(cfg: &FioConfig, pcap: Option<&std::path::Path>) -> Result<FioReport,
     plan.lossless.enabled = cfg.pfc;
     plan.topology.link_gbps = cfg.link_gbps;
     plan.topology.cable_m = cfg.cable_m;
-    let mut w = World::new(
+    // The initiators and the target share one switch, one rack: the world stays whole on any
+    // thread count and its `parallelism` says why (so the readers below see the one fabric).
+    // A capture needs every frame in one place as well.
+    let threads = if pcap.is_some() { 1 } else { cfg.threads };
+    let mut w = World::new_partitioned(
         &topo,
         plan.fabric_config(),
         Default::default(),
         Default::default(),
+        threads,
     )?;
+    if pcap.is_some() && cfg.threads > 1 {
+        w.run_single_because("a pcap is written by a world on one thread");
+    }
     w.set_roce_priority(units::Priority::of(plan.lossless.priority));
     let mut jobs = Vec::new();
     for i in 0..cfg.initiators {
@@ -446,6 +454,7 @@ fn run_one(cfg: &FioConfig, pcap: Option<&std::path::Path>) -> Result<FioReport,
         pauses: run.w.fabric().ports().map(|(.., s)| s.pauses_sent).sum(),
         events,
         wall_ns,
+        parallel: run.w.parallelism(),
     })
 }
 
