@@ -85,12 +85,23 @@ impl Plan {
                 if self.topology.spine_gbps > 0 {
                     up.bandwidth = Bandwidth::gbps(self.topology.spine_gbps);
                 }
-                // A scenario's leaf-spine has one host per leaf, so its leaves are
-                // `topology.hosts`: an error about the fabric's leaves names that key.
+                // A scenario's leaf-spine is sized by its hosts: an error about the fabric's
+                // leaves names `topology.hosts`.
+                let per_leaf = self.topology.hosts_per_leaf.max(1);
+                if !self.topology.hosts.is_multiple_of(per_leaf) {
+                    return Err(ConfigError::new(
+                        "topology.hosts_per_leaf",
+                        per_leaf,
+                        format!(
+                            "a divisor of topology.hosts ({}) in 1..=256",
+                            self.topology.hosts
+                        ),
+                    ));
+                }
                 Topology::leaf_spine(
-                    self.topology.hosts,
+                    self.topology.hosts / per_leaf,
                     self.topology.spines,
-                    1,
+                    per_leaf,
                     self.link_config(),
                     up,
                 )

@@ -414,6 +414,8 @@ pub struct TopologyPlan {
     pub spines: u64,
     /// Rate of the leaf–spine links, Gb/s (`leaf_spine` only); 0: `link_gbps`.
     pub spine_gbps: u64,
+    /// Hosts on each leaf (`leaf_spine` only): `hosts / hosts_per_leaf` leaves.
+    pub hosts_per_leaf: u64,
     /// Fat-tree arity (`fat_tree` only): k³/4 hosts.
     pub k: u64,
     /// One-way delay added between any two hosts, µs (in the hosts' links).
@@ -677,6 +679,7 @@ impl Default for Plan {
                 cable_m: 2,
                 spines: 4,
                 spine_gbps: 0,
+                hosts_per_leaf: 1,
                 k: 4,
                 extra_delay_us: 0,
             },
@@ -811,13 +814,14 @@ schema! {
     "host.pcie_lanes" => host.pcie_lanes: Kind::OneOf(&[1, 2, 4, 8, 16]), "lanes", "PCIe lanes.";
     "nic.profile" => nic.profile: Kind::Enum(NicKind::NAMES), "", "Whose verbs behaviour the NICs reproduce (DESIGN.md §3.4).";
     "nic.adaptive_retransmission" => nic.adaptive_retransmission: Kind::Bool, "", "Adaptive retransmission (ConnectX-6 Dx and later firmware): the RC ACK timeout follows the measured round trip (SRTT + 4·RTTVAR, at least 4 µs, doubling per timeout in a row) instead of 4.096 µs × 2^rdma.timeout, which becomes its cap.";
-    "topology.kind" => topology.kind: Kind::Enum(TopologyKind::NAMES), "", "`switch`: `hosts` hosts on one switch; `back_to_back`: two hosts, one cable; `leaf_spine`: `hosts` leaves with one host each and `spines` spines.";
+    "topology.kind" => topology.kind: Kind::Enum(TopologyKind::NAMES), "", "`switch`: `hosts` hosts on one switch; `back_to_back`: two hosts, one cable; `leaf_spine`: `hosts` hosts, `hosts_per_leaf` on each leaf (one by default), and `spines` spines.";
     "topology.hosts" => topology.hosts: int(2, 4_096), "hosts", "Hosts on the switch; must be 2 for `back_to_back`.";
     "topology.link_gbps" => topology.link_gbps: int(1, 1_600), "Gb/s", "Line rate of every link.";
     "topology.cable_m" => topology.cable_m: int(0, 100_000), "m", "Cable length of every link; propagation 5 ns/m.";
     "topology.k" => topology.k: int(2, 32), "ports", "Switch radix of a `fat_tree` (even): k³/4 hosts, k²/4 core switches, 5k²/4 switches in all.";
     "topology.spine_gbps" => topology.spine_gbps: int(0, 1_600), "Gb/s", "Rate of each leaf–spine link of a `leaf_spine` fabric (0: `link_gbps`). Four spines at 25 Gb/s carry one 100 Gb/s host only if its traffic spreads over all four.";
     "topology.extra_delay_us" => topology.extra_delay_us: int(0, 10_000), "µs", "One-way delay added between any two hosts, as a long-haul span or a delay emulator would add (the round trip grows by twice this), without lengthening the cables: it sits in the hosts' own links (half in each, all of it on a `back_to_back` cable), so switch-to-switch links keep their propagation. PFC headroom grows with it; mlx5's `\"auto\"` thresholds, which count the cable, do not.";
+    "topology.hosts_per_leaf" => topology.hosts_per_leaf: int(1, 256), "hosts", "Hosts on each leaf of a `leaf_spine` fabric, as a rack's servers on their top-of-rack switch: `topology.hosts` must be a multiple of it, and hosts of one leaf reach each other through it alone. Hosts are numbered leaf by leaf, so a collective's ring (which follows host order) crosses the spines once per leaf.";
     "topology.spines" => topology.spines: int(1, 64), "switches", "Spine switches of a `leaf_spine` fabric: the equal-cost paths between two leaves (ECMP picks one per flow from the 5-tuple; RoCE's UDP source port comes from the QP number).";
     "switch.buffer_bytes" => switch.buffer_bytes: int(1_500, TIB), "bytes", "Shared packet buffer of each switch.";
     "switch.queue_cap_bytes" => switch.queue_cap_bytes: int(64, TIB), "bytes", "Most bytes one lossy egress queue may hold.";

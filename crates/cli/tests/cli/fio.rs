@@ -141,7 +141,10 @@ fn threads_are_taken_and_the_run_says_why_it_is_on_one() {
     let out = rdmalab().args(["fio", "--threads", "0"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("'--threads <N>': 0 is not in 1..=256"), "{err}");
+    assert!(
+        err.contains("'--threads <N>': 0 is not in 1..=256"),
+        "{err}"
+    );
     assert_eq!(
         v["parallel"]["single_because"],
         "the topology has one rack (hosts stay with their switch)"

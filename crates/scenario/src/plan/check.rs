@@ -52,6 +52,17 @@ impl Plan {
                 "topology.kind",
             );
         }
+        let per_leaf = self.topology.hosts_per_leaf.max(1);
+        if self.topology.kind == TopologyKind::LeafSpine
+            && !self.topology.hosts.is_multiple_of(per_leaf)
+        {
+            return c(
+                "topology.hosts_per_leaf",
+                &per_leaf,
+                Why::new(Rule::HostsPerLeafDivides).arg("hosts", self.topology.hosts),
+                "topology.hosts",
+            );
+        }
         let fleet = matches!(
             self.workload.pattern,
             Pattern::Permutation | Pattern::Matrix
@@ -313,10 +324,14 @@ impl Plan {
             return Some(("workload.pattern", why(Rule::NeedsCollective)));
         }
         let found = match path {
-            "topology.spines" | "topology.spine_gbps" if kind != TopologyKind::LeafSpine => (
-                "topology.kind",
-                why(Rule::NeedsLeafSpine).arg("kind", kind.name()),
-            ),
+            "topology.spines" | "topology.spine_gbps" | "topology.hosts_per_leaf"
+                if kind != TopologyKind::LeafSpine =>
+            {
+                (
+                    "topology.kind",
+                    why(Rule::NeedsLeafSpine).arg("kind", kind.name()),
+                )
+            }
             "topology.k" if kind != TopologyKind::FatTree => (
                 "topology.kind",
                 Why::new(Rule::KNeedsFatTree).arg("kind", kind.name()),

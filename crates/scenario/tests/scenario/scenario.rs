@@ -186,6 +186,11 @@ fn keys_that_cannot_apply_are_refused_by_name() {
             "needs topology.kind = fat_tree",
         ),
         (
+            &["topology.hosts_per_leaf=2"][..],
+            "topology.hosts_per_leaf",
+            "needs topology.kind = leaf_spine",
+        ),
+        (
             &["switch.ecmp_hash=mixed"][..],
             "switch.ecmp_hash",
             "needs equal-cost paths",
@@ -409,6 +414,25 @@ fn conflicts_point_at_the_key() {
     assert_eq!(e.key, "rdma.dcqcn");
     let e = err("[workload]\nmessage_bytes = 1073741824\nmessages = 1_000_000\n");
     assert_eq!((e.key.as_str(), e.line), ("workload.messages", 3));
+}
+
+/// Racks of hosts on a leaf-spine: `hosts / hosts_per_leaf` leaves, numbered leaf by leaf; a
+/// count that does not divide the hosts is refused by name.
+#[test]
+fn a_leaf_spine_takes_several_hosts_per_leaf() {
+    let leaf_spine = "[workload]\npattern = \"collective\"\n[topology]\nkind = \"leaf_spine\"\nhosts = 16\nspines = 2\n";
+    let p = scenario::parse_with(&format!("{leaf_spine}hosts_per_leaf = 4\n"), &[]).unwrap();
+    let t = p.topology().unwrap();
+    assert_eq!((t.hosts().len(), t.switches().len()), (16, 4 + 2));
+    let one = scenario::parse_with(leaf_spine, &[]).unwrap();
+    assert_eq!(one.topology().unwrap().switches().len(), 16 + 2);
+    let e = err(&format!("{leaf_spine}hosts_per_leaf = 5\n"));
+    assert_eq!(e.key, "topology.hosts_per_leaf");
+    assert!(
+        e.allowed.contains("a divisor of topology.hosts (16)"),
+        "{e}"
+    );
+    assert_eq!(e.kind, ErrorKind::Conflict);
 }
 
 #[test]

@@ -206,7 +206,10 @@ impl Snapshot {
 
 /// The line-rate time of `op` on `n` ranks of `bytes` over `transport`: each rank sends the
 /// bus factor's share of its buffer in full frames at its bottleneck — the host link, or on a
-/// leaf-spine the leaf's uplinks when they are slower (one host per leaf). RoCE frames carry
+/// leaf-spine the leaf's uplinks when they are slower. With more hosts per leaf a ring still
+/// leaves each leaf on one edge per channel, so the bound is the same; the extra cross-leaf
+/// traffic of halving-doubling and all-to-all is not counted, so theirs stays a lower bound
+/// on the time but a looser one. RoCE frames carry
 /// the path MTU with 82 bytes around it (Ethernet 14, FCS 4, preamble and gap 20, IPv4 20,
 /// UDP 8, BTH 12, ICRC 4; a message's RETH and ImmDt are left out, so this stays a lower
 /// bound); TCP segments carry the path MTU less 52 (IPv4 20, TCP 20, timestamps 12) with 90

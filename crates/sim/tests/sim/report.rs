@@ -916,6 +916,13 @@ fn every_scenario_key_changes_the_report_or_is_refused() {
             &["topology.kind=leaf_spine"],
             "2",
         ),
+        // Both hosts on one leaf: the path no longer crosses a spine.
+        (
+            "topology.hosts_per_leaf",
+            "lesson5",
+            &["topology.kind=leaf_spine"],
+            "2",
+        ),
         (
             "switch.buffer_bytes",
             "lesson5b",
