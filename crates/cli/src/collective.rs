@@ -58,7 +58,7 @@ pub struct CollectiveArgs {
     #[arg(long)]
     pub json: bool,
     /// Threads the run may use, 1..=256 (default: the cores available, at most 8; one below
-    /// 512 hosts): the fabric is split into as many
+    /// 256 hosts): the fabric is split into as many
     /// partitions of whole racks; the result is the same for any count.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub threads: Option<u32>,

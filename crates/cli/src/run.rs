@@ -30,7 +30,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// Threads a fabric run (a permutation, a connection matrix or a collective) may use, 1..=256 (default:
-    /// the cores available, at most 8; one below 512 hosts, where splitting gains nothing).
+    /// the cores available, at most 8; one below 256 hosts, where splitting gains nothing).
     /// The fabric is split into as many partitions, whole pods or racks each, run side by
     /// side in windows of the shortest cut link's delay; the result is the same for any
     /// count, only the wall time changes. Lesson presets and the other runs are

@@ -225,8 +225,18 @@ impl Qp {
     }
 
     /// The send WQE `id`: ids grow with every post, so the queue is sorted by id and a binary
-    /// search finds it (a deep send queue is searched once per packet).
+    /// search finds it (a deep send queue is searched once per packet). WQEs leave from the
+    /// front, so the ids are usually contiguous and `id`'s distance from the front's is its
+    /// index: that is tried first, one probe instead of a search's several cache misses.
     pub(crate) fn sq_wqe(&self, id: WqeId) -> Option<&SendWqe> {
+        let front = self.sq.front()?;
+        if let Some(w) =
+            id.0.checked_sub(front.id.0)
+                .and_then(|d| self.sq.get(usize::try_from(d).ok()?))
+                .filter(|w| w.id == id)
+        {
+            return Some(w);
+        }
         let i = self.sq.partition_point(|w| w.id < id);
         self.sq.get(i).filter(|w| w.id == id)
     }

@@ -106,9 +106,11 @@ pub fn default_threads() -> u32 {
 
 /// Fabrics with fewer hosts run on one thread unless asked otherwise: their windows hold too
 /// little work to gain, and their setup is slower split.
-// source: `cargo bench --bench fattree` on the 2-core box, 2026-12-04: the 128-host permutation
-// took 118.9 ms on one thread and 138.9 ms on two; the 1024-host one ran 1.60× faster on two.
-pub const SPLIT_FROM_HOSTS: u64 = 512;
+// source: the 2-core box. 2026-12-04, `cargo bench --bench fattree`: the 128-host permutation
+// took 118.9 ms on one thread and 138.9 ms on two. 2026-12-06, with windows on the threads
+// from 256 events: its data phase 117 / 115 ms (10 ABBA pairs; the split setup is slower
+// still), the 256-host all-reduce 1.20–1.32× faster on two, the 1024-host permutation 1.70×.
+pub const SPLIT_FROM_HOSTS: u64 = 256;
 
 /// [`default_threads`] for a fabric of `hosts` hosts (one below [`SPLIT_FROM_HOSTS`]).
 pub fn default_threads_for(hosts: u64) -> u32 {
