@@ -42,7 +42,7 @@ rules! {
     // ---- conflicts: what the blamed key allows given the other ----
     BackToBackHosts = "scenario.conflict.back_to_back_hosts" => "2 when topology.kind = \"back_to_back\"",
     FatTreeKEven = "scenario.conflict.fat_tree_k_even" => "an even number when topology.kind = \"fat_tree\"",
-    HostsPerLeafDivides = "scenario.conflict.hosts_per_leaf_divides" => "a divisor of topology.hosts ({hosts}): each leaf holds the same number of hosts",
+    HostsPerLeafDivides = "scenario.conflict.hosts_per_leaf_divides" => "a divisor of topology.hosts ({hosts}), so that every leaf holds as many hosts",
     FleetNeedsFatTree = "scenario.conflict.fleet_needs_fat_tree" => "\"pair\" unless topology.kind = \"fat_tree\"",
     MatrixNeedsFile = "scenario.conflict.matrix_needs_file" => "the path of a csg-htsim .cm file when workload.pattern = \"matrix\"",
     SwitchMtu = "scenario.conflict.switch_mtu" => "0 (no limit) or 576..=9216 (IPv4's smallest MTU up)",

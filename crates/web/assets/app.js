@@ -58,7 +58,13 @@ export function allowedText(a) {
 export function errorText(e) {
   const a = e.api;
   const said = (a && a.msg && msgText(a.msg)) || (a && a.error) || e.message;
-  if (a && a.field && a.allowed) return t('err.field', { f: a.field, e: said, a: allowedText(a) });
+  if (a && a.field && a.allowed) {
+    const allowed = allowedText(a);
+    // A sentence that already says what is allowed ("… out of range: allowed 2 to 32") is
+    // not told it a second time.
+    if (said.includes(allowed)) return t('err.field.said', { f: a.field, e: said });
+    return t('err.field', { f: a.field, e: said, a: allowed });
+  }
   return said;
 }
 

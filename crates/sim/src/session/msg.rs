@@ -638,7 +638,7 @@ msg_ids! {
     // templates as scenario::Rule (tests::scenario_rules_match_the_scenario_crate) ----
     ScenarioBackToBackHosts = "scenario.conflict.back_to_back_hosts" => "2 when topology.kind = \"back_to_back\"",
     ScenarioFatTreeKEven = "scenario.conflict.fat_tree_k_even" => "an even number when topology.kind = \"fat_tree\"",
-    ScenarioHostsPerLeafDivides = "scenario.conflict.hosts_per_leaf_divides" => "a divisor of topology.hosts ({hosts}): each leaf holds the same number of hosts",
+    ScenarioHostsPerLeafDivides = "scenario.conflict.hosts_per_leaf_divides" => "a divisor of topology.hosts ({hosts}), so that every leaf holds as many hosts",
     ScenarioFleetNeedsFatTree = "scenario.conflict.fleet_needs_fat_tree" => "\"pair\" unless topology.kind = \"fat_tree\"",
     ScenarioMatrixNeedsFile = "scenario.conflict.matrix_needs_file" => "the path of a csg-htsim .cm file when workload.pattern = \"matrix\"",
     ScenarioSwitchMtu = "scenario.conflict.switch_mtu" => "0 (no limit) or 576..=9216 (IPv4's smallest MTU up)",

@@ -4835,6 +4835,8 @@ async fn zh_pages_say_errors_failures_and_naks_in_chinese() {
             status.contains(says) && status.contains("budget.max_events"),
             "{set}: {status:?}"
         );
+        // What is allowed is said once, not again after a sentence that already said it.
+        assert!(status.matches("允许").count() <= 1, "{set}: {status:?}");
         let words = english_words(
             &page,
             "[document.querySelector('#status').innerText]",
