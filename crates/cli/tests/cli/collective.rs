@@ -226,10 +226,10 @@ fn run_and_sweep_drive_the_collective_from_scenario_keys() {
 }
 
 /// Issue 24: a 16-host ring all-reduce on a leaf-spine (a host per leaf) is the same run on 1,
-/// 2 and 4 threads (its fabric split into 1, 2 and 4 partitions of whole leaves, spines
-/// spread): the same `--json`, wall time aside. Over RDMA and over kernel TCP.
+/// 2, 4 and 16 threads (its fabric split into 1, 2, 4 and 16 partitions of whole leaves,
+/// spines spread): the same `--json`, wall time aside. Over RDMA and over kernel TCP.
 #[test]
-fn a_sixteen_host_all_reduce_is_the_same_on_one_two_and_four_threads() {
+fn a_sixteen_host_all_reduce_is_the_same_on_one_two_four_and_sixteen_threads() {
     for transport in ["rdma", "tcp"] {
         let run = |threads: &str| {
             let out = collective(&[
@@ -261,7 +261,7 @@ fn a_sixteen_host_all_reduce_is_the_same_on_one_two_and_four_threads() {
         };
         let one = run("1");
         assert_eq!(one["rows"][0]["wrong"], 0, "{transport}");
-        for t in ["2", "4"] {
+        for t in ["2", "4", "16"] {
             assert_eq!(run(t), one, "{transport} on {t} threads");
         }
     }

@@ -543,11 +543,12 @@ fn every_preset_lab_and_fat_tree_json_is_its_snapshot() {
     }
 }
 
-/// Issue 24: the 128-host fat-tree permutation's `--json` is the same on 1, 2 and 4 threads
-/// (the fabric split into 1, 2 and 4 partitions of whole pods), the machine's fields and the
-/// `parallel` section, which says how the run was split, aside.
+/// Issue 24: the 128-host fat-tree permutation's `--json` is the same on 1, 2, 4 and 16
+/// threads (the fabric split into 1, 2 and 4 partitions of whole pods, and 16 of half a pod,
+/// two racks each), the machine's fields and the `parallel` section, which says how the run
+/// was split, aside.
 #[test]
-fn a_fat_tree_run_is_the_same_on_one_two_and_four_threads() {
+fn a_fat_tree_run_is_the_same_on_one_two_four_and_sixteen_threads() {
     let file = format!(
         "{}/../../scenarios/fattree-permutation-128.toml",
         env!("CARGO_MANIFEST_DIR")
@@ -570,9 +571,10 @@ fn a_fat_tree_run_is_the_same_on_one_two_and_four_threads() {
     let (one, p1) = run("1");
     assert_eq!(p1["partitions"], 1);
     assert_eq!(p1["threads"], 1);
-    for t in ["2", "4"] {
+    for t in ["2", "4", "16"] {
         let (many, p) = run(t);
         assert_eq!(p["partitions"].to_string(), t, "{p}");
+        assert_eq!(p["threads"].to_string(), t, "{p}");
         assert_eq!(p["lookahead_ps"], 1_000_000, "{p}");
         assert_eq!(many, one, "--threads {t}");
     }
