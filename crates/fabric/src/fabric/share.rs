@@ -241,31 +241,54 @@ fn owner<'a>(parts: &[&'a Fabric], node: NodeId) -> &'a Fabric {
 
 impl Counters {
     /// Adds `o`'s counts to these (a partition's to the fabric's): sums, the larger peak, the
-    /// earlier first storm.
+    /// earlier first storm. `o` is taken apart field by field, so a counter added to
+    /// [`Counters`] does not compile until it says how partitions combine it.
     pub fn add(&mut self, o: &Counters) {
-        self.delivered_frames += o.delivered_frames;
-        self.delivered_bytes += o.delivered_bytes;
-        self.drops_buffer += o.drops_buffer;
-        self.drops_lossless_overflow += o.drops_lossless_overflow;
-        self.drops_congestion += o.drops_congestion;
-        self.drops_corruption += o.drops_corruption;
-        self.drops_burst += o.drops_burst;
-        self.drops_rule += o.drops_rule;
-        self.drops_no_route += o.drops_no_route;
-        self.drops_oversize += o.drops_oversize;
-        self.drops_not_ip += o.drops_not_ip;
-        self.drops_watchdog += o.drops_watchdog;
-        self.watchdog_storms += o.watchdog_storms;
-        self.first_watchdog_storm = match (self.first_watchdog_storm, o.first_watchdog_storm) {
+        let Counters {
+            delivered_frames,
+            delivered_bytes,
+            drops_buffer,
+            drops_lossless_overflow,
+            drops_congestion,
+            drops_corruption,
+            drops_burst,
+            drops_rule,
+            drops_no_route,
+            drops_oversize,
+            drops_not_ip,
+            drops_watchdog,
+            watchdog_storms,
+            first_watchdog_storm,
+            ecn_marks,
+            congestion_draws_paused,
+            pauses_sent,
+            resumes_sent,
+            peak_buffer_bytes,
+            drops_by_priority,
+        } = *o;
+        self.delivered_frames += delivered_frames;
+        self.delivered_bytes += delivered_bytes;
+        self.drops_buffer += drops_buffer;
+        self.drops_lossless_overflow += drops_lossless_overflow;
+        self.drops_congestion += drops_congestion;
+        self.drops_corruption += drops_corruption;
+        self.drops_burst += drops_burst;
+        self.drops_rule += drops_rule;
+        self.drops_no_route += drops_no_route;
+        self.drops_oversize += drops_oversize;
+        self.drops_not_ip += drops_not_ip;
+        self.drops_watchdog += drops_watchdog;
+        self.watchdog_storms += watchdog_storms;
+        self.first_watchdog_storm = match (self.first_watchdog_storm, first_watchdog_storm) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        self.ecn_marks += o.ecn_marks;
-        self.congestion_draws_paused += o.congestion_draws_paused;
-        self.pauses_sent += o.pauses_sent;
-        self.resumes_sent += o.resumes_sent;
-        self.peak_buffer_bytes = self.peak_buffer_bytes.max(o.peak_buffer_bytes);
-        for (a, b) in self.drops_by_priority.iter_mut().zip(o.drops_by_priority) {
+        self.ecn_marks += ecn_marks;
+        self.congestion_draws_paused += congestion_draws_paused;
+        self.pauses_sent += pauses_sent;
+        self.resumes_sent += resumes_sent;
+        self.peak_buffer_bytes = self.peak_buffer_bytes.max(peak_buffer_bytes);
+        for (a, b) in self.drops_by_priority.iter_mut().zip(drops_by_priority) {
             *a += b;
         }
     }

@@ -127,6 +127,7 @@ impl World {
         first_window: SimDuration,
         prio: usize,
     ) {
+        debug_assert!(!self.is_partitioned(), "a fabric view needs one partition");
         let inner = self
             .state
             .fabric

@@ -619,6 +619,11 @@ impl World {
     /// The network, to set its tracer or observe it between runs (in a partitioned world, the
     /// share in front: see [`World::fabric`]).
     pub fn fabric_mut(&mut self) -> &mut Fabric {
+        // A tap, tracer or loss rule set here would act on one partition's share alone.
+        debug_assert!(
+            !self.is_partitioned(),
+            "fabric_mut acts on one partition: keep the world whole"
+        );
         &mut self.state.fabric
     }
 
@@ -671,10 +676,14 @@ impl World {
     }
     /// Traces host stages (CPU, PCIe, NIC) to `tracer`.
     pub fn set_tracer(&mut self, tracer: Tracer) {
+        // The host tracer is not merged across partitions (ARCHITECTURE.md §9): a traced
+        // run keeps its world whole.
+        debug_assert!(!self.is_partitioned(), "a host tracer needs one partition");
         self.state.tracer = tracer;
     }
     /// The host-stage tracer.
     pub fn tracer_mut(&mut self) -> &mut Tracer {
+        debug_assert!(!self.is_partitioned(), "a host tracer needs one partition");
         &mut self.state.tracer
     }
 
