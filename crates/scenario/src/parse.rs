@@ -81,7 +81,7 @@ impl fmt::Display for ScenarioError {
             ErrorKind::WrongType => write!(f, "{k} = {v} has the wrong type: allowed {a}"),
             ErrorKind::OutOfRange => write!(f, "{k} = {v} is out of range: allowed {a}"),
             ErrorKind::BadEnum => write!(f, "{k} = {v} is not a known value: allowed {a}"),
-            ErrorKind::Conflict => write!(f, "{k} = {v} is out of range: allowed {a}"),
+            ErrorKind::Conflict => write!(f, "{k} = {v} clashes with another key: allowed {a}"),
             ErrorKind::Inapplicable => write!(f, "{k} = {v} cannot apply: {a}"),
         }
     }

@@ -158,8 +158,8 @@ fn scenario_msg(e: &scenario::ScenarioError) -> Option<Msg> {
         }
         K::WrongType => MsgId::ServerScenarioWrongType,
         K::OutOfRange => MsgId::ServerScenarioOutOfRange,
-        // Keys that clash print as a range error does; the reason is the rule's message.
-        K::Conflict => MsgId::ServerScenarioOutOfRange,
+        // Keys that clash: the reason is the rule's message.
+        K::Conflict => MsgId::ServerScenarioConflict,
         K::Inapplicable => MsgId::ServerScenarioCannotApply,
         K::BadEnum => MsgId::ServerScenarioBadEnum,
     };

@@ -481,6 +481,7 @@ msg_ids! {
     ServerScenarioOutOfRange = "server.scenario_out_of_range" => "{key} = {value} is out of range: allowed {allowed}",
     ServerScenarioBadEnum = "server.scenario_bad_enum" => "{key} = {value} is not a known value: allowed {allowed}",
     ServerScenarioCannotApply = "server.scenario_cannot_apply" => "{key} = {value} cannot apply: {allowed}",
+    ServerScenarioConflict = "server.scenario_conflict" => "{key} = {value} clashes with another key: allowed {allowed}",
 
     // ---- a failed verb's rule (`verr.*`, `vpost.*`; verbs_msg.rs): what the verbs crate explains ----
     VerrErrno = "verr.errno" => "{errno}: {why}",

@@ -155,7 +155,7 @@ async fn zh_errors_a_scenario_conflict_reads_in_chinese() {
     assert_eq!(e["allowed"], "at most lossless.xoff_bytes (20000)");
     assert_eq!(
         e["error"],
-        "--set lossless.xon_bytes=30000: 1:20: lossless.xon_bytes = 30000 is out of range: allowed at most lossless.xoff_bytes (20000)"
+        "--set lossless.xon_bytes=30000: 1:20: lossless.xon_bytes = 30000 clashes with another key: allowed at most lossless.xoff_bytes (20000)"
     );
     assert_eq!(e["allowed_msg"]["id"], "scenario.conflict.xon_above_xoff");
     let table = zh_table().await;
@@ -165,7 +165,7 @@ async fn zh_errors_a_scenario_conflict_reads_in_chinese() {
     );
     assert_eq!(
         render(&table, &e["msg"]),
-        "lossless.xon_bytes = 30000 超出了范围：允许 不超过 lossless.xoff_bytes（20000）"
+        "lossless.xon_bytes = 30000 与其他参数冲突：允许 不超过 lossless.xoff_bytes（20000）"
     );
     // A conflict between kinds: UD posts SENDs only.
     let (_, e) = post(
