@@ -251,7 +251,28 @@ mod tests {
             })
             .unwrap() as u32;
         assert!(c.ready(feeder));
+        // At first every stream is woken, by sender then stream.
+        let all = c.take_woken();
+        assert_eq!(all.len(), c.streams.len());
+        assert!(
+            all.windows(2).all(
+                |w| (c.streams[w[0] as usize].src, w[0]) < (c.streams[w[1] as usize].src, w[1])
+            )
+        );
+        assert!(c.take_woken().is_empty(), "a stream is listed once");
+        // The landing wakes the streams of its receiver that read its piece, the waiting one
+        // among them, and no stream of another sender.
         c.land(feeder);
         assert!(c.ready(first));
+        let woken = c.take_woken();
+        assert!(woken.contains(&(s1 as u32)), "{woken:?}");
+        assert!(
+            woken.iter().all(|&w| c.streams[w as usize].src == 1),
+            "{woken:?}"
+        );
+        // A freed slot wakes its stream, once however often it is said.
+        c.wake(3);
+        c.wake(3);
+        assert_eq!(c.take_woken(), vec![3]);
     }
 }
