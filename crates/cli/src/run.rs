@@ -240,12 +240,12 @@ fn permutation(
     if let Some(why) = rdmalab::permutation::unsupported(plan) {
         return bad(format!("workload.pattern = permutation: {why}"));
     }
-    let r = match rdmalab::permutation::run_plan(
-        plan,
-        host,
-        a.pcap.as_deref(),
-        a.threads_for(plan.topology.k.pow(3) / 4),
-    ) {
+    let out = rdmalab::fleet::Outputs {
+        pcap: a.pcap.as_deref(),
+        trace: None,
+        threads: a.threads_for(plan.topology.k.pow(3) / 4),
+    };
+    let r = match rdmalab::permutation::run_plan(plan, host, &out) {
         Ok(r) => r,
         Err(e) => {
             errln!("rdmalab run: the run failed: {e}");
@@ -333,13 +333,12 @@ fn matrix(
         Ok(x) => x,
         Err(e) => return bad(e),
     };
-    let r = match rdmalab::matrix::run_plan(
-        plan,
-        &m,
-        host,
-        a.pcap.as_deref(),
-        a.threads_for(plan.topology.k.pow(3) / 4),
-    ) {
+    let out = rdmalab::fleet::Outputs {
+        pcap: a.pcap.as_deref(),
+        trace: None,
+        threads: a.threads_for(plan.topology.k.pow(3) / 4),
+    };
+    let r = match rdmalab::matrix::run_plan(plan, &m, host, &out) {
         Ok(r) => r,
         Err(e @ rdmalab::world::WorldError::Setup(_)) => return bad(e),
         Err(e) => {

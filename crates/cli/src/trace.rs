@@ -5,6 +5,7 @@ use crate::run::load;
 use anyhow::Context as _;
 use rdmalab::output::Output;
 use rdmalab::report::{RunOptions, TraceSink, run_plan_with, trace_json};
+use rdmalab::scenario;
 use rdmalab::wire::{PcapReader, PcapWriter};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,11 @@ pub struct TraceArgs {
     /// A NIC profile (`mlx5`, `rxe`, `ibta`) or a host profile TOML from `rdmalab calibrate`.
     #[arg(long, value_name = "NIC|FILE")]
     pub profile: Vec<String>,
+    /// Threads a fabric run (a permutation, a connection matrix or a collective) may use,
+    /// 1..=256 (default: as `rdmalab run`). The trace is the same for any count; a pcap keeps
+    /// the run on one thread. The lesson pairs run on one.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub threads: Option<u32>,
 }
 
 const TRACE_HELP: &str = "\
@@ -35,10 +41,16 @@ Examples:
   rdmalab trace lesson5 --set lossless.enabled=true --pcap l5.pcap --trace l5.jsonl
   tshark -r l5.pcap -Y 'infiniband || tcp || eth.type == 0x8808'
   rdmalab trace 1 --trace one.jsonl && grep '\"kind\":\"stage\"' one.jsonl | head
+  rdmalab trace scenarios/fattree-permutation-128.toml --set workload.message_bytes=65536 \\
+      --trace ft128.jsonl --threads 2
 
 The TCP run and the RDMA run are two simulations of the same fabric from time 0 (the same host
 addresses); the pcap interleaves them by time, the JSON Lines give the TCP run's records then
 the RDMA run's, each record tagged with \"path\".
+A fabric run (workload.pattern = permutation, matrix or collective) is one run: its records
+are in time order, then by node (a node's host stages before its fabric events), the same on
+any number of threads (--threads); a pcap keeps a permutation or matrix on one thread, and a
+collective writes none.
 
 JSON Lines schema, one object per line: {path: tcp|rdma, t_ps, kind, ...}
   stage           host, unit (cpu|nic|pcie), core (cpu), stage, setup, start_ps, end_ps
@@ -71,6 +83,29 @@ pub fn trace(a: TraceArgs) -> anyhow::Result<ExitCode> {
         Ok(l) => l,
         Err(e) => return bad(e),
     };
+    if loaded.plan.workload.pattern == scenario::Pattern::Collective && a.pcap.is_some() {
+        return bad(
+            "--pcap: a collective writes no capture (its JSON Lines, --trace, have every frame \
+             at every port)",
+        );
+    }
+    let fleet = matches!(
+        loaded.plan.workload.pattern,
+        scenario::Pattern::Permutation | scenario::Pattern::Matrix
+    );
+    if fleet && let Some(why) = rdmalab::permutation::unsupported(&loaded.plan) {
+        return bad(format!(
+            "workload.pattern = {}: {why}",
+            loaded.plan.workload.pattern.name()
+        ));
+    }
+    let matrix = match loaded.plan.workload.pattern {
+        scenario::Pattern::Matrix => match crate::run::load_matrix(&a.scenario, &loaded.plan) {
+            Ok((_, m)) => Some(m),
+            Err(e) => return bad(e),
+        },
+        _ => None,
+    };
     // Open the outputs first, so a path that cannot be written fails before the run.
     let mut pcap_out = match a.pcap.as_deref().map(Output::create).transpose() {
         Ok(o) => o,
@@ -98,6 +133,12 @@ pub fn trace(a: TraceArgs) -> anyhow::Result<ExitCode> {
         stem.with_file_name(format!("{s}-{path}.pcap"))
     };
     let sink: Option<TraceSink> = a.trace.as_ref().map(|_| TraceSink::default());
+    if loaded.plan.workload.pattern == scenario::Pattern::Collective {
+        return collective_trace(&a, &loaded, trace_out, sink);
+    }
+    if fleet {
+        return fleet_trace(&a, &loaded, matrix.as_ref(), pcap_out, trace_out, sink);
+    }
     let opts = RunOptions {
         host: loaded.host.clone(),
         pcap: parts_stem.clone(),
@@ -132,16 +173,7 @@ pub fn trace(a: TraceArgs) -> anyhow::Result<ExitCode> {
         errln!("rdmalab trace: {n} frames → {shown}");
     }
     if let (Some(out), Some(sink)) = (trace_out.take(), &sink) {
-        let records = sink.lock().expect("the runs are over");
-        let mut w = out.writer()?;
-        for (path, t, r) in records.iter() {
-            serde_json::to_writer(&mut w, &trace_json(path, *t, r))?;
-            w.write_all(b"\n")?;
-        }
-        w.flush()?;
-        let shown = out.path().display().to_string();
-        out.commit()?;
-        errln!("rdmalab trace: {} records → {shown}", records.len());
+        write_jsonl(out, sink)?;
     }
     let ok = |p: &Option<rdmalab::report::PathReport>| {
         p.as_ref()
@@ -152,6 +184,111 @@ pub fn trace(a: TraceArgs) -> anyhow::Result<ExitCode> {
         loaded.name,
         ok(&report.tcp),
         ok(&report.rdma)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the sink's records to `out` as JSON Lines and commits it.
+fn write_jsonl(out: Output, sink: &TraceSink) -> anyhow::Result<()> {
+    let records = sink.lock().expect("the runs are over");
+    let mut w = out.writer()?;
+    for (path, t, r) in records.iter() {
+        serde_json::to_writer(&mut w, &trace_json(path, *t, r))?;
+        w.write_all(b"\n")?;
+    }
+    w.flush()?;
+    let shown = out.path().display().to_string();
+    out.commit()?;
+    errln!("rdmalab trace: {} records → {shown}", records.len());
+    Ok(())
+}
+
+/// A fat-tree run (a permutation, or a connection matrix when `matrix` is given) traced: the
+/// pcap written by the run itself (one thread), the records in the split-independent order.
+fn fleet_trace(
+    a: &TraceArgs,
+    loaded: &crate::run::Loaded,
+    matrix: Option<&scenario::matrix::Matrix>,
+    pcap_out: Option<Output>,
+    trace_out: Option<Output>,
+    sink: Option<TraceSink>,
+) -> anyhow::Result<ExitCode> {
+    // The run writes (and renames into place) its own pcap; the one opened above only
+    // checked that the path can be written.
+    drop(pcap_out);
+    let plan = &loaded.plan;
+    let out = rdmalab::fleet::Outputs {
+        pcap: a.pcap.as_deref(),
+        trace: sink.as_ref(),
+        threads: a
+            .threads
+            .unwrap_or_else(|| rdmalab::world::default_threads_for(plan.topology.k.pow(3) / 4)),
+    };
+    let ran = match matrix {
+        Some(m) => rdmalab::matrix::run_plan(plan, m, &loaded.host, &out)
+            .map(|r| (r.flows.len(), r.completed, r.parallel)),
+        None => rdmalab::permutation::run_plan(plan, &loaded.host, &out)
+            .map(|r| (r.hosts, r.completed, r.parallel)),
+    };
+    let (flows, completed, parallel) = match ran {
+        Ok(x) => x,
+        Err(e @ rdmalab::world::WorldError::Setup(_)) => return bad(e),
+        Err(e) => {
+            errln!("rdmalab trace: the run failed: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if let Some(p) = &a.pcap {
+        errln!("rdmalab trace: frames → {}", p.display());
+    }
+    if let (Some(out), Some(sink)) = (trace_out, &sink) {
+        write_jsonl(out, sink)?;
+    }
+    errln!(
+        "rdmalab trace: {}: {completed} of {flows} flows completed; simulator: {}",
+        loaded.name,
+        parallel.line()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A collective (`workload.pattern = "collective"`, its one size) traced.
+fn collective_trace(
+    a: &TraceArgs,
+    loaded: &crate::run::Loaded,
+    trace_out: Option<Output>,
+    sink: Option<TraceSink>,
+) -> anyhow::Result<ExitCode> {
+    let plan = &loaded.plan;
+    let hosts = plan.topology().map_or(0, |t| t.hosts().len() as u32);
+    let cfg = rdmalab::collective::Config {
+        threads: a
+            .threads
+            .unwrap_or_else(|| rdmalab::world::default_threads_for(hosts.into())),
+        ..rdmalab::collective::Config::from_plan(plan)
+    };
+    if let Err(e) = cfg.check(hosts) {
+        return bad(format!("workload.pattern = collective: {e}"));
+    }
+    let sink = sink.expect("--trace is given: a collective refuses --pcap alone");
+    let r = match rdmalab::collective::run_plan_with_trace(plan, &loaded.host, &cfg, &sink) {
+        Ok(r) => r,
+        Err(e) => {
+            errln!("rdmalab trace: the run failed: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if let Some(out) = trace_out {
+        write_jsonl(out, &sink)?;
+    }
+    let row = r.rows.first();
+    errln!(
+        "rdmalab trace: {}: {} over {} hosts, {} µs (simulated); simulator: {}",
+        loaded.name,
+        cfg.op.name(),
+        r.hosts,
+        row.map_or(0.0, |x| x.time_ps as f64 / 1e6),
+        r.parallel.line()
     );
     Ok(ExitCode::SUCCESS)
 }

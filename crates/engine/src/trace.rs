@@ -236,6 +236,24 @@ pub enum TraceRecord {
     },
 }
 
+impl TraceRecord {
+    /// The node it happened at (a host's stages, retransmissions and rate changes at the
+    /// host's node). A node's records all come from the one partition that owns it, which
+    /// is what lets a split run's records be put back in one order (`(time, node)`).
+    pub fn node(&self) -> NodeId {
+        match *self {
+            TraceRecord::Packet { node, .. }
+            | TraceRecord::Dropped { node, .. }
+            | TraceRecord::EcnMarked { node, .. }
+            | TraceRecord::PauseSent { node, .. }
+            | TraceRecord::PauseReceived { node, .. } => node,
+            TraceRecord::Retransmit { host, .. }
+            | TraceRecord::RateChange { host, .. }
+            | TraceRecord::Stage { host, .. } => host,
+        }
+    }
+}
+
 /// Receives trace records. Implement it to draw, count or store what a run does.
 pub trait Observer: Any + Send {
     /// Called once per record, in simulation order.

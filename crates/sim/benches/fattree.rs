@@ -20,8 +20,12 @@ fn benches(c: &mut Criterion) {
         g.bench_function(name, |b| {
             b.iter(|| {
                 black_box(
-                    rdmalab::permutation::run_plan(&plan, &Default::default(), None, threads)
-                        .expect("runs"),
+                    rdmalab::permutation::run_plan(
+                        &plan,
+                        &Default::default(),
+                        &rdmalab::fleet::Outputs::threads(threads),
+                    )
+                    .expect("runs"),
                 )
             })
         });

@@ -77,64 +77,100 @@ pub struct FleetOutcome {
     pub pauses: u64,
 }
 
+/// What a fleet run writes beside its report, and on how many threads it may run.
+#[derive(Clone, Copy, Debug)]
+pub struct Outputs<'a> {
+    /// Every frame to this pcap (keeps the world on one thread: each partition would see
+    /// only its own frames).
+    pub pcap: Option<&'a std::path::Path>,
+    /// The run's first [`crate::report::MAX_TRACE_RECORDS`] trace records (host stages and
+    /// fabric events, setup included), tagged "rdma", in the one order
+    /// [`World::take_trace`] gives for any split.
+    pub trace: Option<&'a crate::report::TraceSink>,
+    /// Split the fabric to run on up to this many threads ([`World::new_partitioned`]).
+    pub threads: u32,
+}
+
+impl Outputs<'_> {
+    /// No pcap, no trace, on `threads`.
+    pub fn threads(threads: u32) -> Outputs<'static> {
+        Outputs {
+            pcap: None,
+            trace: None,
+            threads,
+        }
+    }
+}
+
 /// A World built from a plan for a fleet run, with the pcap (if asked for) being written.
-pub struct FleetWorld {
+pub struct FleetWorld<'a> {
     /// The world.
     pub world: World,
     capture: Option<crate::output::Output>,
+    trace: Option<&'a crate::report::TraceSink>,
 }
 
 fn setup_err(e: impl std::fmt::Display) -> WorldError {
     WorldError::Setup(e.to_string())
 }
 
-impl FleetWorld {
+impl<'a> FleetWorld<'a> {
     /// The plan's topology, links, switches (PFC from `lossless`, ECMP from
-    /// `switch.ecmp_hash`), NIC and host profiles (with `host`'s overrides) and run budget.
-    /// `pcap`: every frame is written there (to a temporary name, renamed into place by
-    /// [`FleetWorld::finish`], so a failed run leaves no pcap under the final name).
-    ///
-    /// `threads`: split the fabric to run on up to that many ([`World::new_partitioned`]);
-    /// a pcap keeps the world on one thread (each partition sees only its own frames).
+    /// `switch.ecmp_hash`), NIC and host profiles (with `host`'s overrides) and run budget,
+    /// with `out`'s pcap (to a temporary name, renamed into place by [`FleetWorld::finish`],
+    /// so a failed run leaves no pcap under the final name), trace and threads.
     pub fn new(
         plan: &Plan,
         host: &BTreeMap<String, u64>,
-        pcap: Option<&std::path::Path>,
-        threads: u32,
-    ) -> Result<FleetWorld, WorldError> {
+        out: &Outputs<'a>,
+    ) -> Result<FleetWorld<'a>, WorldError> {
         let topo = plan.topology()?;
         let cfg = plan.fabric_config();
         let mut profile = plan.host_profile();
         profile
             .apply_overrides(host)
             .map_err(|e| WorldError::Setup(format!("host profile: {e}")))?;
-        let mut world = match pcap {
-            Some(_) if threads > 1 => {
+        let mut world = match out.pcap {
+            Some(_) if out.threads > 1 => {
                 let mut w = World::new(&topo, cfg, profile, plan.nic_profile())?;
                 w.run_single_because("a pcap is written by a world on one thread");
                 w
             }
             Some(_) => World::new(&topo, cfg, profile, plan.nic_profile())?,
-            None => World::new_partitioned(&topo, cfg, profile, plan.nic_profile(), threads)?,
+            None => World::new_partitioned(&topo, cfg, profile, plan.nic_profile(), out.threads)?,
         };
         crate::report::run::configure(&mut world, plan, &profile);
-        let capture = match pcap {
+        if out.trace.is_some() {
+            world.keep_trace(crate::report::MAX_TRACE_RECORDS);
+        }
+        let capture = match out.pcap {
             None => None,
             Some(path) => {
                 let o = crate::output::Output::create(path).map_err(setup_err)?;
-                let out = o.writer().map_err(setup_err)?;
-                world.capture_pcap(Box::new(out)).map_err(setup_err)?;
+                let w = o.writer().map_err(setup_err)?;
+                world.capture_pcap(Box::new(w)).map_err(setup_err)?;
                 Some(o)
             }
         };
-        Ok(FleetWorld { world, capture })
+        Ok(FleetWorld {
+            world,
+            capture,
+            trace: out.trace,
+        })
     }
 
-    /// Ends the pcap, if one is being written, and renames it into place.
+    /// Ends the pcap, if one is being written, and renames it into place; hands the trace
+    /// records to the sink.
     pub fn finish(mut self) -> Result<World, WorldError> {
         if let Some(o) = self.capture.take() {
             self.world.finish_pcap().map_err(setup_err)?;
             o.commit().map_err(setup_err)?;
+        }
+        if let Some(sink) = self.trace {
+            let t = self.world.take_trace();
+            sink.lock()
+                .expect("no panic holds the sink")
+                .extend(t.records.into_iter().map(|(at, r)| ("rdma", at, r)));
         }
         Ok(self.world)
     }

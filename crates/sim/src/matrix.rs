@@ -176,18 +176,17 @@ fn quantile(v: &mut [u64], q: f64) -> Option<u64> {
 }
 
 /// Runs `matrix` on the plan's fat tree (the plan's `workload.pattern` is `matrix`; its
-/// transport keys apply as in the permutation). `pcap`: write every frame there.
+/// transport keys apply as in the permutation). `out`: the pcap, the trace and the threads.
 pub fn run_plan(
     plan: &Plan,
     matrix: &Matrix,
     host: &BTreeMap<String, u64>,
-    pcap: Option<&std::path::Path>,
-    threads: u32,
+    out: &fleet::Outputs,
 ) -> Result<MatrixReport, WorldError> {
     if let Some(why) = unsupported(plan) {
         return Err(WorldError::Setup(why));
     }
-    let mut fw = FleetWorld::new(plan, host, pcap, threads)?;
+    let mut fw = FleetWorld::new(plan, host, out)?;
     let hosts = fw.world.host_count();
     if matrix.nodes > hosts {
         return Err(WorldError::Setup(format!(

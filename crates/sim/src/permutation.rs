@@ -163,17 +163,16 @@ pub fn unsupported(plan: &Plan) -> Option<String> {
 /// Runs the permutation a plan describes (`workload.pattern = "permutation"` on a `fat_tree`):
 /// its topology, links, switches (PFC from `lossless`, ECMP from `switch.ecmp_hash`), NIC
 /// profile and seed; `message_bytes` per flow at `rdma.mtu_bytes`, RC with `rdma.timeout` and
-/// `rdma.retry_cnt`. `pcap`: write every frame there.
+/// `rdma.retry_cnt`. `out`: the pcap, the trace and the threads.
 pub fn run_plan(
     plan: &Plan,
     host: &std::collections::BTreeMap<String, u64>,
-    pcap: Option<&std::path::Path>,
-    threads: u32,
+    out: &fleet::Outputs,
 ) -> Result<PermutationReport, WorldError> {
     if let Some(why) = unsupported(plan) {
         return Err(WorldError::Setup(why));
     }
-    let mut fw = FleetWorld::new(plan, host, pcap, threads)?;
+    let mut fw = FleetWorld::new(plan, host, out)?;
     let n = fw.world.host_count() as usize;
     let dst = derangement(n, plan.seed);
     let len = plan.workload.message_bytes.max(1);

@@ -115,3 +115,158 @@ fn trace_needs_an_output_and_a_known_scenario() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("lesson9"));
 }
+
+/// Issue 24: a fat-tree permutation traced on 1, 2, 4 and 16 threads writes the same JSON
+/// Lines, byte for byte, and says how it was split; with a pcap it stays on one thread and
+/// says so, and the pcap decodes as RoCEv2.
+#[test]
+fn a_fat_tree_trace_is_the_same_file_on_one_two_four_and_sixteen_threads() {
+    let dir = tempfile::Builder::new()
+        .prefix("rdmalab-cli-")
+        .tempdir()
+        .unwrap();
+    let file = format!(
+        "{}/../../scenarios/fattree-permutation-128.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let trace = |threads: &str, pcap: bool| {
+        let jsonl = dir.path().join(format!("ft128-{threads}.jsonl"));
+        let mut cmd = Command::cargo_bin("rdmalab").unwrap();
+        cmd.args([
+            "trace",
+            &file,
+            "--set",
+            "workload.message_bytes=32768",
+            "--threads",
+            threads,
+            "--trace",
+        ])
+        .arg(&jsonl);
+        if pcap {
+            cmd.arg("--pcap").arg(dir.path().join("ft128.pcap"));
+        }
+        let out = cmd.assert().success().get_output().clone();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        (std::fs::read(&jsonl).unwrap(), err)
+    };
+    let (one, err) = trace("1", false);
+    assert!(
+        err.contains("128 of 128 flows completed; simulator: 1 thread"),
+        "{err}"
+    );
+    let text = String::from_utf8_lossy(&one);
+    let mut last = (0u64, 0u64);
+    let (mut stages, mut arrivals) = (0, 0);
+    for l in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["path"], "rdma", "{l}");
+        let node = v["node"].as_u64().or(v["host"].as_u64()).expect("a node");
+        let at = (v["t_ps"].as_u64().unwrap(), node);
+        assert!(at >= last, "not in (time, node) order: {l}");
+        last = at;
+        stages += usize::from(v["kind"] == "stage");
+        arrivals += usize::from(v["kind"] == "packet" && v["event"] == "arrived");
+    }
+    // 128 flows of eight 4 KiB frames over 2 to 6 links each, and their ACKs.
+    assert!(arrivals > 128 * 8 * 2, "{arrivals} arrivals");
+    assert!(stages > 128 * 8, "{stages} stages");
+    for t in ["2", "4", "16"] {
+        let (many, err) = trace(t, false);
+        assert!(
+            err.contains(&format!("simulator: {t} threads, {t} partitions")),
+            "{err}"
+        );
+        assert!(many == one, "--threads {t}: the trace differs");
+    }
+    let (with_pcap, err) = trace("2", true);
+    assert!(
+        err.contains("simulator: 1 thread: a pcap is written by a world on one thread"),
+        "{err}"
+    );
+    assert!(
+        with_pcap == one,
+        "the trace of the run that wrote a pcap differs"
+    );
+    let Some(lines) = tshark_run::tshark(&[
+        "-r",
+        dir.path().join("ft128.pcap").to_str().unwrap(),
+        "-Y",
+        "infiniband.bth.opcode >= 6 && infiniband.bth.opcode <= 8",
+        "-T",
+        "fields",
+        "-e",
+        "infiniband.bth.psn",
+    ]) else {
+        return;
+    };
+    // RDMA WRITE First, Middle and Last, each frame at every link it crosses.
+    let writes = lines.lines().count();
+    assert!(
+        writes >= 128 * 8 * 2,
+        "{writes} RDMA WRITE frames in the pcap"
+    );
+}
+
+/// A collective traced on 1 and 4 threads (an 8-host leaf-spine all-reduce over RDMA and
+/// over TCP) writes the same JSON Lines; it writes no pcap and says so.
+#[test]
+fn a_collective_trace_is_the_same_file_on_one_and_four_threads() {
+    let dir = tempfile::Builder::new()
+        .prefix("rdmalab-cli-")
+        .tempdir()
+        .unwrap();
+    let file = format!(
+        "{}/../../scenarios/collective-allreduce-8.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    for transport in ["rdma", "tcp"] {
+        let trace = |threads: &str| {
+            let jsonl = dir.path().join(format!("c-{transport}-{threads}.jsonl"));
+            let out = Command::cargo_bin("rdmalab")
+                .unwrap()
+                .args(["trace", &file, "--set", "workload.message_bytes=262144"])
+                .args(["--set", &format!("collective.transport=\"{transport}\"")])
+                .args(["--threads", threads, "--trace"])
+                .arg(&jsonl)
+                .assert()
+                .success()
+                .get_output()
+                .clone();
+            let err = String::from_utf8_lossy(&out.stderr).to_string();
+            (std::fs::read_to_string(&jsonl).unwrap(), err)
+        };
+        let (one, err) = trace("1");
+        assert!(err.contains("all_reduce over 8 hosts"), "{err}");
+        assert!(err.contains("simulator: 1 thread"), "{err}");
+        let tag = format!("\"path\":\"{transport}\"");
+        assert!(
+            one.lines().all(|l| l.contains(&tag)),
+            "every record tagged {tag}"
+        );
+        let data = if transport == "rdma" {
+            "roce_data"
+        } else {
+            "tcp"
+        };
+        assert!(
+            one.lines()
+                .any(|l| l.contains(&format!("\"class\":\"{data}\""))),
+            "{data} frames in the trace"
+        );
+        let (four, err) = trace("4");
+        assert!(err.contains("simulator: 4 threads, 4 partitions"), "{err}");
+        assert!(four == one, "{transport}: the trace on 4 threads differs");
+    }
+    let out = Command::cargo_bin("rdmalab")
+        .unwrap()
+        .args(["trace", &file, "--pcap"])
+        .arg(dir.path().join("c.pcap"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--pcap: a collective writes no capture"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -222,7 +222,19 @@ pub fn run_plan(
     host: &std::collections::BTreeMap<String, u64>,
     cfg: &Config,
 ) -> Result<CollectiveReport, WorldError> {
-    run_sizes(plan, host, cfg, false).map(|(r, _)| r)
+    run_sizes(plan, host, cfg, false, None).map(|(r, _)| r)
+}
+
+/// [`run_plan`], with every size's first [`crate::report::MAX_TRACE_RECORDS`] trace records
+/// (host stages, fabric events, setup included) put in `sink`, tagged with the transport
+/// ("rdma" or "tcp"), in the order [`World::take_trace`] gives for any number of threads.
+pub fn run_plan_with_trace(
+    plan: &Plan,
+    host: &std::collections::BTreeMap<String, u64>,
+    cfg: &Config,
+    sink: &crate::report::TraceSink,
+) -> Result<CollectiveReport, WorldError> {
+    run_sizes(plan, host, cfg, false, Some(sink)).map(|(r, _)| r)
 }
 
 /// [`run_plan`], and per size every link direction that carried bytes with the RoCE flows on
@@ -233,7 +245,7 @@ pub fn run_plan_traced(
     host: &std::collections::BTreeMap<String, u64>,
     cfg: &Config,
 ) -> Result<(CollectiveReport, Vec<Vec<flows::LinkFlows>>), WorldError> {
-    run_sizes(plan, host, cfg, true)
+    run_sizes(plan, host, cfg, true, None)
 }
 
 fn run_sizes(
@@ -241,6 +253,7 @@ fn run_sizes(
     host: &std::collections::BTreeMap<String, u64>,
     cfg: &Config,
     traced: bool,
+    trace: Option<&crate::report::TraceSink>,
 ) -> Result<(CollectiveReport, Vec<Vec<flows::LinkFlows>>), WorldError> {
     let topo = plan.topology()?;
     let n = topo.hosts().len() as u32;
@@ -272,10 +285,20 @@ fn run_sizes(
         if traced {
             w.fabric_mut().set_tap(flows::FlowTap::default());
         }
+        if trace.is_some() {
+            w.keep_trace(crate::report::MAX_TRACE_RECORDS);
+        }
         let row = match cfg.transport {
             Transport::Rdma => rc::run(&mut w, &topo, plan, cfg, &sched, size)?,
             Transport::Tcp => tcp::run(&mut w, &topo, plan, cfg, &sched, size)?,
         };
+        if let Some(sink) = trace {
+            let path = cfg.transport.name();
+            let t = w.take_trace();
+            sink.lock()
+                .expect("no panic holds the sink")
+                .extend(t.records.into_iter().map(|(at, r)| (path, at, r)));
+        }
         if traced && let Some(tap) = w.fabric_mut().take_tap::<flows::FlowTap>() {
             links.push(flows::collect(&w, &topo, &tap, row.time_ps));
         }

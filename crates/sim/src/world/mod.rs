@@ -79,6 +79,7 @@ mod run;
 mod settings;
 mod tcp;
 mod verbs_api;
+mod whole_trace;
 mod writes;
 use budget::TotalBudget;
 pub use capture::{FRAME_LOG_MAX, LoggedFrame, WIRE_PAYLOAD_SHOWN};
@@ -93,6 +94,7 @@ pub use parts::{
 pub use rdma_cm::{CmConnected, CmParams};
 use rdma_tx::port_rate;
 pub use tcp::{SocketId, SocketStats, TcpEvent, TcpOptions};
+pub use whole_trace::WholeTrace;
 
 /// A host's ordinal in the world: its index in the world's host table, in the order
 /// [`Fabric::hosts`] lists the fabric's host nodes (not the fabric node number, see

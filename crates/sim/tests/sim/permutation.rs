@@ -4,6 +4,7 @@
 
 use crate::support;
 
+use rdmalab::fleet::Outputs;
 use rdmalab::permutation::{derangement, run_plan};
 
 fn plan(sets: &[&str]) -> scenario::Plan {
@@ -26,7 +27,7 @@ fn derangements_have_no_fixed_point_and_hit_every_host_once() {
 
 #[test]
 fn sixteen_hosts_complete_intact_deterministic_and_without_shortcuts() {
-    let a = run_plan(&plan(&[]), &Default::default(), None, 1).unwrap();
+    let a = run_plan(&plan(&[]), &Default::default(), &Outputs::threads(1)).unwrap();
     assert_eq!(a.hosts, 16);
     assert_eq!(a.completed, 16, "every flow completes");
     assert_eq!(a.intact, 16, "every byte of every flow arrived, as sent");
@@ -51,12 +52,17 @@ fn sixteen_hosts_complete_intact_deterministic_and_without_shortcuts() {
         "nothing beats the line rate"
     );
     // The same seed, the same run, bit for bit; another seed, another permutation.
-    let b = run_plan(&plan(&[]), &Default::default(), None, 1).unwrap();
+    let b = run_plan(&plan(&[]), &Default::default(), &Outputs::threads(1)).unwrap();
     assert_eq!(
         (a.fct_ps.clone(), a.events, a.pauses),
         (b.fct_ps, b.events, b.pauses)
     );
-    let c = run_plan(&plan(&["seed=2"]), &Default::default(), None, 1).unwrap();
+    let c = run_plan(
+        &plan(&["seed=2"]),
+        &Default::default(),
+        &Outputs::threads(1),
+    )
+    .unwrap();
     assert_ne!(a.fct_ps, c.fct_ps);
 }
 
@@ -65,10 +71,10 @@ fn sixteen_hosts_complete_intact_deterministic_and_without_shortcuts() {
 /// the frames, the drops and pauses.
 #[test]
 fn the_permutation_is_the_same_run_on_any_number_of_threads() {
-    let one = run_plan(&plan(&[]), &Default::default(), None, 1).unwrap();
+    let one = run_plan(&plan(&[]), &Default::default(), &Outputs::threads(1)).unwrap();
     assert_eq!(one.parallel.partitions, 1);
     for threads in [2, 4] {
-        let many = run_plan(&plan(&[]), &Default::default(), None, threads).unwrap();
+        let many = run_plan(&plan(&[]), &Default::default(), &Outputs::threads(threads)).unwrap();
         assert_eq!(many.parallel.partitions, threads, "{:?}", many.parallel);
         assert_eq!(many.parallel.lookahead_ps, Some(1_000_000));
         assert_eq!(many.fct_ps, one.fct_ps, "{threads} threads");
@@ -84,6 +90,71 @@ fn the_permutation_is_the_same_run_on_any_number_of_threads() {
     }
 }
 
+/// Issue 24: the trace of a split run is the single run's trace, record for record, in the
+/// one order `World::take_trace` defines (time, then node): host stages (setup included),
+/// every frame at every port, on 1, 2 and 4 threads.
+#[test]
+fn the_permutation_trace_is_the_same_on_one_two_and_four_threads() {
+    let p = plan(&["workload.message_bytes=16384"]);
+    let traced = |threads| {
+        let sink = rdmalab::report::TraceSink::default();
+        let out = Outputs {
+            pcap: None,
+            trace: Some(&sink),
+            threads,
+        };
+        let r = run_plan(&p, &Default::default(), &out).unwrap();
+        assert_eq!(r.completed, 16);
+        assert_eq!(r.parallel.partitions, threads, "{:?}", r.parallel);
+        let v = std::mem::take(&mut *sink.lock().unwrap());
+        v
+    };
+    let one = traced(1);
+    // Every host's setup and data-path stages, and every data frame's arrival at every node
+    // of its path: 16 flows of four 4 KiB frames, 2 to 6 links each.
+    let stages = one
+        .iter()
+        .filter(|(_, _, r)| matches!(r, engine::TraceRecord::Stage { .. }))
+        .count();
+    let arrivals = one
+        .iter()
+        .filter(|(_, _, r)| {
+            matches!(
+                r,
+                engine::TraceRecord::Packet {
+                    stage: engine::PacketStage::Arrived,
+                    pkt: engine::PacketRef {
+                        class: engine::PacketClass::RoceData,
+                        ..
+                    },
+                    ..
+                }
+            )
+        })
+        .count();
+    assert!(stages > 16 * 4, "{stages} stage records");
+    assert!(
+        (16 * 4 * 2..=16 * 4 * 6).contains(&arrivals),
+        "{arrivals} data-frame arrivals"
+    );
+    assert!(one.iter().all(|(path, ..)| *path == "rdma"));
+    assert!(
+        one.windows(2)
+            .all(|w| (w[0].1, w[0].2.node()) <= (w[1].1, w[1].2.node())),
+        "in (time, node) order"
+    );
+    for threads in [2, 4] {
+        let many = traced(threads);
+        assert_eq!(many.len(), one.len(), "{threads} threads");
+        if let Some(i) = (0..one.len()).find(|&i| many[i] != one[i]) {
+            panic!(
+                "{threads} threads: record {i} differs: {:?} vs {:?}",
+                many[i], one[i]
+            );
+        }
+    }
+}
+
 #[test]
 fn sixteen_host_pcap_decodes_with_psns_in_tshark() {
     let tmp = tempfile::Builder::new()
@@ -96,8 +167,11 @@ fn sixteen_host_pcap_decodes_with_psns_in_tshark() {
     let r = run_plan(
         &plan(&["workload.message_bytes=65536"]),
         &Default::default(),
-        Some(&path),
-        1,
+        &Outputs {
+            pcap: Some(&path),
+            trace: None,
+            threads: 1,
+        },
     )
     .unwrap();
     assert_eq!(r.completed, 16);
@@ -146,8 +220,14 @@ fn a_matrix_of_the_permutation_runs_exactly_the_permutation() {
         "workload.matrix=perm.cm",
         "workload.message_bytes=4096",
     ]);
-    let a = run_plan(&p, &Default::default(), None, 1).unwrap();
-    let b = rdmalab::matrix::run_plan(&mp, &m, &Default::default(), None, 1).unwrap();
+    let a = run_plan(&p, &Default::default(), &Outputs::threads(1)).unwrap();
+    let b = rdmalab::matrix::run_plan(
+        &mp,
+        &m,
+        &Default::default(),
+        &rdmalab::fleet::Outputs::threads(1),
+    )
+    .unwrap();
     let fct: Vec<u64> = b.flows.iter().map(|f| f.fct_ps.unwrap()).collect();
     assert_eq!((a.fct_ps, a.events, a.pauses), (fct, b.events, b.pauses));
     assert_eq!((b.completed, b.intact, b.never_started), (16, 16, 0));
@@ -161,7 +241,13 @@ fn a_triggered_matrix_chains_its_flows_and_completes() {
     let text = include_str!("../../../../scenarios/matrices/ring-allreduce-16.cm");
     let m = scenario::matrix::parse(text).unwrap();
     let p = scenario::parse(include_str!("../../../../scenarios/fattree-matrix-16.toml")).unwrap();
-    let r = rdmalab::matrix::run_plan(&p, &m, &Default::default(), None, 1).unwrap();
+    let r = rdmalab::matrix::run_plan(
+        &p,
+        &m,
+        &Default::default(),
+        &rdmalab::fleet::Outputs::threads(1),
+    )
+    .unwrap();
     assert_eq!(r.flows.len(), 480);
     assert_eq!(
         (r.completed, r.intact, r.never_started, r.drops),
@@ -188,7 +274,13 @@ fn a_triggered_matrix_chains_its_flows_and_completes() {
          2->3 trigger 1 size 4096\ntrigger id 1 barrier count 2\n",
     )
     .unwrap();
-    let s = rdmalab::matrix::run_plan(&p, &stuck, &Default::default(), None, 1).unwrap();
+    let s = rdmalab::matrix::run_plan(
+        &p,
+        &stuck,
+        &Default::default(),
+        &rdmalab::fleet::Outputs::threads(1),
+    )
+    .unwrap();
     assert_eq!((s.completed, s.never_started), (1, 1));
     assert_eq!(s.flows[1].start_ps, None);
     assert!(
@@ -209,8 +301,11 @@ fn a_pcap_keeps_the_run_on_one_thread_and_says_so() {
     let r = run_plan(
         &plan(&["workload.message_bytes=4096"]),
         &Default::default(),
-        Some(&path),
-        2,
+        &Outputs {
+            pcap: Some(&path),
+            trace: None,
+            threads: 2,
+        },
     )
     .unwrap();
     assert_eq!(r.parallel.partitions, 1);

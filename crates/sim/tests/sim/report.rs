@@ -800,8 +800,12 @@ fn extra_delay_lengthens_the_one_way_time_by_itself() {
 /// (`*_per_s`, `wall*`) are left out: they are the machine's, not the model's.
 fn report_or_refusal(plan: &scenario::Plan) -> Result<String, String> {
     let v = if plan.workload.pattern == scenario::Pattern::Permutation {
-        let r = rdmalab::permutation::run_plan(plan, &Default::default(), None, 1)
-            .map_err(|e| e.to_string())?;
+        let r = rdmalab::permutation::run_plan(
+            plan,
+            &Default::default(),
+            &rdmalab::fleet::Outputs::threads(1),
+        )
+        .map_err(|e| e.to_string())?;
         serde_json::to_value(&r).unwrap()
     } else {
         serde_json::to_value(run_plan(plan).map_err(|e| e.to_string())?).unwrap()
