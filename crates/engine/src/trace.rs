@@ -337,6 +337,9 @@ pub struct FirstObserver {
     pub limit: usize,
     /// Records seen past the limit.
     pub skipped: u64,
+    /// The time of the first record left out: every record before it was kept (records come
+    /// in time order), which is where a split run's traces can be cut alike.
+    pub full_at: Option<SimTime>,
 }
 
 impl FirstObserver {
@@ -346,6 +349,7 @@ impl FirstObserver {
             records: Vec::new(),
             limit,
             skipped: 0,
+            full_at: None,
         }
     }
 }
@@ -356,6 +360,7 @@ impl Observer for FirstObserver {
             self.records.push((at, rec.clone()));
         } else {
             self.skipped += 1;
+            self.full_at.get_or_insert(at);
         }
     }
     fn held_bytes(&self) -> u64 {

@@ -16,7 +16,7 @@
 //! `T`.
 
 use super::World;
-use engine::{Observer, TraceRecord, Tracer};
+use engine::{FirstObserver, TraceRecord, Tracer};
 use units::{NodeId, SimTime};
 
 /// A run's trace: its records in (time, node) order, and how many were left out.
@@ -28,49 +28,14 @@ pub struct WholeTrace {
     pub skipped: u64,
 }
 
-/// One tracer's records up to its limit, and when it first left one out.
-#[derive(Debug)]
-struct KeepFirst {
-    records: Vec<(SimTime, TraceRecord)>,
-    limit: usize,
-    skipped: u64,
-    /// Time of the first record left out: everything before it is kept.
-    full_at: Option<SimTime>,
-}
-
-impl Observer for KeepFirst {
-    fn record(&mut self, at: SimTime, rec: &TraceRecord) {
-        if self.records.len() < self.limit {
-            self.records.push((at, rec.clone()));
-        } else {
-            self.skipped += 1;
-            self.full_at.get_or_insert(at);
-        }
-    }
-    fn held_bytes(&self) -> u64 {
-        (self.records.capacity() * size_of::<(SimTime, TraceRecord)>()) as u64
-    }
-}
-
-impl KeepFirst {
-    fn tracer(limit: usize) -> Tracer {
-        Tracer::new(KeepFirst {
-            records: Vec::new(),
-            limit,
-            skipped: 0,
-            full_at: None,
-        })
-    }
-}
-
 impl World {
     /// Keeps the first `limit` trace records of what runs from now on, host stages and
     /// fabric events both, on every partition ([`World::take_trace`] returns them). Replaces
     /// the host and fabric tracers.
     pub fn keep_trace(&mut self, limit: usize) {
         self.each_state(|s| {
-            s.tracer = KeepFirst::tracer(limit);
-            s.fabric.set_tracer(KeepFirst::tracer(limit));
+            s.tracer = Tracer::new(FirstObserver::new(limit));
+            s.fabric.set_tracer(Tracer::new(FirstObserver::new(limit)));
         });
     }
 
@@ -80,8 +45,13 @@ impl World {
     pub fn take_trace(&mut self) -> WholeTrace {
         let mut kept = Vec::new();
         self.each_state(|s| {
-            kept.extend(s.tracer.take::<KeepFirst>().map(|k| (0, *k)));
-            kept.extend(s.fabric.tracer_mut().take::<KeepFirst>().map(|k| (1, *k)));
+            kept.extend(s.tracer.take::<FirstObserver>().map(|k| (0, *k)));
+            kept.extend(
+                s.fabric
+                    .tracer_mut()
+                    .take::<FirstObserver>()
+                    .map(|k| (1, *k)),
+            );
         });
         merge(kept)
     }
@@ -89,7 +59,7 @@ impl World {
 
 /// Tracers' records (each tagged 0 for a host tracer, 1 for a fabric tracer) in one order,
 /// cut at an instant (the module's doc says why both give the same for any split).
-fn merge(kept: Vec<(u8, KeepFirst)>) -> WholeTrace {
+fn merge(kept: Vec<(u8, FirstObserver)>) -> WholeTrace {
     let mut all: Vec<(SimTime, NodeId, u8, TraceRecord)> = Vec::new();
     let (mut limit, mut seen) = (0usize, 0u64);
     let mut full_at: Option<SimTime> = None;
@@ -120,7 +90,7 @@ fn merge(kept: Vec<(u8, KeepFirst)>) -> WholeTrace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engine::{PacketRef, PacketStage};
+    use engine::{Observer, PacketRef, PacketStage};
     use units::{FlowId, PortId};
 
     fn rec(node: u32, uid: u64) -> TraceRecord {
@@ -142,12 +112,7 @@ mod tests {
 
     #[test]
     fn a_full_tracer_keeps_what_came_before_its_first_left_out_record() {
-        let mut k = KeepFirst {
-            records: Vec::new(),
-            limit: 2,
-            skipped: 0,
-            full_at: None,
-        };
+        let mut k = FirstObserver::new(2);
         for (t, uid) in [(1, 1), (2, 2), (3, 3), (4, 4)] {
             k.record(SimTime::from_ps(t), &rec(0, uid));
         }
@@ -155,13 +120,8 @@ mod tests {
         assert_eq!((k.skipped, k.full_at), (2, Some(SimTime::from_ps(3))));
     }
 
-    fn keeping(limit: usize, recs: impl Iterator<Item = (u64, TraceRecord)>) -> KeepFirst {
-        let mut k = KeepFirst {
-            records: Vec::new(),
-            limit,
-            skipped: 0,
-            full_at: None,
-        };
+    fn keeping(limit: usize, recs: impl Iterator<Item = (u64, TraceRecord)>) -> FirstObserver {
+        let mut k = FirstObserver::new(limit);
         for (t, r) in recs {
             k.record(SimTime::from_ps(t), &r);
         }
