@@ -60,6 +60,7 @@ impl State {
             (0, fabric::DataHandle::NONE),
             (self.cnp_priority, Ecn::NotEct),
             ethertype,
+            super::rdma_tx::roce_ecmp_hash(h, peer, sport),
         );
         let r = self.fabric.send(node, spec, sched);
         // Both ends are hosts (`node` is this host's, `peer` a host ordinal) and a CNP's frame

@@ -202,6 +202,8 @@ struct QpEngine {
     resp: Option<Responder>,
     peer: Option<HostIx>,
     sport: u16,
+    /// The ECMP hash of the last frame sent, with the peer and source port it is for.
+    ecmp_memo: std::cell::Cell<(u32, u16, u32)>,
     /// WQEs taken from the send queue, usable by the transport from the given time.
     fetched: VecDeque<(SimTime, SendRequest)>,
     timer_at: Option<SimTime>,

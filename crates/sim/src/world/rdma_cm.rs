@@ -394,6 +394,7 @@ impl World {
             (wire::ib::mad::MAD_LEN as u32, data),
             (self.state.roce_priority, Ecn::Ect0),
             EtherType::Ipv4,
+            super::rdma_tx::roce_ecmp_hash(from, to, frame.udp_src_port),
         );
         let node = self.state.hosts[from.index()].node;
         let sent = self.state.fabric.send(node, spec, &mut self.sched);

@@ -30,9 +30,23 @@ pub(super) fn port_rate(fabric: &Fabric, node: NodeId) -> units::Bandwidth {
         .map_or(units::Bandwidth::gbps(100), |l| l.bandwidth)
 }
 
-/// A RoCE frame from QP `qpn` of host `h` to host `peer` (at fabric node `dst`): its flow,
-/// length and ECMP hash (the 5-tuple with the header's UDP source port) derived; `body` is the
-/// payload length and its handle in the payload pool, `class` the priority and ECN codepoint.
+/// The ECMP hash of RoCEv2 frames from host `h` to host `peer` with UDP source port `sport`:
+/// the 5-tuple's (the destination port is RoCEv2's 4791).
+pub(super) fn roce_ecmp_hash(h: HostIx, peer: HostIx, sport: u16) -> u32 {
+    FiveTuple {
+        src_ip: host_ip(h.get()),
+        dst_ip: host_ip(peer.get()),
+        protocol: 17,
+        src_port: sport,
+        dst_port: 4791,
+    }
+    .hash()
+}
+
+/// A RoCE frame from QP `qpn` of host `h` to host `peer` (at fabric node `dst`): its flow and
+/// length derived, `ecmp_hash` from [`roce_ecmp_hash`] with the header's UDP source port;
+/// `body` is the payload length and its handle in the payload pool, `class` the priority and
+/// ECN codepoint.
 pub(super) fn roce_spec(
     (h, qpn): (HostIx, u32),
     (peer, dst): (HostIx, NodeId),
@@ -40,7 +54,9 @@ pub(super) fn roce_spec(
     (payload_len, data): (u32, DataHandle),
     (priority, ecn): (Priority, Ecn),
     ethertype: EtherType,
+    ecmp_hash: u32,
 ) -> PacketSpec {
+    debug_assert_eq!(ecmp_hash, roce_ecmp_hash(h, peer, hdr.udp_src_port));
     // RoCE v1 puts the 40-byte GRH where RoCEv2 has IPv4 (20) and UDP (8). Its ECMP hash is
     // left as RoCEv2's: only a bridge forwards it, and a bridge does not hash.
     let grh_extra = if ethertype == EtherType::RoceV1 {
@@ -55,14 +71,7 @@ pub(super) fn roce_spec(
         ecn,
         len_bytes: roce_frame_len(&hdr, payload_len) + grh_extra,
         ethertype,
-        ecmp_hash: FiveTuple {
-            src_ip: host_ip(h.get()),
-            dst_ip: host_ip(peer.get()),
-            protocol: 17,
-            src_port: hdr.udp_src_port,
-            dst_port: 4791,
-        }
-        .hash(),
+        ecmp_hash,
         payload: Payload::Roce {
             hdr,
             payload_len,
@@ -516,6 +525,16 @@ impl State {
         };
         let sport = e.sport;
         let ethertype = e.ethertype;
+        // Every frame of a connected QP has the same 5-tuple: its hash is worked out once
+        // (a UD QP's peer changes with each datagram's address handle).
+        let ecmp_hash = match e.ecmp_memo.get() {
+            (p, sp, hash) if p == peer.get() && sp == sport => hash,
+            _ => {
+                let hash = roce_ecmp_hash(h, peer, sport);
+                e.ecmp_memo.set((peer.get(), sport, hash));
+                hash
+            }
+        };
         // UC: nothing acknowledges a request; it completes when its last packet leaves, so its
         // CQE is written now (the requester reported it when the packet was handed over).
         let uc_done = e
@@ -535,6 +554,7 @@ impl State {
             (s.t.pkt.payload_len, s.data),
             (self.roce_priority, Ecn::Ect0),
             ethertype,
+            ecmp_hash,
         );
         let node = self.hosts[h.index()].node;
         if self.fabric.send(node, spec, sched).is_err() {

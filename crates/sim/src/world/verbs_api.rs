@@ -336,6 +336,7 @@ impl World {
                 resp: None,
                 peer: None,
                 sport: 0xc000 | ((qpn.get() ^ (qpn.get() >> 14)) & 0x3fff) as u16,
+                ecmp_memo: std::cell::Cell::new((u32::MAX, 0, 0)),
                 fetched: VecDeque::new(),
                 timer_at: None,
                 recv_cqes: VecDeque::new(),
