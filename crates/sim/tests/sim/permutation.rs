@@ -106,8 +106,7 @@ fn the_permutation_trace_is_the_same_on_one_two_and_four_threads() {
         let r = run_plan(&p, &Default::default(), &out).unwrap();
         assert_eq!(r.completed, 16);
         assert_eq!(r.parallel.partitions, threads, "{:?}", r.parallel);
-        let v = std::mem::take(&mut *sink.lock().unwrap());
-        v
+        std::mem::take(&mut *sink.lock().unwrap())
     };
     let one = traced(1);
     // Every host's setup and data-path stages, and every data frame's arrival at every node
