@@ -3,10 +3,13 @@
 
 use crate::run::load;
 use anyhow::Context as _;
+use rdmalab::engine::TraceRecord;
 use rdmalab::output::Output;
 use rdmalab::report::{RunOptions, TraceSink, run_plan_with, trace_json};
 use rdmalab::scenario;
+use rdmalab::units::SimTime;
 use rdmalab::wire::{PcapReader, PcapWriter};
+use rdmalab::world::WholeTrace;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -67,11 +70,20 @@ JSON Lines schema, one object per line: {path: tcp|rdma, t_ps, kind, ...}
                   rate_kbps, target_kbps, alpha (0..1)   (DCQCN)
 Nodes are fabric node numbers (`host` too: with the presets' one switch, the switch
 is node 0 and host i is node i + 1); times are integer picoseconds. At most
-4,000,000 records per run are kept.
+4,000,000 records per run are kept; a fabric run's trace is cut between two instants, the
+same on any thread count, and says where and how many records it left out.
 Exit codes: 0 done; 1 the run failed (an event budget); 2 bad input.";
 
 fn bad(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
     crate::bad_input::bad("trace", msg)
+}
+
+impl TraceArgs {
+    /// The threads asked for, or `rdmalab run`'s default for a fabric of `hosts` hosts.
+    fn threads_for(&self, hosts: u64) -> u32 {
+        self.threads
+            .unwrap_or_else(|| rdmalab::world::default_threads_for(hosts))
+    }
 }
 
 /// `rdmalab trace`.
@@ -134,10 +146,10 @@ pub fn trace(a: TraceArgs) -> anyhow::Result<ExitCode> {
     };
     let sink: Option<TraceSink> = a.trace.as_ref().map(|_| TraceSink::default());
     if loaded.plan.workload.pattern == scenario::Pattern::Collective {
-        return collective_trace(&a, &loaded, trace_out, sink);
+        return collective_trace(&a, &loaded, trace_out);
     }
     if fleet {
-        return fleet_trace(&a, &loaded, matrix.as_ref(), pcap_out, trace_out, sink);
+        return fleet_trace(&a, &loaded, matrix.as_ref(), pcap_out, trace_out);
     }
     let opts = RunOptions {
         host: loaded.host.clone(),
@@ -173,7 +185,8 @@ pub fn trace(a: TraceArgs) -> anyhow::Result<ExitCode> {
         errln!("rdmalab trace: {n} frames → {shown}");
     }
     if let (Some(out), Some(sink)) = (trace_out.take(), &sink) {
-        write_jsonl(out, sink)?;
+        let records = sink.lock().expect("the runs are over");
+        write_jsonl(out, records.iter().map(|(p, t, r)| (*p, *t, r)))?;
     }
     let ok = |p: &Option<rdmalab::report::PathReport>| {
         p.as_ref()
@@ -188,18 +201,41 @@ pub fn trace(a: TraceArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes the sink's records to `out` as JSON Lines and commits it.
-fn write_jsonl(out: Output, sink: &TraceSink) -> anyhow::Result<()> {
-    let records = sink.lock().expect("the runs are over");
+/// Writes `records` (path, time, record) to `out` as JSON Lines and commits it.
+fn write_jsonl<'r>(
+    out: Output,
+    records: impl Iterator<Item = (&'static str, SimTime, &'r TraceRecord)>,
+) -> anyhow::Result<()> {
     let mut w = out.writer()?;
-    for (path, t, r) in records.iter() {
-        serde_json::to_writer(&mut w, &trace_json(path, *t, r))?;
+    let mut n = 0u64;
+    for (path, t, r) in records {
+        serde_json::to_writer(&mut w, &trace_json(path, t, r))?;
         w.write_all(b"\n")?;
+        n += 1;
     }
     w.flush()?;
     let shown = out.path().display().to_string();
     out.commit()?;
-    errln!("rdmalab trace: {} records → {shown}", records.len());
+    errln!("rdmalab trace: {n} records → {shown}");
+    Ok(())
+}
+
+/// Writes one run's kept trace, every record tagged `path`, and says where it was cut when
+/// the run made more than the limit.
+fn write_whole(out: Output, path: &'static str, t: &WholeTrace) -> anyhow::Result<()> {
+    write_jsonl(out, t.records.iter().map(|(at, r)| (path, *at, r)))?;
+    if t.skipped > 0 {
+        let last = t
+            .records
+            .last()
+            .map_or(0.0, |(at, _)| at.as_ps() as f64 / 1e6);
+        errln!(
+            "rdmalab trace: cut after {last:.3} µs (simulated): {} later records left out (at \
+             most {} are kept, whole instants)",
+            t.skipped,
+            rdmalab::report::MAX_TRACE_RECORDS
+        );
+    }
     Ok(())
 }
 
@@ -211,18 +247,16 @@ fn fleet_trace(
     matrix: Option<&scenario::matrix::Matrix>,
     pcap_out: Option<Output>,
     trace_out: Option<Output>,
-    sink: Option<TraceSink>,
 ) -> anyhow::Result<ExitCode> {
     // The run writes (and renames into place) its own pcap; the one opened above only
     // checked that the path can be written.
     drop(pcap_out);
     let plan = &loaded.plan;
+    let kept = std::sync::Mutex::new(WholeTrace::default());
     let out = rdmalab::fleet::Outputs {
         pcap: a.pcap.as_deref(),
-        trace: sink.as_ref(),
-        threads: a
-            .threads
-            .unwrap_or_else(|| rdmalab::world::default_threads_for(plan.topology.k.pow(3) / 4)),
+        trace: trace_out.as_ref().map(|_| &kept),
+        threads: a.threads_for(plan.topology.k.pow(3) / 4),
     };
     let ran = match matrix {
         Some(m) => rdmalab::matrix::run_plan(plan, m, &loaded.host, &out)
@@ -241,8 +275,8 @@ fn fleet_trace(
     if let Some(p) = &a.pcap {
         errln!("rdmalab trace: frames → {}", p.display());
     }
-    if let (Some(out), Some(sink)) = (trace_out, &sink) {
-        write_jsonl(out, sink)?;
+    if let Some(out) = trace_out {
+        write_whole(out, "rdma", &kept.lock().expect("the run is over"))?;
     }
     errln!(
         "rdmalab trace: {}: {completed} of {flows} flows completed; simulator: {}",
@@ -257,21 +291,17 @@ fn collective_trace(
     a: &TraceArgs,
     loaded: &crate::run::Loaded,
     trace_out: Option<Output>,
-    sink: Option<TraceSink>,
 ) -> anyhow::Result<ExitCode> {
     let plan = &loaded.plan;
     let hosts = plan.topology().map_or(0, |t| t.hosts().len() as u32);
     let cfg = rdmalab::collective::Config {
-        threads: a
-            .threads
-            .unwrap_or_else(|| rdmalab::world::default_threads_for(hosts.into())),
+        threads: a.threads_for(hosts.into()),
         ..rdmalab::collective::Config::from_plan(plan)
     };
     if let Err(e) = cfg.check(hosts) {
         return bad(format!("workload.pattern = collective: {e}"));
     }
-    let sink = sink.expect("--trace is given: a collective refuses --pcap alone");
-    let r = match rdmalab::collective::run_plan_with_trace(plan, &loaded.host, &cfg, &sink) {
+    let (r, kept) = match rdmalab::collective::run_plan_with_trace(plan, &loaded.host, &cfg) {
         Ok(r) => r,
         Err(e) => {
             errln!("rdmalab trace: the run failed: {e}");
@@ -279,7 +309,7 @@ fn collective_trace(
         }
     };
     if let Some(out) = trace_out {
-        write_jsonl(out, &sink)?;
+        write_whole(out, cfg.transport.name(), &kept)?;
     }
     let row = r.rows.first();
     errln!(

@@ -84,9 +84,9 @@ pub struct Outputs<'a> {
     /// only its own frames).
     pub pcap: Option<&'a std::path::Path>,
     /// The run's first [`crate::report::MAX_TRACE_RECORDS`] trace records (host stages and
-    /// fabric events, setup included), tagged "rdma", in the one order
+    /// fabric events, setup included) and how many were left out, in the one order
     /// [`World::take_trace`] gives for any split.
-    pub trace: Option<&'a crate::report::TraceSink>,
+    pub trace: Option<&'a std::sync::Mutex<crate::world::WholeTrace>>,
     /// Split the fabric to run on up to this many threads ([`World::new_partitioned`]).
     pub threads: u32,
 }
@@ -107,7 +107,7 @@ pub struct FleetWorld<'a> {
     /// The world.
     pub world: World,
     capture: Option<crate::output::Output>,
-    trace: Option<&'a crate::report::TraceSink>,
+    trace: Option<&'a std::sync::Mutex<crate::world::WholeTrace>>,
 }
 
 fn setup_err(e: impl std::fmt::Display) -> WorldError {
@@ -168,9 +168,7 @@ impl<'a> FleetWorld<'a> {
         }
         if let Some(sink) = self.trace {
             let t = self.world.take_trace();
-            sink.lock()
-                .expect("no panic holds the sink")
-                .extend(t.records.into_iter().map(|(at, r)| ("rdma", at, r)));
+            sink.lock().expect("no panic holds the sink").append(t);
         }
         Ok(self.world)
     }

@@ -226,15 +226,16 @@ pub fn run_plan(
 }
 
 /// [`run_plan`], with every size's first [`crate::report::MAX_TRACE_RECORDS`] trace records
-/// (host stages, fabric events, setup included) put in `sink`, tagged with the transport
-/// ("rdma" or "tcp"), in the order [`World::take_trace`] gives for any number of threads.
+/// (host stages, fabric events, setup included) and how many were left out, size after size,
+/// each in the order [`World::take_trace`] gives for any number of threads.
 pub fn run_plan_with_trace(
     plan: &Plan,
     host: &std::collections::BTreeMap<String, u64>,
     cfg: &Config,
-    sink: &crate::report::TraceSink,
-) -> Result<CollectiveReport, WorldError> {
-    run_sizes(plan, host, cfg, false, Some(sink)).map(|(r, _)| r)
+) -> Result<(CollectiveReport, crate::world::WholeTrace), WorldError> {
+    let mut trace = crate::world::WholeTrace::default();
+    let (r, _) = run_sizes(plan, host, cfg, false, Some(&mut trace))?;
+    Ok((r, trace))
 }
 
 /// [`run_plan`], and per size every link direction that carried bytes with the RoCE flows on
@@ -253,7 +254,7 @@ fn run_sizes(
     host: &std::collections::BTreeMap<String, u64>,
     cfg: &Config,
     traced: bool,
-    trace: Option<&crate::report::TraceSink>,
+    mut trace: Option<&mut crate::world::WholeTrace>,
 ) -> Result<(CollectiveReport, Vec<Vec<flows::LinkFlows>>), WorldError> {
     let topo = plan.topology()?;
     let n = topo.hosts().len() as u32;
@@ -292,12 +293,8 @@ fn run_sizes(
             Transport::Rdma => rc::run(&mut w, &topo, plan, cfg, &sched, size)?,
             Transport::Tcp => tcp::run(&mut w, &topo, plan, cfg, &sched, size)?,
         };
-        if let Some(sink) = trace {
-            let path = cfg.transport.name();
-            let t = w.take_trace();
-            sink.lock()
-                .expect("no panic holds the sink")
-                .extend(t.records.into_iter().map(|(at, r)| (path, at, r)));
+        if let Some(t) = trace.as_deref_mut() {
+            t.append(w.take_trace());
         }
         if traced && let Some(tap) = w.fabric_mut().take_tap::<flows::FlowTap>() {
             links.push(flows::collect(&w, &topo, &tap, row.time_ps));

@@ -28,6 +28,14 @@ pub struct WholeTrace {
     pub skipped: u64,
 }
 
+impl WholeTrace {
+    /// Adds a later run's trace (a collective's next size) after this one's.
+    pub fn append(&mut self, mut later: WholeTrace) {
+        self.records.append(&mut later.records);
+        self.skipped += later.skipped;
+    }
+}
+
 impl World {
     /// Keeps the first `limit` trace records of what runs from now on, host stages and
     /// fabric events both, on every partition ([`World::take_trace`] returns them). Replaces
